@@ -1,0 +1,180 @@
+"""RankedLists: every evaluated query's ranking in final order, packed as CSR.
+
+Relevance codes follow trec_eval (spec §3.3):
+
+* ``-1``  the document is not in the query's qrels ("not in pool");
+* ``-2``  the document is in the qrels with a negative label ("pool, unjudged");
+* ``v >= 0`` the judged label.
+
+Per-query judgment counts ``rel_hist[q, v]`` (qrels lines with label ``v >= 0``)
+are independent of the run. Views derive everything a kernel needs for one
+``(relevance_level, judged_only)`` pair and cache it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from . import segments as sg
+
+NOT_IN_POOL = -1
+POOL_UNJUDGED = -2
+
+
+@dataclass(eq=False)
+class RankedLists:
+    """Per-query rankings in final rank order (after ordering and ``max_docs``).
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (Q,)
+        Evaluated query ids in ascending byte order.
+    offsets : ndarray of int64, shape (Q + 1,)
+        Entries of query ``q`` are ``offsets[q]:offsets[q + 1]``.
+    code : ndarray of int64, shape (N,)
+        trec_eval relevance code of each ranked document.
+    rel_hist : ndarray of int64, shape (Q, n_levels)
+        Number of qrels lines of each query per label ``0 .. n_levels - 1``.
+    bogus : ndarray of bool, shape (Q,)
+        Queries absent from the run that ``complete=True`` evaluated on trec_eval's
+        one-document placeholder ranking.
+    doc_ids : ndarray of str or None, shape (N,)
+        Document ids in rank order, kept only when a measure or caller needs them.
+    scores : ndarray of float64 or None, shape (N,)
+    run_name : str
+    qrels_positive_total : int
+        Number of qrels lines with a label > 0 over the whole qrels (the ``-c``
+        summary of ``num_rel``).
+    """
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    code: np.ndarray
+    rel_hist: np.ndarray
+    bogus: np.ndarray
+    doc_ids: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    run_name: str = "irmetrics"
+    qrels_positive_total: int = 0
+    _views: dict = field(default_factory=dict, repr=False)
+    _judged: "RankedLists | None" = field(default=None, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def view(self, relevance_level: int = 1, judged_only: bool = False) -> "View":
+        """Cached derived arrays for one relevance level and judged-only choice."""
+        key = (int(relevance_level), bool(judged_only))
+        if key not in self._views:
+            lists = self.judged_only() if judged_only else self
+            self._views[key] = View(lists, int(relevance_level), judged_only)
+        return self._views[key]
+
+    def judged_only(self) -> "RankedLists":
+        """The same rankings without unjudged documents (trec_eval ``-J``)."""
+        if self._judged is None:
+            keep = self.code >= 0
+            counts = sg.seg_count(keep, sg.segment_ids(self.offsets), self.n_queries)
+            offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+            self._judged = RankedLists(
+                query_ids=self.query_ids,
+                offsets=offsets,
+                code=self.code[keep],
+                rel_hist=self.rel_hist,
+                bogus=self.bogus,
+                doc_ids=None if self.doc_ids is None else self.doc_ids[keep],
+                scores=None if self.scores is None else self.scores[keep],
+                run_name=self.run_name,
+                qrels_positive_total=self.qrels_positive_total,
+            )
+        return self._judged
+
+    def check_invariants(self) -> None:
+        """Raise AssertionError if the packing is inconsistent (used by tests only)."""
+        q = self.n_queries
+        assert self.offsets.shape == (q + 1,) and self.offsets[0] == 0
+        assert np.all(np.diff(self.offsets) >= 0)
+        assert self.offsets[-1] == len(self.code)
+        assert self.rel_hist.shape[0] == q and np.all(self.rel_hist >= 0)
+        assert self.bogus.shape == (q,)
+        assert np.all(self.code >= POOL_UNJUDGED)
+        ids = [s.encode() for s in self.query_ids]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+class View:
+    """Everything the binary and graded kernels read, for one ``(level, judged_only)``.
+
+    ``rel(i)`` is ``code >= relevance_level`` (a plain integer comparison, as in
+    trec_eval, including its pathological behaviour for levels below 0).
+    """
+
+    def __init__(self, lists: RankedLists, relevance_level: int, judged_only: bool):
+        self.lists = lists
+        self.level = relevance_level
+        self.judged_only = judged_only
+        self.offsets = lists.offsets
+        self.code = lists.code
+        self.n_queries = lists.n_queries
+        #: Kernel-level memo (e.g. gain tables per gain parameters), shared by measures.
+        self.cache: dict = {}
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        return sg.segment_ids(self.offsets)
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        return sg.ranks(self.offsets)
+
+    @cached_property
+    def num_ret(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @cached_property
+    def is_rel(self) -> np.ndarray:
+        return self.code >= self.level
+
+    @cached_property
+    def cum_rel(self) -> np.ndarray:
+        """``relat(i)``: relevant documents at ranks ``<= i`` of the same query."""
+        return sg.seg_cumcount(self.is_rel, self.offsets)
+
+    def relat(self, k) -> np.ndarray:
+        """Relevant retrieved in the top ``k`` (scalar or per-query), per query."""
+        return sg.at_rank(self.cum_rel, self.offsets, k)
+
+    @cached_property
+    def num_rel(self) -> np.ndarray:
+        """R: qrels lines with label ``>= level``."""
+        return self.lists.rel_hist[:, max(self.level, 0):].sum(axis=1)
+
+    @cached_property
+    def num_nonrel(self) -> np.ndarray:
+        """NR: qrels lines with label in ``[0, level)``."""
+        return self.lists.rel_hist[:, : max(self.level, 0)].sum(axis=1)
+
+    @cached_property
+    def num_rel_ret(self) -> np.ndarray:
+        return self.count((self.code >= 0) & self.is_rel)
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per-query number of entries where ``mask`` holds."""
+        return sg.seg_count(mask, self.seg, self.n_queries)
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Per-query sum of ``values`` in rank order."""
+        return sg.seg_sum(values, self.seg, self.n_queries)
+
+    @cached_property
+    def first_rel_rank(self) -> np.ndarray:
+        return sg.seg_first(self.is_rel, self.offsets, self.rank)
+
+    @cached_property
+    def precision_at_rel(self) -> np.ndarray:
+        """``relat(i) / i`` at relevant entries, 0 elsewhere (AP's summands)."""
+        return np.where(self.is_rel, self.cum_rel / self.rank, 0.0)

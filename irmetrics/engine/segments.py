@@ -1,0 +1,136 @@
+"""Segment primitives over CSR-packed per-query lists.
+
+A *segment* is one query's slice ``offsets[q]:offsets[q + 1]`` of an entry array.
+Every primitive here is vectorised over all queries at once and is correct for
+empty segments. They are the only building blocks measure kernels use, so the
+exactness rules of trec_eval (sequential summation in rank order) are honoured
+here once:
+
+* ``np.bincount`` with weights adds the weights of each bin strictly in index
+  order, i.e. in rank order inside a segment, exactly like the C loop.
+* Per-segment running sums of floats are computed row by row on a padded
+  block (``seg_cumsum``), never as a global cumsum minus a base, which would
+  round differently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Padded blocks are cut so that one block holds at most this many cells.
+_BLOCK_CELLS = 1 << 22
+
+
+def lengths(offsets: np.ndarray) -> np.ndarray:
+    """Number of entries of every segment."""
+    return np.diff(offsets)
+
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """Segment index of every entry (``seg`` in the design)."""
+    n_seg = len(offsets) - 1
+    return np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(offsets))
+
+
+def ranks(offsets: np.ndarray) -> np.ndarray:
+    """1-based position of every entry inside its segment."""
+    n = int(offsets[-1])
+    seg = segment_ids(offsets)
+    return np.arange(1, n + 1, dtype=np.int64) - offsets[:-1][seg]
+
+
+def seg_sum(values: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
+    """Sum of ``values`` per segment, added in entry order (float64)."""
+    return np.bincount(seg, weights=values, minlength=n_seg).astype(np.float64, copy=False)
+
+
+def seg_count(mask: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
+    """Number of true entries per segment (int64)."""
+    return np.bincount(seg[mask], minlength=n_seg).astype(np.int64, copy=False)
+
+
+def seg_cumcount(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running count of true entries inside each segment (inclusive), int64.
+
+    Integer arithmetic is exact, so a global cumsum minus the segment base is safe.
+    """
+    total = np.cumsum(mask, dtype=np.int64)
+    base = np.concatenate(([0], total))[offsets[:-1]]
+    return total - np.repeat(base, np.diff(offsets))
+
+
+def seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running sum of float ``values`` inside each segment, added sequentially (float64)."""
+    return seg_accumulate(np.add, values, offsets)
+
+
+def rev_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running maximum from the end of each segment towards its start."""
+    return seg_accumulate(np.maximum, values, offsets, reverse=True)
+
+
+def seg_accumulate(ufunc, values, offsets, *, reverse=False) -> np.ndarray:
+    """``ufunc.accumulate`` restarted at every segment, strictly in entry order.
+
+    Segments are laid out row-wise in padded blocks of bounded size and accumulated
+    along each row, so every value is produced by the same sequence of operations a
+    per-query loop would perform (bit-identical sums). With ``reverse`` the
+    accumulation runs from the end of each segment towards its start.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    out = np.empty_like(values)
+    lens = np.diff(offsets)
+    n_seg = len(lens)
+    start = 0
+    while start < n_seg:
+        # Grow the block while its padded size stays within budget (always >= 1 segment).
+        width = max(int(lens[start]), 1)
+        stop = start + 1
+        while stop < n_seg:
+            new_width = max(width, int(lens[stop]))
+            if new_width * (stop + 1 - start) > _BLOCK_CELLS:
+                break
+            width = new_width
+            stop += 1
+        lo, hi = int(offsets[start]), int(offsets[stop])
+        if hi > lo:
+            block_lens = lens[start:stop]
+            row = np.repeat(np.arange(stop - start), block_lens)
+            col = np.arange(hi - lo) - np.repeat(offsets[start:stop] - lo, block_lens)
+            if reverse:
+                col = np.repeat(block_lens, block_lens) - 1 - col
+            block = np.zeros((stop - start, width), dtype=np.float64)
+            block[row, col] = values[lo:hi]
+            ufunc.accumulate(block, axis=1, out=block)
+            out[lo:hi] = block[row, col]
+        start = stop
+    return out
+
+
+def seg_first(mask: np.ndarray, offsets: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """1-based rank of the first true entry per segment, 0 where there is none."""
+    n_seg = len(offsets) - 1
+    out = np.zeros(n_seg, dtype=np.int64)
+    idx = np.flatnonzero(mask)
+    if idx.size:
+        seg = np.searchsorted(offsets, idx, side="right") - 1
+        first = np.ones(idx.size, dtype=bool)
+        first[1:] = seg[1:] != seg[:-1]
+        out[seg[first]] = rank[idx[first]]
+    return out
+
+
+def at_rank(cum: np.ndarray, offsets: np.ndarray, k, *, fill=0):
+    """Value of a per-entry running quantity at rank ``min(k, n)`` of every segment.
+
+    ``k`` may be a scalar or a per-segment array. Segments where ``min(k, n) < 1``
+    get ``fill``. This is the "pad beyond the list" rule of trec_eval's cutoff measures:
+    a cutoff beyond the list reads the last entry.
+    """
+    lens = np.diff(offsets)
+    pos = np.minimum(np.asarray(k, dtype=np.int64), lens)
+    valid = pos >= 1
+    idx = np.where(valid, offsets[:-1] + pos - 1, 0)
+    if cum.size == 0:
+        return np.full(len(lens), fill, dtype=np.result_type(cum.dtype, type(fill)))
+    return np.where(valid, cum[idx], fill)

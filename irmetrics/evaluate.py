@@ -1,0 +1,207 @@
+"""evaluate() and Evaluator: qrels + run + measure names → Results."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import numpy as np
+import polars as pl
+
+from . import measures as _measures  # noqa: F401  (registers every measure)
+from ._validation import check_choice, check_int
+from .containers import Qrels, Run
+from .engine.pack import SEMANTICS, encode_qrels, pack
+from .measures.context import Context
+from .measures.parse import Request, parse_measures
+from .measures.params import DoubleCutoffs, LongCutoffs
+from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .results import Results
+
+
+def as_qrels(qrels) -> Qrels:
+    """Accept Qrels, a path, a pytrec_eval-shaped dict or a DataFrame."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return Qrels.read(os.fspath(qrels))
+    if isinstance(qrels, dict):
+        return Qrels.from_dict(qrels)
+    if hasattr(qrels, "columns"):
+        return Qrels.from_df(qrels)
+    raise TypeError(f"`qrels` must be Qrels, a path, a dict or a DataFrame; got {type(qrels)!r}.")
+
+
+def as_run(run) -> Run:
+    """Accept Run, a path, a pytrec_eval-shaped dict or a DataFrame."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        return Run.read(os.fspath(run))
+    if isinstance(run, dict):
+        return Run.from_dict(run)
+    if hasattr(run, "columns"):
+        return Run.from_df(run)
+    raise TypeError(f"`run` must be Run, a path, a dict or a DataFrame; got {type(run)!r}.")
+
+
+class Evaluator:
+    """Qrels encoded once, measures parsed once, evaluated against many runs.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, dict or DataFrame
+    measures : str or list of str
+        trec_eval names (``"map"``, ``"P.5,10"``, ``"official"``) or friendly names
+        (``"nDCG@10"``, ``"P(rel=2)@5"``).
+    relevance_level : int, default 1
+        Minimum label counted as relevant by binary measures (trec_eval ``-l``).
+    judged_only : bool, default False
+        Drop unjudged documents from rankings before computing (``-J``).
+    max_docs : int, optional
+        Evaluate only the top ``max_docs`` documents of each ranking (``-M``).
+    complete : bool, default False
+        Evaluate every qrels query; queries absent from the run score as empty
+        rankings (``-c``). Otherwise queries present in both qrels and run are evaluated.
+    semantics : {"trec_eval", "pytrec_eval"}, default "trec_eval"
+        ``"pytrec_eval"`` reproduces pytrec-eval-terrier 0.5.11 (trec_eval 9.0.8):
+        float32 scores and its iprec_at_recall rounding.
+    num_docs_in_coll : int, default 0
+        Collection size, used only by ``utility`` (``-N``).
+
+    Examples
+    --------
+    >>> from irmetrics import Evaluator
+    >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["map", "P.1"])
+    >>> ev.evaluate({"q1": {"d1": 0.3, "d2": 0.9}}).aggregate()
+    {'map': 0.5, 'P_1': 0.0}
+    """
+
+    def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
+                 max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0):
+        check_choice("semantics", semantics, SEMANTICS)
+        check_int("relevance_level", relevance_level)
+        if max_docs is not None:
+            check_int("max_docs", max_docs, min=0)
+        check_int("num_docs_in_coll", num_docs_in_coll)
+        self.qrels = as_qrels(qrels)
+        supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
+        self.requests = parse_measures(measures, supported=supported)
+        self.relevance_level = int(relevance_level)
+        self.judged_only = bool(judged_only)
+        self.max_docs = None if max_docs is None else int(max_docs)
+        self.complete = bool(complete)
+        self.semantics = semantics
+        self.num_docs_in_coll = int(num_docs_in_coll)
+        self._encoded = encode_qrels(self.qrels.df)
+
+    def evaluate(self, run, *, run_query_ids=None) -> Results:
+        """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
+        run = as_run(run)
+        lists = pack(
+            self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            complete=self.complete, semantics=self.semantics, run_name=run.name,
+        )
+        columns, specs = {}, {}
+        for group, requests in _kernel_groups(self.requests):
+            measure, level, params = group
+            ctx = Context(
+                lists,
+                relevance_level=self.relevance_level if level is None else level,
+                judged_only=self.judged_only, semantics=self.semantics,
+                num_docs_in_coll=self.num_docs_in_coll,
+            )
+            block = measure.kernel(ctx, params)
+            for req in requests:
+                if len(requests) > 1 or req.params is not params:
+                    # Merged friendly cutoffs: this request's column of the shared block.
+                    picked = [list(params).index(req.params[0])]
+                else:
+                    picked = range(block.shape[1])
+                for name, j in zip(req.output_names, picked):
+                    columns[name] = _complete_reset(block[:, j], lists.bogus, req)
+                    specs[name] = measure
+        complete_num_rel = lists.qrels_positive_total if self.complete else None
+        return Results(lists.query_ids, columns, specs, run_name=run.name,
+                       complete_num_rel=complete_num_rel)
+
+
+def _kernel_groups(requests: list[Request]):
+    """Group requests that one kernel call can serve (friendly cutoffs of one measure)."""
+    groups: dict = defaultdict(list)
+    order = []
+    for req in requests:
+        cutoff = isinstance(req.measure.params, (LongCutoffs, DoubleCutoffs))
+        if req.friendly and cutoff:
+            key = ("merge", req.measure.name, req.relevance_level)
+        else:
+            key = ("single", id(req))
+        if key not in groups:
+            order.append(key)
+        groups[key].append(req)
+    for key in order:
+        reqs = groups[key]
+        if key[0] == "merge":
+            params = tuple(sorted({r.params[0] for r in reqs}))
+        else:
+            params = reqs[0].params
+        yield (reqs[0].measure, reqs[0].relevance_level, params), reqs
+
+
+def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.ndarray:
+    """Zero what trec_eval's ``-c`` clean-up zeroes on placeholder queries (spec §4.4)."""
+    rule = req.measure.complete_reset
+    if not bogus.any() or rule is None:
+        return values
+    if rule == RESET_UNPARAMETERISED and req.parameterised:
+        return values
+    assert rule in (RESET_ALWAYS, RESET_UNPARAMETERISED)
+    values = values.copy()
+    values[bogus] = "" if req.measure.printed == STRING else 0.0
+    return values
+
+
+def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
+             complete=False, semantics="trec_eval", num_docs_in_coll=0) -> Results:
+    """Evaluate a run against qrels with trec_eval's measures and semantics.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, dict or DataFrame
+        Judgments; a dict is pytrec_eval's ``{query_id: {doc_id: label}}``.
+    run : Run, path, dict or DataFrame
+        Scores; a dict is pytrec_eval's ``{query_id: {doc_id: score}}``. Documents are
+        ranked by score descending, ties by doc id descending (byte order); the rank
+        column of a run file is ignored, as in trec_eval.
+    measures : str or list of str
+        trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
+        friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
+    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
+        See :class:`Evaluator`.
+
+    Returns
+    -------
+    Results
+        ``aggregate()``, ``per_query()`` and ``to_dict()``.
+
+    Notes
+    -----
+    Queries evaluated: those in both qrels and run (``complete=False``), or every
+    qrels query (``complete=True``). Queries only in the run are ignored.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.1}}
+    >>> res = irm.evaluate(qrels, run, ["map", "P.2", "nDCG@2"])
+    >>> round(res.aggregate()["map"], 4)   # (1/2 + 2/3) / 2
+    0.5833
+    >>> res.to_dict()["q1"]["P_2"]
+    0.5
+    """
+    return Evaluator(
+        qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
+        max_docs=max_docs, complete=complete, semantics=semantics,
+        num_docs_in_coll=num_docs_in_coll,
+    ).evaluate(run)

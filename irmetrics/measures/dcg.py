@@ -1,0 +1,72 @@
+"""Discounted cumulative gain family: ndcg, ndcg_cut."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import segments as sg
+from ..engine.gains import compute_gains, log2_discount
+from .context import columns, safe_div
+from .params import LongCutoffs, PairParams
+from .precision import STANDARD_CUTOFFS
+from .registry import measure
+
+
+def gains_for(view, pairs=()):
+    """Gain table results for the view's rankings (cached per gain parameters)."""
+    cache = view.cache
+    key = ("gains", tuple(pairs))
+    if key not in cache:
+        cache[key] = compute_gains(tuple(pairs), view.lists.rel_hist, view.code, view.seg)
+    return cache[key]
+
+
+def ideal_ranks(gains) -> np.ndarray:
+    return sg.ranks(gains.ideal_offsets)
+
+
+def dcg_values(view, gains) -> np.ndarray:
+    """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order."""
+    return view.sum(gains.entry_gain / log2_discount(view.rank))
+
+
+def ideal_dcg_values(view, gains) -> np.ndarray:
+    """``sum_j I_j / log2(j + 1)`` over the full ideal sequence."""
+    seg = sg.segment_ids(gains.ideal_offsets)
+    terms = gains.ideal_gain / log2_discount(ideal_ranks(gains))
+    return sg.seg_sum(terms, seg, view.n_queries)
+
+
+@measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG")
+def ndcg(ctx, pairs):
+    """Normalised DCG over the whole ranking: ``DCG / IDCG``, 0 when IDCG = 0.
+
+    ``DCG = sum_i gain(r_i) / log2(i + 1)``; the ideal is every judged document with a
+    positive gain, gains descending, independent of the ranking's length. Default
+    gain = the judged label (linear gain); ``ndcg.1=3,2=9`` maps labels to gains.
+    Ignores ``relevance_level``.
+    """
+    v = ctx.view
+    g = gains_for(v, pairs)
+    return columns(safe_div(dcg_values(v, g), ideal_dcg_values(v, g)))
+
+
+@measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
+         friendly="nDCG", friendly_cutoff=True)
+def ndcg_at_cutoffs(ctx, cutoffs):
+    """nDCG at k with raw labels as gains: ``DCG@k / IDCG@k``, or ``DCG@k`` when IDCG@k = 0.
+
+    ``IDCG@k`` sums the first ``min(k, #labels >= 1)`` labels sorted descending.
+    Ignores gain parameters and ``relevance_level``.
+    """
+    v = ctx.view
+    gain = np.where(v.code > 0, v.code, 0).astype(np.float64)
+    running = sg.seg_cumsum(gain / log2_discount(v.rank), v.offsets)
+    g = gains_for(v)
+    ideal = sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
+    out = []
+    for k in cutoffs:
+        dcg = sg.at_rank(running, v.offsets, k, fill=0.0)
+        idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
+        out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
+    return columns(*out)

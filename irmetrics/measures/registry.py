@@ -1,0 +1,114 @@
+"""The measure registry: one declaration per measure, read by every other layer.
+
+A measure is declared once with :func:`measure` beside its vectorised kernel. The
+declaration carries its trec_eval name, the parameter type and defaults, the
+table position (trec_eval prints measures in a fixed order, spec §5), how its
+per-query values are printed and aggregated, the nickname groups it belongs to,
+its friendly (ir_measures-style) spelling and whether pytrec_eval supports it.
+The name parsers, evaluate(), the CLI, the pytrec_eval drop-in and the generated
+docs all read :data:`REGISTRY`; there is no second table of names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .params import NoParams
+
+#: Aggregations across queries (spec §6).
+MEAN, SUM, GEOMETRIC, NUM_Q, RUNID, NONE = "mean", "sum", "gm", "num_q", "runid", "none"
+
+#: How per-query values print: %6.4f, %ld, quoted string, or not at all.
+DOUBLE, LONG, STRING, HIDDEN = "double", "long", "string", "hidden"
+
+#: What ``complete=True`` resets on placeholder queries (spec §4.4).
+RESET_ALWAYS, RESET_UNPARAMETERISED = "always", "unparameterised"
+
+
+@dataclass(frozen=True)
+class MeasureDef:
+    """Declaration of one measure. See :func:`measure` for the fields."""
+
+    name: str
+    order: int
+    kernel: Callable
+    params: object = NoParams()
+    printed: str = DOUBLE
+    summary: str = MEAN
+    groups: frozenset = frozenset()
+    pytrec_eval: bool = True
+    friendly: str | None = None
+    friendly_cutoff: bool = False
+    complete_reset: str | None = None
+    family: str = ""
+    doc: str = ""
+    aliases: tuple = ()
+    extra: dict = field(default_factory=dict)
+
+
+REGISTRY: dict[str, MeasureDef] = {}
+
+#: Nicknames (spec §4.5). Members are filled in by the declarations.
+NICKNAMES: dict[str, list[str]] = {
+    "official": [], "all_trec": [], "set": [],
+    "all_prefs": [], "prefs": [], "qrels_jg": [],
+}
+
+_GROUP_KEYS = {"O": "official", "T": "all_trec", "S": "set",
+               "Pa": "all_prefs", "Pr": "prefs", "J": "qrels_jg"}
+
+
+def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary=MEAN,
+            groups: str = "", pytrec_eval: bool = True, friendly: str | None = None,
+            friendly_cutoff: bool = False, complete_reset: str | None = None,
+            aliases: tuple = (), **extra):
+    """Register the decorated kernel as measure ``name``.
+
+    Parameters
+    ----------
+    name : str
+        trec_eval name (``"P"``, ``"ndcg_cut"``).
+    order : int
+        Row of trec_eval's master table: output order of both per-query and summary lines.
+    params : parameter type from :mod:`irmetrics.measures.params`
+    printed : {"double", "long", "string", "hidden"}
+    summary : {"mean", "sum", "gm", "num_q", "runid", "none"}
+    groups : str
+        Space-separated group keys: O official, T all_trec, S set, Pa all_prefs, Pr prefs,
+        J qrels_jg.
+    pytrec_eval : bool
+        Whether pytrec-eval-terrier 0.5.11 supports the measure.
+    friendly : str, optional
+        ir_measures-style base name (``"P"`` for ``P@10``, ``"AP"``).
+    friendly_cutoff : bool
+        The friendly form takes ``@k``.
+    complete_reset : {"always", "unparameterised"}, optional
+        Value forced to 0 on ``complete=True`` placeholder queries.
+
+    The kernel is called as ``kernel(ctx, params)`` and returns an array of shape
+    ``(n_queries, n_outputs)``.
+    """
+
+    def register(kernel):
+        spec = MeasureDef(
+            name=name, order=order, kernel=kernel, params=params, printed=printed,
+            summary=summary, pytrec_eval=pytrec_eval, friendly=friendly,
+            friendly_cutoff=friendly_cutoff, complete_reset=complete_reset,
+            groups=frozenset(_GROUP_KEYS[g] for g in groups.split()),
+            family=kernel.__module__.rsplit(".", 1)[-1], doc=kernel.__doc__ or "",
+            aliases=aliases, extra=extra,
+        )
+        if name in REGISTRY:
+            raise RuntimeError(f"measure {name!r} declared twice")
+        REGISTRY[name] = spec
+        for group in spec.groups:
+            NICKNAMES[group].append(name)
+        return kernel
+
+    return register
+
+
+def names() -> list[str]:
+    """trec_eval names of every registered measure, in output order."""
+    return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order)]
