@@ -285,6 +285,9 @@ def print_environment(python: str) -> None:
     print(f"# irmetrics    {_version('irmetrics')} (installed dist; see child for file)")
     print(f"# cpus         {os.cpu_count()} logical, {affinity} usable; {cpu_model}")
     print(f"# memory       {mem}; {platform.platform()}")
+    if hasattr(os, "getloadavg"):
+        print("# load avg     %.2f %.2f %.2f (1/5/15 min; other work on the machine skews timings)"
+              % os.getloadavg())
     print(f"# POLARS_MAX_THREADS={os.environ.get('POLARS_MAX_THREADS', '(unset)')}")
     print(f"# peak RSS via {'GNU time %M (' + GNU_TIME + ')' if GNU_TIME else 'os.wait4 ru_maxrss (upper bound; see --help text)'}")
 
@@ -490,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     global GNU_TIME
+    sys.stdout.reconfigure(line_buffering=True)  # keep stdout/stderr lines in order when piped
     GNU_TIME = _peak_rss_method()
     print_environment(args.python)
     report = {"measures": MEASURES, "repeat": args.repeat, "gnu_time": GNU_TIME}
@@ -501,6 +505,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"# benchmark parent peak RSS {parent:.0f} MiB")
+    if hasattr(os, "getloadavg"):
+        print("# load avg at end %.2f %.2f %.2f" % os.getloadavg())
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str) + "\n")
         print(f"# raw measurements written to {args.json}")
