@@ -200,7 +200,7 @@ def run_job(cmd: list[str], capture: bool, timeout: float | None) -> dict:
                 timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
         if timer is not None and timer.finished.is_set() and p.returncode < 0:
-            return {"ok": False, "error": f"timed out after {timeout:.0f}s", "wall_s": wall}
+            return {"ok": False, "error": f"timed out after {timeout:g}s", "wall_s": wall}
         res: dict = {"wall_s": wall, "rc": p.returncode}
         if GNU_TIME:
             lines = Path(tfile).read_text().split()
