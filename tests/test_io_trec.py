@@ -647,6 +647,143 @@ def test_fast_path_is_taken_for_clean_files(monkeypatch):
     read_run_bytes(b"1 Q0 a 1 1 r\n1 Q0 b 2 0.5 r\n")
     read_run_bytes(b"1\tQ0\ta\t1\t1\tr\r\n")
     read_run_bytes(b"  1 Q0\t a 1 1 r  \n")
+    read_run_bytes(b"1 Q0 a 1 1 r\n\n \t \n1 Q0 b 2 0.5 r\n\n")  # blank lines
+    with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 1"):
+        read_run_bytes(b"1 Q0 a 1 1 r\n\n\n1 Q0 a 2 0.5 r\n")
     assert calls == []
     read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n")
     assert calls == [1]
+
+
+# ---------------------------------------------------------------------------------------
+# differential test against a slow, plainly written reference reader
+# ---------------------------------------------------------------------------------------
+
+_WS_BYTES = b" \t\x0b\x0c\r"
+
+
+def reference_read(data: bytes, kind: str, on_duplicate: str = "error"):
+    """Line-by-line reading of the documented rules. Returns ("ok", rows, run_name) or
+    ("error", line, kind_of_error)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    rows: list[tuple] = []
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return ("error", i, "utf8")
+        toks = [t.decode() for t in re.split(rb"[ \t\x0b\x0c\r]+", raw.strip(_WS_BYTES)) if t]
+        if not toks or toks[0].startswith("#"):
+            continue
+        if kind == "qrels":
+            if len(toks) != 4:
+                return ("error", i, "fields")
+            if not re.fullmatch(r"[+-]?[0-9]+", toks[3]) or not -(2**63) <= int(toks[3]) < 2**63:
+                return ("error", i, "value")
+            row = (toks[0], toks[1], toks[2], int(toks[3]))
+        else:
+            if len(toks) < 6:
+                return ("error", i, "fields")
+            if _expected_score(toks[4]) is None:
+                return ("error", i, "value")
+            rank = int(toks[3]) if re.fullmatch(r"[+-]?[0-9]+", toks[3]) and abs(int(toks[3])) < 2**63 else None
+            row = (toks[0], toks[1], toks[2], rank, float(toks[4]), toks[5])
+        if on_duplicate == "error" and any((r[0], r[2]) == (row[0], row[2]) for r in rows):
+            return ("error", i, "duplicate")
+        rows.append(row)
+    if not rows:
+        return ("error", None, "empty")
+    name = rows[-1][5] if kind == "run" else None
+    value = 3 if kind == "qrels" else 4
+    kept = []
+    for j, row in enumerate(rows):
+        same = [k for k, r in enumerate(rows) if (r[0], r[2]) == (row[0], row[2])]
+        if on_duplicate == "first":
+            keep = j == same[0]
+        elif on_duplicate == "last":
+            keep = j == same[-1]
+        elif on_duplicate == "max":
+            best = max(rows[k][value] for k in same)
+            keep = j == next(k for k in same if rows[k][value] == best)
+        else:
+            keep = True
+        if keep:
+            kept.append(row)
+    return ("ok", kept, name)
+
+
+def _classify(err: InputFormatError) -> str:
+    s = str(err)
+    if isinstance(err, DuplicateEntryError):
+        return "duplicate"
+    if "UTF-8" in s:
+        return "utf8"
+    if "fields" in s:
+        return "fields"
+    if "no data lines" in s:
+        return "empty"
+    return "value"
+
+
+_SEPS = st.sampled_from([" ", " ", " ", "\t", "  ", " \t", "\x0b", "\x0c", "\r"])
+_QID = st.sampled_from(["1", "01", "2", "q\u00e9"])
+_DOC = st.sampled_from(["a", "b", "c#", "D"])
+
+
+@st.composite
+def _line(draw, kind: str):
+    choice = draw(st.integers(0, 9))
+    sep = draw(_SEPS)
+    lead = draw(st.sampled_from(["", "", "", " ", "\t"]))
+    trail = draw(st.sampled_from(["", "", "", " ", "\r", " \t"]))
+    if choice == 0:
+        return lead + draw(st.sampled_from(["", "#", "# c 1 2", "#1 0 a 1"])) + trail
+    if choice == 1:
+        return draw(st.sampled_from(["", " ", "\t\r", "\x0b"]))
+    if kind == "qrels":
+        fields = [draw(_QID), draw(st.sampled_from(["0", "Q0", "1"])), draw(_DOC)]
+        fields.append(draw(st.sampled_from(["0", "1", "2", "-1", "+3", "1.5", "x", "99999999999999999999"] if choice == 2 else ["0", "1", "2", "-1", "+3"])))
+    else:
+        fields = [draw(_QID), "Q0", draw(_DOC), draw(st.sampled_from(["1", "2", "x", "1.0"]))]
+        fields.append(draw(st.sampled_from(["1", "2.5", "-1e3", ".5", "+0", "-0", "5."] + (["nan", "abc", "1e400", "0x1", "inf"] if choice == 2 else []))))
+        fields.append(draw(st.sampled_from(["r", "s"])))
+        if choice == 3:
+            fields.append(draw(st.sampled_from(["extra", "x y"])))
+    if choice == 4:
+        fields = fields[: draw(st.integers(1, len(fields) - 1))]
+    if choice == 5 and kind == "qrels":
+        fields.append("z")
+    text = lead + sep.join(fields) + trail
+    if choice == 6 and draw(st.integers(0, 3)) == 0:
+        text += "\udcff"  # becomes an invalid UTF-8 byte below
+    return text
+
+
+def _encode(lines: list[str], end: str) -> bytes:
+    return end.join(lines).encode("utf-8", "surrogateescape")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["qrels", "run"]),
+    data=st.data(),
+    end=st.sampled_from(["\n", "\r\n"]),
+    final=st.sampled_from(["", "\n"]),
+    policy=st.sampled_from(["error", "error", "first", "last", "max"]),
+)
+def test_matches_reference_reader(kind, data, end, final, policy):
+    lines = data.draw(st.lists(_line(kind), min_size=0, max_size=9))
+    raw = _encode(lines, end) + final.encode()
+    expected = reference_read(raw.replace(b"\r\n", b"\n"), kind, policy)
+    reader = read_qrels_bytes if kind == "qrels" else read_run_bytes
+    try:
+        got = reader(raw, on_duplicate=policy)
+    except InputFormatError as e:
+        assert expected[0] == "error", (raw, expected, str(e))
+        assert (e.line, _classify(e)) == (expected[1], expected[2]), (raw, str(e))
+        return
+    assert expected[0] == "ok", (raw, expected)
+    assert got.df.rows() == expected[1]
+    if kind == "run":
+        assert got.name == expected[2]

@@ -339,7 +339,6 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
             data = data.translate(_TO_SPACE)
     df = _fast_parse(data, layout, sep)
     pending: InputFormatError | None = None
-    line_col: str | None = None
     if df is None:
         # 2. whitespace normalised (runs collapsed, lines stripped): still one row per line
         if sep != " ":
@@ -350,7 +349,7 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
         if df is None:
             # 3. the general path: blank lines, comments, errors
             df, pending = _general_parse(normal, layout, source)
-            line_col = "_line"
+    line_col = "_line" if "_line" in df.columns else None  # else row i is line i + 1
     if df.height == 0 and pending is None:
         raise InputFormatError(
             "no data lines (the file is empty or holds only blank and comment lines)", path=source
@@ -398,9 +397,10 @@ def _collapse_spaces(data: bytes) -> bytes:
 
 def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     """polars.read_csv with an explicit schema, then checks. Returns None whenever the
-    result could differ from the general path (empty fields from blank lines or repeated
-    separators, ``#`` comments, bad or non-finite numbers, non-integer ranks, wrong field
-    counts, invalid UTF-8): the caller then takes the next path."""
+    result could differ from the general path (empty fields from repeated separators,
+    ``#`` comments, bad or non-finite numbers, non-integer ranks, wrong field counts,
+    invalid UTF-8): the caller then takes the next path. Blank lines come back from polars
+    as rows of nulls; they are dropped and a ``_line`` column keeps the line numbers."""
     if not data:
         return None
     try:
@@ -414,7 +414,15 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
         )
     except Exception:  # noqa: BLE001 - any failure just means "take the next path"
         return None
-    if df.height == 0 or any(df.null_count().row(0)):
+    if any(df.null_count().row(0)):
+        # a row of nulls is a blank or separator-only line: skip it, keep line numbers;
+        # any other empty field (repeated separators, too few fields) needs the next path
+        is_null = [pl.col(c).is_null() for c in df.columns]
+        blank = df.select(pl.all_horizontal(is_null)).to_series()
+        if df.select(pl.any_horizontal(is_null)).to_series().sum() != blank.sum():
+            return None
+        df = df.with_row_index("_line", offset=1).filter(~blank)
+    if df.height == 0:
         return None
     checks = []
     if layout.kind == "run":
