@@ -412,7 +412,7 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
             schema=layout.schema,
             truncate_ragged_lines=not layout.exact,  # runs: fields after the 6th are ignored
         )
-    except Exception:  # noqa: BLE001 - any failure just means "take the next path"
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: next path
         return None
     if any(df.null_count().row(0)):
         # a row of nulls is a blank or separator-only line: skip it, keep line numbers;
