@@ -640,6 +640,22 @@ def test_collapse_spaces(data, expected):
     assert trec._collapse_spaces(data) == expected
 
 
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (b"", b""),
+        (b"a\nb\n", b"a\nb\n"),
+        (b"#x\na #b\n#\n#c d", b"\na #b\n\n"),
+        (b"a\n#1 2 3\n\n#z\nb", b"a\n\n\n\nb"),
+        (b"#", b""),
+        (b"#a b", b""),
+        (b"a b#\n#", b"a b#\n"),
+    ],
+)
+def test_blank_comment_lines(data, expected):
+    assert trec._blank_comment_lines(data) == expected
+
+
 def test_fast_path_is_taken_for_clean_files(monkeypatch):
     calls = []
     real = trec._general_parse
@@ -650,8 +666,12 @@ def test_fast_path_is_taken_for_clean_files(monkeypatch):
     read_run_bytes(b"1 Q0 a 1 1 r\n\n \t \n1 Q0 b 2 0.5 r\n\n")  # blank lines
     with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 1"):
         read_run_bytes(b"1 Q0 a 1 1 r\n\n\n1 Q0 a 2 0.5 r\n")
+    read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n  # another\n1 Q0 b 2 0.5 r\n#")  # comments
+    with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 2"):
+        read_run_bytes(b"# c\n1 Q0 a 1 1 r\n\t#\n1 Q0 a 2 0.5 r\n")
     assert calls == []
-    read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n")
+    with pytest.raises(InputFormatError, match="^<bytes>:3: score is not a number"):
+        read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n1 Q0 b 1 x r\n")
     assert calls == [1]
 
 

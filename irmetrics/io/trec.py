@@ -340,14 +340,17 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     df = _fast_parse(data, layout, sep)
     pending: InputFormatError | None = None
     if df is None:
-        # 2. whitespace normalised (runs collapsed, lines stripped): still one row per line
+        # 2. whitespace normalised (runs collapsed, lines stripped) and comment lines
+        #    emptied: still one row per line, so line numbers survive
         if sep != " ":
             data = data.translate(_TO_SPACE)
         normal = _collapse_spaces(data)
+        if b"#" in normal:
+            normal = _blank_comment_lines(normal)
         if normal is not data:
             df = _fast_parse(normal, layout, " ")
         if df is None:
-            # 3. the general path: blank lines, comments, errors
+            # 3. the general path: errors, or anything else the fast path refused
             df, pending = _general_parse(normal, layout, source)
     line_col = "_line" if "_line" in df.columns else None  # else row i is line i + 1
     if df.height == 0 and pending is None:
@@ -395,6 +398,23 @@ def _collapse_spaces(data: bytes) -> bytes:
     return b.tobytes()
 
 
+def _blank_comment_lines(data: bytes) -> bytes:
+    """Empty every line that starts with ``#`` (data already stripped by
+    ``_collapse_spaces``), keeping its newline. Returns ``data`` itself if there is none."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    starts = np.flatnonzero(a == 0x23)
+    starts = starts[(starts == 0) | (a[np.maximum(starts - 1, 0)] == 0x0A)]
+    if starts.size == 0:
+        return data
+    line_ends = np.append(np.flatnonzero(a == 0x0A), a.size)  # a.size: the last line's end
+    ends = line_ends[np.searchsorted(line_ends, starts)]
+    delta = np.zeros(a.size + 1, dtype=np.int8)  # comment spans are disjoint: sums stay 0/1
+    delta[starts] = 1
+    delta[ends] -= 1
+    inside = np.cumsum(delta[:-1], dtype=np.int8).view(np.bool_)
+    return a[~inside].tobytes()
+
+
 def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     """polars.read_csv with an explicit schema, then checks. Returns None whenever the
     result could differ from the general path (empty fields from repeated separators,
@@ -411,6 +431,7 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
             quote_char=None,
             schema=layout.schema,
             truncate_ragged_lines=not layout.exact,  # runs: fields after the 6th are ignored
+            missing_columns="insert",  # short lines (a blank first line too) -> nulls
         )
     except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: next path
         return None
