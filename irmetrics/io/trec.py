@@ -35,7 +35,8 @@ Reading rules (shared by both formats)
   order (trec_eval's ``runid`` rule).
 * Duplicate (query_id, doc_id) pairs raise :class:`DuplicateEntryError` unless
   ``on_duplicate`` is ``"first"``, ``"last"`` or ``"max"`` (max relevance for qrels, max
-  score for runs; ties keep the first). The ``iteration`` field does not make pairs distinct.
+  score for runs; ties keep the first); the kept row stays at its own position in file
+  order. The ``iteration`` field does not make pairs distinct.
 * Errors raise :class:`InputFormatError` naming the file, the 1-based physical line number
   (every line counts, comments and blank lines included) and the reason; the FIRST bad line
   in file order is reported. An unreadable or missing file, undecodable gzip data and a file
@@ -49,11 +50,19 @@ bytes. :func:`read_qrels_bytes` and :func:`read_run_bytes` parse bytes already i
 
 Implementation
 --------------
-A fast path hands the bytes to ``polars.read_csv`` (single-byte separator, no quoting,
-explicit schema) and then verifies the result (no empty fields, finite scores, no
-``#`` comments); any doubt sends the file to the general path, which splits every line
-into tokens with vectorised polars string operations and computes each line's first error
-in one pass. Neither path loops over lines in Python.
+Three paths, none of which loops over lines in Python:
+
+1. fast: the bytes go to ``polars.read_csv`` (single-byte separator, no quoting, explicit
+   schema); the result is then verified (no partially empty rows, finite scores, no
+   ``#``-first query id). Rows of nulls are blank lines and are dropped.
+2. normalised: if (1) refuses, tabs/``\\v``/``\\f``/``\\r`` become spaces, runs of spaces are
+   collapsed and lines stripped (numpy, newlines untouched), comment lines are emptied,
+   and (1) is tried again. Line numbers are unchanged by construction.
+3. general: every line is split into tokens with vectorised polars string operations and
+   the first bad line is located; this path produces every error message.
+
+The numeric checks of (1) and (3) rely on polars' float/int parsers accepting exactly the
+documented grammar; ``tests/test_io_trec.py`` checks that against a reference reader.
 """
 
 from __future__ import annotations
@@ -61,8 +70,8 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import sys
 import re
+import sys
 import zlib
 from dataclasses import dataclass
 from typing import Any
