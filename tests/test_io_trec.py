@@ -8,6 +8,7 @@ import math
 import pathlib
 import re
 import sys
+from unittest import mock
 
 import polars as pl
 import pytest
@@ -640,39 +641,56 @@ def test_collapse_spaces(data, expected):
     assert trec._collapse_spaces(data) == expected
 
 
-@pytest.mark.parametrize(
-    "data,expected",
-    [
-        (b"", b""),
-        (b"a\nb\n", b"a\nb\n"),
-        (b"#x\na #b\n#\n#c d", b"\na #b\n\n"),
-        (b"a\n#1 2 3\n\n#z\nb", b"a\n\n\n\nb"),
-        (b"#", b""),
-        (b"#a b", b""),
-        (b"a b#\n#", b"a b#\n"),
-    ],
-)
-def test_blank_comment_lines(data, expected):
-    assert trec._blank_comment_lines(data) == expected
+class _PathSpy:
+    """Count calls of the three reading paths."""
+
+    def __init__(self, monkeypatch):
+        self.calls: list[str] = []
+        for name in ("_fast_parse", "_string_parse", "_general_parse"):
+            real = getattr(trec, name)
+            monkeypatch.setattr(trec, name, self._wrap(name, real))
+
+    def _wrap(self, name, real):
+        def spy(*args):
+            self.calls.append(name)
+            return real(*args)
+
+        return spy
+
+    def take(self) -> list[str]:
+        calls, self.calls = self.calls, []
+        return calls
 
 
-def test_fast_path_is_taken_for_clean_files(monkeypatch):
-    calls = []
-    real = trec._general_parse
-    monkeypatch.setattr(trec, "_general_parse", lambda *a: calls.append(1) or real(*a))
-    read_run_bytes(b"1 Q0 a 1 1 r\n1 Q0 b 2 0.5 r\n")
-    read_run_bytes(b"1\tQ0\ta\t1\t1\tr\r\n")
-    read_run_bytes(b"  1 Q0\t a 1 1 r  \n")
-    read_run_bytes(b"1 Q0 a 1 1 r\n\n \t \n1 Q0 b 2 0.5 r\n\n")  # blank lines
+def test_paths_taken(monkeypatch):
+    spy = _PathSpy(monkeypatch)
+    for clean in (
+        b"1 Q0 a 1 1 r\n1 Q0 b 2 0.5 r\n",
+        b"1\tQ0\ta\t1\t1\tr\r\n",
+        b"1 Q0 a 1 1 r\n\n \n1 Q0 b 2 0.5 r\n\n",
+        b"1 Q0 a 1 1 r x y\n1 Q0 b 2 0.5 r\n",
+    ):
+        read_run_bytes(clean)
+        assert spy.take() == ["_fast_parse"]
     with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 1"):
         read_run_bytes(b"1 Q0 a 1 1 r\n\n\n1 Q0 a 2 0.5 r\n")
-    read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n  # another\n1 Q0 b 2 0.5 r\n#")  # comments
+    assert spy.take() == ["_fast_parse"]
+    read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n#x\n1 Q0 b 2 0.5 r\n#")  # comments: string path
+    assert spy.take() == ["_string_parse"]
+    read_run_bytes(b"  1 Q0\t a 1 1 r  \n")  # leading blanks: collapse, then string path again
+    assert spy.take() == ["_fast_parse", "_string_parse", "_string_parse"]
     with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 2"):
         read_run_bytes(b"# c\n1 Q0 a 1 1 r\n\t#\n1 Q0 a 2 0.5 r\n")
-    assert calls == []
     with pytest.raises(InputFormatError, match="^<bytes>:3: score is not a number"):
-        read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n1 Q0 b 1 x r\n")
-    assert calls == [1]
+        read_run_bytes(b"1 Q0 a 1 1 r\n\n1 Q0 b 1 x r\n")
+    with pytest.raises(InputFormatError, match="^<bytes>:2: invalid UTF-8"):
+        read_run_bytes(b"1 Q0 a 1 1 r\n1 Q0 \xff 1 1 r\n")
+    assert "_general_parse" not in spy.take()
+
+
+def test_qrels_too_many_fields_counted_exactly():
+    with pytest.raises(InputFormatError, match=r"^<bytes>:3: expected 4 fields .*, found 7 "):
+        read_qrels_bytes(b"1 0 a 1\n#\n1 0 b 1 x y  z\n")
 
 
 # ---------------------------------------------------------------------------------------
@@ -797,6 +815,12 @@ def test_matches_reference_reader(kind, data, end, final, policy):
     raw = _encode(lines, end) + final.encode()
     expected = reference_read(raw.replace(b"\r\n", b"\n"), kind, policy)
     reader = read_qrels_bytes if kind == "qrels" else read_run_bytes
+    check_against_reference(reader, raw, kind, policy, expected)
+    with mock.patch.object(trec, "_string_parse", lambda *a: trec._FAILED):  # the last resort
+        check_against_reference(reader, raw, kind, policy, expected)
+
+
+def check_against_reference(reader, raw, kind, policy, expected):
     try:
         got = reader(raw, on_duplicate=policy)
     except InputFormatError as e:

@@ -50,19 +50,20 @@ bytes. :func:`read_qrels_bytes` and :func:`read_run_bytes` parse bytes already i
 
 Implementation
 --------------
-Three paths, none of which loops over lines in Python:
+No path loops over lines in Python:
 
-1. fast: the bytes go to ``polars.read_csv`` (single-byte separator, no quoting, explicit
-   schema); the result is then verified (no partially empty rows, finite scores, no
+1. fast: the bytes go to ``polars.read_csv`` with the typed schema (single-byte separator,
+   no quoting); the result is verified (no partially empty rows, finite scores, no
    ``#``-first query id). Rows of nulls are blank lines and are dropped.
-2. normalised: if (1) refuses, tabs/``\\v``/``\\f``/``\\r`` become spaces, runs of spaces are
-   collapsed and lines stripped (numpy, newlines untouched), comment lines are emptied,
-   and (1) is tried again. Line numbers are unchanged by construction.
-3. general: every line is split into tokens with vectorised polars string operations and
-   the first bad line is located; this path produces every error message.
+2. string: otherwise tabs/``\\v``/``\\f``/``\\r`` become spaces and polars reads every line
+   as string fields; leading or repeated blanks make numpy collapse the whitespace first
+   (newlines untouched, so line numbers survive). Comment and blank lines are dropped,
+   field counts and numbers are checked vectorised, and the first bad line is reported.
+3. general: a polars list-based tokenizer, only used if polars refuses valid UTF-8 input.
 
-The numeric checks of (1) and (3) rely on polars' float/int parsers accepting exactly the
-documented grammar; ``tests/test_io_trec.py`` checks that against a reference reader.
+The numeric checks rely on polars' float/int parsers accepting exactly the documented
+grammar; ``tests/test_io_trec.py`` checks that, and checks all paths against a plainly
+written line-by-line reference reader.
 """
 
 from __future__ import annotations
@@ -339,28 +340,29 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
         data = data[len(_UTF8_BOM) :]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    # 1. as written, with a single-byte separator
     sep = " "
     if any(c in data for c in _OTHER_WS):
         if b"\t" in data and b" " not in data and not any(c in data for c in _OTHER_WS[1:]):
-            sep = "\t"  # purely tab-separated
+            sep = "\t"  # purely tab-separated: still a single-byte separator
         else:
             data = data.translate(_TO_SPACE)
-    df = _fast_parse(data, layout, sep)
+    df: pl.DataFrame | None = None
     pending: InputFormatError | None = None
+    # 1. typed fast path (skipped when some line starts with "#": it would refuse anyway)
+    if not (b"#" in data and (data.startswith(b"#") or b"\n#" in data)):
+        df = _fast_parse(data, layout, sep)
     if df is None:
-        # 2. whitespace normalised (runs collapsed, lines stripped) and comment lines
-        #    emptied: still one row per line, so line numbers survive
         if sep != " ":
             data = data.translate(_TO_SPACE)
-        normal = _collapse_spaces(data)
-        if b"#" in normal:
-            normal = _blank_comment_lines(normal)
-        if normal is not data:
-            df = _fast_parse(normal, layout, " ")
-        if df is None:
-            # 3. the general path: errors, or anything else the fast path refused
-            df, pending = _general_parse(normal, layout, source)
+        # 2. string path: comments, blank lines, messy whitespace, and every error message
+        result = _string_parse(data, layout, source)
+        if result is _COLLAPSE:
+            data = _collapse_spaces(data)
+            result = _string_parse(data, layout, source)
+        if not isinstance(result, tuple):
+            # 3. last resort, if polars refused the bytes for a reason not foreseen here
+            result = _general_parse(_collapse_spaces(data), layout, source)
+        df, pending = result
     line_col = "_line" if "_line" in df.columns else None  # else row i is line i + 1
     if df.height == 0 and pending is None:
         raise InputFormatError(
@@ -407,29 +409,12 @@ def _collapse_spaces(data: bytes) -> bytes:
     return b.tobytes()
 
 
-def _blank_comment_lines(data: bytes) -> bytes:
-    """Empty every line that starts with ``#`` (data already stripped by
-    ``_collapse_spaces``), keeping its newline. Returns ``data`` itself if there is none."""
-    a = np.frombuffer(data, dtype=np.uint8)
-    starts = np.flatnonzero(a == 0x23)
-    starts = starts[(starts == 0) | (a[np.maximum(starts - 1, 0)] == 0x0A)]
-    if starts.size == 0:
-        return data
-    line_ends = np.append(np.flatnonzero(a == 0x0A), a.size)  # a.size: the last line's end
-    ends = line_ends[np.searchsorted(line_ends, starts)]
-    delta = np.zeros(a.size + 1, dtype=np.int8)  # comment spans are disjoint: sums stay 0/1
-    delta[starts] = 1
-    delta[ends] -= 1
-    inside = np.cumsum(delta[:-1], dtype=np.int8).view(np.bool_)
-    return a[~inside].tobytes()
-
-
 def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
-    """polars.read_csv with an explicit schema, then checks. Returns None whenever the
-    result could differ from the general path (empty fields from repeated separators,
-    ``#`` comments, bad or non-finite numbers, non-integer ranks, wrong field counts,
-    invalid UTF-8): the caller then takes the next path. Blank lines come back from polars
-    as rows of nulls; they are dropped and a ``_line`` column keeps the line numbers."""
+    """polars.read_csv with the typed schema, then checks. Returns None whenever the result
+    could differ from the string path (empty fields from repeated separators or short
+    lines, ``#`` comments, bad or non-finite numbers, non-integer ranks, too many fields,
+    invalid UTF-8). Blank lines come back from polars as rows of nulls; they are dropped
+    and a ``_line`` column keeps the line numbers."""
     if not data:
         return None
     try:
@@ -439,14 +424,14 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
             has_header=False,
             quote_char=None,
             schema=layout.schema,
-            truncate_ragged_lines=not layout.exact,  # runs: fields after the 6th are ignored
+            # runs: fields after the 6th are ignored (on the first line too); qrels: an error
+            truncate_ragged_lines=not layout.exact,
+            extra_columns=None if layout.exact else "ignore",
             missing_columns="insert",  # short lines (a blank first line too) -> nulls
         )
     except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: next path
         return None
     if any(df.null_count().row(0)):
-        # a row of nulls is a blank or separator-only line: skip it, keep line numbers;
-        # any other empty field (repeated separators, too few fields) needs the next path
         is_null = [pl.col(c).is_null() for c in df.columns]
         blank = df.select(pl.all_horizontal(is_null)).to_series()
         if df.select(pl.any_horizontal(is_null)).to_series().sum() != blank.sum():
@@ -464,8 +449,122 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     return df
 
 
+_COLLAPSE = "collapse"  # _string_parse: "collapse the whitespace and call me again"
+_FAILED = "failed"  # _string_parse: polars refused the bytes
+
+
+def _string_parse(data: bytes, layout: _Layout, source: str):
+    """Read every line with polars as string fields (space-separated data), then validate.
+
+    Returns ``(frame, pending_error)`` like :func:`_general_parse`, or ``_COLLAPSE`` when a
+    line has an empty field followed by a non-empty one (leading or repeated spaces), or
+    ``_FAILED`` when polars cannot read the bytes at all.
+    """
+    # qrels get one spare column: a value there means "more than 4 fields"
+    names = list(layout.fields) + (["_extra"] if layout.exact else [])
+    try:
+        raw = pl.read_csv(
+            data,
+            separator=" ",
+            has_header=False,
+            quote_char=None,
+            schema={name: pl.String for name in names},
+            truncate_ragged_lines=True,
+            extra_columns="ignore",
+            missing_columns="insert",
+        )
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001
+        return _utf8_prefix(data, layout, source)
+    present = [pl.col(c).is_not_null() for c in names]
+    comment = pl.col("query_id").str.starts_with("#").fill_null(False)
+    gap = pl.any_horizontal([~present[i] & present[i + 1] for i in range(len(names) - 1)])
+    if raw.select((gap & ~comment).any()).item():
+        return _COLLAPSE
+    n = pl.sum_horizontal(present)
+    frame = (
+        raw.with_row_index("_line", offset=1)
+        .with_columns(_n=n)
+        .filter((pl.col("_n") > 0) & ~comment)
+    )
+    frame, pending = _validate(frame, layout, source)
+    if pending is not None and layout.exact and pending.reason.endswith("found 5"):
+        # the spare column only says "5 or more": count the fields of that one line
+        count = len(_physical_line(data, pending.line).split())
+        pending = InputFormatError(
+            f"{layout.expectation()}, found {count}",
+            path=source,
+            line=pending.line,
+            query_id=pending.query_id,
+            doc_id=pending.doc_id,
+        )
+    return frame, pending
+
+
+def _utf8_prefix(data: bytes, layout: _Layout, source: str):
+    """polars refused ``data``: if it is invalid UTF-8, read the lines before the bad one
+    (they may hold an earlier error) and report the encoding error otherwise."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        utf8_error = InputFormatError(
+            f"invalid UTF-8 (byte 0x{data[e.start]:02x})",
+            path=source,
+            line=data.count(b"\n", 0, e.start) + 1,
+        )
+        if line_start == 0:
+            return _empty_frame(layout), utf8_error
+        result = _string_parse(data[:line_start], layout, source)
+        if not isinstance(result, tuple):
+            return result
+        frame, pending = result
+        return frame, pending if pending is not None else utf8_error
+    return _FAILED
+
+
+def _empty_frame(layout: _Layout) -> pl.DataFrame:
+    return pl.DataFrame(schema={"_line": pl.UInt32, **layout.schema})
+
+
+def _physical_line(data: bytes, line: int) -> bytes:
+    """The bytes of 1-based line ``line`` (error path only)."""
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    start = int(ends[line - 2]) + 1 if line > 1 else 0
+    end = int(ends[line - 1]) if line - 1 < ends.size else len(data)
+    return data[start:end]
+
+
+def _validate(frame: pl.DataFrame, layout: _Layout, source: str) -> tuple[pl.DataFrame, InputFormatError | None]:
+    """Data lines as strings (``_line``, ``_n`` = number of fields, one column per field)
+    -> typed rows before the first bad line, and that line's error.
+
+    The numeric casts accept exactly the documented grammar (tested against it), so the
+    regular expressions only run on the one row reported.
+    """
+    count_bad = (pl.col("_n") != layout.n) if layout.exact else (pl.col("_n") < layout.n)
+    if layout.kind == "qrels":
+        casts = {"relevance": pl.col("relevance").cast(pl.Int64, strict=False)}
+        value_bad = pl.col("relevance").is_null()
+        token = "relevance"
+    else:
+        casts = {
+            "rank": pl.col("rank").cast(pl.Int64, strict=False),
+            "score": pl.col("score").cast(pl.Float64, strict=False),
+        }
+        value_bad = ~pl.col("score").is_finite().fill_null(False)
+        token = "score"
+    frame = frame.with_columns(pl.col(token).alias("_token"), **casts)
+    bad = frame.filter(count_bad | value_bad).head(1)
+    pending = _line_error(bad.row(0, named=True), layout, source) if bad.height else None
+    if pending is not None:
+        frame = frame.filter(pl.col("_line") < pending.line)
+    return frame.select("_line", *layout.fields), pending
+
+
 def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFrame, InputFormatError | None]:
-    """Tokenise every line of whitespace-normalised data (see ``_collapse_spaces``).
+    """Tokenise every line of whitespace-normalised data (see ``_collapse_spaces``) with
+    polars list operations. The last resort: only used if polars' CSV reader refuses bytes
+    that are valid UTF-8.
 
     Returns the data rows before the first bad line, with a ``_line`` column (1-based
     physical line), and the error of that first bad line, if any.
@@ -482,36 +581,23 @@ def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFr
         )
         text = data[:line_start].decode("utf-8")  # earlier lines may hold an earlier error
 
+    tok = pl.col("raw").str.split(" ")
     frame = (
         pl.DataFrame({"raw": pl.Series([text]).str.split("\n").explode()})
         .with_row_index("_line", offset=1)
         .filter((pl.col("raw") != "") & ~pl.col("raw").str.starts_with("#"))
+        .select(
+            "_line",
+            tok.list.len().alias("_n"),
+            **{name: tok.list.get(i, null_on_oob=True) for i, name in enumerate(layout.fields)},
+        )
     )
-    tok = pl.col("raw").str.split(" ")
-    fields = {name: tok.list.get(i, null_on_oob=True) for i, name in enumerate(layout.fields)}
-    frame = frame.select("_line", tok.list.len().alias("_n"), **fields)
-
-    # the numeric casts accept exactly the documented grammar (tested against it), so the
-    # regular expressions only run on the one row reported
-    count_bad = (pl.col("_n") != layout.n) if layout.exact else (pl.col("_n") < layout.n)
-    if layout.kind == "qrels":
-        casts = {"relevance": pl.col("relevance").cast(pl.Int64, strict=False)}
-        value_bad = pl.col("relevance").is_null()
-    else:
-        casts = {
-            "rank": pl.col("rank").cast(pl.Int64, strict=False),
-            "score": pl.col("score").cast(pl.Float64, strict=False),
-        }
-        value_bad = ~pl.col("score").is_finite().fill_null(False)
-    frame = frame.with_columns(_raw_value=pl.col(layout.fields[-1] if layout.exact else "score"), **casts)
-    bad = frame.filter(count_bad | value_bad).head(1)
-    if bad.height:
-        err = _line_error(bad.row(0, named=True), layout, source)
-        if pending is None or err.line < pending.line:
-            pending = err
+    frame, error = _validate(frame, layout, source)
+    if error is not None and (pending is None or error.line < pending.line):
+        pending = error
     if pending is not None:
         frame = frame.filter(pl.col("_line") < pending.line)
-    return frame.select("_line", *layout.fields), pending
+    return frame, pending
 
 
 def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
@@ -524,7 +610,7 @@ def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
             query_id=q,
             doc_id=d,
         )
-    token = row["_raw_value"]
+    token = row["_token"]
     if layout.kind == "qrels":
         if re.match(_INT_RE, token):
             reason = f"relevance out of the 64-bit integer range, found {token!r}"
@@ -539,6 +625,7 @@ def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
     else:
         reason = f"score is not a number, found {token!r}"
     return InputFormatError(reason, path=source, line=row["_line"], query_id=q, doc_id=d)
+
 
 # --------------------------------------------------------------------------------------
 # writing
