@@ -677,8 +677,13 @@ def test_paths_taken(monkeypatch):
     assert spy.take() == ["_fast_parse"]
     read_run_bytes(b"# comment\n1 Q0 a 1 1 r\n#x\n1 Q0 b 2 0.5 r\n#")  # comments: string path
     assert spy.take() == ["_string_parse"]
-    read_run_bytes(b"  1 Q0\t a 1 1 r  \n")  # leading blanks: collapse, then string path again
+    read_run_bytes(b"  1 Q0\t a 1 1 r  \n")  # padded: collapse, then the typed path again
+    assert spy.take() == ["_fast_parse", "_fast_parse"]
+    late = b"".join(b"1 Q0 d%d 1 1 r\n" % i for i in range(10000)) + b"1 Q0  b 1 1 r\n"
+    assert len(read_run_bytes(late)) == 10001  # padding only after the first 64 KiB
     assert spy.take() == ["_fast_parse", "_string_parse", "_string_parse"]
+    read_qrels_bytes(b"1 0 a 1\r\n1 0 b 1\r\n")  # qrels CRLF: trailing blank after translation
+    assert spy.take() == ["_fast_parse", "_fast_parse"]
     with pytest.raises(DuplicateEntryError, match="^<bytes>:4: .* first seen on line 2"):
         read_run_bytes(b"# c\n1 Q0 a 1 1 r\n\t#\n1 Q0 a 2 0.5 r\n")
     with pytest.raises(InputFormatError, match="^<bytes>:3: score is not a number"):

@@ -338,25 +338,30 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     data line (runs only))."""
     if data.startswith(_UTF8_BOM):
         data = data[len(_UTF8_BOM) :]
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
     sep = " "
     if any(c in data for c in _OTHER_WS):
         if b"\t" in data and b" " not in data and not any(c in data for c in _OTHER_WS[1:]):
             sep = "\t"  # purely tab-separated: still a single-byte separator
         else:
-            data = data.translate(_TO_SPACE)
+            data = data.translate(_TO_SPACE)  # CRLF -> " \n": a trailing blank, harmless
     df: pl.DataFrame | None = None
     pending: InputFormatError | None = None
     # 1. typed fast path (skipped when some line starts with "#": it would refuse anyway)
-    if not (b"#" in data and (data.startswith(b"#") or b"\n#" in data)):
+    comments = b"#" in data and (data.startswith(b"#") or b"\n#" in data)
+    if not comments:
         df = _fast_parse(data, layout, sep)
     if df is None:
         if sep != " ":
             data = data.translate(_TO_SPACE)
+        collapsed = _looks_padded(data, layout)
+        if collapsed:  # padded columns: collapse the blanks and try the typed path again
+            data = _collapse_spaces(data)
+            if not comments:
+                df = _fast_parse(data, layout, " ")
+    if df is None:
         # 2. string path: comments, blank lines, messy whitespace, and every error message
         result = _string_parse(data, layout, source)
-        if result is _COLLAPSE:
+        if result is _COLLAPSE and not collapsed:
             data = _collapse_spaces(data)
             result = _string_parse(data, layout, source)
         if not isinstance(result, tuple):
@@ -376,6 +381,18 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     last_run_id = df["run_id"][-1] if layout.kind == "run" else None
     df = resolve_duplicates(df, value=value, policy=on_duplicate, source=source, line_col=line_col)
     return df.select(list(layout.fields)), last_run_id
+
+
+def _looks_padded(data: bytes, layout: _Layout) -> bool:
+    """Cheap guess from the first 64 KiB: are there leading or repeated blanks (or, for
+    qrels, trailing ones) that only ``_collapse_spaces`` can remove?"""
+    head = data[: 1 << 16]
+    return (
+        head.startswith(b" ")
+        or b"  " in head
+        or b"\n " in head
+        or (layout.exact and (b" \n" in head or head.endswith(b" ")))
+    )
 
 
 def _collapse_spaces(data: bytes) -> bytes:
