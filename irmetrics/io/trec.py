@@ -320,6 +320,7 @@ def _read_source(path: Any) -> tuple[bytes, str]:
 
 
 def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
+    """Decompress gzip data (recognised by its magic bytes, or by a ``.gz`` name)."""
     if not (data[:2] == _GZIP_MAGIC or (by_suffix and data)):
         return data
     try:
@@ -346,6 +347,7 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
             data = data.translate(_TO_SPACE)  # CRLF -> " \n": a trailing blank, harmless
     df: pl.DataFrame | None = None
     pending: InputFormatError | None = None
+    collapsed = False
     # 1. typed fast path (skipped when some line starts with "#": it would refuse anyway)
     comments = b"#" in data and (data.startswith(b"#") or b"\n#" in data)
     if not comments:
