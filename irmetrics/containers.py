@@ -48,7 +48,7 @@ import numpy as np
 import polars as pl
 
 from irmetrics._validation import check_choice, check_str, parameter_error
-from irmetrics.exceptions import DuplicateEntryError, InputFormatError, ParameterError
+from irmetrics.exceptions import DuplicateEntryError, InputFormatError
 
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]
 
@@ -375,7 +375,7 @@ def _frame_values(col: Any, kind: str, qids: pl.Series, docs: pl.Series, source:
         ) from None
 
 
-def _optional_strings(cols: Mapping[str, Any], name: str, height: int, default: str, ids) -> pl.Series:
+def _optional_strings(cols: Mapping[str, Any], name: str, height: int, default: str) -> pl.Series:
     if name not in cols:
         return pl.Series(name, [default] * height, dtype=pl.String) if height else pl.Series(name, [], pl.String)
     col = cols[name]
@@ -491,7 +491,7 @@ class Qrels:
         q = _frame_ids(cols["query_id"], "query_id", src)
         d = _frame_ids(cols["doc_id"], "doc_id", src)
         rel = _frame_values(cols["relevance"], "relevance", q, d, src)
-        it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION, q)
+        it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION)
         out = pl.DataFrame([q, it, d, rel])
         out = resolve_duplicates(out, value="relevance", policy=on_duplicate, source=src, unit="row")
         return cls._trusted(out)
@@ -667,13 +667,13 @@ class Run:
         q = _frame_ids(cols["query_id"], "query_id", src)
         d = _frame_ids(cols["doc_id"], "doc_id", src)
         s = _frame_values(cols["score"], "score", q, d, src)
-        it = _optional_strings(cols, "iteration", height, DEFAULT_RUN_ITERATION, q)
+        it = _optional_strings(cols, "iteration", height, DEFAULT_RUN_ITERATION)
         if name is None:
             name = DEFAULT_RUN_NAME
             if "run_id" in cols and height:
                 last = cols["run_id"][-1]
                 name = DEFAULT_RUN_NAME if last is None else str(last)
-        run_id = _optional_strings(cols, "run_id", height, name, q)
+        run_id = _optional_strings(cols, "run_id", height, name)
         rank = _rank_series(cols.get("rank"), height)
         out = pl.DataFrame([q, it, d, rank, s, run_id])
         _check_finite_scores(out, src, "row")
