@@ -244,12 +244,12 @@ def _expected_score(token: str):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text(alphabet="0123456789.+-eEinfaINFAx_", min_size=1, max_size=7), min_size=1, max_size=8))
-def test_score_grammar_fast_and_general_paths_agree(tokens):
-    """polars' parsers (fast CSV path, general cast path) accept exactly the grammar."""
+def test_score_grammar_fast_and_string_paths_agree(tokens):
+    """polars' parsers (typed CSV path, string cast path) accept exactly the grammar."""
     for token in tokens:
         expected = _expected_score(token)
         line = f"1 Q0 a 1 {token} r\n".encode()
-        for data in (line, b"# force the general path\n" + line):
+        for data in (line, b"# a comment line forces the string path\n" + line):
             if expected is None:
                 with pytest.raises(InputFormatError) as ei:
                     read_run_bytes(data)
@@ -261,7 +261,7 @@ def test_score_grammar_fast_and_general_paths_agree(tokens):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet="0123456789.+-eax_ ", min_size=1, max_size=6).filter(str.strip), max_size=6))
-def test_relevance_grammar_fast_and_general_paths_agree(tokens):
+def test_relevance_grammar_fast_and_string_paths_agree(tokens):
     for token in tokens:
         token = token.strip()
         if " " in token:
