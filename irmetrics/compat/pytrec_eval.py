@@ -17,14 +17,14 @@ pytrec_eval aborts the interpreter) are computed with trec_eval's meaning.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
-from numbers import Integral, Real
 from typing import Iterable, Mapping
 
 import numpy as np
 
+from ..containers import Qrels, Run
+from ..containers import _to_id as to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
 from ..measures.params import DoubleParams, PairParams
@@ -73,43 +73,9 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
         if name in supported_measures and "." in spec:
             passthrough.append(spec)  # e.g. ndcg.1=3,2=9: trec_eval's meaning
             continue
-        raise UnknownMeasureError(f"unsupported measure {spec}")
+        raise UnknownMeasureError(spec)
     out = [f"{m}.{','.join(sorted(p))}" if p else m for m, p in params.items()]
     return out + [s for s in passthrough if s.split(".", 1)[0] not in params]
-
-
-def _as_id(value, what: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{what} must be a string or an integer; got {value!r}.")
-    if isinstance(value, (Integral, np.integer)):
-        return str(int(value))
-    raise TypeError(f"{what} must be a string or an integer; got {value!r}.")
-
-
-def _as_label(value, qid: str, did: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, (Integral, np.integer)):
-        return int(value)
-    if isinstance(value, (Real, np.floating)) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
-    raise InputFormatError(
-        f"relevance of query_id {qid!r}, doc_id {did!r} must be a whole number; got {value!r}."
-    )
-
-
-def _as_score(value, qid: str, did: str) -> float:
-    try:
-        score = float(value)
-    except (TypeError, ValueError):
-        raise InputFormatError(
-            f"score of query_id {qid!r}, doc_id {did!r} must be a number; got {value!r}."
-        ) from None
-    if math.isnan(score):
-        raise InputFormatError(f"score of query_id {qid!r}, doc_id {did!r} is NaN.")
-    return score
 
 
 class RelevanceEvaluator:
@@ -136,12 +102,8 @@ class RelevanceEvaluator:
 
     def __init__(self, query_relevance: Mapping, measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
-        qrels = {}
-        for qid, docs in query_relevance.items():
-            q = _as_id(qid, "query id")
-            if len(docs) == 0:
-                continue
-            qrels[q] = {_as_id(d, "doc id"): _as_label(v, q, d) for d, v in docs.items()}
+        # Queries without judgments are dropped, as pytrec_eval does.
+        qrels = Qrels.from_dict({q: docs for q, docs in query_relevance.items() if len(docs)})
         self._measures = _combine_measures(measures)
         self._evaluator = Evaluator(
             qrels, self._measures, relevance_level=relevance_level,
@@ -158,11 +120,10 @@ class RelevanceEvaluator:
         """Evaluate one run ``{query_id: {doc_id: score}}`` → ``{query_id: {name: value}}``."""
         if not scores:
             return {}
-        run = {}
-        for qid, docs in scores.items():
-            q = _as_id(qid, "query id")
-            run[q] = {_as_id(d, "doc id"): _as_score(v, q, d) for d, v in docs.items()}
-        results = self._evaluator.evaluate(run, run_query_ids=list(run))
+        run = Run.from_dict(scores)
+        # Queries present with an empty ranking are still evaluated (n = 0).
+        present = [to_id(q, "query id") for q in scores]
+        results = self._evaluator.evaluate(run, run_query_ids=present)
         out = results.to_dict()
         for per_query in out.values():
             for name, value in list(per_query.items()):
