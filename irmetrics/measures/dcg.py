@@ -1,4 +1,4 @@
-"""Discounted cumulative gain family: ndcg, ndcg_cut."""
+"""Discounted cumulative gain family: ndcg, ndcg_cut, dcg, ideal_dcg."""
 
 from __future__ import annotations
 
@@ -70,3 +70,34 @@ def ndcg_at_cutoffs(ctx, cutoffs):
         idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)
+
+
+@measure("dcg", order=22, params=PairParams(), pytrec_eval=False)
+def discounted_cumulative_gain(ctx, pairs):
+    """DCG over the whole ranking: ``sum_i gain(r_i) / log2(i + 1)``.
+
+    Gains from the gain table (default gain = label; ``dcg.1=3,2=9``), negative gains
+    included; unjudged documents have gain 0. Not in any trec_eval group; request it
+    explicitly. It shares one gain-parameter block with ndcg and ideal_dcg, so it
+    cannot be combined with a parameterised one of them.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"x": 2.0, "a": 1.0}}, ["dcg"])
+    >>> round(res.aggregate()["dcg"], 4)   # 2 / log2(3)
+    1.2619
+    """
+    v = ctx.view
+    return columns(dcg_values(v, gains_for(v, pairs)))
+
+
+@measure("ideal_dcg", order=23, params=PairParams(), pytrec_eval=False)
+def ideal_discounted_cumulative_gain(ctx, pairs):
+    """DCG of the ideal ranking: ``sum_{j=1..idealpos} I_j / log2(j + 1)``.
+
+    Over every judged document with a positive gain, gains descending; independent
+    of the ranking and not cut at its length. Not in any trec_eval group.
+    """
+    v = ctx.view
+    return columns(ideal_dcg_values(v, gains_for(v, pairs)))

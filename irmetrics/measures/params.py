@@ -66,14 +66,25 @@ class DoubleCutoffs:
 
 @dataclass(frozen=True)
 class DoubleParams:
-    """Real-valued parameters kept in the order given; a single output value."""
+    """Real-valued parameters kept in the order given; a single output value.
+
+    ``count``, when set, is the exact number of values the measure needs (utility's
+    four coefficients); trec_eval fails at compute time, irmetrics when parsing.
+    """
 
     default: tuple[float, ...]
+    count: int | None = None
 
     def parse(self, measure: str, raw: str | None) -> tuple[float, ...]:
         if raw is None:
             return self.default
-        return tuple(c_atof(item) for item in raw.split(","))
+        values = tuple(c_atof(item) for item in raw.split(","))
+        if self.count is not None and len(values) != self.count:
+            raise ParameterError(
+                f"`{measure}` must have exactly {self.count} comma-separated parameters;"
+                f" got {raw!r}."
+            )
+        return values
 
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [measure if raw is None else f"{measure}_{raw}"]

@@ -1,11 +1,11 @@
-"""Precision-style measures: P, Rprec, success, relative_P."""
+"""Precision-style measures: P, Rprec, success, relative_P, Rprec_mult."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .context import columns, safe_div
-from .params import LongCutoffs
+from .params import DoubleCutoffs, LongCutoffs
 from .registry import measure
 
 STANDARD_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -48,3 +48,31 @@ def relative_precision(ctx, cutoffs):
     """Relative precision at k: ``relat(k) / min(k, R)``, 0 when R = 0."""
     v = ctx.view
     return columns(*(safe_div(v.relat(k), np.minimum(k, v.num_rel)) for k in cutoffs))
+
+
+R_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+@measure("Rprec_mult", order=17, params=DoubleCutoffs(R_MULTIPLIERS), groups="T")
+def precision_at_r_multiples(ctx, multipliers):
+    """Precision at multiples of R: ``P@c`` with ``c = trunc(x * R + 0.9)``.
+
+    Plain (not interpolated) precision at cutoff c: ``relat(c) / c``; a cutoff beyond
+    the ranking gives ``num_rel_ret / c``; ``c <= 0`` (for example R = 0) gives 0. The
+    cutoff truncates ``x * R + 0.9`` in both trec_eval 9 and 10.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> qrels = {"q": {"a": 1, "b": 1}}
+    >>> res = irm.evaluate(qrels, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Rprec_mult.0.5,1.5"])
+    >>> res.aggregate()   # cutoffs trunc(1.9) = 1 and trunc(3.9) = 3
+    {'Rprec_mult_0.50': 1.0, 'Rprec_mult_1.50': 0.6666666666666666}
+    """
+    v = ctx.view
+    out = []
+    for x in multipliers:
+        c = np.trunc(x * v.num_rel.astype(np.float64) + 0.9).astype(np.int64)
+        hits = np.where(c > v.num_ret, v.num_rel_ret, v.relat(c))
+        out.append(safe_div(hits, c))
+    return columns(*out)
