@@ -97,6 +97,9 @@ class Evaluator:
 
     def evaluate(self, run, *, run_query_ids=None) -> Results:
         """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
+        if run_query_ids is None and isinstance(run, dict):
+            # A query mapped to no documents is present with an empty ranking.
+            run_query_ids = list(run)
         run = as_run(run)
         lists = pack(
             self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,

@@ -30,10 +30,16 @@ class InterpolatedPrecision:
 
     def __init__(self, view):
         self.view = view
-        rel = (view.code >= 0) & view.is_rel
-        self.k = view.count(rel)  # K = num_rel_ret
+        self.k = view.num_rel_ret  # K
+        # trec_eval walks up from the bottom with a counter that starts at K and drops
+        # at every rank with rel(i). For relevance levels below 0, rel(i) also holds for
+        # unjudged documents, so the counter at rank i is relat(i) - D, where D counts
+        # those extra documents (D = 0 for every level >= 0).
+        extra = view.count(view.is_rel) - self.k
+        counter = view.cum_rel - extra[view.seg]
+        rel = view.is_rel & (counter >= 1)
         self.offsets = np.concatenate(([0], np.cumsum(self.k))).astype(np.int64)
-        precision = view.cum_rel[rel] / view.rank[rel]
+        precision = counter[rel] / view.rank[rel]
         self.ip = sg.rev_cummax(precision, self.offsets)
         with np.errstate(invalid="ignore", divide="ignore"):
             # K = 0: trec_eval's K / n, which is 0/0 (a negative NaN) when n = 0.
@@ -100,8 +106,10 @@ def eleven_point_average(ctx, levels):
     trec_eval 10 walks the levels in the order given, so unsorted levels can give a
     different value (``11pt_avg.0.5,0.2`` is not ``11pt_avg.0.2,0.5``); the sum runs
     from the last level to the first. Cutoffs follow ``iprec_at_recall`` (and its
-    NaN when nothing is retrieved). Under ``semantics="pytrec_eval"`` the levels are
-    sorted first, as pytrec-eval-terrier does, and cutoffs use ``trunc(p * R + 0.9)``.
+    NaN when nothing is retrieved); under ``semantics="pytrec_eval"`` they use
+    ``trunc(p * R + 0.9)``, with the same walk. (pytrec_eval's Python wrapper sorts a
+    parameter string before its engine sees it; that is a spelling rewrite, not part
+    of the measure.)
 
     Examples
     --------
@@ -114,6 +122,4 @@ def eleven_point_average(ctx, levels):
     >>> round(irm.evaluate(qrels, run, ["11pt_avg.0.2,0.5"]).aggregate()["11pt_avg_0.2,0.5"], 4)
     0.8333
     """
-    if ctx.semantics == "pytrec_eval":
-        levels = tuple(sorted(levels))
     return columns(InterpolatedPrecision(ctx.view).walk_mean(levels, ctx.semantics))

@@ -70,9 +70,12 @@ def precision_at_r_multiples(ctx, multipliers):
     {'Rprec_mult_0.50': 1.0, 'Rprec_mult_1.50': 0.6666666666666666}
     """
     v = ctx.view
+    # trec_eval counts down from num_rel_ret at every rel(i) below c; that is relat(c)
+    # except for relevance levels below 0, where rel(i) also holds for unjudged documents.
+    extra = v.count(v.is_rel) - v.num_rel_ret
     out = []
     for x in multipliers:
         c = np.trunc(x * v.num_rel.astype(np.float64) + 0.9).astype(np.int64)
-        hits = np.where(c > v.num_ret, v.num_rel_ret, v.relat(c))
+        hits = np.where(c > v.num_ret, v.num_rel_ret, np.maximum(v.relat(c) - extra, 0))
         out.append(safe_div(hits, c))
     return columns(*out)
