@@ -33,7 +33,8 @@ def geometric_log(values: np.ndarray) -> np.ndarray:
     return libm_log(np.maximum(values, GEO_FLOOR))
 
 
-@measure("map", order=6, groups="O T", friendly="AP")
+@measure("map", order=6, groups="O T", friendly="AP",
+         aliases={'ir_measures': 'AP', 'ranx': 'map', 'torchmetrics': 'RetrievalMAP'})
 def mean_average_precision(ctx, params):
     """Average precision: ``AP = (sum_{i: rel(i)} relat(i) / i) / R``.
 
@@ -54,7 +55,8 @@ def geometric_mean_average_precision(ctx, params):
 
 
 @measure("map_cut", order=28, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="AP", friendly_cutoff=True)
+         friendly="AP", friendly_cutoff=True,
+         aliases={'ir_measures': 'AP@k', 'ranx': 'map@k'})
 def average_precision_at_cutoffs(ctx, cutoffs):
     """AP cut at k: ``(sum_{i <= min(k, n), rel(i)} relat(i) / i) / R``.
 
@@ -81,7 +83,8 @@ def bpref_values(view) -> np.ndarray:
     return safe_div(view.sum(np.where(rel, term, 0.0)), view.num_rel)
 
 
-@measure("bpref", order=9, groups="O T", friendly="Bpref")
+@measure("bpref", order=9, groups="O T", friendly="Bpref",
+         aliases={'ir_measures': 'Bpref', 'ranx': 'bpref'})
 def bpref(ctx, params):
     """Binary preference: for each retrieved relevant document, ``1 - min(nr, R) / min(NR, R)``.
 
@@ -98,7 +101,7 @@ def geometric_mean_bpref(ctx, params):
     return columns(geometric_log(bpref_values(ctx.view)))
 
 
-@measure("yaap", order=54, pytrec_eval=False, friendly="YAAP")
+@measure("yaap", order=54, pytrec_eval=False)
 def yet_another_average_precision(ctx, params):
     """Robertson's "yet another AP": ``ln((1 + S) / (1 + R - S))``.
 

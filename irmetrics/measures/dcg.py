@@ -37,7 +37,8 @@ def ideal_dcg_values(view, gains) -> np.ndarray:
     return sg.seg_sum(terms, seg, view.n_queries)
 
 
-@measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG")
+@measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG",
+         aliases={'ir_measures': 'nDCG', 'ranx': 'ndcg'})
 def ndcg(ctx, pairs):
     """Normalised DCG over the whole ranking: ``DCG / IDCG``, 0 when IDCG = 0.
 
@@ -52,7 +53,8 @@ def ndcg(ctx, pairs):
 
 
 @measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="nDCG", friendly_cutoff=True)
+         friendly="nDCG", friendly_cutoff=True,
+         aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k', 'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
 def ndcg_at_cutoffs(ctx, cutoffs):
     """nDCG at k with raw labels as gains: ``DCG@k / IDCG@k``, or ``DCG@k`` when IDCG@k = 0.
 
@@ -72,7 +74,8 @@ def ndcg_at_cutoffs(ctx, cutoffs):
     return columns(*out)
 
 
-@measure("dcg", order=22, params=PairParams(), pytrec_eval=False)
+@measure("dcg", order=22, params=PairParams(), pytrec_eval=False,
+         aliases={'ranx': 'dcg'})
 def discounted_cumulative_gain(ctx, pairs):
     """DCG over the whole ranking: ``sum_i gain(r_i) / log2(i + 1)``.
 

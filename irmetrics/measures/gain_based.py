@@ -184,7 +184,8 @@ def ndcg_at_r_levels(ctx, pairs):
     return columns(np.where(v.num_rel == 0, 0.0, value))
 
 
-@measure("rbp", order=55, params=PairParams(), groups="T", pytrec_eval=False, friendly="RBP")
+@measure("rbp", order=55, params=PairParams(), groups="T", pytrec_eval=False, friendly="RBP",
+         aliases={'ir_measures': 'RBP'})
 def rank_biased_precision(ctx, pairs):
     """Rank-biased precision: ``(1 - p) * sum_i g_i * p^(i-1)``.
 

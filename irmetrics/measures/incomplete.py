@@ -20,7 +20,8 @@ from .registry import RESET_ALWAYS, RESET_UNPARAMETERISED, measure
 INFAP_EPSILON = 0.00001
 
 
-@measure("infAP", order=15, groups="T", friendly="infAP")
+@measure("infAP", order=15, groups="T", friendly="infAP",
+         aliases={'ir_measures': 'infAP'})
 def inferred_average_precision(ctx, params):
     """Inferred AP (Yilmaz & Aslam) for sampled judgments.
 
@@ -59,7 +60,7 @@ def inferred_average_precision(ctx, params):
 
 
 @measure("unj", order=57, params=LongCutoffs((5, 10, 20)), groups="T", pytrec_eval=False,
-         friendly="Unj", friendly_cutoff=True, complete_reset=RESET_ALWAYS)
+         complete_reset=RESET_ALWAYS)
 def unjudged_at_cutoffs(ctx, cutoffs):
     """Fraction of the top k that is unjudged (code -1 or -2): ``count / k``.
 

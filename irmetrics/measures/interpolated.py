@@ -86,7 +86,8 @@ class InterpolatedPrecision:
 
 
 @measure("iprec_at_recall", order=11, params=DoubleCutoffs(ELEVEN_LEVELS), groups="O T",
-         friendly="IPrec", friendly_cutoff=True)
+         friendly="IPrec", friendly_cutoff=True,
+         aliases={'ir_measures': 'IPrec@r'})
 def interpolated_precision_at_recall(ctx, levels):
     """Interpolated precision at recall level p: ``IP(c)`` with ``c = lround(p * R)``.
 

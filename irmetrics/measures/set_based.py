@@ -46,7 +46,8 @@ def utility(ctx, coefficients):
                    + p4 * not_retrieved_nonrel.astype(np.float64))
 
 
-@measure("set_P", order=31, groups="T S", friendly="SetP")
+@measure("set_P", order=31, groups="T S", friendly="SetP",
+         aliases={'ir_measures': 'SetP'})
 def set_precision(ctx, params):
     """Precision of the retrieved set: ``num_rel_ret / n``, 0 when ``n = 0``.
 
@@ -63,14 +64,16 @@ def set_relative_precision(ctx, params):
     return columns(safe_div(a, np.minimum(n, r)))
 
 
-@measure("set_recall", order=33, groups="T S", friendly="SetR")
+@measure("set_recall", order=33, groups="T S", friendly="SetR",
+         aliases={'ir_measures': 'SetR'})
 def set_recall(ctx, params):
     """Recall of the retrieved set: ``num_rel_ret / R``, 0 when R = 0."""
     _, r, a = _counts(ctx.view)
     return columns(safe_div(a, r))
 
 
-@measure("set_map", order=34, groups="T S", friendly="SetAP")
+@measure("set_map", order=34, groups="T S", friendly="SetAP",
+         aliases={'ir_measures': 'SetAP'})
 def set_average_precision(ctx, params):
     """Unranked AP, i.e. set precision times set recall: ``num_rel_ret^2 / (n * R)``.
 
@@ -80,7 +83,8 @@ def set_average_precision(ctx, params):
     return columns(safe_div(a * a, n * r))
 
 
-@measure("set_F", order=35, params=DoubleParams((1.0,)), groups="T S", friendly="SetF")
+@measure("set_F", order=35, params=DoubleParams((1.0,)), groups="T S", friendly="SetF",
+         aliases={'ir_measures': 'SetF'})
 def set_f_measure(ctx, params):
     """F-measure of the retrieved set: ``(x + 1) * P * Rc / (x * P + Rc)``.
 
