@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .libm import log2_int_table
+
 _INT_NAME = re.compile(r"[+-]?[0-9]+\Z")
 
 #: Lowest relevance code a gain can be looked up for (POOL_UNJUDGED).
@@ -179,14 +181,7 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
                  table_size, entry_in_table)
 
 
-_LOG2_TABLE = np.zeros(0)
-
-
 def log2_discount(rank: np.ndarray) -> np.ndarray:
     """``log2(rank + 1)`` computed with libm (Python's math.log2), via a cached table."""
-    global _LOG2_TABLE
-    need = int(rank.max()) + 1 if rank.size else 1
-    if len(_LOG2_TABLE) < need:
-        size = max(need, 2 * len(_LOG2_TABLE), 1024)
-        _LOG2_TABLE = np.array([math.log2(i + 1) if i else 0.0 for i in range(size)])
-    return _LOG2_TABLE[rank]
+    need = int(rank.max()) + 2 if rank.size else 2
+    return log2_int_table(need)[rank + 1]

@@ -20,7 +20,7 @@ _math_log = np.frompyfunc(math.log, 1, 1)
 _math_log2 = np.frompyfunc(math.log2, 1, 1)
 
 
-def _log2_int_table(size: int) -> np.ndarray:
+def log2_int_table(size: int) -> np.ndarray:
     """``table[i] = log2(i)`` for ``1 <= i < size`` (``table[0]`` unused)."""
     global _LOG2_INT
     if len(_LOG2_INT) < size:
@@ -54,9 +54,9 @@ def libm_log2(values) -> np.ndarray:
     integral = (x >= 1) & (x < (1 << 20)) & (x == np.floor(x))
     if integral.all():
         idx = x.astype(np.int64)
-        return _log2_int_table(int(idx.max()) + 1 if idx.size else 1)[idx]
+        return log2_int_table(int(idx.max()) + 1 if idx.size else 1)[idx]
     out = _through_math(np.where(integral, 2.0, x), _math_log2, np.log2)
     if integral.any():
         idx = x[integral].astype(np.int64)
-        out[integral] = _log2_int_table(int(idx.max()) + 1)[idx]
+        out[integral] = log2_int_table(int(idx.max()) + 1)[idx]
     return out

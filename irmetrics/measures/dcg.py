@@ -54,7 +54,8 @@ def ndcg(ctx, pairs):
 
 @measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
          friendly="nDCG", friendly_cutoff=True,
-         aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k', 'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
+         aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k',
+                  'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
 def ndcg_at_cutoffs(ctx, cutoffs):
     """nDCG at k with raw labels as gains: ``DCG@k / IDCG@k``, or ``DCG@k`` when IDCG@k = 0.
 

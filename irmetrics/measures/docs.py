@@ -47,7 +47,8 @@ def _section(m) -> list[str]:
         f"* trec_eval name: `{m.name}` (table row {m.order}); friendly name: {_friendly(m)}",
         f"* parameters: {m.params.describe()}",
         f"* groups: {_groups(m)}",
-        f"* pytrec_eval (semantics=\"pytrec_eval\"): {'supported' if m.pytrec_eval else 'not supported'}",
+        f"* pytrec_eval (semantics=\"pytrec_eval\"): "
+        f"{'supported' if m.pytrec_eval else 'not supported'}",
         f"* output: {_PRINTED[m.printed]}; summary: {_SUMMARY[m.summary]}",
     ]
     if m.complete_reset:

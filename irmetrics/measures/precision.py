@@ -13,7 +13,8 @@ STANDARD_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 @measure("P", order=12, params=LongCutoffs(STANDARD_CUTOFFS), groups="O T",
          friendly="P", friendly_cutoff=True,
-         aliases={'ir_measures': 'P@k', 'ranx': 'precision@k', 'torchmetrics': 'RetrievalPrecision(top_k=k)'})
+         aliases={'ir_measures': 'P@k', 'ranx': 'precision@k',
+                  'torchmetrics': 'RetrievalPrecision(top_k=k)'})
 def precision(ctx, cutoffs):
     """Precision at cutoff k: ``P@k = relat(k) / k``.
 
@@ -26,7 +27,8 @@ def precision(ctx, cutoffs):
 
 
 @measure("Rprec", order=8, groups="O T", friendly="Rprec",
-         aliases={'ir_measures': 'Rprec', 'ranx': 'r-precision', 'torchmetrics': 'RetrievalRPrecision'})
+         aliases={'ir_measures': 'Rprec', 'ranx': 'r-precision',
+                  'torchmetrics': 'RetrievalRPrecision'})
 def r_precision(ctx, params):
     """Precision at rank R: ``relat(min(n, R)) / R``, 0 when ``min(n, R) = 0``.
 
@@ -38,7 +40,8 @@ def r_precision(ctx, params):
 
 @measure("success", order=30, params=LongCutoffs((1, 5, 10)), groups="T",
          friendly="Success", friendly_cutoff=True,
-         aliases={'ir_measures': 'Success@k', 'ranx': 'hit_rate@k', 'torchmetrics': 'RetrievalHitRate(top_k=k)'})
+         aliases={'ir_measures': 'Success@k', 'ranx': 'hit_rate@k',
+                  'torchmetrics': 'RetrievalHitRate(top_k=k)'})
 def success(ctx, cutoffs):
     """Success at k: 1 if a relevant document is in the top k, else 0."""
     v = ctx.view
