@@ -10,6 +10,8 @@ the same additions, in the same order, as trec_eval's loop.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..engine import segments as sg
@@ -56,10 +58,19 @@ class GainWalk:
         self.view, self.gains = view, g
         self.ideal_n = g.ideal_count  # idealpos
         self.ideal_seg = sg.segment_ids(g.ideal_offsets)
-        gain = g.entry_gain
-        self.dcg = sg.seg_cumsum(np.where(gain != 0, gain / log2_discount(view.rank), 0.0),
-                                 view.offsets)
-        self.idcg = sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
+
+    @cached_property
+    def dcg(self) -> np.ndarray:
+        """Running DCG of the ranking at every entry (rank order)."""
+        gain = self.gains.entry_gain
+        terms = np.where(gain != 0, gain / log2_discount(self.view.rank), 0.0)
+        return sg.seg_cumsum(terms, self.view.offsets)
+
+    @cached_property
+    def idcg(self) -> np.ndarray:
+        """Running ideal DCG at every ideal position."""
+        g = self.gains
+        return sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
 
     def dcg_at(self, seg, k):
         """DCG of the top ``min(k, n)`` results of query ``seg`` (elementwise)."""
