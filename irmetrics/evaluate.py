@@ -190,7 +190,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Notes
     -----
     Queries evaluated: those in both qrels and run (``complete=False``), or every
-    qrels query (``complete=True``). Queries only in the run are ignored.
+    qrels query (``complete=True``). Queries only in the run are ignored. In a dict
+    run, a query mapped to ``{}`` is present with an empty ranking (as in pytrec_eval).
 
     Examples
     --------
