@@ -97,6 +97,9 @@ class Evaluator:
 
     def evaluate(self, run, *, run_query_ids=None) -> Results:
         """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
+        if run_query_ids is None and isinstance(run, dict):
+            # A query mapped to no documents is present with an empty ranking.
+            run_query_ids = list(run)
         run = as_run(run)
         lists = pack(
             self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
@@ -187,7 +190,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Notes
     -----
     Queries evaluated: those in both qrels and run (``complete=False``), or every
-    qrels query (``complete=True``). Queries only in the run are ignored.
+    qrels query (``complete=True``). Queries only in the run are ignored. In a dict
+    run, a query mapped to ``{}`` is present with an empty ranking (as in pytrec_eval).
 
     Examples
     --------

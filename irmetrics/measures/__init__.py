@@ -4,10 +4,14 @@ from . import (  # noqa: F401  (imported for their registrations)
     average_precision,
     counts,
     dcg,
+    gain_based,
+    incomplete,
     interpolated,
     precision,
     rank,
     recall,
+    set_based,
+    strings,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 

@@ -89,6 +89,10 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
             if dot and raw == "":
                 raise ParameterError(f"measure {spec!r} has an empty parameter string.")
             members = NICKNAMES.get(name, [name])
+            if name in NICKNAMES and supported is not None:
+                # A nickname means "what this tool has": trec_eval 9.0.8's all_trec has
+                # no rbp, rbp_resid or unj (spec §12.3).
+                members = [m for m in members if supported(REGISTRY[m])]
             for member in members:
                 if member not in marked:
                     marked.append(member)
