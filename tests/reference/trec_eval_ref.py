@@ -1185,6 +1185,12 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False,
         raise ValueError(f"max_docs must be None or an int >= 0; got {max_docs!r}")
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise ValueError(f"relevance_level must be an int; got {relevance_level!r}")
+    if semantics == "pytrec_eval" and relevance_level < 1:
+        # pytrec_eval raises TypeError("Argument relevance_level should be
+        # positive.") for 0; negative levels are undefined there (observed:
+        # wrong values and segmentation faults).
+        raise ValueError(f"relevance_level must be >= 1 under semantics='pytrec_eval'; "
+                         f"got {relevance_level!r}")
     instances = parse_measures(measures, semantics)
 
     order, kinds = [], []
