@@ -35,7 +35,22 @@ Two semantics are offered:
       whereas trec_eval 10 ignores the pair (spec section 4.2).
 
     These rules were verified by experiment against the real ``pytrec_eval``
-    module (see ``tests/test_reference_vs_pytrec_eval.py``).
+    module (see ``tests/test_reference_vs_pytrec_eval.py``).  Further
+    pytrec_eval 0.5.11 findings, not in the spec:
+
+    * ``relevance_level=0`` raises ``TypeError("Argument relevance_level should
+      be positive.")``; negative levels give wrong values or segfault.  The
+      reference raises ValueError for ``relevance_level < 1`` here.
+    * pytrec_eval segfaults with bpref/gm_bpref plus another measure when the
+      first query it evaluates retrieves nothing (after -J) or has only
+      negative judgments (qrels ``{"2": {"d1": 1}}``, run
+      ``{"2": {}, "5": {"a": 1.0}}``, measures ``{"bpref", "map"}``).
+    * Its Python wrapper cannot pass pair parameters (``ndcg.1=3,2=9`` is
+      cut to ``ndcg.1``, then the extension aborts), negative doubles or
+      ``iprec_at_recall..15,.55``, and it sorts/de-duplicates parameters as
+      strings (so ``11pt_avg.0.5,0.2`` arrives as ``0.2,0.5``).  The
+      extension class ``pytrec_eval_ext.RelevanceEvaluator`` takes the
+      trec_eval spelling unchanged and keeps 11pt_avg's parameter order.
 
 Per-query value conventions of :class:`Reference` (both semantics): every
 output name of ``order`` appears in every ``per_query[qid]`` dict.  gm_map and
@@ -136,8 +151,8 @@ def atol(s):
     return sign * int(s[i:j]) if j > i else 0
 
 
-_HEX_RE = re.compile(r"0[xX]((?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)")
-_HEX_NOEXP_RE = re.compile(r"0[xX]([0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)")
+_HEX_RE = re.compile(
+    r"0[xX]((?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)")
 _DEC_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INF_NAN_RE = re.compile(r"(infinity|inf|nan(?:\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
 
@@ -170,7 +185,8 @@ def atof(s):
 # ---------------------------------------------------------------------------
 
 # Parameter types of spec section 4.2.
-NONE, LONG_CUT, DOUBLE_CUT, DOUBLE_PARAM, PAIR = "none", "long_cut", "double_cut", "double_param", "pair"
+NONE, LONG_CUT, DOUBLE_CUT = "none", "long_cut", "double_cut"
+DOUBLE_PARAM, PAIR = "double_param", "pair"
 
 # Printing/aggregation kinds.
 K_RUNID = "runid"      # summary only, string
@@ -1133,6 +1149,7 @@ class Reference:
     missing: list
     run_id: str
     semantics: str
+    dropped_empty: list = field(default_factory=list)   # pytrec_eval: empty judgment dicts
     _rows: dict = field(default_factory=dict, repr=False)      # qid -> values aligned with order
     _summary_rows: list = field(default_factory=list, repr=False)
 
@@ -1177,6 +1194,13 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False,
     ``judged_only`` is ``-J``, ``max_docs`` is ``-M``, ``complete`` is ``-c``,
     ``num_docs_in_coll`` is ``-N``, ``measures`` are ``-m`` specs and
     ``run_id`` is the run_id field printed by ``runid``.
+
+    Raises ValueError for bad measure specs, ``max_docs < 0``, NaN scores,
+    measures unsupported by the chosen semantics, a utility without exactly
+    four coefficients, and (trec_eval semantics) when no query is evaluated
+    ("No queries with both results and relevance info").  Under pytrec_eval
+    semantics an empty evaluation returns empty ``per_query`` and ``summary``,
+    like pytrec_eval's ``{}``, and ``relevance_level`` must be >= 1.
     """
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {SEMANTICS}; got {semantics!r}")
@@ -1259,8 +1283,6 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False,
                if kind != K_STR}
     if not rows:
         summary = {}
-    ref = Reference(per_query=per_query, summary=summary, order=order, kinds=kinds,
-                    missing=missing, run_id=run_id, semantics=semantics,
-                    _rows=rows, _summary_rows=summary_rows)
-    ref.dropped_empty = dropped_empty
-    return ref
+    return Reference(per_query=per_query, summary=summary, order=order, kinds=kinds,
+                     missing=missing, run_id=run_id, semantics=semantics,
+                     dropped_empty=dropped_empty, _rows=rows, _summary_rows=summary_rows)
