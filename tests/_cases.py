@@ -54,3 +54,13 @@ def same_value(a, b) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b) and math.copysign(1, a) == math.copysign(1, b)
     return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
+def nonempty_first(run: dict) -> dict:
+    """The run with non-empty rankings first.
+
+    pytrec_eval 0.5.11 misbehaves when the first query of the run dict has an empty
+    ranking: SIGSEGV (e.g. gm_bpref with recip_rank), hangs, or garbage values (e.g.
+    6.9e-310 for 11pt_avg). Per-query results do not depend on the dict's order.
+    """
+    return dict(sorted(run.items(), key=lambda item: len(item[1]) == 0))

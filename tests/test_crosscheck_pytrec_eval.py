@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from _cases import qrels_and_run
+from ._cases import nonempty_first, qrels_and_run
 from irmetrics.measures.params import DoubleParams, PairParams
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -62,11 +62,7 @@ def _pytrec_name(res, name):
 
 
 def _pytrec_evaluate(qrels, run, measures, relevance_level, judged_only):
-    # pytrec_eval 0.5.11 misbehaves when the first query of the run dict has an empty
-    # ranking: SIGSEGV (e.g. gm_bpref with recip_rank or relstring) or garbage values
-    # (e.g. 6.9e-310 for 11pt_avg). Per-query results do not depend on the run's dict
-    # order, so non-empty rankings go first.
-    ordered = dict(sorted(run.items(), key=lambda item: len(item[1]) == 0))
+    ordered = nonempty_first(run)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures),
                                                relevance_level=relevance_level,
                                                judged_docs_only_flag=judged_only)

@@ -8,7 +8,7 @@ from irmetrics import evaluate
 from irmetrics.containers import Qrels, Run
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
 
-from .strategies import qrels_and_run
+from ._cases import qrels_and_run
 
 
 def packed(qrels, run, **kw):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from _cases import qrels_and_run, same_value
+from ._cases import qrels_and_run, same_value
 
 common = settings(max_examples=80, deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

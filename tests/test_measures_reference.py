@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from _cases import qrels_and_run, same_value
+from ._cases import qrels_and_run, same_value
 from irmetrics.measures.params import DoubleParams, PairParams
 
 

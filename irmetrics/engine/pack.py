@@ -222,7 +222,7 @@ def _final_order(starts, block_len, block_code, scores, doc_col) -> np.ndarray:
     entry_code = np.repeat(block_code, block_len)
     position = np.arange(len(entry_code))
     grouped = np.unique(codes).size == codes.size  # every query is one contiguous block
-    descending = np.ones(len(scores), dtype=bool)
+    descending = True
     if len(scores) > 1:
         same_block = entry_block_start[1:] == entry_block_start[:-1]
         descending = ~np.any(same_block & (scores[1:] > scores[:-1]))
