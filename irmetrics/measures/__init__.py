@@ -5,7 +5,9 @@ from . import (  # noqa: F401  (imported for their registrations)
     counts,
     dcg,
     interpolated,
+    judgment_groups,
     precision,
+    prefs,
     rank,
     recall,
 )
