@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from ..exceptions import DuplicateEntryError, InputFormatError
+from ..exceptions import DuplicateEntryError
+from ..io.prefs import input_error
 from .pack import BOGUS_DOC_ID
 
 #: Upper bound on enumerated pairs (or closure-matrix cells) held at once.
@@ -88,9 +89,10 @@ def ranked_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
         table = table.filter(pl.int_range(pl.len()).over("qcode") < max_docs)
     dup = table.filter(pl.struct("qcode", "doc_id").is_duplicated())
     if dup.height:
-        raise DuplicateEntryError(
-            f"run: query {dup['query_id'][0]!r} retrieves doc {dup['doc_id'][0]!r} more than"
-            " once within the evaluated ranking (trec_eval: duplicate docs).")
+        raise input_error(
+            "doc retrieved twice within the evaluated ranking (trec_eval: duplicate docs)",
+            path="<run>", query_id=dup["query_id"][0], doc_id=dup["doc_id"][0],
+            cls=DuplicateEntryError)
     return table.select("qcode", "query_id", "doc_id", "score")
 
 
@@ -363,13 +365,17 @@ class _PreferenceCounter:
         if bad.any():
             e = order[1:][bad][np.argmin(self.entry_jg[order[1:][bad]])]
             g = self.entry_jg[e]
-            raise InputFormatError(
-                f"prefs: query {ls.query_ids[self.jg_query[g]]!r}, judgment group"
-                f" {ls.jg_ids[g]!r}: doc {self._doc(g, ls.entry_docid[e])!r} has both 0 and"
-                " non-0 rel_level assigned (trec_eval: fatal).")
+            raise self._error(g, "has both 0 and non-0 rel_level assigned (trec_eval: fatal)",
+                              ls.entry_docid[e])
 
     def _doc(self, g, docid):
         return self.lists.doc_name(self.jg_query[g], int(docid))
+
+    def _error(self, g, reason, docid=None):
+        ls = self.lists
+        return input_error(f"judgment group {ls.jg_ids[g]!r}: {reason}", path="<prefs>",
+                           query_id=ls.query_ids[self.jg_query[g]],
+                           doc_id=None if docid is None else self._doc(g, docid))
 
     def _check_ec_levels(self):
         """In EC mode a doc may appear at only one level."""
@@ -381,10 +387,8 @@ class _PreferenceCounter:
         if bad.any():
             e = order[1:][bad][0]
             g = self.entry_jg[e]
-            raise InputFormatError(
-                f"prefs: query {ls.query_ids[self.jg_query[g]]!r}, judgment group"
-                f" {ls.jg_ids[g]!r}: doc {self._doc(g, ls.entry_docid[e])!r} occurs with"
-                " different rel_level in the same judgment sub-group (trec_eval: fatal).")
+            raise self._error(g, "doc occurs with different rel_level in the same judgment"
+                              " sub-group (trec_eval: fatal)", ls.entry_docid[e])
 
     # -- the pass ------------------------------------------------------------------------
 
@@ -539,12 +543,11 @@ class _PreferenceCounter:
             if conflict.any():
                 k, i, j = (v[0] for v in np.nonzero(conflict))
                 g = members[k]
-                raise InputFormatError(
-                    f"prefs: query {ls.query_ids[self.jg_query[g]]!r}, judgment group"
-                    f" {ls.jg_ids[g]!r}: inconsistent preferences, docs"
-                    f" {self._doc(g, self.pd_docid[self.pd_start[g] + i])!r} and"
-                    f" {self._doc(g, self.pd_docid[self.pd_start[g] + j])!r} are each preferred"
-                    " to the other (trec_eval: Pref inconsistency found, abort).")
+                other = self._doc(g, self.pd_docid[self.pd_start[g] + j])
+                raise self._error(
+                    g, f"inconsistent preferences: doc and {other!r} are each preferred to the"
+                    " other (trec_eval: Pref inconsistency found, abort)",
+                    self.pd_docid[self.pd_start[g] + i])
             k, i, j = np.nonzero(reach)
             g = members[k]
             out.append((g, self.pd_docid[self.pd_start[g] + i],
@@ -613,11 +616,10 @@ class _PreferenceCounter:
             bad = np.flatnonzero(ec_jg & need & ub)
             if len(bad):
                 g = bad[0]
-                raise InputFormatError(
-                    f"prefs: query {ls.query_ids[self.jg_query[g]]!r}, judgment group"
-                    f" {ls.jg_ids[g]!r}: {name} is undefined here; its lowest rel_level class"
-                    " has fewer lines than the relevant count, and trec_eval reads past it"
-                    " (this needs several non-positive rel_levels in one judgment group).")
+                raise self._error(
+                    g, f"{name} is undefined: its lowest rel_level class has fewer lines than"
+                    " the relevant count and trec_eval reads past it (several non-positive"
+                    " rel_levels in one judgment sub-group)")
         # Lines of the lowest class below the new class (x) vs the new class (y), counted
         # by binary search: x ranges over the whole lowest class, itself included.
         key = self.entry_class * self.key_scale + ls.entry_docid

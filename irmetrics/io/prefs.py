@@ -10,19 +10,22 @@ Three rel_info formats besides standard qrels (spec §2.5):
 * ``qrels_jg`` (``-R qrels_jg``): ``qid jg docno rel``; the second field is a judgment
   group, ``rel`` an integer; a repeated (qid, jg, docno) is an error.
 
-Line syntax follows trec_eval's qrels parser: fields are separated by runs of C
-whitespace (space, ``\\t``, ``\\v``, ``\\f``, ``\\r``); every line must have exactly the
-format's number of fields, so blank lines are errors. A line whose first byte is
-``#`` is a comment. trec_eval treats the line after a comment as data without
-looking, and crashes on a comment in the last line; both cases are rejected here
-with a clear error instead of being guessed at. Values are parsed strictly (the
-package rule for data files): ``abc`` as a level is an error, not 0.
+Line syntax follows the package's TREC readers (:mod:`irmetrics.io.trec`): fields are
+separated by runs of C whitespace (space, ``\t``, ``\v``, ``\f``, ``\r``); every data
+line must have exactly the format's number of fields; blank lines and lines whose first
+non-blank character is ``#`` are skipped (trec_eval's own parser rejects blank lines and
+misreads consecutive comments; the package reads them the same way for every format); a
+UTF-8 byte order mark is dropped; gzip is recognised by a ``.gz`` suffix or its magic
+bytes. Values are parsed strictly: ``abc`` as a level is an error, not 0. Errors raise
+:class:`~irmetrics.exceptions.InputFormatError` naming the file, the 1-based physical
+line and the reason: ``<path>:<line>: <reason> (query_id '<q>', doc_id '<d>')``.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import zlib
 
 import polars as pl
 
@@ -64,19 +67,23 @@ class Prefs:
     (2, 5)
     """
 
-    def __init__(self, df: pl.DataFrame, *, path: str | None = None):
-        self.df = _validated(df, PREFS_SCHEMA, "prefs")
+    def __init__(self, df: pl.DataFrame, *, path: str | None = None,
+                 source: str = "<DataFrame>"):
+        self.df = _validated(df, PREFS_SCHEMA, path or source)
         self.path = path
 
     @classmethod
     def from_records(cls, records) -> "Prefs":
         """Build from ``(query_id, jg, jsg, doc_id, rel_level)`` tuples."""
-        return cls(_frame_from_records(records, PREFS_SCHEMA, "prefs"))
+        return cls(_frame_from_records(records, PREFS_SCHEMA), source="<records>")
 
     @classmethod
     def from_df(cls, df) -> "Prefs":
-        """Build from a frame with columns ``query_id, jg, jsg, doc_id, rel_level``."""
-        return cls(_as_polars(df, "prefs"))
+        """Build from a frame with columns ``query_id, jg, jsg, doc_id, rel_level``.
+
+        Ids may be strings or integers; the frame is not modified.
+        """
+        return cls(_as_polars(df, "df"))
 
     @classmethod
     def read(cls, path) -> "Prefs":
@@ -111,20 +118,24 @@ class JudgmentGroups:
     ['u1', 'u2']
     """
 
-    def __init__(self, df: pl.DataFrame, *, path: str | None = None):
-        self.df = _validated(df, JUDGMENT_GROUP_SCHEMA, "judgment groups")
-        _check_unique_judgments(self.df, path)
+    def __init__(self, df: pl.DataFrame, *, path: str | None = None,
+                 source: str = "<DataFrame>"):
+        self.df = _validated(df, JUDGMENT_GROUP_SCHEMA, path or source)
+        _check_unique_judgments(self.df, path or source)
         self.path = path
 
     @classmethod
     def from_records(cls, records) -> "JudgmentGroups":
         """Build from ``(query_id, jg, doc_id, relevance)`` tuples."""
-        return cls(_frame_from_records(records, JUDGMENT_GROUP_SCHEMA, "judgment groups"))
+        return cls(_frame_from_records(records, JUDGMENT_GROUP_SCHEMA), source="<records>")
 
     @classmethod
     def from_df(cls, df) -> "JudgmentGroups":
-        """Build from a frame with columns ``query_id, jg, doc_id, relevance``."""
-        return cls(_as_polars(df, "judgment groups"))
+        """Build from a frame with columns ``query_id, jg, doc_id, relevance``.
+
+        Ids may be strings or integers; the frame is not modified.
+        """
+        return cls(_as_polars(df, "df"))
 
     @classmethod
     def read(cls, path) -> "JudgmentGroups":
@@ -234,53 +245,75 @@ def read_qrels_jg(path) -> JudgmentGroups:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _read_text(path: str) -> str:
-    opener = gzip.open if path.endswith(".gz") else open
+def input_error(reason: str, *, path=None, line=None, query_id=None, doc_id=None,
+                cls=InputFormatError) -> InputFormatError:
+    """An input error in the package's one format: ``<path>:<line>: <reason> (ids)``."""
     try:
-        with opener(path, "rb") as fh:
+        return cls(reason, path=path, line=line, query_id=query_id, doc_id=doc_id)
+    except TypeError:  # an exception class without the keyword fields
+        where = "<input>" if path is None else str(path)
+        if line is not None:
+            where = f"{where}:{line}"
+        ids = [f"{k} {v!r}" for k, v in (("query_id", query_id), ("doc_id", doc_id))
+               if v is not None]
+        return cls(f"{where}: {reason}" + (f" ({', '.join(ids)})" if ids else ""))
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
-        raise InputFormatError(f"{path}: cannot read file ({exc.strerror or exc}).") from exc
-    if not raw:
-        raise InputFormatError(f"{path}: file is empty (trec_eval cannot read it).")
+        raise input_error(f"cannot read file: {exc.strerror or exc}", path=path) from exc
+    if raw[:2] == _GZIP_MAGIC or (path.endswith(".gz") and raw):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise input_error(f"cannot decompress gzip data: {exc}", path=path) from exc
+    if raw.startswith(_UTF8_BOM):
+        raw = raw[len(_UTF8_BOM):]
     try:
         return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise input_error("not valid UTF-8", path=path, line=_bad_utf8_line(raw)) from None
+
+
+def _bad_utf8_line(raw: bytes) -> int:
+    try:
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFormatError(f"{path}, line {line}: not valid UTF-8.") from None
+        return raw[: exc.start].count(b"\n") + 1
+    return 0
 
 
 def _read_fields(path: str, names: tuple) -> pl.DataFrame:
     """Split a whitespace-separated file into exactly ``len(names)`` String columns.
 
-    The result has a 1-based physical ``line`` column for error messages.
+    Blank and comment lines are skipped; the result has the 1-based physical ``line``
+    of every data line for error messages.
     """
     text = _read_text(path).translate(_C_BLANKS)
-    if not text.endswith("\n"):
-        text += "\n"  # trec_eval appends the missing final newline
     lines = pl.Series("text", [text]).str.split("\n").explode()
-    frame = pl.DataFrame({"text": lines.head(lines.len() - 1)}).with_row_index("line", offset=1)
-    comment = frame["text"].str.starts_with("#")
-    if comment.any():
-        after_comment = comment & comment.shift(1, fill_value=False)
-        if after_comment.any():
-            line = frame["line"].filter(after_comment)[0]
-            raise InputFormatError(
-                f"{path}, line {line}: a comment line directly after another comment;"
-                " trec_eval would read it as data. Remove or merge the comment lines.")
-        if comment[-1]:
-            raise InputFormatError(
-                f"{path}, line {frame.height}: a comment on the last line makes trec_eval"
-                " read past the end of the file. Remove it.")
-        frame = frame.filter(~comment)
-    tokens = frame["text"].str.extract_all(r"[^ \n]+")
+    if text.endswith("\n"):
+        lines = lines.head(lines.len() - 1)
+    frame = pl.DataFrame({"text": lines}).with_row_index("line", offset=1)
+    stripped = frame["text"].str.strip_chars(" ")
+    frame = frame.filter((stripped != "") & ~stripped.str.starts_with("#"))
+    if frame.height == 0:
+        raise input_error("no data lines (the file is empty or holds only blank and comment"
+                          " lines)", path=path)
+    tokens = frame["text"].str.extract_all(r"[^ ]+")
     counts = tokens.list.len()
     bad = counts != len(names)
     if bad.any():
         first = int(bad.arg_max())
-        raise InputFormatError(
-            f"{path}, line {frame['line'][first]}: expected {len(names)} whitespace-separated"
-            f" fields ({' '.join(names)}); got {counts[first]}.")
+        raise input_error(
+            f"expected {len(names)} fields ({' '.join(names)}), found {counts[first]}",
+            path=path, line=int(frame["line"][first]))
     return frame.select(
         pl.col("line"),
         *(tokens.list.get(i).alias(name) for i, name in enumerate(names)),
@@ -290,8 +323,9 @@ def _read_fields(path: str, names: tuple) -> pl.DataFrame:
 def _fail_on(frame: pl.DataFrame, bad: pl.Series, path, what: str, column: str) -> None:
     if bad.any():
         first = int(bad.arg_max())
-        raise InputFormatError(
-            f"{path}, line {frame['line'][first]}: {what}; got {frame[column][first]!r}.")
+        raise input_error(f"{what}; got {frame[column][first]!r}", path=path,
+                          line=int(frame["line"][first]), query_id=frame["query_id"][first],
+                          doc_id=frame["doc_id"][first])
 
 
 def _parse_level(fields: pl.DataFrame, path: str) -> pl.Series:
@@ -301,28 +335,30 @@ def _parse_level(fields: pl.DataFrame, path: str) -> pl.Series:
     return level.alias("rel_level")
 
 
-def _check_unique_judgments(df: pl.DataFrame, path) -> None:
-    dup = pl.struct("query_id", "jg", "doc_id").is_duplicated()
-    dups = df.with_row_index("__row").filter(dup)
-    if dups.height:
-        first = dups.row(0, named=True)
-        second = dups.filter(
-            (pl.col("query_id") == first["query_id"]) & (pl.col("jg") == first["jg"])
-            & (pl.col("doc_id") == first["doc_id"])
-        ).row(1, named=True)
-        where = (f"{path}, lines {first['line']} and {second['line']}" if "line" in df.columns
-                 else f"{path or 'judgment groups'}, rows {first['__row']} and {second['__row']}")
-        raise DuplicateEntryError(
-            f"{where}: duplicate judgment for query {first['query_id']!r}, judgment group"
-            f" {first['jg']!r}, doc {first['doc_id']!r} (trec_eval: duplicate docs).")
+def _check_unique_judgments(df: pl.DataFrame, source) -> None:
+    """A repeated (query_id, jg, doc_id) is an error, as in trec_eval's qrels_jg reader."""
+    first_seen = pl.struct("query_id", "jg", "doc_id").is_first_distinct()
+    repeats = df.with_row_index("__row", offset=1).filter(~first_seen)
+    if not repeats.height:
+        return
+    row = repeats.row(0, named=True)
+    earlier = df.with_row_index("__row", offset=1).filter(
+        (pl.col("query_id") == row["query_id"]) & (pl.col("jg") == row["jg"])
+        & (pl.col("doc_id") == row["doc_id"])).row(0, named=True)
+    unit, key = ("line", "line") if "line" in df.columns else ("row", "__row")
+    raise input_error(
+        f"duplicate (query_id, jg, doc_id) for judgment group {row['jg']!r}; first seen on"
+        f" {unit} {earlier[key]} (trec_eval: duplicate docs)",
+        path=source, line=int(row[key]), query_id=row["query_id"], doc_id=row["doc_id"],
+        cls=DuplicateEntryError)
 
 
-def _frame_from_records(records, schema: dict, what: str) -> pl.DataFrame:
+def _frame_from_records(records, schema: dict) -> pl.DataFrame:
     rows = [tuple(r) for r in records]
-    bad = next((r for r in rows if len(r) != len(schema)), None)
-    if bad is not None:
-        raise InputFormatError(
-            f"{what} records must have {len(schema)} fields ({', '.join(schema)}); got {bad!r}.")
+    for i, r in enumerate(rows):
+        if len(r) != len(schema):
+            raise input_error(f"expected {len(schema)} fields ({' '.join(schema)}), found"
+                              f" {len(r)}", path="<records>", line=i + 1)
     columns = list(zip(*rows)) if rows else [()] * len(schema)
     return pl.DataFrame({
         name: pl.Series(name, list(col), dtype=None if rows else dtype, strict=False)
@@ -336,51 +372,48 @@ def _as_polars(df, what: str) -> pl.DataFrame:
     try:
         return pl.DataFrame(df)
     except Exception as exc:  # pandas and other frame-likes
-        raise TypeError(f"`{what}` frame must be a polars DataFrame or convertible to one;"
+        raise TypeError(f"`{what}` must be a polars DataFrame or convertible to one;"
                         f" got {type(df)!r}.") from exc
 
 
-def _validated(df: pl.DataFrame, schema: dict, what: str) -> pl.DataFrame:
-    """Select the schema's columns with their dtypes; reject missing columns and nulls."""
+def _validated(df: pl.DataFrame, schema: dict, source: str) -> pl.DataFrame:
+    """Select the schema's columns with their dtypes; reject missing columns, nulls, NaN."""
     missing = [c for c in schema if c not in df.columns]
     if missing:
-        raise InputFormatError(
-            f"{what} frame is missing column(s) {', '.join(missing)}; has {df.columns}.")
+        raise input_error(f"missing column(s) {', '.join(missing)}; has {df.columns}",
+                          path=source)
     out = {}
     for name, dtype in schema.items():
         col = df[name]
         if col.null_count():
-            row = int(col.is_null().arg_max())
-            raise InputFormatError(f"{what}: column {name!r} is null at row {row}.")
-        out[name] = _cast(col, dtype, what)
+            raise input_error(f"missing {name}", path=source,
+                              line=int(col.is_null().arg_max()) + 1)
+        out[name] = _cast(col, dtype, source)
     frame = pl.DataFrame(out)
     if "rel_level" in frame.columns and frame["rel_level"].is_nan().any():
         row = int(frame["rel_level"].is_nan().arg_max())
-        raise InputFormatError(f"{what}: rel_level is NaN at row {row}.")
+        raise input_error("rel_level must be a number (not NaN)", path=source, line=row + 1,
+                          query_id=frame["query_id"][row], doc_id=frame["doc_id"][row])
     return frame
 
 
-def _cast(col: pl.Series, dtype, what: str) -> pl.Series:
+def _cast(col: pl.Series, dtype, source: str) -> pl.Series:
     name = col.name
     if dtype == pl.String:
         if col.dtype == pl.String:
             return col
-        if col.dtype.is_numeric() or col.dtype == pl.Categorical or col.dtype == pl.Enum:
+        if col.dtype.is_integer() or col.dtype in (pl.Categorical, pl.Enum):
             return col.cast(pl.String)
-        raise InputFormatError(f"{what}: column {name!r} must hold strings; got {col.dtype}.")
-    if dtype == pl.Int64 and col.dtype.is_float():
-        frac = col != col.floor()
-        if frac.any():
-            row = int(frac.arg_max())
-            raise InputFormatError(
-                f"{what}: column {name!r} must hold integers; got {col[row]!r} at row {row}.")
-    if dtype == pl.Float64 and col.dtype == pl.Boolean:
-        raise InputFormatError(f"{what}: column {name!r} must be numeric; got Boolean.")
+        raise input_error(f"{name} must hold strings or integers; got dtype {col.dtype}",
+                          path=source)
+    kind = "an integer" if dtype == pl.Int64 else "a number"
+    if col.dtype == pl.Boolean:
+        raise input_error(f"{name} must be {kind}; got dtype Boolean", path=source)
     cast = col.cast(dtype, strict=False)
     bad = cast.is_null()
+    if dtype == pl.Int64 and col.dtype.is_float():
+        bad = bad | (col != col.floor()).fill_null(True)
     if bad.any():
         row = int(bad.arg_max())
-        kind = "an integer" if dtype == pl.Int64 else "a number"
-        raise InputFormatError(
-            f"{what}: column {name!r} must hold {kind}; got {col[row]!r} at row {row}.")
+        raise input_error(f"{name} must be {kind}; got {col[row]!r}", path=source, line=row + 1)
     return cast
