@@ -52,9 +52,10 @@ def evaluated_queries(judged_query_ids: pl.Series, run: pl.DataFrame, complete: 
     every judged query, the absent ones on trec_eval's one-document placeholder (``-c``).
     """
     judged = judged_query_ids.unique().sort()
-    in_run = judged.is_in(run["query_id"].unique())
+    run_ids = run["query_id"].unique().implode()
+    in_run = judged.is_in(run_ids)
     ids = judged if complete else judged.filter(in_run)
-    bogus = ~ids.is_in(run["query_id"].unique())
+    bogus = ~ids.is_in(run_ids)
     return np.asarray(ids.to_list(), dtype=object), bogus.to_numpy().astype(bool)
 
 
