@@ -24,7 +24,7 @@ QUERIES = ["1", "10", "2"]
 GROUPS = ["u", "U", "v"]
 SCORES = [0.0, -0.0, 1.0, 2.0, 2.5, -1.0]
 PREF_MEASURES = NICKNAMES["all_prefs"][2:]
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=100, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -39,7 +39,7 @@ from ..io.prefs import input_error
 from .pack import BOGUS_DOC_ID
 
 #: Upper bound on enumerated pairs (or closure-matrix cells) held at once.
-_PAIR_BUDGET = 1 << 22
+_PAIR_BUDGET = 1 << 21
 
 
 # ----------------------------------------------------------------------------- ranking
@@ -305,6 +305,10 @@ class _PreferenceCounter:
         self.jg_njr = lists_.num_judged_ret[self.jg_query]
         self.entry_njr = self.jg_njr[self.entry_jg]
         self.entry_pa = lists_.jg_is_pa[self.entry_jg]
+        # Narrow copies halve the memory traffic of the per-pair arrays.
+        self.entry_jg32 = self.entry_jg.astype(np.int32)
+        self.entry_docid32 = lists_.entry_docid.astype(np.int32)
+        self.entry_njr32 = self.entry_njr.astype(np.int32)
         self._classes()
         self._pa_docs()
 
@@ -397,24 +401,33 @@ class _PreferenceCounter:
         ls = self.lists
         self._check_ec_levels()
         n_jg = ls.n_jgs
-        self.counts = np.zeros((5, n_jg), dtype=np.int64)
+        self.code_counts = np.zeros(8 * n_jg, dtype=np.int64)
         self._relevance_counts()
         if self.want_pairs:
             self.pair_sums = np.zeros((3, ls.n_queries))
             self.pair_n = np.zeros((3, ls.n_queries), dtype=np.int64)
+            self.simple_pairs = self._simple_pair_queries()
         if self.want_rnonrel:
             self._prepare_rnonrel()
         for q0, q1 in self._query_blocks():
             self._block(q0, q1)
-        ful_ret, ful_imp, poss_ret0, poss_imp0, notoccur = self.counts
+        codes = self.code_counts.reshape(n_jg, 8)
+        ful_ret, ful_imp, poss_ret0, poss_imp0 = codes[:, 7], codes[:, 6], codes[:, 3], codes[:, 1]
+        notoccur = codes[:, 4] + codes[:, 0]
         stats = PrefStatistics(
             ful_ret=ful_ret, ful_imp=ful_imp, poss_ret=poss_ret0 + ful_ret,
             poss_imp=poss_imp0 + ful_imp, notoccur=notoccur,
             num_rel=self.num_rel, num_rel_ret=self.num_rel_ret,
             num_nonrel=self.num_nonrel, num_nonrel_ret=self.num_nonrel_ret)
         if self.want_pairs:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                pair = np.where(self.pair_n > 0, self.pair_sums / np.maximum(self.pair_n, 1), 0.0)
+            pair = np.where(self.pair_n > 0, self.pair_sums / np.maximum(self.pair_n, 1), 0.0)
+            simple = self.simple_pairs
+            first_jg = ls.jg_offsets[:-1][simple]
+            fulfilled = (stats.ful_ret + stats.ful_imp)[first_jg]
+            pair[0, simple] = _ratio(fulfilled, (stats.poss_ret + stats.poss_imp
+                                                 + stats.notoccur)[first_jg])
+            pair[1, simple] = _ratio(stats.ful_ret[first_jg], stats.poss_ret[first_jg])
+            pair[2, simple] = _ratio(fulfilled, (stats.poss_ret + stats.poss_imp)[first_jg])
             stats.pair_values = pair.T.copy()
         if self.want_rnonrel:
             stats.rnonrel_ratio, stats.rnonrel_ret_ratio = self._rnonrel_ratios(stats)
@@ -457,37 +470,44 @@ class _PreferenceCounter:
         g0, g1 = ls.jg_offsets[q0], ls.jg_offsets[q1]
         e0, e1 = ls.entry_offsets[g0], ls.entry_offsets[g1]
         entries = np.arange(e0, e1)
-        # Higher -> lower pairs inside each (JG, sub-group): EC preferences or PA edges.
-        owner, y = _ranges(self.class_end[self.entry_class[entries]], self.entry_n_lower[entries])
-        x = entries[owner]
-        pa_edge = self.entry_pa[x]
-        ex, ey = x[~pa_edge], y[~pa_edge]
-        ec_jg = self.entry_jg[ex]
-        ec_a, ec_b = ls.entry_docid[ex], ls.entry_docid[ey]
-        pa_jg, pa_a, pa_b, pa_i, pa_j = self._closure(x[pa_edge], y[pa_edge])
-        jg = np.concatenate([ec_jg, pa_jg])
-        a = np.concatenate([ec_a, pa_a])
-        b = np.concatenate([ec_b, pa_b])
-        self._categorise(jg, a, b)
-        if self.want_pairs:
-            self._pairs(jg, a, b, q0)
-        if self.want_rnonrel:
-            self._recount_ec(ex, ey)
-            self._recount_pa(pa_jg, pa_a, pa_b, pa_i, pa_j)
+        pa = self.entry_pa[e0:e1]
+        n_lower = self.entry_n_lower[e0:e1]
+        # EC mode: x is preferred to every line y of a lower class of its JG. The pairs of
+        # one x are the contiguous entries after its class, so repeat/arange build them.
+        xe, count = entries[~pa], n_lower[~pa]
+        first = np.cumsum(count) - count
+        y = (np.arange(int(count.sum()), dtype=np.int64)
+             + np.repeat(self.class_end[self.entry_class[xe]] - first, count))
+        jg = np.repeat(self.entry_jg32[xe], count)
+        a = np.repeat(self.entry_docid32[xe], count)
+        b = self.entry_docid32[y]
+        key = self._category_key(jg, a, b, np.repeat(self.entry_njr32[xe], count))
+        self.code_counts += np.bincount(key, minlength=8 * ls.n_jgs)
+        if self.want_rnonrel and self.any_recount:
+            self._recount_ec(key, y)
+        # PA mode: edges inside each sub-group, then the transitive closure.
+        owner, yp = _ranges(self.class_end[self.entry_class[entries[pa]]], n_lower[pa])
+        pa_jg, pa_a, pa_b, pa_i, pa_j = self._closure(entries[pa][owner], yp)
+        pa_key = self._category_key(pa_jg, pa_a, pa_b, self.jg_njr[pa_jg])
+        self.code_counts += np.bincount(pa_key, minlength=8 * ls.n_jgs)
+        if self.want_rnonrel and self.any_recount:
+            self._recount_pa(pa_key, pa_a, pa_b, pa_i, pa_j)
+        if self.want_pairs and not self.simple_pairs[q0:q1].all():
+            self._pairs(np.concatenate([jg, pa_jg]), np.concatenate([a, pa_a]),
+                        np.concatenate([b, pa_b]), q0)
 
-    def _categorise(self, jg, a, b):
-        njr = self.jg_njr[jg]
-        a_ret, b_ret = a < njr, b < njr
-        fulfilled = a < b
-        n_jg = self.lists.n_jgs
-        for row, mask in enumerate((
-            fulfilled & b_ret,                 # fulfilled, both retrieved
-            fulfilled & a_ret & ~b_ret,        # fulfilled, implied (b not retrieved)
-            ~fulfilled & a_ret,                # not fulfilled, both retrieved
-            ~fulfilled & ~a_ret & b_ret,       # not fulfilled, implied (a not retrieved)
-            ~a_ret & ~b_ret,                   # neither retrieved
-        )):
-            self.counts[row] += np.bincount(jg[mask], minlength=n_jg)
+    @staticmethod
+    def _category_key(jg, a, b, njr) -> np.ndarray:
+        """``8 jg + code`` with code bits 4: fulfilled (a < b), 2: a retrieved, 1: b retrieved.
+
+        Codes: 7 fulfilled both retrieved, 6 fulfilled implied, 3 possible both retrieved,
+        1 possible implied, 4 and 0 neither retrieved (5 and 2 cannot occur).
+        """
+        key = jg.astype(np.int64) * 8
+        key += (a < b) * 4
+        key += (a < njr) * 2
+        key += b < njr
+        return key
 
     # -- PA closure ----------------------------------------------------------------------
 
@@ -557,30 +577,51 @@ class _PreferenceCounter:
 
     # -- prefs_pair ----------------------------------------------------------------------
 
+    def _simple_pair_queries(self) -> np.ndarray:
+        """Queries whose C matrix holds only 0/1 cells pointing one way.
+
+        With a single JG and no doc listed twice in an EC-mode JG, every judged doc pair
+        carries at most one preference, so each pair scores exactly 1 (fulfilled) or 0
+        and prefs_pair equals prefs_simp (likewise _ret, _imp), bit for bit: the
+        sums are exact integers. Those queries skip the pair aggregation.
+        """
+        ls = self.lists
+        entries_per_jg = np.diff(ls.entry_offsets)
+        distinct = np.bincount(
+            np.unique(self.entry_jg * self.key_scale + ls.entry_docid) // self.key_scale,
+            minlength=ls.n_jgs) if len(self.entry_jg) else np.zeros(ls.n_jgs, np.int64)
+        unique_lines = ls.jg_is_pa | (distinct == entries_per_jg)
+        one_jg = np.diff(ls.jg_offsets) == 1
+        simple = one_jg.copy()
+        simple[one_jg] = unique_lines[ls.jg_offsets[:-1][one_jg]]
+        return simple
+
     def _pairs(self, jg, a, b, q0):
         """Fold the pairs into ``C[i][j]`` and score each unordered doc pair.
 
         Pair scores ``C[i][j] / (C[i][j] + C[j][i])`` (i the lower docid) are summed in
         trec_eval's loop order: both retrieved by (i, j), then one retrieved by (i, j);
-        pairs with neither retrieved only count (score 0).
+        pairs with neither retrieved only count (score 0). One sort on the key
+        (query, area, i, j) groups the cells and gives that order.
         """
         ls = self.lists
+        keep = ~self.simple_pairs[self.jg_query[jg]]
+        jg, a, b = jg[keep], a[keep], b[keep]
         if not len(jg):
             return
         q = self.jg_query[jg]
         lo, hi = np.minimum(a, b), np.maximum(a, b)
+        njr = ls.num_judged_ret[q]
+        area = np.where(hi < njr, 0, np.where(lo < njr, 1, 2))
         scale = self.key_scale
-        key = ((q - q0) * scale + lo) * scale + hi
-        keys, inverse = np.unique(key, return_inverse=True)
-        forward = np.bincount(inverse, weights=(a < b), minlength=len(keys))
-        total = np.bincount(inverse, minlength=len(keys)).astype(np.float64)
-        pq = keys // (scale * scale) + q0
-        plo = (keys // scale) % scale
-        phi = keys % scale
-        njr = ls.num_judged_ret[pq]
-        area = np.where(phi < njr, 0, np.where(plo < njr, 1, 2))
-        order = np.lexsort((phi, plo, area, pq))
-        pq, area, score = pq[order], area[order], (forward / total)[order]
+        key = (((q - q0) * 3 + area) * scale + lo) * scale + hi
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        forward = np.add.reduceat((a < b)[order].astype(np.float64), starts)
+        total = np.diff(np.append(starts, len(key))).astype(np.float64)
+        pq, area = q[order[starts]], area[order[starts]]
+        score = forward / total
         n_q = ls.n_queries
         for row, mask in enumerate((area <= 1, area == 0, area <= 1)):  # pair, _ret, _imp
             self.pair_sums[row] += np.bincount(pq[mask], weights=score[mask], minlength=n_q)
@@ -606,6 +647,10 @@ class _PreferenceCounter:
         self.in_new_full = last & (self.pos_in_class < r_full)
         # _ret: its retrieved lines among the first num_rel_ret (they form a prefix).
         self.in_new_ret = last & (self.pos_in_class < r_ret) & retrieved
+        # Lines of the lowest class outside the new class are never a pair's lower doc.
+        self.drop_y_full = last & ~self.in_new_full
+        self.drop_y_ret = last & ~self.in_new_ret
+        self.any_recount = bool(self.need_full.any() or self.need_ret.any())
         last_size = np.bincount(self.entry_jg[last], minlength=n_jg)
         last_ret = np.bincount(self.entry_jg[last & retrieved], minlength=n_jg)
         ec_jg = ~ls.jg_is_pa
@@ -649,34 +694,33 @@ class _PreferenceCounter:
         self.pd_drop_ret = zero_ret & (_rank_within(self.pd_jg, zero_ret)
                                        >= self.num_rel[self.pd_jg])
 
-    def _recount_ec(self, x, y):
+    def _recount_ec(self, key, y):
         """Recount the EC pairs: pairs into the lowest class keep only its new part."""
-        ls = self.lists
-        jg = self.entry_jg[x]
-        a, b = ls.entry_docid[x], ls.entry_docid[y]
-        njr = self.jg_njr[jg]
-        n_jg = ls.n_jgs
-        keep = self.need_full[jg] & (~self.is_last_class[y] | self.in_new_full[y])
-        self.recount[0] += np.bincount(jg[keep & (a < b) & (a < njr)], minlength=n_jg)
-        self.recount[1] += np.bincount(jg[keep], minlength=n_jg)
-        keep = (self.need_ret[jg] & (a < njr) & (b < njr)
-                & (~self.is_last_class[y] | self.in_new_ret[y]))
-        self.recount[2] += np.bincount(jg[keep & (a < b)], minlength=n_jg)
-        self.recount[3] += np.bincount(jg[keep], minlength=n_jg)
-
-    def _recount_pa(self, jg, a, b, i, j):
         n_jg = self.lists.n_jgs
-        if not len(jg):
+        jg = key // 8
+        sel = self.need_full[jg] & ~self.drop_y_full[y]
+        h = np.bincount(key[sel], minlength=8 * n_jg).reshape(n_jg, 8)
+        self.recount[0] += h[:, 7] + h[:, 6]  # fulfilled: a < b and a retrieved
+        self.recount[1] += h.sum(axis=1)
+        sel = self.need_ret[jg] & ~self.drop_y_ret[y]
+        h = np.bincount(key[sel], minlength=8 * n_jg).reshape(n_jg, 8)
+        self.recount[2] += h[:, 7]  # both retrieved (codes 7 and 3 only)
+        self.recount[3] += h[:, 7] + h[:, 3]
+
+    def _recount_pa(self, key, a, b, i, j):
+        n_jg = self.lists.n_jgs
+        if not len(key):
             return
+        jg = key // 8
         di, dj = self.pd_start[jg] + i, self.pd_start[jg] + j
-        njr = self.jg_njr[jg]
-        keep = self.need_full[jg] & ~self.pd_drop_full[di] & ~self.pd_drop_full[dj]
-        self.recount[0] += np.bincount(jg[keep & (a < b) & (a < njr)], minlength=n_jg)
-        self.recount[1] += np.bincount(jg[keep], minlength=n_jg)
-        keep = (self.need_ret[jg] & (a < njr) & (b < njr)
-                & ~self.pd_drop_ret[di] & ~self.pd_drop_ret[dj])
-        self.recount[2] += np.bincount(jg[keep & (a < b)], minlength=n_jg)
-        self.recount[3] += np.bincount(jg[keep], minlength=n_jg)
+        sel = self.need_full[jg] & ~self.pd_drop_full[di] & ~self.pd_drop_full[dj]
+        h = np.bincount(key[sel], minlength=8 * n_jg).reshape(n_jg, 8)
+        self.recount[0] += h[:, 7] + h[:, 6]
+        self.recount[1] += h.sum(axis=1)
+        sel = self.need_ret[jg] & ~self.pd_drop_ret[di] & ~self.pd_drop_ret[dj]
+        h = np.bincount(key[sel], minlength=8 * n_jg).reshape(n_jg, 8)
+        self.recount[2] += h[:, 7]
+        self.recount[3] += h[:, 7] + h[:, 3]
 
     def _rnonrel_ratios(self, s: PrefStatistics):
         """Per-JG ratio: R >= N adds R-N fulfilled preferences per relevant doc, else recount."""
@@ -694,6 +738,13 @@ class _PreferenceCounter:
                 / (s.poss_ret + s.num_rel * (r - n)).astype(np.float64),
                 self.recount[2] / self.recount[3].astype(np.float64))
         return full, ret
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` where ``den > 0``, else 0."""
+    out = np.zeros(len(num))
+    np.divide(num, den, out=out, where=den > 0)
+    return out
 
 
 def _rank_within(group: np.ndarray, mask: np.ndarray) -> np.ndarray:
