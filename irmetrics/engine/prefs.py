@@ -23,8 +23,12 @@ preferences in one of two modes:
 
 Both modes reduce to a list of ``(jg, a, b)`` preference pairs; every measure is a
 count over these pairs (per JG, or summed into the per-query matrix ``C[a][b]``).
-Pairs are enumerated vectorised in blocks of whole queries (bounded memory), the PA
-closures as batched boolean matrix products in blocks of similar size.
+Pairs are enumerated vectorised (``repeat``/``arange``, no per-document Python code)
+in blocks of whole queries holding about ``_PAIR_BUDGET`` pairs; a single query with
+more pairs is one block, so peak memory is about 40 bytes per pair of the largest
+query. Like trec_eval, the cost is linear in the number of preferences (EC mode:
+product of class sizes). PA closures are batched boolean matrix products over JGs of
+similar size; the only Python loops are over query blocks and closure chunks.
 """
 
 from __future__ import annotations
@@ -299,15 +303,14 @@ class _PreferenceCounter:
         self.lists = lists
         self.want_pairs = pairs
         self.want_rnonrel = rnonrel
-        lists_ = lists
-        self.jg_query = lists_.jg_query
-        self.entry_jg = lists_.entry_jg
-        self.jg_njr = lists_.num_judged_ret[self.jg_query]
+        self.jg_query = lists.jg_query
+        self.entry_jg = lists.entry_jg
+        self.jg_njr = lists.num_judged_ret[self.jg_query]
         self.entry_njr = self.jg_njr[self.entry_jg]
-        self.entry_pa = lists_.jg_is_pa[self.entry_jg]
+        self.entry_pa = lists.jg_is_pa[self.entry_jg]
         # Narrow copies halve the memory traffic of the per-pair arrays.
         self.entry_jg32 = self.entry_jg.astype(np.int32)
-        self.entry_docid32 = lists_.entry_docid.astype(np.int32)
+        self.entry_docid32 = lists.entry_docid.astype(np.int32)
         self.entry_njr32 = self.entry_njr.astype(np.int32)
         self._classes()
         self._pa_docs()
