@@ -15,6 +15,7 @@ from .engine.pack import SEMANTICS, encode_qrels, pack
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
+from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results
 
@@ -87,6 +88,7 @@ class Evaluator:
         self.qrels = as_qrels(qrels)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
+        check_rel_format(self.requests, QRELS)
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
         self.max_docs = None if max_docs is None else int(max_docs)

@@ -1,6 +1,8 @@
-"""File input/output: TREC qrels and run files (see :mod:`irmetrics.io.trec`)."""
+"""File input/output: TREC qrels and run files (:mod:`irmetrics.io.trec`), preference and
+judgment-group files (:mod:`irmetrics.io.prefs`)."""
 
-from irmetrics.io.trec import (
+from .prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg, read_qrels_prefs
+from .trec import (
     read_qrels,
     read_qrels_bytes,
     read_run,
@@ -9,4 +11,7 @@ from irmetrics.io.trec import (
     write_run,
 )
 
-__all__ = ["read_qrels", "read_run", "read_qrels_bytes", "read_run_bytes", "write_qrels", "write_run"]
+__all__ = [
+    "JudgmentGroups", "Prefs", "read_prefs", "read_qrels_jg", "read_qrels_prefs",
+    "read_qrels", "read_run", "read_qrels_bytes", "read_run_bytes", "write_qrels", "write_run",
+]

@@ -6,9 +6,11 @@ import numpy as np
 
 from .context import columns
 from .registry import HIDDEN, LONG, NUM_Q, RESET_ALWAYS, RUNID, SUM, measure
+from .rel_format import ALL_REL_FORMATS
 
 
-@measure("runid", order=1, printed=HIDDEN, summary=RUNID, groups="O T S Pa Pr J")
+@measure("runid", order=1, printed=HIDDEN, summary=RUNID, groups="O T S Pa Pr J",
+         rel_formats=ALL_REL_FORMATS)
 def runid(ctx, params):
     """Run name: the run_id field of the last data line of the run file.
 
@@ -18,8 +20,7 @@ def runid(ctx, params):
 
 
 @measure("num_q", order=2, printed=HIDDEN, summary=NUM_Q, groups="O T S Pa Pr J",
-         friendly="NumQ",
-         aliases={'ir_measures': 'NumQ'})
+         friendly="NumQ", aliases={'ir_measures': 'NumQ'}, rel_formats=ALL_REL_FORMATS)
 def num_q(ctx, params):
     """Number of evaluated queries: 1 per query, summed over queries."""
     return columns(np.ones(ctx.n_queries))
