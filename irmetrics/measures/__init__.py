@@ -5,9 +5,12 @@ from . import (  # noqa: F401  (imported for their registrations)
     counts,
     dcg,
     interpolated,
+    ltr,
+    metric_learning,
     precision,
     rank,
     recall,
+    torchmetrics_family,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 
