@@ -59,8 +59,10 @@ def _ranked_relevance(keys: np.ndarray, relevance: np.ndarray, n: np.ndarray) ->
     b, width = keys.shape
     position = np.broadcast_to(np.arange(width), (b, width))
     padded = position >= n[:, None]
-    # Row-wise lexicographic sort: padding flag, then key descending, then position.
-    order = np.lexsort((position, -keys, padded), axis=1) if b else np.zeros((0, width), np.int64)
+    # Row-wise lexicographic sort: padding flag, then key descending (real documents only;
+    # padding ties, as pytorchltr's -inf scores do), then position.
+    key = np.where(padded, 0.0, -keys)
+    order = np.lexsort((position, key, padded), axis=1) if b else np.zeros((0, width), np.int64)
     return np.take_along_axis(relevance, order, axis=1), np.take_along_axis(padded, order, axis=1)
 
 
