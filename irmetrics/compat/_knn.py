@@ -92,25 +92,46 @@ def knn(query, reference, k: int, *, metric: str = "euclidean", ignore=()) -> Ne
     return Neighbours(offsets, indices, distances)
 
 
+def argsort_rows(values: np.ndarray) -> np.ndarray:
+    """Row-wise argsort by (value, column): quicksort, then a stable re-sort of rows with ties.
+
+    Ties between infinite values (ignored references) are left in any order.
+    """
+    order = np.argsort(values, axis=1)
+    if values.shape[1] > 1:
+        ranked = np.take_along_axis(values, order, axis=1)
+        tied = ((ranked[:, 1:] == ranked[:, :-1]) & np.isfinite(ranked[:, 1:])).any(axis=1)
+        if tied.any():
+            order[tied] = np.argsort(values[tied], axis=1, kind="stable")
+    return order
+
+
 def _top_k_block(dist: np.ndarray, eligible: np.ndarray, k: int):
     """Top ``k`` eligible columns per row by (distance, column); flat CSR pieces."""
     b, n_ref = dist.shape
     if k <= 0 or n_ref == 0:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(b, np.int64)
     masked = np.where(eligible, dist, np.inf)
-    if k < n_ref:
-        # Everything at or below the k-th smallest value is a candidate (ties included),
-        # so the exact (distance, index) order can be taken among candidates only.
+    if 2 * k < n_ref:
+        # Everything at or below the k-th smallest value is a candidate (ties included);
+        # candidates are packed left in column order, then ordered exactly.
         kth = np.partition(masked, k - 1, axis=1)[:, k - 1]
         candidates = (masked <= kth[:, None]) & eligible
+        per_row = candidates.sum(axis=1)
+        width = max(int(per_row.max()), 1)
+        row, col = np.nonzero(candidates)
+        slot = np.arange(row.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+        values = np.full((b, width), np.inf)
+        columns = np.zeros((b, width), dtype=np.int64)
+        valid = np.zeros((b, width), dtype=bool)
+        values[row, slot] = dist[row, col]
+        columns[row, slot] = col
+        valid[row, slot] = True
     else:
-        candidates = eligible
-    row, col = np.nonzero(candidates)
-    values = dist[row, col]
-    order = np.lexsort((col, values, row))
-    row, col, values = row[order], col[order], values[order]
-    per_row = np.bincount(row, minlength=b)
-    starts = np.concatenate(([0], np.cumsum(per_row)[:-1]))
-    keep = (np.arange(row.size) - starts[row]) < k
-    counts = np.minimum(per_row, k).astype(np.int64)
-    return col[keep].astype(np.int64), values[keep], counts
+        values, valid = masked, eligible
+        columns = np.broadcast_to(np.arange(n_ref), (b, n_ref))
+    order = argsort_rows(values)[:, :k]
+    keep = np.take_along_axis(valid, order, axis=1)
+    chosen = np.take_along_axis(columns, order, axis=1)[keep]
+    chosen_dist = np.take_along_axis(values, order, axis=1)[keep]
+    return chosen.astype(np.int64), chosen_dist, keep.sum(axis=1).astype(np.int64)

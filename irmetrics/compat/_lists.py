@@ -39,7 +39,9 @@ def binary_view(offsets, hits, num_rel, num_nonrel=None) -> View:
         rel_hist=rel_hist,
         bogus=np.zeros(n_q, dtype=bool),
     )
-    return lists.view(1)
+    # A View built directly (not via lists.view(), which caches it on the lists) holds no
+    # reference cycle, so block-wise callers free each block's arrays immediately.
+    return View(lists, 1, False)
 
 
 def hits_matrix_view(matches, num_rel, num_nonrel=None) -> View:

@@ -123,18 +123,38 @@ def _nonempty(p):
 
 # --------------------------------------------------------------------------- grouped rankings
 
+def _descending_key(preds32: np.ndarray) -> np.ndarray:
+    """uint64 keys whose ascending order is ``preds32`` descending (-0.0 equals 0.0)."""
+    bits = (preds32.astype(np.float32) + np.float32(0.0)).view(np.uint32)
+    negative = (bits >> np.uint32(31)).astype(bool)
+    ascending = np.where(negative, ~bits, bits | np.uint32(1 << 31))
+    return (~ascending).astype(np.uint64)
+
+
+def _group_key(indexes: np.ndarray) -> np.ndarray:
+    """uint64 keys holding each index's rank among the distinct indexes in the high 32 bits."""
+    lo, hi = int(indexes.min()), int(indexes.max())
+    if hi - lo < 2**32:
+        code = (indexes - lo).astype(np.uint64)
+    else:
+        code = np.unique(indexes, return_inverse=True)[1].astype(np.uint64)
+    return code << np.uint64(32)
+
+
 class _Groups:
-    """Queries packed as CSR, each sorted by prediction descending (ties: input position)."""
+    """Queries packed as CSR, each sorted by prediction descending (ties: input position).
+
+    One stable sort of a packed ``(query, -pred)`` uint64 key gives the final order.
+    """
 
     def __init__(self, preds, target, indexes=None):
         n = preds.size
-        position = np.arange(n)
         if indexes is None:
-            order = np.lexsort((position, -preds))
+            order = np.argsort(_descending_key(preds), kind="stable")
             self.ids = np.zeros(1, dtype=np.int64)
             self.offsets = np.array([0, n], dtype=np.int64)
         else:
-            order = np.lexsort((position, -preds, indexes))
+            order = np.argsort(_group_key(indexes) | _descending_key(preds), kind="stable")
             self.ids, self.offsets = group_offsets(indexes[order])
         self.preds = preds[order]
         self.target = target[order]
