@@ -195,3 +195,25 @@ def test_cross_check_with_pml():
     mine = pml.AccuracyCalculator().get_accuracy(x, labels)
     for m in NAMES:
         assert mine[m] == pytest.approx(float(theirs[m]), abs=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 20), st.integers(0, 2**31))
+def test_pml_properties(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    labels = rng.integers(0, 3, n)
+    calc = pml.AccuracyCalculator(normalize_embeddings=False)
+    got = calc.get_accuracy(x, labels)
+    perm = rng.permutation(n)
+    again = calc.get_accuracy(x[perm], labels[perm])
+    for m in NAMES:
+        if math.isnan(got[m]):
+            assert math.isnan(again[m])
+            continue
+        assert 0.0 <= got[m] <= 1.0
+        assert again[m] == pytest.approx(got[m], abs=1e-12)
+    # perfectly separated classes score 1 everywhere
+    sep = np.repeat(np.arange(3), 4)[:, None] * 100.0 + rng.random((12, 1))
+    best = calc.get_accuracy(sep, np.repeat(np.arange(3), 4))
+    assert all(v == pytest.approx(1.0) for v in best.values())

@@ -321,3 +321,21 @@ def test_cross_check_with_torchmetrics():
                 float(tmf.retrieval_fall_out(tp, tt, top_k=top_k)), abs=1e-6)
             assert tm.retrieval_normalized_dcg(preds, target, top_k) == pytest.approx(
                 float(tmf.retrieval_normalized_dcg(tp, tt, top_k=top_k)), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=20),
+       st.randoms(use_true_random=False))
+def test_modules_invariant_to_row_order_with_distinct_preds(rows, rnd):
+    preds = np.linspace(0.05, 0.95, len(rows)).astype(np.float32)  # distinct: no tie order at play
+    idx = np.array([r[0] for r in rows])
+    target = np.array([r[1] for r in rows])
+    perm = np.array(rnd.sample(range(len(rows)), len(rows)))
+    for make in (lambda: tm.RetrievalMAP(top_k=2), lambda: tm.RetrievalNormalizedDCG(),
+                 lambda: tm.RetrievalAUROC(max_fpr=0.5), lambda: tm.RetrievalFallOut(top_k=3),
+                 lambda: tm.RetrievalPrecision(top_k=4)):
+        a, b = make(), make()
+        a.update(preds, target, idx)
+        b.update(preds[perm], target[perm], idx[perm])
+        assert a.compute() == pytest.approx(b.compute(), abs=1e-12)
+        assert 0.0 <= a.compute() <= 1.0
