@@ -233,3 +233,19 @@ def test_generate_pytrec_eval_ids_and_padding():
     assert run == {"Q42": {"doc0": 0.5, "doc1": 0.1}}
     qrel, _ = ltr.generate_pytrec_eval([[0.5], [0.1]], [[1], [0]], [1, 0], qid_offset=10)
     assert qrel == {"q10": {"d0": 1}, "q11": {}}
+
+
+def test_other_tfsim_metrics_drop_closest_lookup():
+    # PrecisionAtK: columns [1, k), class counts (k when r is None) minus 1
+    assert tfsim.PrecisionAtK(k=3, drop_closest_lookup=True).compute(
+        query_labels=LABELS, match_mask=MASK) == 0.5
+    # MapAtK: window [1, 1 + k), r - 1 floored at 1: rows [T, F] -> 1/2, [F, T] -> (1/2)/1
+    m = tfsim.MapAtK(r={0: 2, 1: 3}, k=2, drop_closest_lookup=True)
+    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.5
+    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.5  # r is not mutated
+    assert tfsim.RecallAtK(k=1, drop_closest_lookup=True).compute(
+        query_labels=LABELS, match_mask=MASK) == 0.75
+    # labels missing from r: PrecisionAtK counts 0 (-> 0), MapAtK divides by -1
+    assert tfsim.PrecisionAtK(r={1: 2}, k=3).compute(query_labels=LABELS, match_mask=MASK) == 0.75
+    assert tfsim.MapAtK(r={1: 2}, k=3).compute(query_labels=LABELS, match_mask=MASK) == \
+        pytest.approx((3 * 1.0 - 1 / 3) / 4)

@@ -202,9 +202,16 @@ class RecallAtK(RetrievalMetric):
 
 def _class_counts(r, labels, *, default, drop, floor):
     """Per-query class count from the ``r`` mapping (missing labels get ``default``)."""
-    lookup = {k: (max(floor, int(v) - 1) if drop else int(v)) for k, v in r.items()}
-    return np.array([lookup.get(lbl, default) for lbl in labels.tolist()], dtype=np.int64) \
-        if labels.size else np.zeros(0, np.int64)
+    if not r:
+        return np.full(labels.shape, default, dtype=np.int64)
+    keys = np.asarray(list(r.keys()))
+    counts = np.asarray([int(v) for v in r.values()], dtype=np.int64)  # one per class
+    if drop:
+        counts = np.maximum(floor, counts - 1)
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], counts[order]
+    pos = np.minimum(np.searchsorted(keys, labels), len(keys) - 1)
+    return np.where(keys[pos] == labels, counts[pos], default).astype(np.int64)
 
 
 class PrecisionAtK(RetrievalMetric):
