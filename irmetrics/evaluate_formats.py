@@ -100,12 +100,14 @@ def evaluate_prefs(prefs, run, measures, *, max_docs=None, complete=False) -> Re
     1.0
     """
     prefs = as_prefs(prefs)
+    present = list(run) if isinstance(run, dict) else None  # {qid: {}}: an empty ranking
     run = as_run(run)
     if max_docs is not None:
         check_int("max_docs", max_docs, min=0)
     requests = parse_measures(measures)
     check_rel_format(requests, PREFS)
     lists = pack_prefs(prefs.df, run.df, max_docs=max_docs, complete=bool(complete),
+                       run_query_ids=present,
                        run_name=run.name)
     needs = frozenset(n for r in requests for n in r.measure.extra.get("needs", ()))
     ctx = PrefsContext(lists, needs)
@@ -146,6 +148,7 @@ def evaluate_jg(jg, run, measures, *, relevance_level=1, judged_only=False, max_
     0.5
     """
     jg = as_judgment_groups(jg)
+    present = list(run) if isinstance(run, dict) else None  # {qid: {}}: an empty ranking
     run = as_run(run)
     relevance_level = check_int("relevance_level", relevance_level)
     if max_docs is not None:
@@ -153,7 +156,7 @@ def evaluate_jg(jg, run, measures, *, relevance_level=1, judged_only=False, max_
     requests = parse_measures(measures)
     check_rel_format(requests, QRELS_JG)
     groups = pack_judgment_groups(jg.df, run.df, max_docs=max_docs, complete=bool(complete),
-                                  run_name=run.name)
+                                  run_name=run.name, run_query_ids=present)
     contexts: dict = {}
 
     def context_for(req):

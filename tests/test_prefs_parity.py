@@ -60,9 +60,15 @@ def run_lines(run):
     return [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
 
 
+def as_run_file(run):
+    """The run as a file would carry it: a query without documents is absent."""
+    return irm.Run.from_dict(run)
+
+
 def engine_prefs(lines, run, **kw):
     try:
-        res = irm.evaluate_prefs(irm.Prefs.from_records(lines), run, ["all_prefs"], **kw)
+        res = irm.evaluate_prefs(irm.Prefs.from_records(lines), as_run_file(run),
+                                 ["all_prefs"], **kw)
     except IrMetricsError as exc:
         return exc
     return {q: {n: v for n, v in d.items() if n in PREF_MEASURES}
@@ -208,7 +214,8 @@ def test_jg_engine_matches_reference(lines, run, max_docs, complete, level, judg
               judged_only=judged_only)
     want = ref.evaluate_jg(lines, run_lines(run), cutoffs=JG_CUTOFFS,
                            multipliers=JG_MULTIPLIERS, **kw)
-    res = irm.evaluate_jg(irm.JudgmentGroups.from_records(lines), run, JG_MEASURES, **kw)
+    res = irm.evaluate_jg(irm.JudgmentGroups.from_records(lines), as_run_file(run),
+                          JG_MEASURES, **kw)
     got = {q: {n: v for n, v in d.items() if "avgjg" in n} for q, d in res.to_dict().items()}
     assert got == want
 

@@ -63,7 +63,7 @@ class JudgmentGroupLists:
 
 def pack_judgment_groups(judgments: pl.DataFrame, run: pl.DataFrame, *,
                          max_docs: int | None = None, complete: bool = False,
-                         run_name: str = "irmetrics") -> JudgmentGroupLists:
+                         run_name: str = "irmetrics", run_query_ids=None) -> JudgmentGroupLists:
     """Rank a run once per judgment group of each evaluated query.
 
     Parameters
@@ -76,7 +76,7 @@ def pack_judgment_groups(judgments: pl.DataFrame, run: pl.DataFrame, *,
         As for :func:`~irmetrics.engine.pack.pack`; the duplicate check covers the
         kept top ``max_docs`` documents.
     """
-    query_ids, bogus = evaluated_queries(judgments["query_id"], run, complete)
+    query_ids, bogus = evaluated_queries(judgments["query_id"], run, complete, run_query_ids)
     # Ranking once per query also runs the duplicate check on the kept documents.
     ranked = ranked_run(run, query_ids, bogus, doc_id_descending=True, max_docs=max_docs)
     lookup = pl.DataFrame({"query_id": pl.Series(list(query_ids), dtype=pl.String),

@@ -84,7 +84,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     n_q = len(query_ids)
     qcode = qrels["query_id"].replace_strict(
         query_ids_series, pl.int_range(n_q, eager=True), return_dtype=pl.Int64
-    ).to_numpy()
+    ).to_numpy().astype(np.int64, copy=False)
     labels = qrels["relevance"].to_numpy().astype(np.int64)
     codes = np.where(labels < 0, POOL_UNJUDGED, labels)
     judged = labels >= 0

@@ -49,14 +49,20 @@ _PAIR_BUDGET = 1 << 21
 # ----------------------------------------------------------------------------- ranking
 
 
-def evaluated_queries(judged_query_ids: pl.Series, run: pl.DataFrame, complete: bool):
+def evaluated_queries(judged_query_ids: pl.Series, run: pl.DataFrame, complete: bool,
+                      run_query_ids=None):
     """Evaluated query ids (ascending byte order) and which of them are absent from the run.
 
     Without ``complete`` the judged queries present in the run are evaluated; with it
     every judged query, the absent ones on trec_eval's one-document placeholder (``-c``).
+    ``run_query_ids`` adds queries present with an empty ranking (a dict's ``{qid: {}}``).
     """
     judged = judged_query_ids.unique().sort()
-    run_ids = run["query_id"].unique().implode()
+    run_ids = run["query_id"]
+    if run_query_ids is not None:
+        run_ids = pl.concat([run_ids, pl.Series([str(q) for q in run_query_ids],
+                                                dtype=pl.String)])
+    run_ids = run_ids.unique().implode()
     in_run = judged.is_in(run_ids)
     ids = judged if complete else judged.filter(in_run)
     bogus = ~ids.is_in(run_ids)
@@ -186,7 +192,8 @@ class PrefLists:
 
 
 def pack_prefs(prefs: pl.DataFrame, run: pl.DataFrame, *, max_docs: int | None = None,
-               complete: bool = False, run_name: str = "irmetrics") -> PrefLists:
+               complete: bool = False, run_name: str = "irmetrics",
+               run_query_ids=None) -> PrefLists:
     """Rank a run against preference judgments and assign docid ranks.
 
     Parameters
@@ -200,7 +207,7 @@ def pack_prefs(prefs: pl.DataFrame, run: pl.DataFrame, *, max_docs: int | None =
     complete : bool
         Evaluate every prefs query, absent ones on the placeholder ranking (``-c``).
     """
-    query_ids, bogus = evaluated_queries(prefs["query_id"], run, complete)
+    query_ids, bogus = evaluated_queries(prefs["query_id"], run, complete, run_query_ids)
     n_q = len(query_ids)
     lookup = pl.DataFrame({"query_id": pl.Series(list(query_ids), dtype=pl.String),
                            "qcode": np.arange(n_q, dtype=np.int64)})

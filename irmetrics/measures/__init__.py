@@ -8,12 +8,15 @@ from . import (  # noqa: F401  (imported for their registrations)
     incomplete,
     interpolated,
     judgment_groups,
+    ltr,
+    metric_learning,
     precision,
     prefs,
     rank,
     recall,
     set_based,
     strings,
+    torchmetrics_family,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 

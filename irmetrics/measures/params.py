@@ -134,3 +134,27 @@ class PairParams:
 
 def _join(values) -> str:
     return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class FixedSuffix:
+    """A measure whose friendly form ends in one fixed ``@<suffix>`` (``MAP@R``, ``ML_P@1``).
+
+    The trec_eval-style name takes no parameters; the friendly spelling must carry
+    exactly this suffix.
+    """
+
+    suffix: str
+
+    def parse(self, measure: str, raw: str | None):
+        if raw is not None and raw != self.suffix:
+            raise ParameterError(
+                f"`{measure}` is defined only at @{self.suffix}; got @{raw!r}."
+            )
+        return None
+
+    def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
+        return [measure]
+
+    def describe(self) -> str:
+        return f"none; the friendly name carries the fixed suffix `@{self.suffix}`"
