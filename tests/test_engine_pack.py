@@ -1,11 +1,13 @@
 """pack(): trec_eval ordering, max_docs, judged_only, complete, semantics, invariants."""
 
 import numpy as np
+import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from irmetrics import evaluate
 from irmetrics.containers import Qrels, Run
+from irmetrics.engine import pack as pack_module
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
 
 from ._cases import qrels_and_run
@@ -98,3 +100,39 @@ def test_friendly_and_trec_names_agree():
     assert res["RR"] == res["recip_rank"]
     assert res["P(rel=2)@3"] == pytest.approx((1 / 3 + 0.0) / 2)  # only b is rel=2, rank 3
     assert np.isfinite(list(v for v in res.values() if not isinstance(v, str))).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_run())
+def test_presorted_and_shuffled_runs_pack_identically(data):
+    # A run grouped by query and sorted by score takes the block-moving path; any other
+    # row order takes the general sort. Both must give trec_eval's order.
+    qrels, run = data
+    presorted = {q: dict(sorted(d.items(), key=lambda kv: -kv[1])) for q, d in run.items()}
+    a, b = packed(qrels, run), packed(qrels, presorted)
+    assert a.doc_ids.tolist() == b.doc_ids.tolist()
+    assert a.code.tolist() == b.code.tolist() and a.offsets.tolist() == b.offsets.tolist()
+
+
+@pytest.mark.parametrize("fake_hash", [
+    lambda s: np.zeros(len(s), np.uint64),  # every judgment collides: keys unusable
+    lambda s: s.str.len_bytes().cast(pl.UInt64).to_numpy() << np.uint64(30),  # run docs collide
+])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=qrels_and_run())
+def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, fake_hash, data):
+    qrels, run = data
+    expected = packed(qrels, run)
+    with monkeypatch.context() as m:
+        m.setattr(pack_module, "_doc_hash", fake_hash)
+        collided = packed(qrels, run)
+    assert collided.code.tolist() == expected.code.tolist()
+
+
+def test_run_doc_colliding_with_a_judgment_is_verified_on_strings(monkeypatch):
+    # One judgment per query keeps the qrels keys unique; every run doc then collides
+    # with it, and the string check must reject the false matches.
+    monkeypatch.setattr(pack_module, "_doc_hash", lambda s: np.zeros(len(s), np.uint64))
+    lists = packed({"1": {"a": 1}, "2": {"z": 0}}, {"1": {"b": 1.0, "a": 0.5}, "2": {"y": 1.0}})
+    assert lists.code.tolist() == [-1, 1, -1]

@@ -188,16 +188,15 @@ def pack(
         counts = np.minimum(counts, max_docs)
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    ranked_docs = doc_col.gather(order)
     qrels_code_of_entry = np.flatnonzero(evaluated)[entry_q]
-    code = _relevance_codes(qrels, qrels_code_of_entry, ranked_docs)
+    code = _relevance_codes(qrels, qrels_code_of_entry, doc_col, order)
     return RankedLists(
         query_ids=qrels.query_ids[evaluated],
         offsets=offsets,
         code=code,
         rel_hist=qrels.rel_hist[evaluated],
         bogus=np.isin(np.flatnonzero(evaluated), bogus_codes),
-        doc_ids=ranked_docs.to_numpy() if keep_doc_ids else None,
+        doc_ids=doc_col.gather(order).to_numpy() if keep_doc_ids else None,
         scores=scores[order],
         run_name=run_name,
         qrels_positive_total=qrels.positive_total,
@@ -258,21 +257,27 @@ def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
     return order
 
 
-def _relevance_codes(qrels: EncodedQrels, qcode: np.ndarray, docs: pl.Series) -> np.ndarray:
-    """trec_eval relevance code of every ranked document (-1 when not in the qrels)."""
-    code = np.full(len(docs), NOT_IN_POOL, dtype=np.int64)
-    if len(docs) == 0 or len(qrels.codes) == 0:
+def _relevance_codes(qrels: EncodedQrels, qcode: np.ndarray, doc_col: pl.Series,
+                     order: np.ndarray) -> np.ndarray:
+    """trec_eval relevance code of every ranked document (-1 when not in the qrels).
+
+    ``doc_col.gather(order)`` are the ranked doc ids; ``qcode`` their qrels query codes.
+    Hashes are computed in file order and gathered, so doc-id strings are only touched
+    for the documents that match a judgment.
+    """
+    code = np.full(len(order), NOT_IN_POOL, dtype=np.int64)
+    if len(order) == 0 or len(qrels.codes) == 0:
         return code
     if qrels.keys is not None:
-        keys = _combine(qcode, _doc_hash(docs))
+        keys = _combine(qcode, _doc_hash(doc_col)[order])
         idx = np.minimum(np.searchsorted(qrels.keys, keys), len(qrels.keys) - 1)
         hit = np.flatnonzero(qrels.keys[idx] == keys)
         # Verify every hash match on the strings; a collision falls through to the join.
-        if (docs.gather(hit) == qrels.doc_ids.gather(idx[hit])).all():
+        if (doc_col.gather(order[hit]) == qrels.doc_ids.gather(idx[hit])).all():
             code[hit] = qrels.codes[idx[hit]]
             return code
     judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.doc_ids,
                               "code": qrels.codes})
-    joined = pl.DataFrame({"q": qcode, "doc_id": docs}).join(
+    joined = pl.DataFrame({"q": qcode, "doc_id": doc_col.gather(order)}).join(
         judgments, on=["q", "doc_id"], how="left", maintain_order="left")
     return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)
