@@ -12,6 +12,12 @@ class Qrels:
         return cls(pl.DataFrame(rows, schema={"query_id": pl.String, "iteration": pl.String,
                                               "doc_id": pl.String, "relevance": pl.Int64}, orient="row"))
 
+    def to_dict(self):
+        out = {}
+        for q, doc, rel in self.df.select("query_id", "doc_id", "relevance").iter_rows():
+            out.setdefault(q, {})[doc] = int(rel)
+        return out
+
 
 class Run:
     def __init__(self, df, name="irmetrics", path=None):
@@ -23,3 +29,9 @@ class Run:
         return cls(pl.DataFrame(rows, schema={"query_id": pl.String, "iteration": pl.String,
                                               "doc_id": pl.String, "rank": pl.Int64,
                                               "score": pl.Float64, "run_id": pl.String}, orient="row"), name)
+
+    def to_dict(self):
+        out = {}
+        for q, doc, score in self.df.select("query_id", "doc_id", "score").iter_rows():
+            out.setdefault(q, {})[doc] = float(score)
+        return out

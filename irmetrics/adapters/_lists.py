@@ -1,0 +1,331 @@
+"""Closed-world judgments built by the adapters, and their two exits.
+
+Every adapter produces one ``Judgments`` object: integer-coded run entries
+(query, document, score, label) and integer-coded qrels. It leaves in two ways:
+
+* ``qrels_frame()`` / ``run_frame()``: the string tables of ``Qrels``/``Run``
+  (built lazily, with vectorised id formatting), for ``to_dict()``, writing TREC
+  files, or evaluation through ``encode_qrels`` + ``pack``;
+* ``pack()``: the ``RankedLists`` that ``pack()`` would build from those tables,
+  computed numerically (no strings, no joins). ``evaluate`` takes this road when
+  it is handed the adapter's own (Qrels, Run) pair.
+
+Both orders are trec_eval's: score descending, then doc id descending in byte
+order (ids' byte ranks are the numeric tie key), queries in ascending byte order.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import polars as pl
+
+from ..containers import Qrels, Run
+from ..engine import segments as sg
+from ..engine.pack import BOGUS_DOC_ID, SEMANTICS, encode_qrels, pack
+from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
+from .._validation import check_choice, check_int
+from ._ids import IdVocab
+
+RUN_NAME = "irmetrics"
+
+
+def relevance_code(labels: np.ndarray) -> np.ndarray:
+    """trec_eval relevance code of judged labels: the label, or -2 when negative."""
+    return np.where(labels < 0, POOL_UNJUDGED, labels)
+
+
+def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra_positive=None):
+    """``rel_hist`` as ``encode_qrels`` builds it, plus facts about the qrels.
+
+    Returns ``(rel_hist, has_qrels, positive_total)``: per-query counts of every
+    label ``>= 0`` (width ``max label + 1``, at least 1), whether the query has any
+    qrels line (negative labels included), and the number of lines with label > 0.
+    ``extra_positive`` adds per-query lines with label 1 that have no entry arrays.
+    """
+    judged = labels >= 0
+    top = int(labels[judged].max()) + 1 if judged.any() else 0
+    if extra_positive is not None and extra_positive.any():
+        top = max(top, 2)
+    width = max(top, 1)
+    flat = query[judged] * width + labels[judged]
+    hist = np.bincount(flat, minlength=n_queries * width).reshape(n_queries, width)
+    has_qrels = np.bincount(query, minlength=n_queries) > 0
+    positive_total = int(np.count_nonzero(labels > 0))
+    if extra_positive is not None:
+        hist[:, 1] += extra_positive
+        has_qrels |= extra_positive > 0
+        positive_total += int(extra_positive.sum())
+    return hist.astype(np.int64, copy=False), has_qrels, positive_total
+
+
+class Judgments:
+    """Base: packing and string tables shared by dense and sparse judgments.
+
+    Subclasses set ``query_vocab``, ``doc_vocab``, ``rel_hist``, ``has_qrels``,
+    ``positive_total`` and implement ``sorted_run`` and ``qrels_arrays``.
+    """
+
+    query_vocab: IdVocab
+    doc_vocab: IdVocab
+    rel_hist: np.ndarray
+    has_qrels: np.ndarray
+    positive_total: int
+
+    def sorted_run(self, semantics: str):
+        """Run entries in final order: ``(counts, code, score, doc)``.
+
+        ``counts[q]`` is the number of entries of query code ``q``; the entry arrays
+        hold queries in ascending byte order, each ranked by (score desc, doc id
+        desc). Scores are float32-rounded under ``semantics="pytrec_eval"``.
+        """
+        raise NotImplementedError
+
+    def qrels_arrays(self):
+        """``(query code, doc code, label)`` of every qrels line."""
+        raise NotImplementedError
+
+    @cached_property
+    def query_order(self) -> np.ndarray:
+        """Query codes in ascending byte order of their ids."""
+        return np.argsort(self.query_vocab.byte_rank, kind="stable")
+
+    def pack(self, *, max_docs=None, complete=False, semantics="trec_eval",
+             run_name=RUN_NAME, keep_doc_ids=False) -> RankedLists:
+        """The ``RankedLists`` ``pack(encode_qrels(qrels.df), run.df, ...)`` returns."""
+        counts, code, scores, docs = self.sorted_run(semantics)
+        order = self.query_order
+        evaluated = self.has_qrels & ((counts > 0) | bool(complete))
+        keep = np.repeat(evaluated[order], counts[order])
+        code, scores, docs = code[keep], scores[keep], docs[keep]
+        queries = order[evaluated[order]]
+        sizes = counts[queries]
+        bogus = (sizes == 0) if complete else np.zeros(len(queries), dtype=bool)
+        if bogus.any():
+            # trec_eval -c: one placeholder document for qrels queries absent from the run.
+            owner = np.concatenate([np.repeat(np.arange(len(queries)), sizes), np.flatnonzero(bogus)])
+            merge = np.argsort(owner, kind="stable")
+            n_bogus = int(bogus.sum())
+            code = np.concatenate([code, np.full(n_bogus, NOT_IN_POOL, np.int64)])[merge]
+            scores = np.concatenate([scores, np.ones(n_bogus)])[merge]
+            docs = np.concatenate([docs, np.full(n_bogus, -1, np.int64)])[merge]
+            sizes = sizes + bogus
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        if max_docs is not None:
+            top = sg.ranks(offsets) <= max_docs
+            code, scores, docs = code[top], scores[top], docs[top]
+            offsets = np.concatenate(([0], np.cumsum(np.minimum(sizes, max_docs)))).astype(np.int64)
+        doc_ids = None
+        if keep_doc_ids:
+            doc_ids = np.where(docs >= 0, self.doc_vocab.take(np.maximum(docs, 0)).to_numpy(),
+                               BOGUS_DOC_ID).astype(object)
+        return RankedLists(
+            query_ids=self.query_vocab.take(queries).to_numpy().astype(object),
+            offsets=offsets,
+            code=code.astype(np.int64, copy=False),
+            rel_hist=self.rel_hist[queries],
+            bogus=bogus,
+            doc_ids=doc_ids,
+            scores=scores,
+            run_name=run_name,
+            qrels_positive_total=self.positive_total,
+        )
+
+    def qrels_frame(self) -> pl.DataFrame:
+        """qrels table: ``query_id, iteration, doc_id, relevance`` (one line per judgment)."""
+        query, doc, labels = self.qrels_arrays()
+        return pl.DataFrame({
+            "query_id": self.query_vocab.take(query),
+            "iteration": pl.repeat("0", len(query), dtype=pl.String, eager=True),
+            "doc_id": self.doc_vocab.take(doc),
+            "relevance": pl.Series(labels, dtype=pl.Int64),
+        })
+
+    def run_frame(self, run_name: str = RUN_NAME) -> pl.DataFrame:
+        """run table in trec_eval order: ``query_id, iteration, doc_id, rank, score, run_id``."""
+        counts, _code, scores, docs = self.sorted_run("trec_eval")
+        order = self.query_order
+        offsets = np.concatenate(([0], np.cumsum(counts[order]))).astype(np.int64)
+        query = np.repeat(order, counts[order])
+        n = len(query)
+        return pl.DataFrame({
+            "query_id": self.query_vocab.take(query),
+            "iteration": pl.repeat("Q0", n, dtype=pl.String, eager=True),
+            "doc_id": self.doc_vocab.take(docs),
+            "rank": pl.Series(sg.ranks(offsets), dtype=pl.Int64),
+            "score": pl.Series(scores, dtype=pl.Float64),
+            "run_id": pl.repeat(run_name, n, dtype=pl.String, eager=True),
+        })
+
+
+class DenseJudgments(Judgments):
+    """A (queries x documents) block: every valid cell is judged and retrieved.
+
+    ``labels`` and ``scores`` are (B, L); row ``i`` holds documents ``0 .. n_i - 1``
+    (doc codes = columns). ``top_k`` keeps only the first ``top_k`` of each ranking in
+    the run; the qrels keep every valid cell. ``extra_relevant[i]`` adds that many
+    relevant, unretrieved documents (codes ``L, L + 1, ...``) to the qrels.
+    """
+
+    def __init__(self, query_vocab, doc_vocab, scores, labels, lengths=None, top_k=None,
+                 extra_relevant=None):
+        self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
+        self.scores, self.labels = scores, labels
+        self.lengths, self.top_k, self.extra_relevant = lengths, top_k, extra_relevant
+        rows, cols = self._valid_cells()
+        self.rel_hist, self.has_qrels, self.positive_total = label_histogram(
+            rows, labels[rows, cols], labels.shape[0], extra_relevant)
+
+    def _valid_cells(self):
+        n_rows, n_cols = self.labels.shape
+        if self.lengths is None:
+            return (np.repeat(np.arange(n_rows), n_cols), np.tile(np.arange(n_cols), n_rows))
+        return np.nonzero(np.arange(n_cols) < self.lengths[:, None])
+
+    def sorted_run(self, semantics):
+        n_rows, n_cols = self.scores.shape
+        rows = self.query_order
+        # Columns laid out doc id descending, then one stable sort by score descending
+        # per row gives trec_eval's (score desc, doc id desc) order without a tie key.
+        desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
+        scores = self.scores[np.ix_(rows, desc)]
+        if semantics == "pytrec_eval":
+            scores = scores.astype(np.float32).astype(np.float64)
+        perm = np.argsort(-scores, axis=1, kind="stable")
+        cols = desc[perm]
+        keep = np.ones(cols.shape, dtype=bool)
+        if self.lengths is not None:
+            keep = cols < self.lengths[rows][:, None]
+        if self.top_k is not None:
+            keep &= np.cumsum(keep, axis=1) <= self.top_k
+        counts = np.empty(n_rows, dtype=np.int64)
+        counts[rows] = keep.sum(axis=1)
+        code = relevance_code(np.take_along_axis(self.labels[rows], cols, axis=1)[keep])
+        ranked_scores = np.take_along_axis(scores, perm, axis=1)[keep]
+        return counts, code, ranked_scores, cols[keep]
+
+    def qrels_arrays(self):
+        rows, cols = self._valid_cells()
+        labels = self.labels[rows, cols]
+        if self.extra_relevant is None or not self.extra_relevant.any():
+            return rows, cols, labels
+        extra = self.extra_relevant
+        x_rows = np.repeat(np.arange(len(extra)), extra)
+        x_offsets = np.concatenate(([0], np.cumsum(extra)))
+        x_cols = self.labels.shape[1] + sg.ranks(x_offsets) - 1
+        return (np.concatenate([rows, x_rows]), np.concatenate([cols, x_cols]),
+                np.concatenate([labels, np.ones(len(x_rows), dtype=np.int64)]))
+
+
+class SparseJudgments(Judgments):
+    """Run entries given one by one, qrels summarised by ``label_histogram``.
+
+    ``qrels_arrays`` is a callable so that a large closed world (every same-label
+    gallery item of every query) is only materialised if a string table is needed.
+    """
+
+    def __init__(self, query_vocab, doc_vocab, run_query, run_doc, run_score, run_label,
+                 rel_hist, has_qrels, positive_total, qrels_arrays):
+        self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
+        self.run_query, self.run_doc = run_query, run_doc
+        self.run_score, self.run_label = run_score, run_label
+        self.rel_hist, self.has_qrels, self.positive_total = rel_hist, has_qrels, positive_total
+        self._qrels_arrays = qrels_arrays
+
+    def sorted_run(self, semantics):
+        scores = self.run_score
+        if semantics == "pytrec_eval":
+            scores = scores.astype(np.float32).astype(np.float64)
+        order = np.lexsort((-self.doc_vocab.byte_rank[self.run_doc], -scores,
+                            self.query_vocab.byte_rank[self.run_query]))
+        counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
+        return (counts, relevance_code(self.run_label[order]), scores[order],
+                self.run_doc[order])
+
+    def qrels_arrays(self):
+        return self._qrels_arrays()
+
+
+class AdapterQrels(Qrels):
+    """``Qrels`` produced by an adapter; its table is built on first use."""
+
+    def __init__(self, judgments: Judgments):
+        self._judgments = judgments
+        self.path = None
+
+    @cached_property
+    def df(self) -> pl.DataFrame:
+        return self._judgments.qrels_frame()
+
+
+class AdapterRun(Run):
+    """``Run`` produced by an adapter; evaluated against its own qrels without strings."""
+
+    def __init__(self, judgments: Judgments, qrels: AdapterQrels, name: str = RUN_NAME):
+        self._judgments = judgments
+        self._qrels = qrels
+        self.name = name
+        self.path = None
+
+    @cached_property
+    def df(self) -> pl.DataFrame:
+        return self._judgments.run_frame(self.name)
+
+    def pack_direct(self, qrels, *, max_docs=None, complete=False, semantics="trec_eval",
+                    keep_doc_ids=False):
+        """``RankedLists`` against ``qrels`` without string work, or None if not possible.
+
+        Only the adapter's own qrels object qualifies. The one case left to the string
+        road is ``complete=True`` when a document is literally named trec_eval's
+        placeholder id.
+        """
+        if qrels is not self._qrels:
+            return None
+        if complete and self._judgments.doc_vocab.contains(BOGUS_DOC_ID):
+            return None
+        return self._judgments.pack(max_docs=max_docs, complete=complete, semantics=semantics,
+                                    run_name=self.name, keep_doc_ids=keep_doc_ids)
+
+
+def make_pair(judgments: Judgments) -> tuple[AdapterQrels, AdapterRun]:
+    qrels = AdapterQrels(judgments)
+    return qrels, AdapterRun(judgments, qrels)
+
+
+def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval",
+              keep_doc_ids=False) -> RankedLists:
+    """The ``RankedLists`` that ``evaluate(qrels, run, ...)`` computes measures on.
+
+    For an adapter's own ``(qrels, run)`` pair the lists are built numerically from
+    the adapter's arrays; any other pair goes through ``encode_qrels`` + ``pack``.
+    Both roads give identical lists.
+
+    Parameters
+    ----------
+    qrels, run : Qrels, Run
+    max_docs, complete, semantics
+        As in :func:`irmetrics.evaluate`.
+    keep_doc_ids : bool, default False
+        Also fill ``RankedLists.doc_ids`` (strings; costs string work).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from irmetrics.adapters import from_matrix, to_ranked
+    >>> qrels, run = from_matrix(np.array([[0.2, 0.9, 0.5]]), np.array([[1, 0, 2]]))
+    >>> lists = to_ranked(qrels, run)
+    >>> lists.query_ids.tolist(), lists.code.tolist()
+    (['q0'], [0, 2, 1])
+    """
+    check_choice("semantics", semantics, SEMANTICS)
+    if max_docs is not None:
+        max_docs = check_int("max_docs", max_docs, min=0)
+    direct = getattr(run, "pack_direct", None)
+    if direct is not None:
+        lists = direct(qrels, max_docs=max_docs, complete=complete, semantics=semantics,
+                       keep_doc_ids=keep_doc_ids)
+        if lists is not None:
+            return lists
+    return pack(encode_qrels(qrels.df), run.df, max_docs=max_docs, complete=complete,
+                semantics=semantics, run_name=run.name, keep_doc_ids=keep_doc_ids)
