@@ -8,6 +8,11 @@ See docs/adapters.md.
 
 from ._arrays import as_array
 from ._lists import to_ranked
+from .embeddings import from_embeddings
+from .flat import from_flat
 from .matrix import from_match_mask, from_matrix
+from .neighbours import from_neighbours
 
-__all__ = ["as_array", "from_match_mask", "from_matrix", "to_ranked"]
+__all__ = [
+    "as_array", "from_embeddings", "from_flat", "from_match_mask", "from_matrix", "from_neighbours", "to_ranked",
+]

@@ -17,7 +17,7 @@ from ..exceptions import ParameterError, ShapeError
 INDEX_DTYPE = np.int64
 
 
-def as_array(value, name: str) -> np.ndarray:
+def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
     """``value`` as a numpy array, reading tensors through DLPack without importing them.
 
     Parameters
@@ -25,6 +25,8 @@ def as_array(value, name: str) -> np.ndarray:
     value : array_like, or an object with ``__dlpack__`` or ``__array__``
     name : str
         Parameter name used in error messages.
+    allow_object : bool, default False
+        Accept an object array (e.g. labels given as Python objects).
 
     Returns
     -------
@@ -60,7 +62,7 @@ def as_array(value, name: str) -> np.ndarray:
             f"`{name}` must be convertible to a numpy array (for a tensor: "
             f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
         ) from exc
-    if array.dtype == object:
+    if array.dtype == object and not allow_object:
         raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
     return array
 

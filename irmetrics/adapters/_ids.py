@@ -45,7 +45,9 @@ class IdVocab:
             raise ShapeError(f"`{name}` must be 1-D; got an array of shape {array.shape}.")
         if size is not None and len(array) != size:
             raise ShapeError(f"`{name}` must have length {size}; got {len(array)}.")
-        if array.dtype.kind in "iu":
+        if array.size == 0:
+            strings = pl.Series([], dtype=pl.String)
+        elif array.dtype.kind in "iu":
             strings = pl.Series(array).cast(pl.String)
         elif array.dtype.kind in "UO":
             if array.dtype.kind == "O" and not all(isinstance(x, (str, int, np.integer)) for x in array):

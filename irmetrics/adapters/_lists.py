@@ -53,7 +53,7 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
     hist = np.bincount(flat, minlength=n_queries * width).reshape(n_queries, width)
     has_qrels = np.bincount(query, minlength=n_queries) > 0
     positive_total = int(np.count_nonzero(labels > 0))
-    if extra_positive is not None:
+    if extra_positive is not None and extra_positive.any():
         hist[:, 1] += extra_positive
         has_qrels |= extra_positive > 0
         positive_total += int(extra_positive.sum())
@@ -183,9 +183,10 @@ class DenseJudgments(Judgments):
             return (np.repeat(np.arange(n_rows), n_cols), np.tile(np.arange(n_cols), n_rows))
         return np.nonzero(np.arange(n_cols) < self.lengths[:, None])
 
-    def sorted_run(self, semantics):
-        n_rows, n_cols = self.scores.shape
+    def _ranking(self, semantics):
+        """Rows in query byte order; per row, (scores, columns) in trec_eval rank order."""
         rows = self.query_order
+        n_cols = self.scores.shape[1]
         # Columns laid out doc id descending, then one stable sort by score descending
         # per row gives trec_eval's (score desc, doc id desc) order without a tie key.
         desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
@@ -193,17 +194,32 @@ class DenseJudgments(Judgments):
         if semantics == "pytrec_eval":
             scores = scores.astype(np.float32).astype(np.float64)
         perm = np.argsort(-scores, axis=1, kind="stable")
-        cols = desc[perm]
-        keep = np.ones(cols.shape, dtype=bool)
+        return rows, np.take_along_axis(scores, perm, axis=1), desc[perm]
+
+    @cached_property
+    def _in_run(self):
+        """(B, L) cells written to the run: valid, and within ``top_k`` of the float64
+        trec_eval ranking (the run's content does not depend on evaluation semantics)."""
+        n_rows, n_cols = self.scores.shape
+        valid = np.ones((n_rows, n_cols), dtype=bool)
         if self.lengths is not None:
-            keep = cols < self.lengths[rows][:, None]
-        if self.top_k is not None:
-            keep &= np.cumsum(keep, axis=1) <= self.top_k
-        counts = np.empty(n_rows, dtype=np.int64)
+            valid = np.arange(n_cols) < self.lengths[:, None]
+        if self.top_k is None:
+            return valid
+        rows, _, cols = self._ranking("trec_eval")
+        ranked_valid = np.take_along_axis(valid[rows], cols, axis=1)
+        top = ranked_valid & (np.cumsum(ranked_valid, axis=1) <= self.top_k)
+        in_run = np.zeros_like(valid)
+        in_run[rows[:, None], cols] = top
+        return in_run
+
+    def sorted_run(self, semantics):
+        rows, scores, cols = self._ranking(semantics)
+        keep = np.take_along_axis(self._in_run[rows], cols, axis=1)
+        counts = np.empty(len(rows), dtype=np.int64)
         counts[rows] = keep.sum(axis=1)
         code = relevance_code(np.take_along_axis(self.labels[rows], cols, axis=1)[keep])
-        ranked_scores = np.take_along_axis(scores, perm, axis=1)[keep]
-        return counts, code, ranked_scores, cols[keep]
+        return counts, code, scores[keep], cols[keep]
 
     def qrels_arrays(self):
         rows, cols = self._valid_cells()

@@ -1,0 +1,1 @@
+"""Slow, plainly correct reference implementations used only by the tests."""
