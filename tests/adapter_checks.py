@@ -73,8 +73,16 @@ def assert_trec_roundtrip(qrels, run, directory, **opts) -> None:
         assert direct == via_files, semantics
 
 
+def has_all_negative_query(q_dict) -> bool:
+    """trec_eval 9 (pytrec_eval) is undefined for a query whose judgments are all
+    negative (trec_eval.md §10 rows 22-23: stale counts, hangs or SIGSEGV)."""
+    return any(docs and max(docs.values()) < 0 for docs in q_dict.values())
+
+
 def assert_pytrec_parity(qrels, run) -> None:
     q_dict, r_dict = qrels.to_dict(), run.to_dict()
+    if has_all_negative_query(q_dict):
+        return  # no defined reference value to compare with
     expected = pytrec_eval.RelevanceEvaluator(q_dict, set(MEASURES)).evaluate(r_dict)
     got = irm.evaluate(qrels, run, MEASURES, semantics="pytrec_eval").to_dict()
     # pytrec_eval drops queries with an empty run dict; adapters never emit those.
