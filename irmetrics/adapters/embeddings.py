@@ -54,14 +54,15 @@ def block_scores(queries: np.ndarray, gallery: np.ndarray, metric: str,
     ``cosine`` and ``dot``: inner products (rows pre-normalised for cosine);
     ``euclidean``: minus the distance, ``-sqrt(max(|q|^2 + |g|^2 - 2 q.g, 0))``.
     """
-    scores = queries @ gallery.T
-    if metric == "euclidean":
-        scores *= -2.0
-        scores += np.einsum("ij,ij->i", queries, queries)[:, None]
-        scores += gallery_sq[None, :]
-        np.maximum(scores, 0.0, out=scores)
-        np.sqrt(scores, out=scores)
-        np.negative(scores, out=scores)
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite scores: caller raises
+        scores = queries @ gallery.T
+        if metric == "euclidean":
+            scores *= -2.0
+            scores += np.einsum("ij,ij->i", queries, queries)[:, None]
+            scores += gallery_sq[None, :]
+            np.maximum(scores, 0.0, out=scores)
+            np.sqrt(scores, out=scores)
+            np.negative(scores, out=scores)
     return scores
 
 
@@ -204,11 +205,15 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         if gallery.shape[1] != queries.shape[1]:
             raise ShapeError(f"`gallery_embeddings` must have {queries.shape[1]} dimensions like "
                              f"`query_embeddings`; got {gallery.shape[1]}.")
+    numeric = [labels.dtype.kind in "biuf" for labels in (q_labels, g_labels)]
     try:
+        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
+            raise TypeError
         _, codes = np.unique(np.concatenate([q_labels, g_labels]), return_inverse=True)
     except TypeError as exc:
-        raise ParameterError("`query_labels` and `gallery_labels` must be comparable "
-                             f"(same kind of values); got {q_labels.dtype} and {g_labels.dtype}.") from exc
+        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
+                             f"numbers or both strings); got {q_labels.dtype} and "
+                             f"{g_labels.dtype}.") from exc
     codes = codes.reshape(-1)
     q_code, g_code = codes[: len(queries)], codes[len(queries):]
     self_excluded = self_gallery and bool(exclude_self)
