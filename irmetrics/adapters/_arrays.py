@@ -96,11 +96,14 @@ def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:
     return array.reshape(-1), lengths
 
 
-def check_numeric(array: np.ndarray, name: str) -> np.ndarray:
-    """Real numbers (bool/int/float) without NaN, as float64 (a new array if converted)."""
+def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False) -> np.ndarray:
+    """Real numbers (bool/int/float) without NaN, as float64 (a new array if converted).
+
+    With ``keep_float``, float arrays keep their dtype (their float64 widening is exact).
+    """
     if array.dtype.kind not in "biuf":
         raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
-    values = array.astype(np.float64, copy=False)
+    values = array if keep_float and array.dtype.kind == "f" else array.astype(np.float64, copy=False)
     if np.isnan(values).any():
         where = np.argwhere(np.isnan(values))[0]
         raise ParameterError(

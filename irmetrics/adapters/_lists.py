@@ -97,8 +97,9 @@ class Judgments:
         counts, code, scores, docs = self.sorted_run(semantics)
         order = self.query_order
         evaluated = self.has_qrels & ((counts > 0) | bool(complete))
-        keep = np.repeat(evaluated[order], counts[order])
-        code, scores, docs = code[keep], scores[keep], docs[keep]
+        if not evaluated[counts > 0].all():  # run lines of queries without qrels
+            keep = np.repeat(evaluated[order], counts[order])
+            code, scores, docs = code[keep], scores[keep], docs[keep]
         queries = order[evaluated[order]]
         sizes = counts[queries]
         bogus = (sizes == 0) if complete else np.zeros(len(queries), dtype=bool)
@@ -173,53 +174,75 @@ class DenseJudgments(Judgments):
         self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
         self.scores, self.labels = scores, labels
         self.lengths, self.top_k, self.extra_relevant = lengths, top_k, extra_relevant
-        rows, cols = self._valid_cells()
+        n_rows, n_cols = labels.shape
+        if lengths is None:
+            rows, valid_labels = np.repeat(np.arange(n_rows), n_cols), labels.reshape(-1)
+        else:
+            rows, valid_labels = np.repeat(np.arange(n_rows), lengths), labels[self._valid]
         self.rel_hist, self.has_qrels, self.positive_total = label_histogram(
-            rows, labels[rows, cols], labels.shape[0], extra_relevant)
+            rows, valid_labels, n_rows, extra_relevant)
+        self._negative = bool(len(valid_labels)) and int(valid_labels.min()) < 0
+
+    @cached_property
+    def _valid(self):
+        """(B, L) mask of cells inside each row's length, or None when all are."""
+        if self.lengths is None:
+            return None
+        return np.arange(self.labels.shape[1]) < self.lengths[:, None]
 
     def _valid_cells(self):
         n_rows, n_cols = self.labels.shape
         if self.lengths is None:
             return (np.repeat(np.arange(n_rows), n_cols), np.tile(np.arange(n_cols), n_rows))
-        return np.nonzero(np.arange(n_cols) < self.lengths[:, None])
+        return np.nonzero(self._valid)
 
     def _ranking(self, semantics):
-        """Rows in query byte order; per row, (scores, columns) in trec_eval rank order."""
+        """Rows in query byte order; per row, (scores, columns) in trec_eval rank order.
+
+        Scores keep their float dtype (float32 input is sorted as float32: same order
+        as its exact float64 widening) and are widened by the caller.
+        """
         rows = self.query_order
         n_cols = self.scores.shape[1]
         # Columns laid out doc id descending, then one stable sort by score descending
         # per row gives trec_eval's (score desc, doc id desc) order without a tie key.
         desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
-        scores = self.scores[np.ix_(rows, desc)]
-        if semantics == "pytrec_eval":
-            scores = scores.astype(np.float32).astype(np.float64)
-        perm = np.argsort(-scores, axis=1, kind="stable")
-        return rows, np.take_along_axis(scores, perm, axis=1), desc[perm]
+        negated = self.scores[np.ix_(rows, desc)]
+        if semantics == "pytrec_eval" and negated.dtype != np.float32:
+            negated = negated.astype(np.float32)
+        np.negative(negated, out=negated)
+        perm = np.argsort(negated, axis=1, kind="stable")
+        ranked = np.take_along_axis(negated, perm, axis=1)
+        np.negative(ranked, out=ranked)
+        return rows, ranked, desc[perm]
 
     @cached_property
     def _in_run(self):
-        """(B, L) cells written to the run: valid, and within ``top_k`` of the float64
-        trec_eval ranking (the run's content does not depend on evaluation semantics)."""
-        n_rows, n_cols = self.scores.shape
-        valid = np.ones((n_rows, n_cols), dtype=bool)
-        if self.lengths is not None:
-            valid = np.arange(n_cols) < self.lengths[:, None]
+        """(B, L) cells written to the run, or None when all are: valid, and within
+        ``top_k`` of the trec_eval ranking of the float64 scores (the run's content
+        does not depend on evaluation semantics)."""
         if self.top_k is None:
-            return valid
+            return self._valid
         rows, _, cols = self._ranking("trec_eval")
-        ranked_valid = np.take_along_axis(valid[rows], cols, axis=1)
-        top = ranked_valid & (np.cumsum(ranked_valid, axis=1) <= self.top_k)
-        in_run = np.zeros_like(valid)
-        in_run[rows[:, None], cols] = top
+        ranked_valid = (np.ones(cols.shape, dtype=bool) if self._valid is None
+                        else self._valid[rows[:, None], cols])
+        in_run = np.zeros(cols.shape, dtype=bool)
+        in_run[rows[:, None], cols] = ranked_valid & (np.cumsum(ranked_valid, axis=1) <= self.top_k)
         return in_run
 
     def sorted_run(self, semantics):
         rows, scores, cols = self._ranking(semantics)
-        keep = np.take_along_axis(self._in_run[rows], cols, axis=1)
+        labels = self.labels[rows[:, None], cols]
         counts = np.empty(len(rows), dtype=np.int64)
-        counts[rows] = keep.sum(axis=1)
-        code = relevance_code(np.take_along_axis(self.labels[rows], cols, axis=1)[keep])
-        return counts, code, scores[keep], cols[keep]
+        if self._in_run is None:
+            counts[rows] = cols.shape[1]
+            labels, scores, cols = labels.reshape(-1), scores.reshape(-1), cols.reshape(-1)
+        else:
+            keep = self._in_run[rows[:, None], cols]
+            counts[rows] = keep.sum(axis=1)
+            labels, scores, cols = labels[keep], scores[keep], cols[keep]
+        code = relevance_code(labels) if self._negative else labels
+        return counts, code, scores.astype(np.float64, copy=False), cols
 
     def qrels_arrays(self):
         rows, cols = self._valid_cells()

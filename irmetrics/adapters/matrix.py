@@ -99,7 +99,7 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
         # Padding may hold anything (NaN included): blank it before checking.
         scores = np.where(valid, scores, 0.0) if scores.dtype.kind in "fc" else scores
         relevance = np.where(valid, relevance, 0)
-    values = check_numeric(scores, "scores")
+    values = check_numeric(scores, "scores", keep_float=True)
     labels = check_integral(relevance, "relevance")
     if k is not None:
         k = check_int("k", k, min=1)
