@@ -12,6 +12,10 @@ class Qrels:
         return cls(pl.DataFrame(rows, schema={"query_id": pl.String, "iteration": pl.String,
                                               "doc_id": pl.String, "relevance": pl.Int64}, orient="row"))
 
+    @classmethod
+    def from_df(cls, df):
+        return cls(df.select("query_id", "iteration", "doc_id", "relevance"))
+
     def to_dict(self):
         out = {}
         for q, doc, rel in self.df.select("query_id", "doc_id", "relevance").iter_rows():
@@ -29,6 +33,10 @@ class Run:
         return cls(pl.DataFrame(rows, schema={"query_id": pl.String, "iteration": pl.String,
                                               "doc_id": pl.String, "rank": pl.Int64,
                                               "score": pl.Float64, "run_id": pl.String}, orient="row"), name)
+
+    @classmethod
+    def from_df(cls, df, *, name="irmetrics"):
+        return cls(df.select("query_id", "iteration", "doc_id", "rank", "score", "run_id"), name)
 
     def to_dict(self):
         out = {}

@@ -110,17 +110,28 @@ def test_inputs_are_not_modified_and_tensor_like_objects_work():
     assert np.array_equal(labels, before[1])
 
 
+def test_descending_keys_order_floats_like_trec_eval():
+    from irmetrics.adapters._lists import descending_keys
+    values = np.array([np.inf, 3.5, 1.0, 1e-40, 0.0, -0.0, -1e-40, -1.0, -3.5, -np.inf],
+                      dtype=np.float32)
+    keys = descending_keys(values)
+    assert np.all(np.diff(keys.astype(np.int64))[[0, 1, 2, 3, 5, 6, 7, 8]] > 0)
+    assert keys[4] == keys[5]  # -0.0 == 0.0, as C compares them
+
+
 # --- properties and parity ------------------------------------------------------------
 
 @st.composite
 def matrices(draw):
     b = draw(st.integers(0, 5))
     width = draw(st.integers(0, 12))
-    values = st.sampled_from([0.0, -0.0, 0.5, 1.0, 1.0, -2.25, 1e-300, 3.0000001])
+    values = st.sampled_from([0.0, -0.0, 0.5, 1.0, 1.0, -2.25, 1e-300, -1e-300, 3.0000001,
+                              3.0000002, np.inf, -np.inf, 3e38, -1e39])
     scores = np.array(draw(st.lists(st.lists(values, min_size=width, max_size=width),
                                     min_size=b, max_size=b)), dtype=np.float64).reshape(b, width)
     if draw(st.booleans()):
-        scores = scores.astype(np.float32)
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32)
     labels = np.array(draw(st.lists(st.lists(st.integers(-1, 3), min_size=width,
                                              max_size=width), min_size=b, max_size=b)),
                       dtype=np.int64).reshape(b, width)

@@ -60,6 +60,19 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
     return hist.astype(np.int64, copy=False), has_qrels, positive_total
 
 
+def descending_keys(scores: np.ndarray) -> np.ndarray:
+    """uint64 keys of float32 scores whose ascending order is score descending.
+
+    IEEE-754 bits made monotone (flip all bits of negatives, set the sign bit of
+    positives), then complemented; ``-0.0`` is first folded into ``+0.0`` because
+    trec_eval compares them equal. Values fit in the low 32 bits.
+    """
+    bits = (scores + np.float32(0.0)).view(np.uint32)
+    negative = bits >= np.uint32(0x80000000)
+    monotone = np.where(negative, ~bits, bits | np.uint32(0x80000000))
+    return (~monotone).astype(np.uint64)
+
+
 class Judgments:
     """Base: packing and string tables shared by dense and sparse judgments.
 
@@ -199,20 +212,29 @@ class DenseJudgments(Judgments):
     def _ranking(self, semantics):
         """Rows in query byte order; per row, (scores, columns) in trec_eval rank order.
 
-        Scores keep their float dtype (float32 input is sorted as float32: same order
-        as its exact float64 widening) and are widened by the caller.
+        Columns are first laid out doc id descending; a sort by score descending that
+        keeps that layout among ties then gives trec_eval's (score desc, doc id desc)
+        order. float32 scores (and every score under ``"pytrec_eval"``) take a faster
+        road: score bits and layout position packed into one uint64 key per cell and
+        sorted with an unstable SIMD sort (the position makes every key distinct).
+        float32 order equals the order of its exact float64 widening.
         """
         rows = self.query_order
         n_cols = self.scores.shape[1]
-        # Columns laid out doc id descending, then one stable sort by score descending
-        # per row gives trec_eval's (score desc, doc id desc) order without a tie key.
         desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
-        negated = self.scores[np.ix_(rows, desc)]
-        if semantics == "pytrec_eval" and negated.dtype != np.float32:
-            negated = negated.astype(np.float32)
-        np.negative(negated, out=negated)
-        perm = np.argsort(negated, axis=1, kind="stable")
-        ranked = np.take_along_axis(negated, perm, axis=1)
+        scores = self.scores[np.ix_(rows, desc)]
+        if semantics == "pytrec_eval" or scores.dtype.itemsize < 8:
+            with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
+                scores = scores.astype(np.float32, copy=False)
+            keys = descending_keys(scores)
+            keys <<= np.uint64(32)
+            keys |= np.arange(n_cols, dtype=np.uint64)
+            keys.sort(axis=1)
+            position = (keys & np.uint64(0xFFFFFFFF)).astype(np.intp)
+            return rows, np.take_along_axis(scores, position, axis=1), desc[position]
+        np.negative(scores, out=scores)
+        perm = np.argsort(scores, axis=1, kind="stable")
+        ranked = np.take_along_axis(scores, perm, axis=1)
         np.negative(ranked, out=ranked)
         return rows, ranked, desc[perm]
 
@@ -275,7 +297,8 @@ class SparseJudgments(Judgments):
     def sorted_run(self, semantics):
         scores = self.run_score
         if semantics == "pytrec_eval":
-            scores = scores.astype(np.float32).astype(np.float64)
+            with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
+                scores = scores.astype(np.float32).astype(np.float64)
         order = np.lexsort((-self.doc_vocab.byte_rank[self.run_doc], -scores,
                             self.query_vocab.byte_rank[self.run_query]))
         counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
