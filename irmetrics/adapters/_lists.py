@@ -44,19 +44,27 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
     qrels line (negative labels included), and the number of lines with label > 0.
     ``extra_positive`` adds per-query lines with label 1 that have no entry arrays.
     """
-    judged = labels >= 0
-    top = int(labels[judged].max()) + 1 if judged.any() else 0
+    lowest = int(labels.min()) if len(labels) else 0
+    if lowest >= 0:  # the usual case: every line judged, no masking pass
+        judged_query, judged_labels = query, labels
+    else:
+        judged = labels >= 0
+        judged_query, judged_labels = query[judged], labels[judged]
+    top = int(judged_labels.max()) + 1 if len(judged_labels) else 0
     if extra_positive is not None and extra_positive.any():
         top = max(top, 2)
     width = max(top, 1)
-    flat = query[judged] * width + labels[judged]
-    hist = np.bincount(flat, minlength=n_queries * width).reshape(n_queries, width)
-    has_qrels = np.bincount(query, minlength=n_queries) > 0
-    positive_total = int(np.count_nonzero(labels > 0))
+    hist = np.bincount(judged_query * width + judged_labels,
+                       minlength=n_queries * width).reshape(n_queries, width)
     if extra_positive is not None and extra_positive.any():
         hist[:, 1] += extra_positive
-        has_qrels |= extra_positive > 0
-        positive_total += int(extra_positive.sum())
+    positive_total = int(hist[:, 1:].sum())
+    if lowest >= 0:
+        has_qrels = hist.sum(axis=1) > 0
+    else:
+        has_qrels = np.bincount(query, minlength=n_queries) > 0
+        if extra_positive is not None:
+            has_qrels |= extra_positive > 0
     return hist.astype(np.int64, copy=False), has_qrels, positive_total
 
 
