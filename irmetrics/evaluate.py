@@ -15,6 +15,7 @@ from .engine.pack import SEMANTICS, encode_qrels, pack
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
+from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results
 
@@ -87,6 +88,7 @@ class Evaluator:
         self.qrels = as_qrels(qrels)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
+        check_rel_format(self.requests, QRELS)
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
         self.max_docs = None if max_docs is None else int(max_docs)
@@ -112,6 +114,9 @@ class Evaluator:
 
     def evaluate(self, run, *, run_query_ids=None) -> Results:
         """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
+        if run_query_ids is None and isinstance(run, dict):
+            # A query mapped to no documents is present with an empty ranking.
+            run_query_ids = list(run)
         run = as_run(run)
         lists = self._pack(run, run_query_ids)
         columns, specs = {}, {}
@@ -199,7 +204,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Notes
     -----
     Queries evaluated: those in both qrels and run (``complete=False``), or every
-    qrels query (``complete=True``). Queries only in the run are ignored.
+    qrels query (``complete=True``). Queries only in the run are ignored. In a dict
+    run, a query mapped to ``{}`` is present with an empty ranking (as in pytrec_eval).
 
     Examples
     --------

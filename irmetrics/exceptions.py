@@ -1,27 +1,154 @@
-"""Placeholder until the io branch lands (same names)."""
+"""Exceptions raised by irmetrics.
+
+Every error raised on purpose by irmetrics derives from :class:`IrMetricsError`. The
+concrete classes also derive from :class:`ValueError`, so code written against plain Python
+conventions (``except ValueError``) keeps working.
+
+==========================  ===========================================================
+class                       raised when
+==========================  ===========================================================
+``InputFormatError``        a qrels/run file (or in-memory table) is malformed; names
+                            the source, the 1-based line, the query id and doc id
+``DuplicateEntryError``     a (query_id, doc_id) pair occurs twice and
+                            ``on_duplicate="error"``
+``UnknownMeasureError``     a measure name is not known; carries close matches
+``ParameterError``          an argument has a bad value (one message template, see
+                            :mod:`irmetrics._validation`)
+``ShapeError``              arrays or tables have incompatible shapes
+==========================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "IrMetricsError",
+    "InputFormatError",
+    "DuplicateEntryError",
+    "UnknownMeasureError",
+    "ParameterError",
+    "ShapeError",
+]
 
 
 class IrMetricsError(Exception):
-    pass
+    """Base class of every error raised deliberately by irmetrics."""
 
 
 class InputFormatError(IrMetricsError, ValueError):
-    pass
+    """Malformed input data: a TREC file, or an in-memory qrels/run table.
+
+    Parameters
+    ----------
+    reason : str
+        What is wrong, e.g. ``"expected 4 fields (query_id iteration doc_id relevance),
+        found 3"``.
+    path : str, optional
+        The file (``"<stdin>"`` for standard input) or a description of an in-memory
+        source such as ``"<dict>"``, ``"<DataFrame>"`` or ``"<records>"``.
+    line : int, optional
+        1-based physical line number in the file (every line counts, comments and blank
+        lines included); for in-memory tables the 1-based row/record number. ``None`` when
+        the error is not tied to one line (missing file, empty file).
+    query_id, doc_id : str, optional
+        The ids on the offending line, when known.
+
+    Notes
+    -----
+    ``str(err)`` is a single line::
+
+        <path>:<line>: <reason> (query_id '<q>', doc_id '<d>')
+
+    where ``:<line>`` is left out when ``line`` is None and the parenthesised part lists only
+    the ids that are known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        query_id: str | None = None,
+        doc_id: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.path = path
+        self.line = line
+        self.query_id = query_id
+        self.doc_id = doc_id
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = self.path if self.path is not None else "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        ids = []
+        if self.query_id is not None:
+            ids.append(f"query_id {self.query_id!r}")
+        if self.doc_id is not None:
+            ids.append(f"doc_id {self.doc_id!r}")
+        suffix = f" ({', '.join(ids)})" if ids else ""
+        return f"{where}: {self.reason}{suffix}"
+
+    def __str__(self) -> str:
+        return self._format()
+
+    def __reduce__(self):  # keyword-only constructor: keep the error picklable
+        kwargs = dict(path=self.path, line=self.line, query_id=self.query_id, doc_id=self.doc_id)
+        return (_rebuild, (type(self), self.reason, kwargs))
+
+
+def _rebuild(cls, reason, kwargs):
+    return cls(reason, **kwargs)
 
 
 class DuplicateEntryError(InputFormatError):
-    pass
+    """A (query_id, doc_id) pair occurs more than once and ``on_duplicate="error"``.
+
+    ``line`` is the second occurrence (the first in input order that repeats an earlier
+    pair); the reason names the line of the first occurrence when it is known.
+    """
 
 
 class UnknownMeasureError(IrMetricsError, ValueError):
-    def __init__(self, message, suggestions=()):
-        super().__init__(message)
+    """A measure name that the registry does not know.
+
+    Parameters
+    ----------
+    name : str
+        The name as the user wrote it.
+    suggestions : sequence of str, optional
+        Close matches, best first; kept in the ``suggestions`` attribute (a list).
+
+    Examples
+    --------
+    >>> str(UnknownMeasureError("mapp", ["map", "map_cut"]))
+    "unknown measure 'mapp'; did you mean 'map' or 'map_cut'?"
+    """
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
         self.suggestions = list(suggestions)
+        super().__init__(name, self.suggestions)
+
+    def __str__(self) -> str:
+        msg = f"unknown measure {self.name!r}"
+        if self.suggestions:
+            quoted = [repr(s) for s in self.suggestions]
+            alts = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+            return f"{msg}; did you mean {alts}?"
+        return msg + "."
 
 
 class ParameterError(IrMetricsError, ValueError):
-    pass
+    """An argument has an invalid value.
+
+    Messages follow one template, ``"`<param>` must be <constraint>; got <value!r>."``;
+    build them with :func:`irmetrics._validation.parameter_error`.
+    """
 
 
 class ShapeError(IrMetricsError, ValueError):
-    pass
+    """Arrays or tables whose shapes do not fit together."""

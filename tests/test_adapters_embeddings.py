@@ -8,13 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from adapter_checks import check_pair
+from ._adapter_checks import check_pair
 from irmetrics.adapters import from_embeddings, to_ranked
 
-try:
-    from tests.reference.knn_ref import knn
-except ImportError:  # tests/ itself on sys.path
-    from reference.knn_ref import knn
+from .reference.knn_ref import knn
 
 FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])

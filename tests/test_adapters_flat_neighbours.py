@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from adapter_checks import check_pair
+from ._adapter_checks import check_pair
 from irmetrics.adapters import from_flat, from_neighbours, to_ranked
 from irmetrics.exceptions import DuplicateEntryError
 

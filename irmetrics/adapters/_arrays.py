@@ -96,10 +96,12 @@ def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:
     return array.reshape(-1), lengths
 
 
-def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False) -> np.ndarray:
+def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
+                  finite: bool = False) -> np.ndarray:
     """Real numbers (bool/int/float) without NaN, as float64 (a new array if converted).
 
     With ``keep_float``, float arrays keep their dtype (their float64 widening is exact).
+    With ``finite``, ±inf is refused too (run scores: ``Run`` holds finite scores only).
     """
     if array.dtype.kind not in "biuf":
         raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
@@ -109,6 +111,9 @@ def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False) -> 
         raise ParameterError(
             f"`{name}` must not contain NaN; got NaN at index {tuple(int(i) for i in where)}."
         )
+    if finite and values.dtype.kind == "f" and np.isinf(values).any():
+        where = tuple(int(i) for i in np.argwhere(np.isinf(values))[0])
+        raise ParameterError(f"`{name}` must be finite; got {values[where].item()!r} at index {where}.")
     return values
 
 
@@ -116,14 +121,14 @@ def check_integral(array: np.ndarray, name: str) -> np.ndarray:
     """Integer labels or ids as int64; floats are accepted only when integral."""
     if array.dtype.kind in "biu":
         if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
-            raise ParameterError(f"`{name}` must fit in int64; got {array.max()!r}.")
+            raise ParameterError(f"`{name}` must fit in int64; got {array.max().item()!r}.")
         return array.astype(INDEX_DTYPE, copy=False)
     if array.dtype.kind == "f":
         bad = ~np.isfinite(array) | (array != np.round(array))
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             raise ParameterError(
-                f"`{name}` must hold integers; got {array[where]!r} at index {where}."
+                f"`{name}` must hold integers; got {array[where].item()!r} at index {where}."
             )
         return array.astype(INDEX_DTYPE)
     raise ParameterError(f"`{name}` must hold integers; got dtype {array.dtype}.")

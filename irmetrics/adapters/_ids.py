@@ -51,7 +51,7 @@ class IdVocab:
             strings = pl.Series(array).cast(pl.String)
         elif array.dtype.kind in "UO":
             if array.dtype.kind == "O" and not all(isinstance(x, (str, int, np.integer)) for x in array):
-                raise ParameterError(f"`{name}` must hold strings or integers; got {array[:3]!r}.")
+                raise ParameterError(f"`{name}` must hold strings or integers; got {array[:3].tolist()!r}.")
             strings = pl.Series([str(x) for x in array.tolist()], dtype=pl.String)
         else:
             raise ParameterError(f"`{name}` must hold strings or integers; got dtype {array.dtype}.")

@@ -318,15 +318,23 @@ class SparseJudgments(Judgments):
 
 
 class AdapterQrels(Qrels):
-    """``Qrels`` produced by an adapter; its table is built on first use."""
+    """``Qrels`` produced by an adapter; its table is built on first use.
+
+    ``Qrels`` methods read ``self._df``; here that is a lazily built frame, so
+    evaluating the adapter's own pair never formats a single id string.
+    """
 
     def __init__(self, judgments: Judgments):
         self._judgments = judgments
+        self._frame = None
         self.path = None
+        self._query_ids = None
 
-    @cached_property
-    def df(self) -> pl.DataFrame:
-        return self._judgments.qrels_frame()
+    @property
+    def _df(self) -> pl.DataFrame:
+        if self._frame is None:
+            self._frame = self._judgments.qrels_frame()
+        return self._frame
 
 
 class AdapterRun(Run):
@@ -335,12 +343,16 @@ class AdapterRun(Run):
     def __init__(self, judgments: Judgments, qrels: AdapterQrels, name: str = RUN_NAME):
         self._judgments = judgments
         self._qrels = qrels
+        self._frame = None
         self.name = name
         self.path = None
+        self._query_ids = None
 
-    @cached_property
-    def df(self) -> pl.DataFrame:
-        return self._judgments.run_frame(self.name)
+    @property
+    def _df(self) -> pl.DataFrame:
+        if self._frame is None:
+            self._frame = self._judgments.run_frame(self.name)
+        return self._frame
 
     def pack_direct(self, qrels, *, max_docs=None, complete=False, semantics="trec_eval",
                     keep_doc_ids=False):

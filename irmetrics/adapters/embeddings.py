@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_positive_int
 from ..engine import segments as sg
 from ..exceptions import ParameterError, ShapeError
 from ._arrays import as_array, check_numeric
@@ -190,7 +190,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     """
     check_choice("metric", metric, METRICS)
     check_choice("backend", backend, BACKENDS)
-    k = check_int("k", k, min=1)
+    k = check_positive_int("k", k)
     queries = _embeddings(query_embeddings, "query_embeddings")
     q_labels = _labels(query_labels, "query_labels", len(queries))
     if (gallery_embeddings is None) != (gallery_labels is None):
@@ -220,7 +220,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     n_gallery = len(gallery)
     if chunk_size is None:
         chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
-    chunk_size = check_int("chunk_size", chunk_size, min=1)
+    chunk_size = check_positive_int("chunk_size", chunk_size)
     if metric == "cosine":
         queries = _normalised(queries, "query_embeddings")
         gallery = queries if self_gallery else _normalised(gallery, "gallery_embeddings")

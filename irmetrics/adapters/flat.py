@@ -31,7 +31,7 @@ def from_flat(preds, target, indexes, *, ignore_index=None):
     Parameters
     ----------
     preds : array_like of float, any shape
-        Scores, higher is better; no NaN (±inf allowed). Flattened.
+        Finite scores, higher is better. Flattened.
     target : array_like of int, same shape as ``preds``
         Graded labels (bool, integers or integral floats).
     indexes : array_like of int, same shape as ``preds``
@@ -72,7 +72,7 @@ def from_flat(preds, target, indexes, *, ignore_index=None):
     if ignore_index is not None:
         kept = target != ignore_index
         preds, target, indexes = preds[kept], target[kept], indexes[kept]
-    scores = check_numeric(preds, "preds")
+    scores = check_numeric(preds, "preds", finite=True)
     labels = check_integral(target, "target")
     numbers, query = np.unique(check_integral(indexes, "indexes"), return_inverse=True)
     query = query.reshape(-1).astype(np.int64, copy=False)

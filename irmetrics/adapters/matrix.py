@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_positive_int
 from ..exceptions import ParameterError, ShapeError
 from ._arrays import as_array, check_integral, check_numeric, check_same_shape
 from ._ids import IdVocab
@@ -32,7 +32,8 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
     Parameters
     ----------
     scores : array_like, shape (B, L) or (B, L, 1)
-        Real scores, higher is better; no NaN in valid cells (±inf is allowed).
+        Finite real scores in valid cells, higher is better (float32 stays float32
+        until output; its float64 widening is exact).
         Tensors are read through DLPack/``__array__`` (no torch import).
     relevance : array_like of int, shape (B, L)
         Graded labels (bool, integers, or integral floats). Negative labels are
@@ -99,10 +100,10 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
         # Padding may hold anything (NaN included): blank it before checking.
         scores = np.where(valid, scores, 0.0) if scores.dtype.kind in "fc" else scores
         relevance = np.where(valid, relevance, 0)
-    values = check_numeric(scores, "scores", keep_float=True)
+    values = check_numeric(scores, "scores", keep_float=True, finite=True)
     labels = check_integral(relevance, "relevance")
     if k is not None:
-        k = check_int("k", k, min=1)
+        k = check_positive_int("k", k)
     docs = (IdVocab.numbered("d", np.arange(n_cols)) if doc_ids is None
             else IdVocab.from_user(doc_ids, "doc_ids", n_cols))
     judgments = DenseJudgments(query_vocab(query_ids, n_rows), docs, values, labels,

@@ -29,7 +29,8 @@ def _check_distinct(query: np.ndarray, ids: np.ndarray, name: str) -> None:
         t = order[1:][same][0]
         raise DuplicateEntryError(
             f"`{name}` must list each gallery index at most once per query; got "
-            f"{int(ids[t])!r} twice for query {int(query[t])}."
+            f"{int(ids[t])!r} twice for query {int(query[t])}", path=f"<{name}>",
+            doc_id=str(int(ids[t])),
         )
 
 
@@ -125,13 +126,13 @@ def from_neighbours(retrieved_ids, gt_ids, *, scores=None, query_ids=None, doc_i
         values, score_len = as_rows(scores, "scores")
         if not np.array_equal(score_len, ret_len):
             raise ShapeError("`scores` must have the layout of `retrieved_ids` (same row lengths).")
-        values = check_numeric(values, "scores")
+        values = check_numeric(values, "scores", finite=True)
         rising = np.flatnonzero((values[1:] > values[:-1]) & (ret_q[1:] == ret_q[:-1]))
         if len(rising):
             t = rising[0] + 1
             raise ParameterError(
                 f"`scores` must be non-increasing along each list (higher is better; pass "
-                f"-distances); got {values[t]!r} after {values[t - 1]!r} in query {int(ret_q[t])}."
+                f"-distances); got {values[t].item()!r} after {values[t - 1].item()!r} in query {int(ret_q[t])}."
             )
 
     labels = _member(ret_q, ret, gt_q, gt).astype(np.int64)

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .libm import log2_int_table
+
 _INT_NAME = re.compile(r"[+-]?[0-9]+\Z")
 
 #: Lowest relevance code a gain can be looked up for (POOL_UNJUDGED).
@@ -85,16 +87,31 @@ class Gains:
     stop_gain : ndarray, shape (Q,)
         The ideal cursor's gain once the positive gains are used up (the ``<= 0``
         gain that stopped the walk, or 0 after the bottom of the table).
+    top_gain : ndarray, shape (Q,)
+        Gain of the top table entry: the ideal cursor's gain before its first step
+        (0 for an empty table), even when that entry has no judged documents.
     table_min, table_max : ndarray, shape (Q,)
-        Smallest and largest gain in each query's table (rbp's normalisation).
+        Smallest and largest gain in each query's table (rbp's normalisation);
+        ``table_size`` is 0 where the table is empty.
+    entry_in_table : ndarray of bool, shape (N,)
+        The document's code has a table entry (codes without one have gain 0 that no
+        normalisation changes).
     """
 
     entry_gain: np.ndarray
     ideal_offsets: np.ndarray
     ideal_gain: np.ndarray
     stop_gain: np.ndarray
+    top_gain: np.ndarray
     table_min: np.ndarray
     table_max: np.ndarray
+    table_size: np.ndarray
+    entry_in_table: np.ndarray
+
+    @property
+    def ideal_count(self) -> np.ndarray:
+        """``idealpos``: number of positive ideal gains per query."""
+        return np.diff(self.ideal_offsets)
 
 
 def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.ndarray) -> Gains:
@@ -104,11 +121,15 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     # nlev = 1 + largest label with a qrels line; 0 for a query with none.
     nlev = np.where(nz.any(axis=1), width - np.argmax(nz[:, ::-1], axis=1), 0)
     distinct = np.unique(nlev)
-    max_code = max(width, max((int(n) for n, _ in pairs if _INT_NAME.match(n)), default=0)) + 1
+    # Codes are -2, -1 or a label below ``width``; entries for other levels never match.
+    max_code = width
     lookup = np.zeros((len(distinct), max_code - _CODE_BASE + 1), dtype=np.float64)
+    in_table = np.zeros(lookup.shape, dtype=bool)
     table_min = np.zeros(n_q)
     table_max = np.zeros(n_q)
+    table_size = np.zeros(n_q, dtype=np.int64)
     stop_gain = np.zeros(n_q)
+    top_gain = np.zeros(n_q)
     ideal_parts_q, ideal_parts_g = [], []
     group_of_query = np.searchsorted(distinct, nlev)
     for g, lev in enumerate(distinct):
@@ -123,8 +144,11 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
         for level, gain in zip(levels[::-1], gains[::-1]):
             if _CODE_BASE <= level < max_code:
                 lookup[g, level - _CODE_BASE] = gain
+                in_table[g, level - _CODE_BASE] = True
         table_min[rows] = gains.min()
         table_max[rows] = gains.max()
+        table_size[rows] = len(table)
+        top_gain[rows] = gains[-1]
         # Walk from the top entry down (reverse table order).
         top_down = slice(None, None, -1)
         lv, gn, ct = levels[top_down], gains[top_down], counted[top_down]
@@ -142,8 +166,9 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
         reps = (counts * emit).ravel()
         ideal_parts_q.append(np.repeat(np.repeat(rows, len(lv)), reps))
         ideal_parts_g.append(np.repeat(np.tile(gn, len(rows)), reps))
-    entry_gain = lookup[group_of_query[seg], np.clip(code, _CODE_BASE, max_code) - _CODE_BASE] \
-        if code.size else np.zeros(0)
+    cell = (group_of_query[seg], np.clip(code, _CODE_BASE, max_code) - _CODE_BASE)
+    entry_gain = lookup[cell] if code.size else np.zeros(0)
+    entry_in_table = in_table[cell] if code.size else np.zeros(0, dtype=bool)
     if ideal_parts_q:
         iq = np.concatenate(ideal_parts_q)
         ig = np.concatenate(ideal_parts_g)
@@ -152,17 +177,11 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     else:
         iq, ig = np.zeros(0, np.int64), np.zeros(0)
     ideal_offsets = np.concatenate(([0], np.cumsum(np.bincount(iq, minlength=n_q)))).astype(np.int64)
-    return Gains(entry_gain, ideal_offsets, ig, stop_gain, table_min, table_max)
-
-
-_LOG2_TABLE = np.zeros(0)
+    return Gains(entry_gain, ideal_offsets, ig, stop_gain, top_gain, table_min, table_max,
+                 table_size, entry_in_table)
 
 
 def log2_discount(rank: np.ndarray) -> np.ndarray:
     """``log2(rank + 1)`` computed with libm (Python's math.log2), via a cached table."""
-    global _LOG2_TABLE
-    need = int(rank.max()) + 1 if rank.size else 1
-    if len(_LOG2_TABLE) < need:
-        size = max(need, 2 * len(_LOG2_TABLE), 1024)
-        _LOG2_TABLE = np.array([math.log2(i + 1) if i else 0.0 for i in range(size)])
-    return _LOG2_TABLE[rank]
+    need = int(rank.max()) + 2 if rank.size else 2
+    return log2_int_table(need)[rank + 1]

@@ -5,9 +5,18 @@ Input tables are polars frames with string ids:
 * qrels: ``query_id``, ``doc_id``, ``relevance`` (Int64);
 * run: ``query_id``, ``doc_id``, ``score`` (Float64), at most one row per (query, doc).
 
-Query ids become dense codes in ascending byte order, so the final ranking is one
-numeric sort on ``(query code, score descending, doc id descending by bytes)``:
-trec_eval's order (spec §3.1). The rank column of a run is never read.
+The final order is trec_eval's (spec §3.1): query id ascending by bytes, score
+descending, then doc id descending by bytes; the rank column is never read.
+Nothing here sorts strings wholesale:
+
+* query ids become integer codes once per *run of equal ids* (runs arrive grouped
+  by query, so this touches thousands of strings, not millions);
+* a run already grouped by query and sorted by score (what systems emit) is put
+  in final order by moving whole query blocks; only entries inside groups of tied
+  scores are ordered by doc id. Any other input falls back to one numeric sort;
+* documents are matched to judgments through 64-bit hashes of
+  ``(query, doc id)``, every match verified on the strings themselves; a hash
+  collision falls back to an exact string join.
 """
 
 from __future__ import annotations
@@ -24,56 +33,77 @@ BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
 
 SEMANTICS = ("trec_eval", "pytrec_eval")
 
+#: Seed of the doc-id hash; any fixed value works (hashes never leave the process).
+_HASH_SEED = 0x1F2E3D4C
+#: Bits of the combined key given to the query code; the rest hold the doc hash.
+_QUERY_BITS = 24
+
 
 @dataclass(frozen=True)
 class EncodedQrels:
     """Qrels prepared once and reused for every run (see ``Evaluator``).
 
-    ``table`` holds ``query_id``, ``doc_id``, ``code`` (the trec_eval relevance code:
-    the label, or -2 for negative labels), sorted by query id.
+    Attributes
+    ----------
+    query_ids : ndarray of str
+        Unique qrels query ids, ascending byte order; position = query code.
+    rel_hist : ndarray of int64, shape (n_queries, n_levels)
+    positive_total : int
+        Qrels lines with a label > 0 (trec_eval's ``-c`` summary of num_rel).
+    keys : ndarray of uint64 or None
+        Sorted ``(query code, doc-id hash)`` key of every judgment; None when keys
+        cannot be used (two judgments of one query share a key, or too many queries),
+        and matching falls back to an exact string join.
+    judgment_query, codes, doc_ids :
+        Query code, relevance code (label, or -2 for a negative label) and doc id of
+        every judgment, in key order.
     """
 
-    table: pl.DataFrame
-    query_ids: np.ndarray  # unique qrels query ids, ascending byte order
-    rel_hist: np.ndarray  # (len(query_ids), n_levels)
+    query_ids: np.ndarray
+    rel_hist: np.ndarray
     positive_total: int
+    keys: np.ndarray | None
+    judgment_query: np.ndarray
+    codes: np.ndarray
+    doc_ids: pl.Series
+
+
+def _doc_hash(doc_ids: pl.Series) -> np.ndarray:
+    return doc_ids.hash(seed=_HASH_SEED).to_numpy()
+
+
+def _combine(qcode: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
+    return (qcode.astype(np.uint64) << np.uint64(64 - _QUERY_BITS)) | (
+        doc_hash >> np.uint64(_QUERY_BITS))
 
 
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
-    """Encode a qrels table: sorted query ids, per-query label histogram, codes."""
-    table = qrels.select(
-        pl.col("query_id"),
-        pl.col("doc_id"),
-        pl.when(pl.col("relevance") < 0)
-        .then(pl.lit(POOL_UNJUDGED, dtype=pl.Int64))
-        .otherwise(pl.col("relevance"))
-        .alias("code"),
-    )
-    query_ids = np.asarray(table["query_id"].unique().sort().to_list(), dtype=object)
-    qcode = _codes_for(table["query_id"], query_ids)
-    labels = table["code"].to_numpy()
+    """Encode a qrels table: sorted query ids, per-query label histogram, hashed keys."""
+    query_ids_series = qrels["query_id"].unique().sort()
+    query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
+    n_q = len(query_ids)
+    qcode = qrels["query_id"].replace_strict(
+        query_ids_series, pl.int_range(n_q, eager=True), return_dtype=pl.Int64
+    ).to_numpy().astype(np.int64, copy=False)
+    labels = qrels["relevance"].to_numpy().astype(np.int64)
+    codes = np.where(labels < 0, POOL_UNJUDGED, labels)
     judged = labels >= 0
-    n_levels = int(labels[judged].max()) + 1 if judged.any() else 0
-    hist = np.zeros((len(query_ids), max(n_levels, 1)), dtype=np.int64)
-    if judged.any():
-        flat = qcode[judged] * n_levels + labels[judged]
-        hist = np.bincount(flat, minlength=len(query_ids) * n_levels).reshape(
-            len(query_ids), n_levels
-        )
-    positive_total = int(np.count_nonzero(labels > 0))
-    return EncodedQrels(table, query_ids, hist.astype(np.int64), positive_total)
+    n_levels = int(labels[judged].max()) + 1 if judged.any() else 1
+    hist = np.bincount(qcode[judged] * n_levels + labels[judged],
+                       minlength=n_q * n_levels).reshape(n_q, n_levels)
 
-
-def _codes_for(ids: pl.Series, sorted_unique: np.ndarray) -> np.ndarray:
-    """Position of every id in ``sorted_unique`` (ids must all be present)."""
-    lookup = pl.DataFrame(
-        {"__id": pl.Series(list(sorted_unique), dtype=pl.String),
-         "__code": np.arange(len(sorted_unique), dtype=np.int64)}
-    )
-    return (
-        pl.DataFrame({"__id": ids})
-        .join(lookup, on="__id", how="left", maintain_order="left")["__code"]
-        .to_numpy()
+    if n_q < 1 << _QUERY_BITS:
+        keys = _combine(qcode, _doc_hash(qrels["doc_id"]))
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
+            keys = None
+    else:
+        keys, order = None, np.arange(len(qcode))
+    return EncodedQrels(
+        query_ids=query_ids, rel_hist=hist.astype(np.int64),
+        positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
+        judgment_query=qcode[order], codes=codes[order], doc_ids=qrels["doc_id"].gather(order),
     )
 
 
@@ -107,61 +137,147 @@ def pack(
     semantics : {"trec_eval", "pytrec_eval"}
         ``"pytrec_eval"`` rounds scores to float32 before ordering, as trec_eval 9.0.8
         inside pytrec-eval-terrier does.
+    keep_doc_ids : bool
+        Keep the ranked doc ids (``RankedLists.doc_ids``).
     """
-    present = (
-        run["query_id"].unique() if run_query_ids is None
-        else pl.Series("query_id", [str(q) for q in run_query_ids], dtype=pl.String).unique()
-    )
-    if complete:
-        query_ids = qrels.query_ids
-    else:
-        in_run = set(present.to_list())
-        query_ids = np.asarray([q for q in qrels.query_ids if q in in_run], dtype=object)
-    n_q = len(query_ids)
-    lookup = pl.DataFrame(
-        {"query_id": pl.Series(list(query_ids), dtype=pl.String),
-         "qcode": np.arange(n_q, dtype=np.int64)}
-    )
+    n_all = len(qrels.query_ids)
+    qid_col = run["query_id"]
+    # Query code per block of equal consecutive ids (-1: not in the qrels).
+    change = np.ones(len(run), dtype=bool)
+    if len(run) > 1:
+        change[1:] = (qid_col.slice(1) != qid_col.slice(0, len(run) - 1)).to_numpy()
+    starts = np.flatnonzero(change)
+    block_len = np.diff(np.append(starts, len(run)))
+    block_code = _query_codes(qid_col.gather(starts), qrels.query_ids)
 
-    scores = pl.col("score")
+    present = np.zeros(n_all, dtype=bool)
+    present[block_code[block_code >= 0]] = True
+    if run_query_ids is not None:
+        extra = _query_codes(pl.Series([str(q) for q in run_query_ids], dtype=pl.String),
+                             qrels.query_ids)
+        present[extra[extra >= 0]] = True
+    evaluated = np.ones(n_all, dtype=bool) if complete else present
+    bogus_codes = np.flatnonzero(evaluated & ~present)
+    # Renumber: evaluated queries get dense codes in byte order.
+    new_code = np.full(n_all + 1, -1, dtype=np.int64)
+    new_code[:-1][evaluated] = np.arange(int(evaluated.sum()))
+    block_code = new_code[block_code]  # -1 stays -1 via the sentinel slot
+
+    scores = run["score"].to_numpy()
     if semantics == "pytrec_eval":
-        scores = scores.cast(pl.Float32).cast(pl.Float64)
-    table = run.select("query_id", "doc_id", scores.alias("score"))
-    bogus = np.zeros(n_q, dtype=bool)
-    if complete:
-        missing = [q for q in query_ids if q not in set(present.to_list())]
-        if missing:
-            bogus = np.isin(query_ids, np.asarray(missing, dtype=object))
-            table = pl.concat([
-                table,
-                pl.DataFrame({"query_id": pl.Series(missing, dtype=pl.String),
-                              "doc_id": [BOGUS_DOC_ID] * len(missing),
-                              "score": [1.0] * len(missing)}),
-            ])
-    table = (
-        table.join(lookup, on="query_id", how="inner")
-        .sort(["qcode", "score", "doc_id"], descending=[False, True, True])
-    )
-    if max_docs is not None:
-        table = table.filter(pl.int_range(pl.len()).over("qcode") < max_docs)
-    table = table.join(
-        qrels.table, on=["query_id", "doc_id"], how="left", maintain_order="left"
-    )
-    qcode = table["qcode"].to_numpy()
-    counts = np.bincount(qcode, minlength=n_q)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    code = table["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)
+        scores = scores.astype(np.float32).astype(np.float64)
+    doc_col = run["doc_id"]
+    if bogus_codes.size:
+        # trec_eval's -c placeholder: one non-judged document with score 1.0.
+        starts = np.append(starts, len(run) + np.arange(bogus_codes.size))
+        block_len = np.append(block_len, np.ones(bogus_codes.size, dtype=np.int64))
+        block_code = np.append(block_code, new_code[bogus_codes])
+        scores = np.append(scores, np.ones(bogus_codes.size))
+        doc_col = pl.concat([doc_col, pl.Series([BOGUS_DOC_ID] * bogus_codes.size,
+                                                dtype=pl.String)])
 
-    hist_rows = np.searchsorted(qrels.query_ids, query_ids) if n_q else np.zeros(0, np.int64)
-    rel_hist = qrels.rel_hist[hist_rows] if n_q else np.zeros((0, qrels.rel_hist.shape[1]), np.int64)
+    order = _final_order(starts, block_len, block_code, scores, doc_col)
+    entry_q = np.repeat(block_code, block_len)[order]
+    n_q = int(evaluated.sum())
+    counts = np.bincount(entry_q, minlength=n_q)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    if max_docs is not None:
+        rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts)
+        keep = rank < max_docs
+        order, entry_q = order[keep], entry_q[keep]
+        counts = np.minimum(counts, max_docs)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    qrels_code_of_entry = np.flatnonzero(evaluated)[entry_q]
+    code = _relevance_codes(qrels, qrels_code_of_entry, doc_col, order)
     return RankedLists(
-        query_ids=np.asarray(query_ids, dtype=object),
+        query_ids=qrels.query_ids[evaluated],
         offsets=offsets,
         code=code,
-        rel_hist=rel_hist,
-        bogus=bogus,
-        doc_ids=table["doc_id"].to_numpy() if keep_doc_ids else None,
-        scores=table["score"].to_numpy(),
+        rel_hist=qrels.rel_hist[evaluated],
+        bogus=np.isin(np.flatnonzero(evaluated), bogus_codes),
+        doc_ids=doc_col.gather(order).to_numpy() if keep_doc_ids else None,
+        scores=scores[order],
         run_name=run_name,
         qrels_positive_total=qrels.positive_total,
     )
+
+
+def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
+    """Position of each id in ``sorted_ids``, or -1."""
+    if len(sorted_ids) == 0:
+        return np.full(len(ids), -1, dtype=np.int64)
+    return ids.replace_strict(
+        pl.Series(sorted_ids.tolist(), dtype=pl.String),
+        pl.int_range(len(sorted_ids), eager=True), default=-1, return_dtype=pl.Int64,
+    ).to_numpy()
+
+
+def _final_order(starts, block_len, block_code, scores, doc_col) -> np.ndarray:
+    """Row permutation putting evaluated entries in trec_eval order (others dropped)."""
+    valid = block_code >= 0
+    codes = block_code[valid]
+    entry_block_start = np.repeat(starts, block_len)
+    entry_code = np.repeat(block_code, block_len)
+    position = np.arange(len(entry_code))
+    grouped = np.unique(codes).size == codes.size  # every query is one contiguous block
+    descending = True
+    if len(scores) > 1:
+        same_block = entry_block_start[1:] == entry_block_start[:-1]
+        descending = ~np.any(same_block & (scores[1:] > scores[:-1]))
+    if grouped and descending:
+        # Move whole blocks into query-code order; within blocks the order stands.
+        by_code = np.argsort(codes, kind="stable")
+        b_start, b_len = starts[valid][by_code], block_len[valid][by_code]
+        base = np.repeat(b_start - np.concatenate(([0], np.cumsum(b_len)[:-1])), b_len)
+        order = base + np.arange(int(b_len.sum()))
+    else:
+        keep = position[entry_code >= 0]
+        order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
+    return _break_ties_by_doc_id(order, entry_code[order], scores[order], doc_col)
+
+
+def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
+    """Within runs of equal (query, score), order entries by doc id descending (bytes)."""
+    if len(order) < 2:
+        return order
+    tied_with_prev = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tied_with_prev.any():
+        return order
+    in_tie = np.zeros(len(order), dtype=bool)
+    in_tie[1:] |= tied_with_prev
+    in_tie[:-1] |= tied_with_prev
+    slots = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~tied_with_prev)))[slots]
+    ties = pl.DataFrame({"group": group, "doc": doc_col.gather(order[slots]),
+                         "slot": slots})
+    resorted = ties.sort(["group", "doc"], descending=[False, True])["slot"].to_numpy()
+    order = order.copy()
+    order[slots] = order[resorted]
+    return order
+
+
+def _relevance_codes(qrels: EncodedQrels, qcode: np.ndarray, doc_col: pl.Series,
+                     order: np.ndarray) -> np.ndarray:
+    """trec_eval relevance code of every ranked document (-1 when not in the qrels).
+
+    ``doc_col.gather(order)`` are the ranked doc ids; ``qcode`` their qrels query codes.
+    Hashes are computed in file order and gathered, so doc-id strings are only touched
+    for the documents that match a judgment.
+    """
+    code = np.full(len(order), NOT_IN_POOL, dtype=np.int64)
+    if len(order) == 0 or len(qrels.codes) == 0:
+        return code
+    if qrels.keys is not None:
+        keys = _combine(qcode, _doc_hash(doc_col)[order])
+        idx = np.minimum(np.searchsorted(qrels.keys, keys), len(qrels.keys) - 1)
+        hit = np.flatnonzero(qrels.keys[idx] == keys)
+        # Verify every hash match on the strings; a collision falls through to the join.
+        if (doc_col.gather(order[hit]) == qrels.doc_ids.gather(idx[hit])).all():
+            code[hit] = qrels.codes[idx[hit]]
+            return code
+    judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.doc_ids,
+                              "code": qrels.codes})
+    joined = pl.DataFrame({"q": qcode, "doc_id": doc_col.gather(order)}).join(
+        judgments, on=["q", "doc_id"], how="left", maintain_order="left")
+    return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)

@@ -4,10 +4,19 @@ from . import (  # noqa: F401  (imported for their registrations)
     average_precision,
     counts,
     dcg,
+    gain_based,
+    incomplete,
     interpolated,
+    judgment_groups,
+    ltr,
+    metric_learning,
     precision,
+    prefs,
     rank,
     recall,
+    set_based,
+    strings,
+    torchmetrics_family,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 

@@ -6,9 +6,11 @@ import numpy as np
 
 from .context import columns
 from .registry import HIDDEN, LONG, NUM_Q, RESET_ALWAYS, RUNID, SUM, measure
+from .rel_format import ALL_REL_FORMATS
 
 
-@measure("runid", order=1, printed=HIDDEN, summary=RUNID, groups="O T S Pa Pr J")
+@measure("runid", order=1, printed=HIDDEN, summary=RUNID, groups="O T S Pa Pr J",
+         rel_formats=ALL_REL_FORMATS)
 def runid(ctx, params):
     """Run name: the run_id field of the last data line of the run file.
 
@@ -18,14 +20,15 @@ def runid(ctx, params):
 
 
 @measure("num_q", order=2, printed=HIDDEN, summary=NUM_Q, groups="O T S Pa Pr J",
-         friendly="NumQ")
+         friendly="NumQ", aliases={'ir_measures': 'NumQ'}, rel_formats=ALL_REL_FORMATS)
 def num_q(ctx, params):
     """Number of evaluated queries: 1 per query, summed over queries."""
     return columns(np.ones(ctx.n_queries))
 
 
 @measure("num_ret", order=3, printed=LONG, summary=SUM, groups="O T S", friendly="NumRet",
-         complete_reset=RESET_ALWAYS)
+         complete_reset=RESET_ALWAYS,
+         aliases={'ir_measures': 'NumRet'})
 def num_ret(ctx, params):
     """Retrieved documents ``n`` after ``max_docs`` and ``judged_only``.
 
@@ -34,7 +37,8 @@ def num_ret(ctx, params):
     return columns(ctx.view.num_ret)
 
 
-@measure("num_rel", order=4, printed=LONG, summary=SUM, groups="O T S", friendly="NumRel")
+@measure("num_rel", order=4, printed=LONG, summary=SUM, groups="O T S", friendly="NumRel",
+         aliases={'ir_measures': 'NumRel'})
 def num_rel(ctx, params):
     """Relevant documents ``R``: qrels lines with label ``>= relevance_level``.
 
@@ -45,7 +49,8 @@ def num_rel(ctx, params):
 
 
 @measure("num_rel_ret", order=5, printed=LONG, summary=SUM, groups="O T S",
-         friendly="NumRelRet")
+         friendly="NumRelRet",
+         aliases={'ir_measures': 'NumRelRet', 'ranx': 'hits'})
 def num_rel_ret(ctx, params):
     """Relevant retrieved documents: ranked documents with a judged label ``>= level``."""
     return columns(ctx.view.num_rel_ret)

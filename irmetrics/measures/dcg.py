@@ -1,4 +1,4 @@
-"""Discounted cumulative gain family: ndcg, ndcg_cut."""
+"""Discounted cumulative gain family: ndcg, ndcg_cut, dcg, ideal_dcg."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def ideal_dcg_values(view, gains) -> np.ndarray:
     return sg.seg_sum(terms, seg, view.n_queries)
 
 
-@measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG")
+@measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG",
+         aliases={'ir_measures': 'nDCG', 'ranx': 'ndcg'})
 def ndcg(ctx, pairs):
     """Normalised DCG over the whole ranking: ``DCG / IDCG``, 0 when IDCG = 0.
 
@@ -52,7 +53,9 @@ def ndcg(ctx, pairs):
 
 
 @measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="nDCG", friendly_cutoff=True)
+         friendly="nDCG", friendly_cutoff=True,
+         aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k',
+                  'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
 def ndcg_at_cutoffs(ctx, cutoffs):
     """nDCG at k with raw labels as gains: ``DCG@k / IDCG@k``, or ``DCG@k`` when IDCG@k = 0.
 
@@ -70,3 +73,35 @@ def ndcg_at_cutoffs(ctx, cutoffs):
         idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)
+
+
+@measure("dcg", order=22, params=PairParams(), pytrec_eval=False,
+         aliases={'ranx': 'dcg'})
+def discounted_cumulative_gain(ctx, pairs):
+    """DCG over the whole ranking: ``sum_i gain(r_i) / log2(i + 1)``.
+
+    Gains from the gain table (default gain = label; ``dcg.1=3,2=9``), negative gains
+    included; unjudged documents have gain 0. Not in any trec_eval group; request it
+    explicitly. It shares one gain-parameter block with ndcg and ideal_dcg, so it
+    cannot be combined with a parameterised one of them.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"x": 2.0, "a": 1.0}}, ["dcg"])
+    >>> round(res.aggregate()["dcg"], 4)   # 2 / log2(3)
+    1.2619
+    """
+    v = ctx.view
+    return columns(dcg_values(v, gains_for(v, pairs)))
+
+
+@measure("ideal_dcg", order=23, params=PairParams(), pytrec_eval=False)
+def ideal_discounted_cumulative_gain(ctx, pairs):
+    """DCG of the ideal ranking: ``sum_{j=1..idealpos} I_j / log2(j + 1)``.
+
+    Over every judged document with a positive gain, gains descending; independent
+    of the ranking and not cut at its length. Not in any trec_eval group.
+    """
+    v = ctx.view
+    return columns(ideal_dcg_values(v, gains_for(v, pairs)))

@@ -23,6 +23,9 @@ class NoParams:
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [measure]
 
+    def describe(self) -> str:
+        return "none"
+
 
 @dataclass(frozen=True)
 class LongCutoffs:
@@ -45,6 +48,10 @@ class LongCutoffs:
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [f"{measure}_{k}" for k in parsed]
 
+    def describe(self) -> str:
+        return ("integer cutoffs k (`atol`, sorted ascending, positive, distinct), one value"
+                f" per cutoff named `<measure>_<k>`; default `{_join(self.default)}`")
+
 
 @dataclass(frozen=True)
 class DoubleCutoffs:
@@ -63,20 +70,40 @@ class DoubleCutoffs:
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [f"{measure}_{v:3.2f}" for v in parsed]
 
+    def describe(self) -> str:
+        return ("real cutoffs (`atof`, sorted ascending, distinct), one value per cutoff"
+                f" named `<measure>_<%3.2f>`; default `{_join(self.default)}`")
+
 
 @dataclass(frozen=True)
 class DoubleParams:
-    """Real-valued parameters kept in the order given; a single output value."""
+    """Real-valued parameters kept in the order given; a single output value.
+
+    ``count``, when set, is the exact number of values the measure needs (utility's
+    four coefficients); trec_eval fails at compute time, irmetrics when parsing.
+    """
 
     default: tuple[float, ...]
+    count: int | None = None
 
     def parse(self, measure: str, raw: str | None) -> tuple[float, ...]:
         if raw is None:
             return self.default
-        return tuple(c_atof(item) for item in raw.split(","))
+        values = tuple(c_atof(item) for item in raw.split(","))
+        if self.count is not None and len(values) != self.count:
+            raise ParameterError(
+                f"`{measure}` must have exactly {self.count} comma-separated parameters;"
+                f" got {raw!r}."
+            )
+        return values
 
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [measure if raw is None else f"{measure}_{raw}"]
+
+    def describe(self) -> str:
+        count = f"exactly {self.count} " if self.count is not None else ""
+        return (f"{count}real parameters (`atof`, kept in the order given); one value named"
+                f" `<measure>` or `<measure>_<params as typed>`; default `{_join(self.default)}`")
 
 
 @dataclass(frozen=True)
@@ -98,3 +125,36 @@ class PairParams:
 
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [measure if raw is None else f"{measure}_{raw}"]
+
+    def describe(self) -> str:
+        return ("`name=value` pairs (`level=gain` for integer names; other names are"
+                " measure options such as rbp's `p`); one value named `<measure>` or"
+                " `<measure>_<params as typed>`; default: none (gain = label)")
+
+
+def _join(values) -> str:
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class FixedSuffix:
+    """A measure whose friendly form ends in one fixed ``@<suffix>`` (``MAP@R``, ``ML_P@1``).
+
+    The trec_eval-style name takes no parameters; the friendly spelling must carry
+    exactly this suffix.
+    """
+
+    suffix: str
+
+    def parse(self, measure: str, raw: str | None):
+        if raw is not None and raw != self.suffix:
+            raise ParameterError(
+                f"`{measure}` is defined only at @{self.suffix}; got @{raw!r}."
+            )
+        return None
+
+    def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
+        return [measure]
+
+    def describe(self) -> str:
+        return f"none; the friendly name carries the fixed suffix `@{self.suffix}`"

@@ -63,8 +63,7 @@ def known_names() -> list[str]:
 def _unknown(spec: str) -> UnknownMeasureError:
     base = re.split(r"[.@(]", spec, maxsplit=1)[0]
     close = difflib.get_close_matches(base, known_names(), n=5, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return UnknownMeasureError(f"unknown measure {spec!r}{hint}", suggestions=close)
+    return UnknownMeasureError(spec, suggestions=close)
 
 
 def parse_measures(specs, *, supported=None) -> list[Request]:
@@ -90,6 +89,10 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
             if dot and raw == "":
                 raise ParameterError(f"measure {spec!r} has an empty parameter string.")
             members = NICKNAMES.get(name, [name])
+            if name in NICKNAMES and supported is not None:
+                # A nickname means "what this tool has": trec_eval 9.0.8's all_trec has
+                # no rbp, rbp_resid or unj (spec §12.3).
+                members = [m for m in members if supported(REGISTRY[m])]
             for member in members:
                 if member not in marked:
                     marked.append(member)
@@ -115,8 +118,8 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
     if supported is not None:
         for r in requests:
             if not supported(r.measure):
-                raise UnknownMeasureError(f"unsupported measure {r.measure.name!r} under"
-                                          " these semantics")
+                raise ParameterError(f"measure {r.measure.name!r} is not available under"
+                                     " these semantics (pytrec_eval does not compute it).")
     requests.sort(key=lambda r: r.measure.order)
     return requests
 

@@ -9,7 +9,9 @@ from .registry import measure
 
 
 @measure("recall", order=14, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="R", friendly_cutoff=True)
+         friendly="R", friendly_cutoff=True,
+         aliases={'ir_measures': 'R@k', 'ranx': 'recall@k',
+                  'torchmetrics': 'RetrievalRecall(top_k=k)'})
 def recall(ctx, cutoffs):
     """IR recall at k: ``relat(k) / R``, 0 when R = 0.
 

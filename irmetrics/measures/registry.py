@@ -43,7 +43,7 @@ class MeasureDef:
     complete_reset: str | None = None
     family: str = ""
     doc: str = ""
-    aliases: tuple = ()
+    aliases: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
 
@@ -62,7 +62,7 @@ _GROUP_KEYS = {"O": "official", "T": "all_trec", "S": "set",
 def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary=MEAN,
             groups: str = "", pytrec_eval: bool = True, friendly: str | None = None,
             friendly_cutoff: bool = False, complete_reset: str | None = None,
-            aliases: tuple = (), **extra):
+            aliases: dict | None = None, **extra):
     """Register the decorated kernel as measure ``name``.
 
     Parameters
@@ -85,6 +85,10 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
         The friendly form takes ``@k``.
     complete_reset : {"always", "unparameterised"}, optional
         Value forced to 0 on ``complete=True`` placeholder queries.
+    aliases : dict, optional
+        How other tools spell the same concept, ``{tool: name}`` with tool one of
+        ``"ir_measures"``, ``"ranx"``, ``"torchmetrics"`` (documentation only; their
+        edge-case semantics may differ and the parsers do not accept these names).
 
     The kernel is called as ``kernel(ctx, params)`` and returns an array of shape
     ``(n_queries, n_outputs)``.
@@ -97,7 +101,7 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
             friendly_cutoff=friendly_cutoff, complete_reset=complete_reset,
             groups=frozenset(_GROUP_KEYS[g] for g in groups.split()),
             family=kernel.__module__.rsplit(".", 1)[-1], doc=kernel.__doc__ or "",
-            aliases=aliases, extra=extra,
+            aliases=dict(aliases or {}), extra=extra,
         )
         if name in REGISTRY:
             raise RuntimeError(f"measure {name!r} declared twice")

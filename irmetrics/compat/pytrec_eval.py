@@ -1,0 +1,185 @@
+"""Drop-in replacement for pytrec_eval (pytrec-eval-terrier 0.5.11).
+
+``RelevanceEvaluator(qrels, measures).evaluate(run)`` returns exactly the dict
+pytrec_eval returns (same keys, same values, ``semantics="pytrec_eval"``), from
+irmetrics' engine. It also accepts input pytrec_eval rejects but users commonly
+have (int ids, numpy scalars, whole-number float labels) without changing the
+result, and refuses non-whole labels with a clear error.
+
+Measure names follow pytrec_eval's own rules, which differ from trec_eval's
+command line: nicknames are expanded; ``meas.p1,p2`` and ``meas_p1,p2`` with
+numeric parameters are merged per measure (``{"P.5", "P_10"}`` gives ``P_5`` and
+``P_10``; a bare ``P`` next to ``P.10`` gives only ``P_10``); single-valued
+measures keep their bare name even with parameters (``set_F.0.5`` → ``set_F``).
+Specs pytrec_eval cannot express (gain pairs such as ``ndcg.1=3,2=9``, on which
+pytrec_eval aborts the interpreter) are computed with trec_eval's meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..containers import Qrels, Run
+from ..containers import _to_id as to_id
+from ..evaluate import Evaluator
+from ..exceptions import InputFormatError, UnknownMeasureError
+from ..measures.params import DoubleParams, PairParams
+from ..measures.registry import NICKNAMES, REGISTRY
+
+__all__ = [
+    "RelevanceEvaluator", "parse_qrel", "parse_run", "supported_measures",
+    "supported_nicknames", "compute_aggregated_measure",
+]
+
+#: Measures pytrec-eval-terrier 0.5.11 supports, read from the registry.
+supported_measures = frozenset(m.name for m in REGISTRY.values() if m.pytrec_eval)
+
+#: pytrec_eval's nickname table: trec_eval's groups restricted to supported measures,
+#: plus the preference and judgment-group groups it lists verbatim.
+supported_nicknames = {
+    name: set(members) if name in ("all_prefs", "prefs", "qrels_jg")
+    else {m for m in members if m in supported_measures}
+    for name, members in NICKNAMES.items()
+}
+
+_NUMERIC_PARAMS = r"[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
+
+
+def _combine_measures(measures: Iterable[str]) -> list[str]:
+    """pytrec_eval's measure-name normalisation, reproduced (see module docstring)."""
+    expanded: list[str] = []
+    for spec in measures:
+        if not isinstance(spec, str):
+            raise TypeError(f"measure names must be strings; got {spec!r}.")
+        expanded.extend(sorted(supported_nicknames[spec]) if spec in supported_nicknames
+                        else [spec])
+    params: dict[str, set] = defaultdict(set)
+    passthrough: list[str] = []
+    for spec in expanded:
+        if spec in supported_measures:
+            params.setdefault(spec, set())
+            continue
+        base = next((m for m in supported_measures
+                     if re.fullmatch(re.escape(m) + _NUMERIC_PARAMS, spec)), None)
+        if base is not None:
+            params[base].update(re.fullmatch(re.escape(base) + _NUMERIC_PARAMS, spec)
+                                .group(1).split(","))
+            continue
+        name = spec.split(".", 1)[0]
+        if name in supported_measures and "." in spec:
+            passthrough.append(spec)  # e.g. ndcg.1=3,2=9: trec_eval's meaning
+            continue
+        raise UnknownMeasureError(spec)
+    out = [f"{m}.{','.join(sorted(p))}" if p else m for m, p in params.items()]
+    return out + [s for s in passthrough if s.split(".", 1)[0] not in params]
+
+
+class RelevanceEvaluator:
+    """pytrec_eval's evaluator on irmetrics' engine.
+
+    Parameters
+    ----------
+    query_relevance : mapping
+        ``{query_id: {doc_id: label}}``. Queries with no judgments are dropped, as in
+        pytrec_eval.
+    measures : iterable of str
+        Measure names or nicknames in pytrec_eval's syntax (``"map"``, ``"P.5,10"``,
+        ``"ndcg_cut_10"``, ``"official"``).
+    relevance_level : int, default 1
+    judged_docs_only_flag : bool, default False
+
+    Examples
+    --------
+    >>> from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+    >>> ev = RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"map", "P.1"})
+    >>> ev.evaluate({"q1": {"d1": 0.2, "d2": 0.7}})
+    {'q1': {'map': 0.5, 'P_1': 0.0}}
+    """
+
+    def __init__(self, query_relevance: Mapping, measures: Iterable[str],
+                 relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
+        # Queries without judgments are dropped, as pytrec_eval does.
+        qrels = Qrels.from_dict({q: docs for q, docs in query_relevance.items() if len(docs)})
+        self._measures = _combine_measures(measures)
+        self._evaluator = Evaluator(
+            qrels, self._measures, relevance_level=relevance_level,
+            judged_only=bool(judged_docs_only_flag), semantics="pytrec_eval",
+        )
+        # Single-valued measures keep their bare name in pytrec_eval's output.
+        self._rename = {}
+        for req in self._evaluator.requests:
+            if isinstance(req.measure.params, (DoubleParams, PairParams)):
+                for name in req.output_names:
+                    self._rename[name] = req.measure.name
+
+    def evaluate(self, scores: Mapping) -> dict:
+        """Evaluate one run ``{query_id: {doc_id: score}}`` → ``{query_id: {name: value}}``."""
+        if not scores:
+            return {}
+        run = Run.from_dict(scores)
+        # Queries present with an empty ranking are still evaluated (n = 0).
+        present = [to_id(q, "query id") for q in scores]
+        results = self._evaluator.evaluate(run, run_query_ids=present)
+        out = results.to_dict()
+        for per_query in out.values():
+            for name, value in list(per_query.items()):
+                if isinstance(value, str):
+                    value = 0.0  # relstring: pytrec_eval returns 0.0
+                new = self._rename.get(name, name)
+                if new != name:
+                    del per_query[name]
+                per_query[new] = value
+        return out
+
+
+def parse_qrel(lines: Iterable[str]) -> dict:
+    """Parse qrels lines ``query_id iteration doc_id label`` into pytrec_eval's dict."""
+    qrel: dict = defaultdict(dict)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputFormatError(f"line {number}: expected 4 fields (query_id iteration"
+                                   f" doc_id relevance), found {len(fields)}")
+        qid, _, did, rel = fields
+        if did in qrel[qid]:
+            raise InputFormatError(f"line {number}: duplicate (query_id {qid!r}, doc_id {did!r})")
+        try:
+            qrel[qid][did] = int(rel)
+        except ValueError:
+            raise InputFormatError(f"line {number}: relevance must be an integer; got {rel!r}")\
+                from None
+    return qrel
+
+
+def parse_run(lines: Iterable[str]) -> dict:
+    """Parse run lines ``query_id Q0 doc_id rank score run_id`` into pytrec_eval's dict."""
+    run: dict = defaultdict(dict)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) < 6:
+            raise InputFormatError(f"line {number}: expected 6 fields (query_id iteration doc_id"
+                                   f" rank score run_id), found {len(fields)}")
+        qid, _, did, _, score, _ = fields[:6]
+        if did in run[qid]:
+            raise InputFormatError(f"line {number}: duplicate (query_id {qid!r}, doc_id {did!r})")
+        try:
+            run[qid][did] = float(score)
+        except ValueError:
+            raise InputFormatError(f"line {number}: score must be a number; got {score!r}")\
+                from None
+    return run
+
+
+def compute_aggregated_measure(measure: str, values) -> float:
+    """Aggregate per-query values as pytrec_eval does: sum for ``num_*``,
+    ``exp(mean)`` for ``gm_*`` (values are logs), mean otherwise."""
+    values = np.asarray(list(values), dtype=np.float64)
+    if measure.startswith("num_"):
+        return float(np.sum(values))
+    if measure.startswith("gm_"):
+        return float(np.exp(np.sum(values) / len(values)))
+    return float(np.mean(values))

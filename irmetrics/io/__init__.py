@@ -1,0 +1,17 @@
+"""File input/output: TREC qrels and run files (:mod:`irmetrics.io.trec`), preference and
+judgment-group files (:mod:`irmetrics.io.prefs`)."""
+
+from .prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg, read_qrels_prefs
+from .trec import (
+    read_qrels,
+    read_qrels_bytes,
+    read_run,
+    read_run_bytes,
+    write_qrels,
+    write_run,
+)
+
+__all__ = [
+    "JudgmentGroups", "Prefs", "read_prefs", "read_qrels_jg", "read_qrels_prefs",
+    "read_qrels", "read_run", "read_qrels_bytes", "read_run_bytes", "write_qrels", "write_run",
+]

@@ -1,0 +1,689 @@
+"""Reading and writing TREC qrels and run files (polars-based, vectorised).
+
+File formats
+------------
+qrels
+    ``query_id iteration doc_id relevance``: exactly 4 fields per line.
+run
+    ``query_id iteration doc_id rank score run_id [ignored...]``: at least 6 fields; fields
+    after the sixth are ignored (as trec_eval does).
+
+Reading rules (shared by both formats)
+--------------------------------------
+* Fields are separated by any run of the C-locale whitespace bytes space, ``\\t``, ``\\v``,
+  ``\\f`` and ``\\r``; ``\\n`` ends a line. Leading/trailing whitespace and CRLF line ends
+  are fine. Bytes >= 0x80 are not whitespace, so UTF-8 ids are fine. The file must be
+  valid UTF-8; a UTF-8 byte order mark at the very start of the file is dropped.
+* Blank and whitespace-only lines are skipped, in both formats. (trec_eval's qrels reader
+  rejects them; its run reader skips them.)
+* A line whose first non-whitespace character is ``#`` is a comment and is skipped, in
+  both formats. (trec_eval's qrels reader only recognises ``#`` in column 0, mis-parses two
+  comment lines in a row and crashes on a final comment line; we treat every ``#``-first
+  line as a comment instead.) A ``#`` anywhere else is ordinary data.
+* Nothing else is dropped silently.
+* Ids are kept as the exact strings written: ``"0301"`` and ``"301"`` differ.
+* ``relevance`` must be an integer: optional sign and decimal digits (``-1`` = in the pool
+  but unjudged). trec_eval's ``atol`` would read ``1.9`` as 1 and ``abc`` as 0; we refuse.
+* ``score`` must be a finite decimal number, as C ``strtod`` reads it: optional sign, digits
+  with an optional ``.``, optional exponent (``1e2``, ``-3.5``, ``.5e1``, ``+3.5``, ``5.``).
+  Deviations from trec_eval's ``atof``: NaN and infinities (and overflowing values such as
+  ``1e400``) are errors, hexadecimal floats (``0x1p3``) are errors, and non-numeric or
+  partially numeric text (``abc``, ``1,5``) is an error instead of a silent 0 or prefix.
+* ``rank`` is ignored by trec_eval; it is kept for round trips as Int64, null when the
+  field is not an integer.
+* ``run_id`` of a Run (``Run.name``) is the run_id field of the last data line in file
+  order (trec_eval's ``runid`` rule).
+* Duplicate (query_id, doc_id) pairs raise :class:`DuplicateEntryError` unless
+  ``on_duplicate`` is ``"first"``, ``"last"`` or ``"max"`` (max relevance for qrels, max
+  score for runs; ties keep the first); the kept row stays at its own position in file
+  order. The ``iteration`` field does not make pairs distinct.
+* Errors raise :class:`InputFormatError` naming the file, the 1-based physical line number
+  (every line counts, comments and blank lines included) and the reason; the FIRST bad line
+  in file order is reported. An unreadable or missing file, undecodable gzip data and a file
+  without any data line also raise :class:`InputFormatError` (with ``line=None``).
+
+Sources
+-------
+``path`` may be a str or ``os.PathLike``; ``"-"`` reads ``sys.stdin.buffer`` (reported as
+``<stdin>`` in errors). Gzip input is detected by the ``.gz`` suffix or the gzip magic
+bytes. :func:`read_qrels_bytes` and :func:`read_run_bytes` parse bytes already in memory.
+
+Implementation
+--------------
+No path loops over lines in Python:
+
+1. fast: the bytes go to ``polars.read_csv`` with the typed schema (single-byte separator,
+   no quoting); the result is verified (no partially empty rows, finite scores, no
+   ``#``-first query id). Rows of nulls are blank lines and are dropped.
+2. string: otherwise tabs/``\\v``/``\\f``/``\\r`` become spaces and polars reads every line
+   as string fields; leading or repeated blanks make numpy collapse the whitespace first
+   (newlines untouched, so line numbers survive). Comment and blank lines are dropped,
+   field counts and numbers are checked vectorised, and the first bad line is reported.
+3. general: a polars list-based tokenizer, only used if polars refuses valid UTF-8 input.
+
+The numeric checks rely on polars' float/int parsers accepting exactly the documented
+grammar; ``tests/test_io_trec.py`` checks that, and checks all paths against a plainly
+written line-by-line reference reader.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import sys
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irmetrics._validation import check_choice, parameter_error
+from irmetrics.containers import (
+    DUPLICATE_POLICIES,
+    QRELS_SCHEMA,
+    RUN_SCHEMA,
+    Qrels,
+    Run,
+    resolve_duplicates,
+)
+from irmetrics.exceptions import InputFormatError
+
+__all__ = [
+    "read_qrels",
+    "read_run",
+    "read_qrels_bytes",
+    "read_run_bytes",
+    "write_qrels",
+    "write_run",
+]
+
+STDIN = "-"
+_STDIN_NAME = "<stdin>"
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+# C isspace() minus "\n": the field separators.
+_OTHER_WS = (b"\t", b"\r", b"\x0b", b"\x0c")
+_TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
+
+_INT_RE = r"^[+-]?[0-9]+$"
+_FLOAT_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_NONFINITE_RE = r"(?i)^[+-]?(?:inf|infinity|nan)$"
+_HEX_RE = r"(?i)^[+-]?0x"
+_WRITE_BAD_ID_RE = r"[ \t\n\x0B\x0C\r]"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    kind: str  # "qrels" | "run"
+    fields: tuple[str, ...]
+    exact: bool  # exactly len(fields) fields (qrels) or at least (run)
+    schema: dict
+
+    @property
+    def n(self) -> int:
+        return len(self.fields)
+
+    def expectation(self) -> str:
+        words = " ".join(self.fields)
+        if self.exact:
+            return f"expected {self.n} fields ({words})"
+        return f"expected at least {self.n} fields ({words})"
+
+
+_QRELS = _Layout("qrels", tuple(QRELS_SCHEMA), True, dict(QRELS_SCHEMA))
+_RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
+
+
+# --------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------
+
+
+def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels:
+    """Read a TREC qrels file (``query_id iteration doc_id relevance``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input; ``.gz`` (or gzip data) is decompressed.
+    on_duplicate : {"error", "first", "last", "max"}
+        What to do with a repeated (query_id, doc_id) pair; ``"max"`` keeps the largest
+        relevance.
+
+    Returns
+    -------
+    Qrels
+        ``df`` columns query_id, iteration, doc_id (String) and relevance (Int64), in file
+        order; ``path`` is ``str(path)``.
+
+    Raises
+    ------
+    InputFormatError
+        With the file name, the 1-based line and the reason (see the module notes).
+
+    Examples
+    --------
+    >>> qrels = read_qrels_bytes(b"301 0 d1 1\\n301 0 d2 0\\n")
+    >>> qrels.df["relevance"].to_list()
+    [1, 0]
+    """
+    check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
+    data, name = _read_source(path)
+    df, _ = _parse(data, _QRELS, name, on_duplicate)
+    return Qrels._trusted(df, path=name if name != _STDIN_NAME else STDIN)
+
+
+def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
+    """Read a TREC run file (``query_id iteration doc_id rank score run_id``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input; ``.gz`` (or gzip data) is decompressed.
+    on_duplicate : {"error", "first", "last", "max"}
+        What to do with a repeated (query_id, doc_id) pair; ``"max"`` keeps the largest
+        score.
+
+    Returns
+    -------
+    Run
+        ``df`` columns query_id, iteration, doc_id (String), rank (Int64, nullable), score
+        (Float64), run_id (String), in file order; ``name`` is the run_id of the last data
+        line; ``path`` is ``str(path)``.
+
+    Examples
+    --------
+    >>> run = read_run_bytes(b"301 Q0 d1 1 2.5 a\\n301 Q0 d2 2 1e0 b\\n")
+    >>> run.name, run.df["score"].to_list()
+    ('b', [2.5, 1.0])
+    """
+    check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
+    data, name = _read_source(path)
+    df, run_id = _parse(data, _RUN, name, on_duplicate)
+    return Run._trusted(df, name=run_id, path=name if name != _STDIN_NAME else STDIN)
+
+
+def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error") -> Qrels:
+    """Parse qrels already in memory (plain or gzip bytes); ``source`` names it in errors."""
+    check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
+    df, _ = _parse(_maybe_gunzip(_as_bytes(data), source, False), _QRELS, source, on_duplicate)
+    return Qrels._trusted(df)
+
+
+def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error") -> Run:
+    """Parse a run already in memory (plain or gzip bytes); ``source`` names it in errors."""
+    check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
+    df, run_id = _parse(_maybe_gunzip(_as_bytes(data), source, False), _RUN, source, on_duplicate)
+    return Run._trusted(df, name=run_id)
+
+
+def write_qrels(qrels: Qrels | Any, path: str | os.PathLike) -> None:
+    """Write qrels as ``query_id iteration doc_id relevance`` lines, single spaces.
+
+    ``qrels`` is a :class:`Qrels` (or a ``{query_id: {doc_id: relevance}}`` mapping). Rows
+    are written in the container's order. ``path`` ending in ``.gz`` is gzip-compressed;
+    ``"-"`` writes to standard output. Ids must be non-empty, contain no whitespace, and
+    query ids must not start with ``#`` (they would not read back); otherwise
+    :class:`ParameterError`. An empty Qrels writes an empty file (which does not read back).
+    """
+    if not isinstance(qrels, Qrels):
+        if isinstance(qrels, dict):
+            qrels = Qrels.from_dict(qrels)
+        else:
+            raise parameter_error("qrels", "a Qrels or a dict", type(qrels).__name__)
+    df = qrels.df
+    _check_writable(df, ("query_id", "iteration", "doc_id"))
+    _write_frame(df, path)
+
+
+def write_run(run: Run | Any, path: str | os.PathLike, *, run_id: str | None = None) -> None:
+    """Write a run as ``query_id iteration doc_id rank score run_id`` lines, single spaces.
+
+    Parameters
+    ----------
+    run : Run
+        (or a ``{query_id: {doc_id: score}}`` mapping).
+    path : str or os.PathLike
+        ``.gz`` suffix compresses; ``"-"`` writes to standard output.
+    run_id : str, optional
+        Written on every line instead of the ``run_id`` column.
+
+    Notes
+    -----
+    If every rank is known, rows are written in the container's order with their ranks.
+    If any rank is null (e.g. a run built from a dict), the whole run is written in
+    trec_eval order -- queries in first-seen order, then score descending, then doc_id
+    descending (bytes) -- with ranks 1..n per query. Scores are written in the shortest form
+    that reads back to the same float64. Ids must be non-empty, without whitespace, query
+    ids not starting with ``#`` (:class:`ParameterError` otherwise).
+    """
+    if not isinstance(run, Run):
+        if isinstance(run, dict):
+            run = Run.from_dict(run)
+        else:
+            raise parameter_error("run", "a Run or a dict", type(run).__name__)
+    df = run.df
+    if run_id is not None:
+        if not isinstance(run_id, str) or not run_id or any(c in run_id for c in " \t\n\x0b\x0c\r"):
+            raise parameter_error("run_id", "a non-empty string without whitespace", run_id)
+        df = df.with_columns(run_id=pl.lit(run_id, dtype=pl.String))
+    if df["rank"].null_count():
+        df = (
+            df.with_row_index("_row")
+            .with_columns(
+                _qpos=pl.col("_row").min().over("query_id"),
+                _key=pl.col("score") + 0.0,  # -0.0 ties with 0.0, as in trec_eval
+            )
+            .sort(["_qpos", "_key", "doc_id"], descending=[False, True, True], maintain_order=True)
+            .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id"))
+            .select(list(RUN_SCHEMA))
+        )
+    _check_writable(df, ("query_id", "iteration", "doc_id", "run_id"))
+    _write_frame(df, path)
+
+
+# --------------------------------------------------------------------------------------
+# sources
+# --------------------------------------------------------------------------------------
+
+
+def _as_bytes(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise parameter_error("data", "bytes", type(data).__name__)
+
+
+def _read_source(path: Any) -> tuple[bytes, str]:
+    """Return (raw bytes, name for messages); decompresses gzip."""
+    try:
+        p = os.fspath(path)
+    except TypeError:
+        raise parameter_error("path", "a str or os.PathLike (or '-' for stdin)", path) from None
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    if p == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        return _maybe_gunzip(data, _STDIN_NAME, False), _STDIN_NAME
+    try:
+        with open(p, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise InputFormatError(f"cannot read file: {reason}", path=p) from e
+    return _maybe_gunzip(data, p, p.endswith(".gz")), p
+
+
+def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
+    """Decompress gzip data (recognised by its magic bytes, or by a ``.gz`` name)."""
+    if not (data[:2] == _GZIP_MAGIC or (by_suffix and data)):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputFormatError(f"cannot decompress gzip data: {e}", path=name) from e
+
+
+# --------------------------------------------------------------------------------------
+# parsing
+# --------------------------------------------------------------------------------------
+
+
+def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tuple[pl.DataFrame, str | None]:
+    """bytes -> (frame in the container schema with duplicates resolved, run_id of the last
+    data line (runs only))."""
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    sep = " "
+    if any(c in data for c in _OTHER_WS):
+        if b"\t" in data and b" " not in data and not any(c in data for c in _OTHER_WS[1:]):
+            sep = "\t"  # purely tab-separated: still a single-byte separator
+        else:
+            data = data.translate(_TO_SPACE)  # CRLF -> " \n": a trailing blank, harmless
+    df: pl.DataFrame | None = None
+    pending: InputFormatError | None = None
+    collapsed = False
+    # 1. typed fast path (skipped when some line starts with "#": it would refuse anyway)
+    comments = b"#" in data and (data.startswith(b"#") or b"\n#" in data)
+    if not comments:
+        df = _fast_parse(data, layout, sep)
+    if df is None:
+        if sep != " ":
+            data = data.translate(_TO_SPACE)
+        collapsed = _looks_padded(data, layout)
+        if collapsed:  # padded columns: collapse the blanks and try the typed path again
+            data = _collapse_spaces(data)
+            if not comments:
+                df = _fast_parse(data, layout, " ")
+    if df is None:
+        # 2. string path: comments, blank lines, messy whitespace, and every error message
+        result = _string_parse(data, layout, source)
+        if result is _COLLAPSE and not collapsed:
+            data = _collapse_spaces(data)
+            result = _string_parse(data, layout, source)
+        if not isinstance(result, tuple):
+            # 3. last resort, if polars refused the bytes for a reason not foreseen here
+            result = _general_parse(_collapse_spaces(data), layout, source)
+        df, pending = result
+    line_col = "_line" if "_line" in df.columns else None  # else row i is line i + 1
+    if df.height == 0 and pending is None:
+        raise InputFormatError(
+            "no data lines (the file is empty or holds only blank and comment lines)", path=source
+        )
+    value = "relevance" if layout.kind == "qrels" else "score"
+    if pending is not None:
+        if on_duplicate == "error":  # a duplicate before the bad line is reported first
+            resolve_duplicates(df, value=value, policy="error", source=source, line_col=line_col)
+        raise pending
+    last_run_id = df["run_id"][-1] if layout.kind == "run" else None
+    df = resolve_duplicates(df, value=value, policy=on_duplicate, source=source, line_col=line_col)
+    return df.select(list(layout.fields)), last_run_id
+
+
+def _looks_padded(data: bytes, layout: _Layout) -> bool:
+    """Cheap guess from the first 64 KiB: are there leading or repeated blanks (or, for
+    qrels, trailing ones) that only ``_collapse_spaces`` can remove?"""
+    head = data[: 1 << 16]
+    return (
+        head.startswith(b" ")
+        or b"  " in head
+        or b"\n " in head
+        or (layout.exact and (b" \n" in head or head.endswith(b" ")))
+    )
+
+
+def _collapse_spaces(data: bytes) -> bytes:
+    """Collapse runs of spaces into one and strip spaces at line starts and ends.
+
+    Newlines are never touched, so line numbers are preserved. Returns ``data`` itself
+    when nothing changes.
+    """
+    if not data:
+        return data
+    a = np.frombuffer(data, dtype=np.uint8)
+    sp = a == 0x20
+    # a space goes when the byte before it is a space or a newline (or it opens the data) ...
+    before = np.empty_like(sp)
+    before[0] = True
+    np.logical_or(sp[:-1], a[:-1] == 0x0A, out=before[1:])
+    drop = sp & before
+    b = a[~drop] if drop.any() else a
+    if b.size == 0:
+        return b""
+    # ... or when it is (now the only space) right before a newline or the end
+    sp = b == 0x20
+    after = np.empty_like(sp)
+    after[-1] = True
+    np.equal(b[1:], 0x0A, out=after[:-1])
+    drop2 = sp & after
+    if drop2.any():
+        b = b[~drop2]
+    elif b is a:
+        return data
+    return b.tobytes()
+
+
+def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
+    """polars.read_csv with the typed schema, then checks. Returns None whenever the result
+    could differ from the string path (empty fields from repeated separators or short
+    lines, ``#`` comments, bad or non-finite numbers, non-integer ranks, too many fields,
+    invalid UTF-8). Blank lines come back from polars as rows of nulls; they are dropped
+    and a ``_line`` column keeps the line numbers."""
+    if not data:
+        return None
+    try:
+        df = pl.read_csv(
+            data,
+            separator=sep,
+            has_header=False,
+            quote_char=None,
+            schema=layout.schema,
+            # runs: fields after the 6th are ignored (on the first line too); qrels: an error
+            truncate_ragged_lines=not layout.exact,
+            extra_columns=None if layout.exact else "ignore",
+            missing_columns="insert",  # short lines (a blank first line too) -> nulls
+        )
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: next path
+        return None
+    if any(df.null_count().row(0)):
+        is_null = [pl.col(c).is_null() for c in df.columns]
+        blank = df.select(pl.all_horizontal(is_null)).to_series()
+        if df.select(pl.any_horizontal(is_null)).to_series().sum() != blank.sum():
+            return None
+        df = df.with_row_index("_line", offset=1).filter(~blank)
+    if df.height == 0:
+        return None
+    checks = []
+    if layout.kind == "run":
+        checks.append((~pl.col("score").is_finite()).any())
+    if b"#" in data:
+        checks.append(pl.col("query_id").str.starts_with("#").any())
+    if checks and any(df.select(checks).row(0)):
+        return None
+    return df
+
+
+_COLLAPSE = "collapse"  # _string_parse: "collapse the whitespace and call me again"
+_FAILED = "failed"  # _string_parse: polars refused the bytes
+
+
+def _string_parse(data: bytes, layout: _Layout, source: str):
+    """Read every line with polars as string fields (space-separated data), then validate.
+
+    Returns ``(frame, pending_error)`` like :func:`_general_parse`, or ``_COLLAPSE`` when a
+    line has an empty field followed by a non-empty one (leading or repeated spaces), or
+    ``_FAILED`` when polars cannot read the bytes at all.
+    """
+    # qrels get one spare column: a value there means "more than 4 fields"
+    names = list(layout.fields) + (["_extra"] if layout.exact else [])
+    try:
+        raw = pl.read_csv(
+            data,
+            separator=" ",
+            has_header=False,
+            quote_char=None,
+            schema={name: pl.String for name in names},
+            truncate_ragged_lines=True,
+            extra_columns="ignore",
+            missing_columns="insert",
+        )
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001
+        return _utf8_prefix(data, layout, source)
+    present = [pl.col(c).is_not_null() for c in names]
+    comment = pl.col("query_id").str.starts_with("#").fill_null(False)
+    gap = pl.any_horizontal([~present[i] & present[i + 1] for i in range(len(names) - 1)])
+    if raw.select((gap & ~comment).any()).item():
+        return _COLLAPSE
+    n = pl.sum_horizontal(present)
+    frame = (
+        raw.with_row_index("_line", offset=1)
+        .with_columns(_n=n)
+        .filter((pl.col("_n") > 0) & ~comment)
+    )
+    frame, pending = _validate(frame, layout, source)
+    if pending is not None and layout.exact and pending.reason.endswith("found 5"):
+        # the spare column only says "5 or more": count the fields of that one line
+        count = len(_physical_line(data, pending.line).split())
+        pending = InputFormatError(
+            f"{layout.expectation()}, found {count}",
+            path=source,
+            line=pending.line,
+            query_id=pending.query_id,
+            doc_id=pending.doc_id,
+        )
+    return frame, pending
+
+
+def _utf8_prefix(data: bytes, layout: _Layout, source: str):
+    """polars refused ``data``: if it is invalid UTF-8, read the lines before the bad one
+    (they may hold an earlier error) and report the encoding error otherwise."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        utf8_error = InputFormatError(
+            f"invalid UTF-8 (byte 0x{data[e.start]:02x})",
+            path=source,
+            line=data.count(b"\n", 0, e.start) + 1,
+        )
+        if line_start == 0:
+            return _empty_frame(layout), utf8_error
+        result = _string_parse(data[:line_start], layout, source)
+        if not isinstance(result, tuple):
+            return result
+        frame, pending = result
+        return frame, pending if pending is not None else utf8_error
+    return _FAILED
+
+
+def _empty_frame(layout: _Layout) -> pl.DataFrame:
+    return pl.DataFrame(schema={"_line": pl.UInt32, **layout.schema})
+
+
+def _physical_line(data: bytes, line: int) -> bytes:
+    """The bytes of 1-based line ``line`` (error path only)."""
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    start = int(ends[line - 2]) + 1 if line > 1 else 0
+    end = int(ends[line - 1]) if line - 1 < ends.size else len(data)
+    return data[start:end]
+
+
+def _validate(frame: pl.DataFrame, layout: _Layout, source: str) -> tuple[pl.DataFrame, InputFormatError | None]:
+    """Data lines as strings (``_line``, ``_n`` = number of fields, one column per field)
+    -> typed rows before the first bad line, and that line's error.
+
+    The numeric casts accept exactly the documented grammar (tested against it), so the
+    regular expressions only run on the one row reported.
+    """
+    count_bad = (pl.col("_n") != layout.n) if layout.exact else (pl.col("_n") < layout.n)
+    if layout.kind == "qrels":
+        casts = {"relevance": pl.col("relevance").cast(pl.Int64, strict=False)}
+        value_bad = pl.col("relevance").is_null()
+        token = "relevance"
+    else:
+        casts = {
+            "rank": pl.col("rank").cast(pl.Int64, strict=False),
+            "score": pl.col("score").cast(pl.Float64, strict=False),
+        }
+        value_bad = ~pl.col("score").is_finite().fill_null(False)
+        token = "score"
+    frame = frame.with_columns(pl.col(token).alias("_token"), **casts)
+    bad = frame.filter(count_bad | value_bad).head(1)
+    pending = _line_error(bad.row(0, named=True), layout, source) if bad.height else None
+    if pending is not None:
+        frame = frame.filter(pl.col("_line") < pending.line)
+    return frame.select("_line", *layout.fields), pending
+
+
+def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFrame, InputFormatError | None]:
+    """Tokenise every line of whitespace-normalised data (see ``_collapse_spaces``) with
+    polars list operations. The last resort: only used if polars' CSV reader refuses bytes
+    that are valid UTF-8.
+
+    Returns the data rows before the first bad line, with a ``_line`` column (1-based
+    physical line), and the error of that first bad line, if any.
+    """
+    pending: InputFormatError | None = None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        pending = InputFormatError(
+            f"invalid UTF-8 (byte 0x{data[e.start]:02x})",
+            path=source,
+            line=data.count(b"\n", 0, e.start) + 1,
+        )
+        text = data[:line_start].decode("utf-8")  # earlier lines may hold an earlier error
+
+    tok = pl.col("raw").str.split(" ")
+    frame = (
+        pl.DataFrame({"raw": pl.Series([text]).str.split("\n").explode()})
+        .with_row_index("_line", offset=1)
+        .filter((pl.col("raw") != "") & ~pl.col("raw").str.starts_with("#"))
+        .select(
+            "_line",
+            tok.list.len().alias("_n"),
+            **{name: tok.list.get(i, null_on_oob=True) for i, name in enumerate(layout.fields)},
+        )
+    )
+    frame, error = _validate(frame, layout, source)
+    if error is not None and (pending is None or error.line < pending.line):
+        pending = error
+    if pending is not None:
+        frame = frame.filter(pl.col("_line") < pending.line)
+    return frame, pending
+
+
+def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
+    q, d, n = row["query_id"], row["doc_id"], row["_n"]
+    if (n != layout.n) if layout.exact else (n < layout.n):
+        return InputFormatError(
+            f"{layout.expectation()}, found {n}",
+            path=source,
+            line=row["_line"],
+            query_id=q,
+            doc_id=d,
+        )
+    token = row["_token"]
+    if layout.kind == "qrels":
+        if re.match(_INT_RE, token):
+            reason = f"relevance out of the 64-bit integer range, found {token!r}"
+        else:
+            reason = f"relevance must be an integer, found {token!r}"
+    elif re.match(_NONFINITE_RE, token):
+        reason = f"score must be finite (NaN and infinity are not allowed), found {token!r}"
+    elif re.match(_HEX_RE, token):
+        reason = f"score must be a decimal number (hexadecimal is not supported), found {token!r}"
+    elif re.match(_FLOAT_RE, token):
+        reason = f"score overflows float64 (must be finite), found {token!r}"
+    else:
+        reason = f"score is not a number, found {token!r}"
+    return InputFormatError(reason, path=source, line=row["_line"], query_id=q, doc_id=d)
+
+
+# --------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------
+
+
+def _check_writable(df: pl.DataFrame, columns: tuple[str, ...]) -> None:
+    for col in columns:
+        bad = df.select(
+            (pl.col(col).str.contains(_WRITE_BAD_ID_RE) | (pl.col(col) == "")).arg_true().first()
+        ).item()
+        if bad is not None:
+            raise parameter_error(
+                f"{col} values", "non-empty and free of whitespace to be written in TREC format", df[col][bad]
+            )
+    bad = df.select(pl.col("query_id").str.starts_with("#").arg_true().first()).item()
+    if bad is not None:
+        raise parameter_error(
+            "query_id values", "not starting with '#' (it would read back as a comment)", df["query_id"][bad]
+        )
+
+
+def _write_frame(df: pl.DataFrame, path: Any) -> None:
+    try:
+        p = os.fspath(path)
+    except TypeError:
+        raise parameter_error("path", "a str or os.PathLike (or '-' for stdout)", path) from None
+    buf = io.BytesIO()
+    df.write_csv(buf, include_header=False, separator=" ", quote_style="never", line_terminator="\n")
+    payload = buf.getvalue()
+    if p == STDIN:
+        out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
+        if out is None:
+            sys.stdout.write(payload.decode("utf-8"))
+        else:
+            out.write(payload)
+            out.flush()
+        return
+    if str(p).endswith(".gz"):
+        payload = gzip.compress(payload, compresslevel=6, mtime=0)
+    with open(p, "wb") as f:
+        f.write(payload)
