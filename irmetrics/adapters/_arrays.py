@@ -82,9 +82,9 @@ def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:
                     f"`{name}[{i}]` must be 1-D; got an array of shape {row.shape}."
                 )
         lengths = np.fromiter((len(row) for row in rows), dtype=INDEX_DTYPE, count=len(rows))
-        flat = np.concatenate(rows) if rows else np.zeros(0, dtype=INDEX_DTYPE)
-        if rows and flat.size == 0:
-            flat = flat.astype(np.result_type(*rows), copy=False)
+        # Empty rows ([] is float64 to numpy) must not decide the dtype of the others.
+        non_empty = [row for row in rows if len(row)]
+        flat = np.concatenate(non_empty) if non_empty else np.zeros(0, dtype=INDEX_DTYPE)
         return flat, lengths
     array = as_array(value, name)
     if array.ndim != 2:
