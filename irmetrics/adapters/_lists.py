@@ -71,14 +71,18 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
 def descending_keys(scores: np.ndarray) -> np.ndarray:
     """uint64 keys of float32 scores whose ascending order is score descending.
 
-    IEEE-754 bits made monotone (flip all bits of negatives, set the sign bit of
-    positives), then complemented; ``-0.0`` is first folded into ``+0.0`` because
-    trec_eval compares them equal. Values fit in the low 32 bits.
+    IEEE-754 bits ``b`` of a float32 order like the floats once negatives have all
+    bits flipped and positives the sign bit set; complementing that reverses the
+    order: ``b ^ 0x7FFFFFFF`` for positives, ``b`` for negatives. ``-0.0`` is first
+    folded into ``+0.0`` because trec_eval compares them equal. Values fit in the
+    low 32 bits.
     """
-    bits = (scores + np.float32(0.0)).view(np.uint32)
-    negative = bits >= np.uint32(0x80000000)
-    monotone = np.where(negative, ~bits, bits | np.uint32(0x80000000))
-    return (~monotone).astype(np.uint64)
+    bits = (scores + np.float32(0.0)).view(np.int32)
+    flip = bits >> 31  # -1 for negatives, 0 for positives (arithmetic shift)
+    np.invert(flip, out=flip)
+    flip &= 0x7FFFFFFF
+    flip ^= bits
+    return flip.view(np.uint32).astype(np.uint64)
 
 
 class Judgments:
