@@ -14,6 +14,7 @@ trec_eval's float64 and pytrec_eval's float32 orderings coincide and all roads m
 agree to 1e-9 (checked).
 
     python benchmarks/bench_adapters.py [--queries 10000] [--docs 1000] [--rate 0.02]
+                                        [--repeat 3] [--modes direct,frames,pytrec_eval]
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--modes", default="direct,frames,pytrec_eval")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds; modes alternate within a round, medians are reported")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -85,26 +88,38 @@ def main() -> None:
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    modes = args.modes.split(",")
+    runs: dict[str, list[dict]] = {mode: [] for mode in modes}
+    for _ in range(args.repeat):  # interleaved, so load changes hit every mode alike
+        for mode in modes:
+            out = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--child", mode,
+                 "--queries", str(args.queries), "--docs", str(args.docs),
+                 "--rate", str(args.rate), "--seed", str(args.seed)],
+                check=True, capture_output=True, text=True, env=env,
+            )
+            runs[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
     results = []
-    for mode in args.modes.split(","):
-        out = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--child", mode,
-             "--queries", str(args.queries), "--docs", str(args.docs),
-             "--rate", str(args.rate), "--seed", str(args.seed)],
-            check=True, capture_output=True, text=True, env=env,
-        )
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-
+    for mode in modes:
+        walls = sorted(r["wall_s"] for r in runs[mode])
+        results.append({**runs[mode][0], "wall_s": walls[len(walls) // 2],
+                        "wall_min_s": walls[0], "wall_max_s": walls[-1],
+                        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs[mode])})
+    try:
+        load = " (load average %.2f %.2f %.2f)" % os.getloadavg()
+    except OSError:
+        load = ""
     print(f"{args.queries} x {args.docs} matrix, {args.rate:.0%} relevant, seed {args.seed}; "
-          f"measures {', '.join(MEASURES)}")
-    print(f"{'mode':<12} {'wall s':>8} {'peak RSS MiB':>13} {'data+import MiB':>14}  "
-          + "  ".join(f"{n:>12}" for n in OUTPUTS))
+          f"measures {', '.join(MEASURES)}; median of {args.repeat} runs{load}")
+    print(f"{'mode':<12} {'wall s':>8} {'(min-max)':>13} {'peak RSS MiB':>13} "
+          f"{'data+imports MiB':>17}  " + "  ".join(f"{n:>12}" for n in OUTPUTS))
     for r in results:
-        print(f"{r['mode']:<12} {r['wall_s']:8.2f} {r['peak_rss_mib']:13.0f} "
-              f"{r['data_rss_mib']:16.0f}  " + "  ".join(f"{r['values'][n]:12.6f}" for n in OUTPUTS))
+        spread = f"{r['wall_min_s']:.2f}-{r['wall_max_s']:.2f}"
+        print(f"{r['mode']:<12} {r['wall_s']:8.2f} {spread:>13} {r['peak_rss_mib']:13.0f} "
+              f"{r['data_rss_mib']:17.0f}  " + "  ".join(f"{r['values'][n]:12.6f}" for n in OUTPUTS))
     by_mode = {r["mode"]: r for r in results}
     reference = results[0]["values"]
-    for r in results[1:]:
+    for r in (r for mode in modes for r in runs[mode]):
         for name in OUTPUTS:
             if abs(r["values"][name] - reference[name]) > 1e-9:
                 raise SystemExit(f"{r['mode']} disagrees on {name}: {r['values'][name]} "
@@ -113,7 +128,7 @@ def main() -> None:
         base = by_mode["pytrec_eval"]
         for mode, r in by_mode.items():
             if mode != "pytrec_eval":
-                print(f"pytrec_eval / {mode}: {base['wall_s'] / r['wall_s']:.1f}x time, "
+                print(f"pytrec_eval / {mode}: {base['wall_s'] / r['wall_s']:.1f}x time (median), "
                       f"{base['peak_rss_mib'] / r['peak_rss_mib']:.1f}x peak RSS")
 
 
