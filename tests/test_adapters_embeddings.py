@@ -102,6 +102,10 @@ def test_block_size_does_not_change_results():
     results = [run_lists(from_embeddings(emb, labels, k=9, metric="euclidean",
                                          chunk_size=c)[1]) for c in (1, 7, 57, 1000)]
     assert all(r == results[0] for r in results[1:])
+    # 57 columns / k=9 takes the chunk-maxima bound; ties abound in integer data.
+    expected = knn(emb.tolist(), emb.tolist(), 9, "euclidean", exclude=lambda i, j: i == j)
+    for i, row in enumerate(expected):
+        assert results[0][f"q{i}"] == [(f"d{j}", s) for j, s in row]
 
 
 def test_toy_map_at_r_style_values():

@@ -109,3 +109,21 @@ def test_as_array_shares_memory_through_dlpack():
 
     out = as_array(DLPackOnly(), "scores")
     assert out.shape == (2, 3) and np.shares_memory(out, base)
+
+
+@pytest.mark.parametrize("name", ["irmetrics.adapters._lists", "irmetrics.adapters.matrix",
+                                  "irmetrics.adapters.flat", "irmetrics.adapters.neighbours",
+                                  "irmetrics.adapters.embeddings"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_adapters_reachable_from_the_package():
+    import irmetrics as irm
+
+    qrels, run = irm.adapters.from_matrix([[0.5, 0.1]], [[0, 1]])
+    assert irm.evaluate(qrels, run, ["recip_rank"]).aggregate()["recip_rank"] == 0.5

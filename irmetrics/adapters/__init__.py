@@ -13,6 +13,5 @@ from .flat import from_flat
 from .matrix import from_match_mask, from_matrix
 from .neighbours import from_neighbours
 
-__all__ = [
-    "as_array", "from_embeddings", "from_flat", "from_match_mask", "from_matrix", "from_neighbours", "to_ranked",
-]
+__all__ = ["as_array", "from_embeddings", "from_flat", "from_match_mask", "from_matrix",
+           "from_neighbours", "to_ranked"]

@@ -66,16 +66,31 @@ def block_scores(queries: np.ndarray, gallery: np.ndarray, metric: str,
     return scores
 
 
+def kth_lower_bound(scores: np.ndarray, k: int) -> np.ndarray:
+    """Per row, a value ``<=`` the row's k-th largest score (cheap to compute).
+
+    Columns are grouped in chunks; the k-th largest chunk maximum is such a bound,
+    because k distinct chunks hold an element at least that large. Partitioning the
+    maxima instead of the row cuts the selection work by the chunk width.
+    """
+    n_rows, n_cols = scores.shape
+    width = min(n_cols // k, 64)
+    if width < 4:  # too few columns per chunk to gain anything: the exact k-th value
+        return np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
+    n_chunks = n_cols // width
+    head = scores[:, : n_chunks * width].reshape(n_rows, n_chunks, width).max(axis=2)
+    maxima = np.concatenate([head, scores[:, n_chunks * width:]], axis=1)
+    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+
+
 def top_k_block(scores: np.ndarray, k: int, tie_key: np.ndarray):
     """Each row's first ``k`` columns in trec_eval order (score desc, tie_key desc).
 
-    ``argpartition``-style: the k-th largest score bounds the candidates (ties at the
-    boundary included), and only candidates are sorted. Returns (row, col) arrays
+    Candidates are the scores at or above a lower bound of the k-th largest (so every
+    tie at the boundary is in); only candidates are sorted. Returns (row, col) arrays
     in rank order.
     """
-    n_cols = scores.shape[1]
-    kth = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
-    rows, cols = np.nonzero(scores >= kth[:, None])
+    rows, cols = np.nonzero(scores >= kth_lower_bound(scores, k)[:, None])
     values = scores[rows, cols]
     order = np.lexsort((-tie_key[cols], -values, rows))
     rows, cols = rows[order], cols[order]
