@@ -97,12 +97,13 @@ class Evaluator:
         self.num_docs_in_coll = int(num_docs_in_coll)
         self._encoded = None  # encoded on first string-road evaluation
 
-    def _pack(self, run, run_query_ids):
-        """RankedLists for ``run``: an adapter's own pair packs itself without strings."""
+    def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
+        """RankedLists for ``run``: an adapter's own pair packs itself without strings
+        (``Run.pack_direct``); everything else goes through encode_qrels + pack."""
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
             lists = direct(self.qrels, max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics)
+                           semantics=self.semantics, keep_doc_ids=keep_doc_ids)
             if lists is not None:
                 return lists
         if self._encoded is None:
@@ -110,6 +111,7 @@ class Evaluator:
         return pack(
             self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
             complete=self.complete, semantics=self.semantics, run_name=run.name,
+            keep_doc_ids=keep_doc_ids,
         )
 
     def evaluate(self, run, *, run_query_ids=None) -> Results:

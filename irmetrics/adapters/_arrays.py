@@ -105,7 +105,8 @@ def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
     """
     if array.dtype.kind not in "biuf":
         raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
-    values = array if keep_float and array.dtype.kind == "f" else array.astype(np.float64, copy=False)
+    keep = keep_float and array.dtype.kind == "f"
+    values = array if keep else array.astype(np.float64, copy=False)
     if np.isnan(values).any():
         where = np.argwhere(np.isnan(values))[0]
         raise ParameterError(
@@ -113,7 +114,8 @@ def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
         )
     if finite and values.dtype.kind == "f" and np.isinf(values).any():
         where = tuple(int(i) for i in np.argwhere(np.isinf(values))[0])
-        raise ParameterError(f"`{name}` must be finite; got {values[where].item()!r} at index {where}.")
+        raise ParameterError(
+            f"`{name}` must be finite; got {values[where].item()!r} at index {where}.")
     return values
 
 

@@ -33,7 +33,8 @@ class IdVocab:
     @classmethod
     def from_user(cls, ids, name: str, size: int | None) -> "IdVocab":
         """User ids: ``size`` distinct strings (or integers) without whitespace."""
-        if hasattr(ids, "__dlpack__") or hasattr(ids, "__array__") or isinstance(ids, (list, tuple)):
+        array_like = hasattr(ids, "__dlpack__") or hasattr(ids, "__array__")
+        if array_like or isinstance(ids, (list, tuple)):
             from ._arrays import as_array
             try:
                 array = as_array(ids, name)
@@ -50,11 +51,14 @@ class IdVocab:
         elif array.dtype.kind in "iu":
             strings = pl.Series(array).cast(pl.String)
         elif array.dtype.kind in "UO":
-            if array.dtype.kind == "O" and not all(isinstance(x, (str, int, np.integer)) for x in array):
-                raise ParameterError(f"`{name}` must hold strings or integers; got {array[:3].tolist()!r}.")
+            kinds = (str, int, np.integer)
+            if array.dtype.kind == "O" and not all(isinstance(x, kinds) for x in array):
+                raise ParameterError(
+                    f"`{name}` must hold strings or integers; got {array[:3].tolist()!r}.")
             strings = pl.Series([str(x) for x in array.tolist()], dtype=pl.String)
         else:
-            raise ParameterError(f"`{name}` must hold strings or integers; got dtype {array.dtype}.")
+            raise ParameterError(
+                f"`{name}` must hold strings or integers; got dtype {array.dtype}.")
         if (strings.str.len_bytes() == 0).any() or strings.str.contains(r"\s").any():
             bad = strings.filter((strings.str.len_bytes() == 0) | strings.str.contains(r"\s"))[0]
             raise ParameterError(

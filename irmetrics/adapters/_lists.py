@@ -23,9 +23,8 @@ import polars as pl
 
 from ..containers import Qrels, Run
 from ..engine import segments as sg
-from ..engine.pack import BOGUS_DOC_ID, SEMANTICS, encode_qrels, pack
+from ..engine.pack import BOGUS_DOC_ID
 from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
-from .._validation import check_choice, check_int
 from ._ids import IdVocab
 
 RUN_NAME = "irmetrics"
@@ -130,7 +129,8 @@ class Judgments:
         bogus = (sizes == 0) if complete else np.zeros(len(queries), dtype=bool)
         if bogus.any():
             # trec_eval -c: one placeholder document for qrels queries absent from the run.
-            owner = np.concatenate([np.repeat(np.arange(len(queries)), sizes), np.flatnonzero(bogus)])
+            owner = np.concatenate([np.repeat(np.arange(len(queries)), sizes),
+                                    np.flatnonzero(bogus)])
             merge = np.argsort(owner, kind="stable")
             n_bogus = int(bogus.sum())
             code = np.concatenate([code, np.full(n_bogus, NOT_IN_POOL, np.int64)])[merge]
@@ -389,7 +389,7 @@ def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval
 
     Parameters
     ----------
-    qrels, run : Qrels, Run
+    qrels, run : Qrels, Run (or anything :func:`irmetrics.evaluate` accepts)
     max_docs, complete, semantics
         As in :func:`irmetrics.evaluate`.
     keep_doc_ids : bool, default False
@@ -404,14 +404,7 @@ def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval
     >>> lists.query_ids.tolist(), lists.code.tolist()
     (['q0'], [0, 2, 1])
     """
-    check_choice("semantics", semantics, SEMANTICS)
-    if max_docs is not None:
-        max_docs = check_int("max_docs", max_docs, min=0)
-    direct = getattr(run, "pack_direct", None)
-    if direct is not None:
-        lists = direct(qrels, max_docs=max_docs, complete=complete, semantics=semantics,
-                       keep_doc_ids=keep_doc_ids)
-        if lists is not None:
-            return lists
-    return pack(encode_qrels(qrels.df), run.df, max_docs=max_docs, complete=complete,
-                semantics=semantics, run_name=run.name, keep_doc_ids=keep_doc_ids)
+    from ..evaluate import Evaluator, as_run  # lazy: irmetrics imports adapters first
+
+    evaluator = Evaluator(qrels, [], max_docs=max_docs, complete=complete, semantics=semantics)
+    return evaluator._pack(as_run(run), None, keep_doc_ids=keep_doc_ids)

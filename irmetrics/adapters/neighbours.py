@@ -132,7 +132,8 @@ def from_neighbours(retrieved_ids, gt_ids, *, scores=None, query_ids=None, doc_i
             t = rising[0] + 1
             raise ParameterError(
                 f"`scores` must be non-increasing along each list (higher is better; pass "
-                f"-distances); got {values[t].item()!r} after {values[t - 1].item()!r} in query {int(ret_q[t])}."
+                f"-distances); got {values[t].item()!r} after {values[t - 1].item()!r} in "
+                f"query {int(ret_q[t])}."
             )
 
     labels = _member(ret_q, ret, gt_q, gt).astype(np.int64)
