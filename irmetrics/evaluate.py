@@ -95,7 +95,24 @@ class Evaluator:
         self.complete = bool(complete)
         self.semantics = semantics
         self.num_docs_in_coll = int(num_docs_in_coll)
-        self._encoded = encode_qrels(self.qrels.df)
+        self._encoded = None  # encoded on first string-road evaluation
+
+    def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
+        """RankedLists for ``run``: an adapter's own pair packs itself without strings
+        (``Run.pack_direct``); everything else goes through encode_qrels + pack."""
+        direct = getattr(run, "pack_direct", None)
+        if direct is not None and run_query_ids is None:
+            lists = direct(self.qrels, max_docs=self.max_docs, complete=self.complete,
+                           semantics=self.semantics, keep_doc_ids=keep_doc_ids)
+            if lists is not None:
+                return lists
+        if self._encoded is None:
+            self._encoded = encode_qrels(self.qrels.df)
+        return pack(
+            self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            complete=self.complete, semantics=self.semantics, run_name=run.name,
+            keep_doc_ids=keep_doc_ids,
+        )
 
     def evaluate(self, run, *, run_query_ids=None) -> Results:
         """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
@@ -103,10 +120,7 @@ class Evaluator:
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
         run = as_run(run)
-        lists = pack(
-            self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
-            complete=self.complete, semantics=self.semantics, run_name=run.name,
-        )
+        lists = self._pack(run, run_query_ids)
         columns, specs = {}, {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group

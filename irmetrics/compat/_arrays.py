@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..adapters._arrays import as_array, as_rows
 from ..exceptions import ParameterError, ShapeError
 
 
 def as_numpy(value, name: str, *, ndim=None, kind=None) -> np.ndarray:
-    """``value`` as a numpy array (through ``__array__`` for tensors).
+    """``value`` as a numpy array (tensors through DLPack or ``__array__``; see
+    :func:`irmetrics.adapters.as_array`), with dimension and dtype-kind checks.
 
     Parameters
     ----------
@@ -20,15 +22,7 @@ def as_numpy(value, name: str, *, ndim=None, kind=None) -> np.ndarray:
     kind : str, optional
         Allowed dtype kinds (``"b"`` bool, ``"iu"`` integers, ``"f"`` floats, ...).
     """
-    if value is None:
-        raise ParameterError(f"`{name}` must be an array; got None.")
-    try:
-        array = np.asarray(value)
-    except (ValueError, TypeError, RuntimeError) as exc:
-        raise ShapeError(
-            f"`{name}` must be a rectangular numeric array (for a tensor: "
-            f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
-        ) from exc
+    array = as_array(value, name)  # the one intake: numpy, lists, DLPack/__array__ tensors
     if array.dtype == object:
         raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
     if ndim is not None:
@@ -52,15 +46,7 @@ def as_ragged(rows, name: str, *, kind=None) -> tuple[np.ndarray, np.ndarray]:
     array-likes. Python sequences are converted once per row (that loop only
     builds the packed arrays; no metric is computed per row).
     """
-    if isinstance(rows, (list, tuple)):
-        parts = [as_numpy(row, f"{name}[{i}]", ndim=1) for i, row in enumerate(rows)]
-        lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
-        non_empty = [p for p in parts if len(p)]
-        flat = np.concatenate(non_empty) if non_empty else np.zeros(0, dtype=np.int64)
-    else:
-        matrix = as_numpy(rows, name, ndim=2)
-        lengths = np.full(matrix.shape[0], matrix.shape[1], dtype=np.int64)
-        flat = matrix.reshape(-1)
+    flat, lengths = as_rows(rows, name)
     if kind is not None and flat.size and flat.dtype.kind not in kind:
         raise ParameterError(f"`{name}` must hold values of kind {kind!r}; got dtype {flat.dtype}.")
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)

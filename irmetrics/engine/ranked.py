@@ -144,9 +144,29 @@ class View:
         """``relat(i)``: relevant documents at ranks ``<= i`` of the same query."""
         return sg.seg_cumcount(self.is_rel, self.offsets)
 
+    @cached_property
+    def relevant(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Relevant entries only, in rank order: ``(segment, rank, relat at that rank)``.
+
+        Relevant documents are usually a small share of long rankings; counts and AP's
+        sum over them touch only these entries.
+        """
+        index = np.flatnonzero(self.is_rel)
+        seg = self.seg[index]
+        rank = index - self.offsets[seg] + 1
+        per_query = np.bincount(seg, minlength=self.n_queries)
+        ordinal = sg.ranks(np.concatenate(([0], np.cumsum(per_query))).astype(np.int64))
+        return seg, rank, ordinal
+
     def relat(self, k) -> np.ndarray:
-        """Relevant retrieved in the top ``k`` (scalar or per-query), per query."""
-        return sg.at_rank(self.cum_rel, self.offsets, k)
+        """Relevant retrieved in the top ``k`` (scalar or per-query), per query.
+
+        ``relat(min(k, n))`` = relevant entries with rank ``<= k``; 0 when ``k < 1``.
+        """
+        seg, rank, _ = self.relevant
+        k = np.asarray(k, dtype=np.int64)
+        within = rank <= (k if k.ndim == 0 else k[seg])
+        return np.bincount(seg[within], minlength=self.n_queries).astype(np.int64, copy=False)
 
     @cached_property
     def num_rel(self) -> np.ndarray:

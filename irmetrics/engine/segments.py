@@ -39,6 +39,17 @@ def ranks(offsets: np.ndarray) -> np.ndarray:
     return np.arange(1, n + 1, dtype=np.int64) - offsets[:-1][seg]
 
 
+def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` entries of every segment: ``(new offsets, entry index)``."""
+    lens = np.diff(offsets)
+    if lens.size == 0 or lens.max() <= k:
+        return offsets, slice(None)
+    kept = np.minimum(lens, k)
+    new_offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+    index = np.repeat(offsets[:-1], kept) + ranks(new_offsets) - 1
+    return new_offsets, index
+
+
 def seg_sum(values: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
     """Sum of ``values`` per segment, added in entry order (float64)."""
     return np.bincount(seg, weights=values, minlength=n_seg).astype(np.float64, copy=False)

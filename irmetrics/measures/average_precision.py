@@ -19,7 +19,10 @@ def precision_sum(view) -> np.ndarray:
     """AP's numerator ``S = sum_{i: rel(i)} relat(i) / i``, added in rank order."""
     cache = view.cache
     if "precision_sum" not in cache:
-        cache["precision_sum"] = view.sum(view.precision_at_rel)
+        # Over relevant entries only: the same additions in rank order, minus the zeros.
+        seg, rank, ordinal = view.relevant
+        cache["precision_sum"] = np.bincount(seg, weights=ordinal / rank,
+                                             minlength=view.n_queries).astype(np.float64)
     return cache["precision_sum"]
 
 

@@ -21,6 +21,18 @@ def gains_for(view, pairs=()):
     return cache[key]
 
 
+def ideal_gains_for(view, pairs=()):
+    """Gains whose ideal sequences are valid (entry gains only if already computed)."""
+    key = ("gains", tuple(pairs))
+    if key in view.cache:
+        return view.cache[key]
+    ideal_key = ("ideal_gains", tuple(pairs))
+    if ideal_key not in view.cache:
+        empty = np.zeros(0, dtype=np.int64)
+        view.cache[ideal_key] = compute_gains(tuple(pairs), view.lists.rel_hist, empty, empty)
+    return view.cache[ideal_key]
+
+
 def ideal_ranks(gains) -> np.ndarray:
     return sg.ranks(gains.ideal_offsets)
 
@@ -63,13 +75,17 @@ def ndcg_at_cutoffs(ctx, cutoffs):
     Ignores gain parameters and ``relevance_level``.
     """
     v = ctx.view
-    gain = np.where(v.code > 0, v.code, 0).astype(np.float64)
-    running = sg.seg_cumsum(gain / log2_discount(v.rank), v.offsets)
-    g = gains_for(v)
+    # Only ranks <= max(k) matter: the running sum over them is the same sequence of
+    # additions, so truncating first is exact and avoids work on long rankings.
+    offsets, top = sg.truncate(v.offsets, max(cutoffs))
+    code = v.code[top]
+    gain = np.where(code > 0, code, 0).astype(np.float64)
+    running = sg.seg_cumsum(gain / log2_discount(sg.ranks(offsets)), offsets)
+    g = ideal_gains_for(v)
     ideal = sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
     out = []
     for k in cutoffs:
-        dcg = sg.at_rank(running, v.offsets, k, fill=0.0)
+        dcg = sg.at_rank(running, offsets, k, fill=0.0)
         idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)

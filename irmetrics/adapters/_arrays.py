@@ -1,0 +1,141 @@
+"""Array intake shared by every adapter: one road from user objects to numpy.
+
+Accepted inputs are numpy arrays, (nested) lists, and any object exposing
+``__dlpack__`` or ``__array__`` (torch, jax, cupy-on-host, ...). Tensors are read
+through DLPack first (zero copy, no torch import); ``__array__`` is the fallback.
+Inputs are never modified: every function here returns either the caller's array
+untouched or a new array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import ParameterError, ShapeError
+
+#: Integer ids and lengths are carried as int64 internally.
+INDEX_DTYPE = np.int64
+
+
+def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
+    """``value`` as a numpy array, reading tensors through DLPack without importing them.
+
+    Parameters
+    ----------
+    value : array_like, or an object with ``__dlpack__`` or ``__array__``
+    name : str
+        Parameter name used in error messages.
+    allow_object : bool, default False
+        Accept an object array (e.g. labels given as Python objects).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shares memory with ``value`` where possible; callers must not write to it.
+
+    Raises
+    ------
+    ParameterError
+        ``value`` is ``None``, lives on a device numpy cannot read, or requires grad.
+    ShapeError
+        ``value`` is a ragged nested sequence.
+    """
+    if isinstance(value, np.ndarray):
+        return value
+    if value is None:
+        raise ParameterError(f"`{name}` must be an array; got None.")
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+            if not hasattr(value, "__array__"):
+                raise ParameterError(
+                    f"`{name}` must be readable on the CPU (for a tensor: "
+                    f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
+                ) from exc
+    try:
+        array = np.asarray(value)
+    except ValueError as exc:  # ragged nested lists
+        raise ShapeError(f"`{name}` must be a rectangular array; got a ragged sequence.") from exc
+    except (RuntimeError, TypeError) as exc:  # e.g. a tensor that requires grad
+        raise ParameterError(
+            f"`{name}` must be convertible to a numpy array (for a tensor: "
+            f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
+        ) from exc
+    if array.dtype == object and not allow_object:
+        raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
+    return array
+
+
+def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A per-query sequence of 1-D arrays (ragged allowed) as ``(flat, lengths)``.
+
+    ``value`` is a 2-D array-like (every row the same length) or a list/tuple of
+    1-D array-likes. Converting a Python list touches each row once; a 2-D array
+    is reshaped without copying.
+    """
+    if isinstance(value, (list, tuple)):
+        rows = [as_array(row, f"{name}[{i}]") for i, row in enumerate(value)]
+        for i, row in enumerate(rows):
+            if row.ndim != 1:
+                raise ShapeError(
+                    f"`{name}[{i}]` must be 1-D; got an array of shape {row.shape}."
+                )
+        lengths = np.fromiter((len(row) for row in rows), dtype=INDEX_DTYPE, count=len(rows))
+        # Empty rows ([] is float64 to numpy) must not decide the dtype of the others.
+        non_empty = [row for row in rows if len(row)]
+        flat = np.concatenate(non_empty) if non_empty else np.zeros(0, dtype=INDEX_DTYPE)
+        return flat, lengths
+    array = as_array(value, name)
+    if array.ndim != 2:
+        raise ShapeError(
+            f"`{name}` must be 2-D (queries x items) or a list of 1-D arrays; "
+            f"got an array of shape {array.shape}."
+        )
+    lengths = np.full(array.shape[0], array.shape[1], dtype=INDEX_DTYPE)
+    return array.reshape(-1), lengths
+
+
+def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
+                  finite: bool = False) -> np.ndarray:
+    """Real numbers (bool/int/float) without NaN, as float64 (a new array if converted).
+
+    With ``keep_float``, float arrays keep their dtype (their float64 widening is exact).
+    With ``finite``, ±inf is refused too (run scores: ``Run`` holds finite scores only).
+    """
+    if array.dtype.kind not in "biuf":
+        raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
+    keep = keep_float and array.dtype.kind == "f"
+    values = array if keep else array.astype(np.float64, copy=False)
+    if np.isnan(values).any():
+        where = np.argwhere(np.isnan(values))[0]
+        raise ParameterError(
+            f"`{name}` must not contain NaN; got NaN at index {tuple(int(i) for i in where)}."
+        )
+    if finite and values.dtype.kind == "f" and np.isinf(values).any():
+        where = tuple(int(i) for i in np.argwhere(np.isinf(values))[0])
+        raise ParameterError(
+            f"`{name}` must be finite; got {values[where].item()!r} at index {where}.")
+    return values
+
+
+def check_integral(array: np.ndarray, name: str) -> np.ndarray:
+    """Integer labels or ids as int64; floats are accepted only when integral."""
+    if array.dtype.kind in "biu":
+        if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ParameterError(f"`{name}` must fit in int64; got {array.max().item()!r}.")
+        return array.astype(INDEX_DTYPE, copy=False)
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array) | (array != np.round(array))
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ParameterError(
+                f"`{name}` must hold integers; got {array[where].item()!r} at index {where}."
+            )
+        return array.astype(INDEX_DTYPE)
+    raise ParameterError(f"`{name}` must hold integers; got dtype {array.dtype}.")
+
+
+def check_same_shape(array: np.ndarray, name: str, shape: tuple, like: str) -> None:
+    if array.shape != shape:
+        raise ShapeError(f"`{name}` must have the shape of `{like}` {shape}; got {array.shape}.")

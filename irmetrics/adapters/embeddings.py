@@ -1,0 +1,280 @@
+"""Embeddings + labels → exact k-nearest-neighbour retrieval, judged by label."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_positive_int
+from ..engine import segments as sg
+from ..exceptions import ParameterError, ShapeError
+from ._arrays import as_array, check_numeric
+from ._ids import IdVocab
+from ._lists import SparseJudgments, label_histogram, make_pair
+from .matrix import query_vocab
+
+METRICS = ("cosine", "euclidean", "dot")
+BACKENDS = ("numpy", "faiss")
+
+#: Default query block: at most this many (query, gallery) scores in memory at once.
+BLOCK_CELLS = 1 << 21
+
+
+def _embeddings(value, name: str) -> np.ndarray:
+    array = as_array(value, name)
+    if array.ndim != 2:
+        raise ShapeError(f"`{name}` must be 2-D (items x dimensions); got shape {array.shape}.")
+    values = check_numeric(array, name)
+    if not np.isfinite(values).all():
+        raise ParameterError(f"`{name}` must be finite; got ±inf.")
+    return values
+
+
+def _labels(value, name: str, n: int) -> np.ndarray:
+    array = as_array(value, name, allow_object=True)
+    if array.shape != (n,):
+        raise ShapeError(f"`{name}` must have shape ({n},) (one label per item); "
+                         f"got {array.shape}.")
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ParameterError(f"`{name}` must not contain NaN; got NaN.")
+    return array
+
+
+def _normalised(values: np.ndarray, name: str) -> np.ndarray:
+    norms = np.linalg.norm(values, axis=1)
+    if (norms == 0).any():
+        raise ParameterError(f"`{name}` rows must be non-zero for metric='cosine'; got a zero "
+                             f"row at index {int(np.flatnonzero(norms == 0)[0])}.")
+    return values / norms[:, None]
+
+
+def block_scores(queries: np.ndarray, gallery: np.ndarray, metric: str,
+                 gallery_sq: np.ndarray | None) -> np.ndarray:
+    """Scores (higher is better) of one block of queries against the whole gallery.
+
+    ``cosine`` and ``dot``: inner products (rows pre-normalised for cosine);
+    ``euclidean``: minus the distance, ``-sqrt(max(|q|^2 + |g|^2 - 2 q.g, 0))``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite scores: caller raises
+        scores = queries @ gallery.T
+        if metric == "euclidean":
+            scores *= -2.0
+            scores += np.einsum("ij,ij->i", queries, queries)[:, None]
+            scores += gallery_sq[None, :]
+            np.maximum(scores, 0.0, out=scores)
+            np.sqrt(scores, out=scores)
+            np.negative(scores, out=scores)
+    return scores
+
+
+def kth_lower_bound(scores: np.ndarray, k: int) -> np.ndarray:
+    """Per row, a value ``<=`` the row's k-th largest score (cheap to compute).
+
+    Columns are grouped in chunks; the k-th largest chunk maximum is such a bound,
+    because k distinct chunks hold an element at least that large. Partitioning the
+    maxima instead of the row cuts the selection work by the chunk width.
+    """
+    n_rows, n_cols = scores.shape
+    width = min(n_cols // k, 64)
+    if width < 4:  # too few columns per chunk to gain anything: the exact k-th value
+        return np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
+    n_chunks = n_cols // width
+    head = scores[:, : n_chunks * width].reshape(n_rows, n_chunks, width).max(axis=2)
+    maxima = np.concatenate([head, scores[:, n_chunks * width:]], axis=1)
+    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+
+
+def top_k_block(scores: np.ndarray, k: int, tie_key: np.ndarray):
+    """Each row's first ``k`` columns in trec_eval order (score desc, tie_key desc).
+
+    Candidates are the scores at or above a lower bound of the k-th largest (so every
+    tie at the boundary is in); only candidates are sorted. Returns (row, col) arrays
+    in rank order.
+    """
+    rows, cols = np.nonzero(scores >= kth_lower_bound(scores, k)[:, None])
+    values = scores[rows, cols]
+    order = np.lexsort((-tie_key[cols], -values, rows))
+    rows, cols = rows[order], cols[order]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=len(scores)))))
+    top = sg.ranks(offsets) <= k
+    return rows[top], cols[top]
+
+
+def _numpy_knn(queries, gallery, metric, k, self_excluded, chunk_size, tie_key):
+    gallery_sq = np.einsum("ij,ij->i", gallery, gallery) if metric == "euclidean" else None
+    parts = []
+    for start in range(0, len(queries), chunk_size):  # blocks keep memory bounded
+        stop = min(start + chunk_size, len(queries))
+        scores = block_scores(queries[start:stop], gallery, metric, gallery_sq)
+        if not np.isfinite(scores).all():
+            raise ParameterError("`query_embeddings` and `gallery_embeddings` must give finite "
+                                 f"{metric} scores; got an overflow (rescale the embeddings).")
+        if self_excluded:
+            scores[np.arange(stop - start), np.arange(start, stop)] = -np.inf
+        rows, cols = top_k_block(scores, k, tie_key)
+        parts.append((rows + start, cols, scores[rows, cols]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return tuple(np.concatenate(p) for p in zip(*parts))
+
+
+def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
+    try:
+        import faiss
+    except ImportError as exc:
+        raise ImportError("backend='faiss' needs faiss: pip install faiss-cpu") from exc
+    index = (faiss.IndexFlatL2 if metric == "euclidean" else faiss.IndexFlatIP)(gallery.shape[1])
+    index.add(np.ascontiguousarray(gallery, dtype=np.float32))
+    wanted = k + int(self_excluded)
+    rows_all, cols_all, scores_all = [], [], []
+    for start in range(0, len(queries), chunk_size):
+        stop = min(start + chunk_size, len(queries))
+        found, ids = index.search(np.ascontiguousarray(queries[start:stop], dtype=np.float32),
+                                  wanted)
+        rows = np.repeat(np.arange(start, stop), wanted)
+        ids, found = ids.reshape(-1).astype(np.int64), found.reshape(-1).astype(np.float64)
+        keep = ids >= 0
+        if self_excluded:
+            keep &= ids != rows
+        offsets = np.arange(0, (stop - start) * wanted + 1, wanted)
+        keep &= sg.seg_cumcount(keep, offsets) <= k
+        rows_all.append(rows[keep])
+        cols_all.append(ids[keep])
+        scores_all.append(-np.sqrt(np.maximum(found[keep], 0.0)) if metric == "euclidean"
+                          else found[keep])
+    return np.concatenate(rows_all), np.concatenate(cols_all), np.concatenate(scores_all)
+
+
+def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gallery_labels=None,
+                    *, k, metric="cosine", exclude_self=True, chunk_size=None, backend="numpy",
+                    query_ids=None, doc_ids=None):
+    """Qrels and run of exact k-nearest-neighbour retrieval, relevance = same label.
+
+    Query ``i`` is ``q{i}``; gallery item ``g`` is ``d{g}``. The run holds each query's
+    ``k`` best gallery items with their scores (similarity, or minus the distance).
+    The qrels hold every gallery item with the query's label (label 1, so ``num_rel``
+    is the label count, minus the query itself when the gallery is the query set and
+    ``exclude_self``) and every retrieved item with another label (label 0).
+
+    Parameters
+    ----------
+    query_embeddings : array_like, shape (Nq, D)
+        Finite real numbers; tensors are read through DLPack/``__array__``.
+    query_labels : array_like, shape (Nq,)
+        Class labels (ints or strings), compared by equality.
+    gallery_embeddings, gallery_labels : shape (Ng, D) and (Ng,), optional
+        The searched set; both or neither. Default: the queries themselves.
+    k : int >= 1
+        Neighbours per query; clipped to the gallery size (minus the query itself).
+    metric : {"cosine", "euclidean", "dot"}, default "cosine"
+        Score = cosine similarity, ``-||q - g||_2``, or ``q . g``.
+    exclude_self : bool, default True
+        When the gallery is the query set, never retrieve or count a query itself
+        (OML, PML ``ref_includes_query``). Ignored with a separate gallery.
+    chunk_size : int >= 1, optional
+        Queries per block; memory holds ``chunk_size x Ng`` scores at once (default:
+        about two million scores per block). Results do not depend on it.
+    backend : {"numpy", "faiss"}, default "numpy"
+        ``"faiss"`` (if installed) searches with a flat faiss index in float32; its
+        choice among items tied at the k-th place, and its rounding, may differ.
+    query_ids : sequence of Nq distinct ids, optional
+    doc_ids : sequence of Ng distinct ids, optional
+
+    Returns
+    -------
+    (Qrels, Run)
+
+    Notes
+    -----
+    Exactness and ties (numpy backend): the k retrieved items are the first k of the
+    whole gallery in trec_eval order over the float64 scores: score descending, then
+    doc id descending in byte order (``d9`` before ``d10``), and the run carries those
+    same scores, so evaluating it (or its TREC files) ranks them in that order. Memory
+    is bounded by blocks: the full ``Nq x Ng`` matrix is never formed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import irmetrics as irm
+    >>> from irmetrics.adapters import from_embeddings
+    >>> emb = np.array([[0.0], [1.0], [2.0], [10.0]])
+    >>> qrels, run = from_embeddings(emb, [0, 0, 1, 1], k=2, metric="euclidean")
+    >>> run.to_dict()["q0"]
+    {'d1': -1.0, 'd2': -2.0}
+    >>> irm.evaluate(qrels, run, ["P.1"]).to_dict()["q3"]
+    {'P_1': 1.0}
+    """
+    check_choice("metric", metric, METRICS)
+    check_choice("backend", backend, BACKENDS)
+    k = check_positive_int("k", k)
+    queries = _embeddings(query_embeddings, "query_embeddings")
+    q_labels = _labels(query_labels, "query_labels", len(queries))
+    if (gallery_embeddings is None) != (gallery_labels is None):
+        raise ParameterError("`gallery_labels` must be given exactly when `gallery_embeddings` "
+                             "is; got only one of them.")
+    self_gallery = gallery_embeddings is None
+    if self_gallery:
+        gallery, g_labels = queries, q_labels
+    else:
+        gallery = _embeddings(gallery_embeddings, "gallery_embeddings")
+        g_labels = _labels(gallery_labels, "gallery_labels", len(gallery))
+        if gallery.shape[1] != queries.shape[1]:
+            raise ShapeError(f"`gallery_embeddings` must have {queries.shape[1]} dimensions like "
+                             f"`query_embeddings`; got {gallery.shape[1]}.")
+    numeric = [labels.dtype.kind in "biuf" for labels in (q_labels, g_labels)]
+    try:
+        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
+            raise TypeError
+        _, codes = np.unique(np.concatenate([q_labels, g_labels]), return_inverse=True)
+    except TypeError as exc:
+        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
+                             f"numbers or both strings); got {q_labels.dtype} and "
+                             f"{g_labels.dtype}.") from exc
+    codes = codes.reshape(-1)
+    q_code, g_code = codes[: len(queries)], codes[len(queries):]
+    self_excluded = self_gallery and bool(exclude_self)
+    n_gallery = len(gallery)
+    if chunk_size is None:
+        chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    if metric == "cosine":
+        queries = _normalised(queries, "query_embeddings")
+        gallery = queries if self_gallery else _normalised(gallery, "gallery_embeddings")
+
+    docs = (IdVocab.numbered("d", np.arange(n_gallery)) if doc_ids is None
+            else IdVocab.from_user(doc_ids, "doc_ids", n_gallery))
+    k = min(k, n_gallery - int(self_excluded))
+    if k <= 0:
+        run_q, run_g, scores = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    elif backend == "faiss":
+        run_q, run_g, scores = _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size)
+    else:
+        run_q, run_g, scores = _numpy_knn(queries, gallery, metric, k, self_excluded,
+                                          chunk_size, docs.byte_rank)
+    run_q, run_g = run_q.astype(np.int64), run_g.astype(np.int64)
+    labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
+
+    label_count = np.bincount(g_code, minlength=int(codes.max()) + 1 if len(codes) else 0)
+    n_rel = label_count[q_code] - int(self_excluded)
+    hits = np.bincount(run_q, weights=labels, minlength=len(queries)).astype(np.int64)
+    rel_hist, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
+                                                          extra_positive=n_rel - hits)
+
+    def qrels_arrays():
+        # Every same-label gallery item (label 1), then retrieved items of other labels (0).
+        by_label = np.argsort(g_code, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(label_count)))[q_code]
+        counts = label_count[q_code]
+        pair_q = np.repeat(np.arange(len(queries)), counts)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        pair_g = by_label[np.repeat(starts, counts) + sg.ranks(offsets) - 1]
+        if self_excluded:
+            keep = pair_g != pair_q
+            pair_q, pair_g = pair_q[keep], pair_g[keep]
+        other = labels == 0
+        return (np.concatenate([pair_q, run_q[other]]), np.concatenate([pair_g, run_g[other]]),
+                np.concatenate([np.ones(len(pair_q), np.int64), labels[other]]))
+
+    judgments = SparseJudgments(query_vocab(query_ids, len(queries)), docs, run_q, run_g,
+                                scores, labels, rel_hist, has_qrels, positive_total,
+                                qrels_arrays)
+    return make_pair(judgments)

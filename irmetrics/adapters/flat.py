@@ -1,0 +1,87 @@
+"""Flat ``preds`` / ``target`` / ``indexes`` arrays (torchmetrics retrieval style)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import segments as sg
+from ..exceptions import ShapeError
+from ._arrays import as_array, check_integral, check_numeric
+from ._ids import IdVocab
+from ._lists import SparseJudgments, label_histogram, make_pair
+
+
+def group_ordinals(groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """0-based position of every element among the elements of its group, in input order."""
+    order = np.argsort(groups, kind="stable")
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(groups, minlength=n_groups))))
+    ordinal = np.empty(len(groups), dtype=np.int64)
+    ordinal[order] = sg.ranks(offsets) - 1
+    return ordinal
+
+
+def from_flat(preds, target, indexes, *, ignore_index=None):
+    """Qrels and run from flat predictions grouped by query index (torchmetrics style).
+
+    Element ``t`` is a document of query ``q{indexes[t]}``; within a query, documents
+    are numbered in input order: ``d0, d1, ...``. So ``from_flat(S.ravel(), R.ravel(),
+    np.repeat(np.arange(B), L))`` is ``from_matrix(S, R)``. Every element is judged
+    (its target goes into the qrels, zeros included) and retrieved with its score.
+
+    Parameters
+    ----------
+    preds : array_like of float, any shape
+        Finite scores, higher is better. Flattened.
+    target : array_like of int, same shape as ``preds``
+        Graded labels (bool, integers or integral floats).
+    indexes : array_like of int, same shape as ``preds``
+        Query index of every element; need not be sorted or contiguous.
+    ignore_index : int, optional
+        Drop every element whose target equals this value before anything else (a
+        query whose elements are all dropped disappears).
+
+    Returns
+    -------
+    (Qrels, Run)
+
+    Notes
+    -----
+    Ties: score descending, then doc id descending in byte order (trec_eval), e.g.
+    ``d9`` ranks before ``d10``; not torch's arbitrary order. torchmetrics measure
+    options (``empty_target_action``, ``top_k``, its ``pred <= 0`` filter) are measure
+    semantics, not adapter input: a query whose targets are all 0 is evaluated by
+    trec_eval's rules (e.g. map 0).
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> from irmetrics.adapters import from_flat
+    >>> qrels, run = from_flat([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
+    ...                        [0, 0, 1, 0, 1, 0, 1], [0, 0, 0, 1, 1, 1, 1])
+    >>> irm.evaluate(qrels, run, ["P.2"]).to_dict()
+    {'q0': {'P_2': 0.5}, 'q1': {'P_2': 0.5}}
+    """
+    preds = as_array(preds, "preds")
+    target = as_array(target, "target")
+    indexes = as_array(indexes, "indexes")
+    for name, array in (("target", target), ("indexes", indexes)):
+        if array.shape != preds.shape:
+            raise ShapeError(f"`{name}` must have the shape of `preds` {preds.shape}; "
+                             f"got {array.shape}.")
+    preds, target, indexes = preds.reshape(-1), target.reshape(-1), indexes.reshape(-1)
+    if ignore_index is not None:
+        kept = target != ignore_index
+        preds, target, indexes = preds[kept], target[kept], indexes[kept]
+    scores = check_numeric(preds, "preds", finite=True)
+    labels = check_integral(target, "target")
+    numbers, query = np.unique(check_integral(indexes, "indexes"), return_inverse=True)
+    query = query.reshape(-1).astype(np.int64, copy=False)
+    doc = group_ordinals(query, len(numbers))
+    n_docs = int(doc.max()) + 1 if len(doc) else 0
+    rel_hist, has_qrels, positive_total = label_histogram(query, labels, len(numbers))
+    judgments = SparseJudgments(
+        IdVocab.numbered("q", numbers), IdVocab.numbered("d", np.arange(n_docs)),
+        query, doc, scores, labels, rel_hist, has_qrels, positive_total,
+        lambda: (query, doc, labels),
+    )
+    return make_pair(judgments)
