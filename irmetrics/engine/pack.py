@@ -176,15 +176,14 @@ def pack(
         doc_col = pl.concat([doc_col, pl.Series([BOGUS_DOC_ID] * bogus_codes.size,
                                                 dtype=pl.String)])
 
-    order = _final_order(starts, block_len, block_code, scores, doc_col)
-    entry_q = np.repeat(block_code, block_len)[order]
+    order, entry_q, ranked_scores = _final_order(starts, block_len, block_code, scores, doc_col)
     n_q = int(evaluated.sum())
     counts = np.bincount(entry_q, minlength=n_q)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     if max_docs is not None:
         rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts)
         keep = rank < max_docs
-        order, entry_q = order[keep], entry_q[keep]
+        order, entry_q, ranked_scores = order[keep], entry_q[keep], ranked_scores[keep]
         counts = np.minimum(counts, max_docs)
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
@@ -197,7 +196,7 @@ def pack(
         rel_hist=qrels.rel_hist[evaluated],
         bogus=np.isin(np.flatnonzero(evaluated), bogus_codes),
         doc_ids=doc_col.gather(order).to_numpy() if keep_doc_ids else None,
-        scores=scores[order],
+        scores=ranked_scores,
         run_name=run_name,
         qrels_positive_total=qrels.positive_total,
     )
@@ -213,28 +212,32 @@ def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     ).to_numpy()
 
 
-def _final_order(starts, block_len, block_code, scores, doc_col) -> np.ndarray:
-    """Row permutation putting evaluated entries in trec_eval order (others dropped)."""
+def _final_order(starts, block_len, block_code, scores, doc_col):
+    """Permutation putting evaluated entries in trec_eval order (others dropped).
+
+    Returns ``(order, query code, score)`` of the entries in final order.
+    """
     valid = block_code >= 0
     codes = block_code[valid]
-    entry_block_start = np.repeat(starts, block_len)
-    entry_code = np.repeat(block_code, block_len)
-    position = np.arange(len(entry_code))
     grouped = np.unique(codes).size == codes.size  # every query is one contiguous block
-    descending = True
-    if len(scores) > 1:
-        same_block = entry_block_start[1:] == entry_block_start[:-1]
-        descending = ~np.any(same_block & (scores[1:] > scores[:-1]))
+    # Scores may rise only where a new block starts.
+    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1
+    descending = bool(np.isin(rises, starts).all())
     if grouped and descending:
-        # Move whole blocks into query-code order; within blocks the order stands.
+        # Move whole blocks into query-code order; inside blocks the order stands.
         by_code = np.argsort(codes, kind="stable")
         b_start, b_len = starts[valid][by_code], block_len[valid][by_code]
-        base = np.repeat(b_start - np.concatenate(([0], np.cumsum(b_len)[:-1])), b_len)
-        order = base + np.arange(int(b_len.sum()))
+        before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
+        order = np.repeat(b_start - before, b_len) + np.arange(int(b_len.sum()))
+        ranked_q = np.repeat(codes[by_code], b_len)
     else:
-        keep = position[entry_code >= 0]
+        entry_code = np.repeat(block_code, block_len)
+        keep = np.flatnonzero(entry_code >= 0)
         order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
-    return _break_ties_by_doc_id(order, entry_code[order], scores[order], doc_col)
+        ranked_q = entry_code[order]
+    ranked_scores = scores[order]
+    order = _break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col)
+    return order, ranked_q, ranked_scores
 
 
 def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
