@@ -165,7 +165,9 @@ def pack(
 
     scores = run["score"].to_numpy()
     if semantics == "pytrec_eval":
-        scores = scores.astype(np.float32).astype(np.float64)
+        # C's double -> float conversion: beyond float32's range a score becomes +-inf.
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
     doc_col = run["doc_id"]
     if bogus_codes.size:
         # trec_eval's -c placeholder: one non-judged document with score 1.0.
