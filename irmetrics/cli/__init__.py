@@ -1,0 +1,96 @@
+"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte) and ``validate``.
+
+``main(argv)`` returns the exit status instead of exiting, so it can be called from
+Python and tests. Every failure becomes one line on stderr and trec_eval's status
+(1 usage or unknown measure, 2 unreadable/malformed input or bad parameter, 4 a
+measure could not be computed); a traceback is shown only with ``IRMETRICS_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
+                          ParameterError, UnknownMeasureError)
+from . import eval_cmd, validate_cmd
+from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
+
+COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run}
+
+HELP = """\
+usage: irmetrics <command> [options] ...
+
+commands:
+  eval       evaluate runs against qrels; output identical to trec_eval 10
+             e.g.  irmetrics eval -q -m map -m P.10 qrels.txt run.txt
+  validate   compare irmetrics with pytrec_eval on the same files
+             e.g.  irmetrics validate qrels.txt run.txt
+
+options:
+  -h, --help       show this help; 'irmetrics <command> --help' explains each option
+  -V, --version    show the version
+
+See docs/cli.md for how 'irmetrics eval' relates to trec_eval.
+"""
+
+
+def main(argv=None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Examples
+    --------
+    >>> main(["--version"])  # doctest: +ELLIPSIS
+    irmetrics ...
+    0
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    stdout, stderr = sys.stdout, sys.stderr
+    if not argv:
+        stderr.write(HELP)
+        return EXIT_USAGE
+    command = argv[0]
+    if command in ("-h", "--help"):
+        stdout.write(HELP)
+        return EXIT_OK
+    if command in ("-V", "--version"):
+        stdout.write(version_text() + "\n")
+        return EXIT_OK
+    if command not in COMMANDS:
+        stderr.write(f"irmetrics: unknown command {command!r}; expected one of"
+                     f" {', '.join(COMMANDS)} (see 'irmetrics --help')\n")
+        return EXIT_USAGE
+    prog = f"irmetrics {command}"
+    try:
+        return COMMANDS[command](argv[1:], stdout, stderr)
+    except SystemExit as exc:  # --help / --version inside argparse
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except CliError as exc:
+        return _fail(stderr, exc if exc.verbatim else f"{prog}: {exc}", exc.status)
+    except UnknownMeasureError as exc:
+        hint = f"; closest names: {', '.join(exc.suggestions)}" if exc.suggestions else ""
+        return _fail(stderr, f"{prog}: {exc.args[0].split('; did you mean')[0]}{hint}",
+                     EXIT_USAGE)
+    except DuplicateEntryError as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
+    except (InputFormatError, ParameterError) as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_INPUT)
+    except OSError as exc:
+        name = exc.filename if exc.filename is not None else ""
+        return _fail(stderr, f"{prog}: cannot read {name!r}: {exc.strerror or exc}",
+                     EXIT_INPUT)
+    except IrMetricsError as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI promises no traceback
+        if os.environ.get("IRMETRICS_DEBUG"):
+            traceback.print_exc()
+        return _fail(stderr, f"{prog}: internal error ({type(exc).__name__}: {exc}); please"
+                             " report it (IRMETRICS_DEBUG=1 shows the traceback)", EXIT_COMPUTE)
+
+
+def _fail(stderr, message, status: int) -> int:
+    stderr.write(f"{message}\n")
+    return status
