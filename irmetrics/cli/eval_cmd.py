@@ -215,5 +215,5 @@ def _missing_warning(label: str, missing: list[str]) -> str:
     noun = "query has" if len(missing) == 1 else "queries have"
     return (f"irmetrics eval: warning: {label}: {len(missing)} qrels {noun} no results and"
             f" {'was' if len(missing) == 1 else 'were'} not evaluated: {shown}{more}"
-            " (trec_eval 10 stops here with exit 4; --strict does the same, -c scores them"
-            " as empty rankings)\n")
+            " (trec_eval 10 stops here with exit 4, as --strict does; -c evaluates them on"
+            " trec_eval's placeholder ranking)\n")
