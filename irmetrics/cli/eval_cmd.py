@@ -135,8 +135,10 @@ class _MeasureHelp(argparse.Action):
         lines.append("nicknames:")
         for nick, members in NICKNAMES.items():
             if members:
-                lines.append(f"  {nick:<22} {' '.join(members)}")
-        parser.exit(0, "\n".join(lines) + "\n")
+                ordered = sorted(members, key=lambda n: REGISTRY[n].order)
+                lines.append(f"  {nick:<22} {' '.join(ordered)}")
+        sys.stdout.write("\n".join(lines) + "\n")
+        parser.exit(0)
 
 
 def run(argv: list[str], stdout, stderr) -> int:
