@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import check_int
 from .evaluate import as_qrels, as_run, evaluate
 from .exceptions import ParameterError
 from .measures.params import DoubleCutoffs, LongCutoffs
@@ -77,7 +78,9 @@ class CrossCheckReport:
             status = "ok" if not o.differing else (
                 f"DIFFERS in {len(o.differing)} quer{'y' if len(o.differing) == 1 else 'ies'}: "
                 + ", ".join(o.differing[:10]) + (" ..." if len(o.differing) > 10 else ""))
-            lines.append(f"{o.name:<22}\tmax_abs_diff {o.max_abs_diff:.3e}\tqueries"
+            name = o.name if o.name == o.pytrec_eval_name else \
+                f"{o.name} ({o.pytrec_eval_name})"
+            lines.append(f"{name:<22}\tmax_abs_diff {o.max_abs_diff:.3e}\tqueries"
                          f" {o.n_queries}\t{status}")
         for name, reason in self.skipped:
             lines.append(f"{name:<22}\tskipped: {reason}")
@@ -144,8 +147,10 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
         Converted once to pytrec_eval's dicts, which both libraries then receive.
     measures : str or list of str, optional
         trec_eval or friendly names; default :func:`default_measures`.
-    relevance_level, judged_only
-        pytrec_eval's ``relevance_level`` and ``judged_docs_only_flag``.
+    relevance_level : int >= 1, default 1
+        pytrec_eval's ``relevance_level`` (it accepts no level below 1).
+    judged_only : bool, default False
+        pytrec_eval's ``judged_docs_only_flag``.
     tolerance : float, default 1e-9
 
     Returns
@@ -166,6 +171,8 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
     except ImportError:  # pragma: no cover - pytrec_eval is a declared dependency
         raise ImportError("crosscheck needs pytrec_eval: pip install pytrec-eval-terrier") \
             from None
+    # pytrec_eval refuses levels below 1 ("relevance_level should be positive").
+    check_int("relevance_level", relevance_level, min=1)
     measures = default_measures() if measures is None else measures
     qrels_dict = as_qrels(qrels).to_dict()
     run_dict = as_run(run).to_dict()

@@ -19,6 +19,9 @@ from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, ve
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run}
 
+#: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
+EXIT_SIGPIPE = 141
+
 HELP = """\
 usage: irmetrics <command> [options] ...
 
@@ -76,9 +79,14 @@ def main(argv=None) -> int:
         return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
     except (InputFormatError, ParameterError) as exc:
         return _fail(stderr, f"{prog}: {exc}", EXIT_INPUT)
+    except BrokenPipeError:
+        # stdout closed early (``| head``): stop quietly, as a SIGPIPE would.
+        _silence_stdout()
+        return EXIT_SIGPIPE
     except OSError as exc:
-        name = exc.filename if exc.filename is not None else ""
-        return _fail(stderr, f"{prog}: cannot read {name!r}: {exc.strerror or exc}",
+        if exc.filename is None:
+            return _fail(stderr, f"{prog}: I/O error: {exc}", EXIT_INPUT)
+        return _fail(stderr, f"{prog}: cannot read {exc.filename!r}: {exc.strerror or exc}",
                      EXIT_INPUT)
     except IrMetricsError as exc:
         return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
@@ -89,6 +97,14 @@ def main(argv=None) -> int:
             traceback.print_exc()
         return _fail(stderr, f"{prog}: internal error ({type(exc).__name__}: {exc}); please"
                              " report it (IRMETRICS_DEBUG=1 shows the traceback)", EXIT_COMPUTE)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
+        pass
 
 
 def _fail(stderr, message, status: int) -> int:
