@@ -56,6 +56,10 @@ class CrossCheckReport:
         Outputs that cannot be compared numerically (``relstring``).
     only_irmetrics, only_pytrec_eval : list of str
         Query ids evaluated by one library only (should be empty).
+    excluded : list of str
+        Qrels queries left out of the comparison because every judgment is negative:
+        trec_eval 9.0.8 then reads label counts left over from the previous query
+        (undefined behaviour, spec §10 #22), and pytrec_eval can hang or crash.
     tolerance : float
     """
 
@@ -63,6 +67,7 @@ class CrossCheckReport:
     skipped: list
     only_irmetrics: list
     only_pytrec_eval: list
+    excluded: list = field(default_factory=list)
     tolerance: float = TOLERANCE
 
     @property
@@ -84,6 +89,9 @@ class CrossCheckReport:
                          f" {o.n_queries}\t{status}")
         for name, reason in self.skipped:
             lines.append(f"{name:<22}\tskipped: {reason}")
+        if self.excluded:
+            lines.append("queries not compared (every judgment negative, undefined in"
+                         " trec_eval 9.0.8): " + ", ".join(self.excluded))
         if self.only_irmetrics:
             lines.append("queries evaluated by irmetrics only: " + ", ".join(self.only_irmetrics))
         if self.only_pytrec_eval:
@@ -113,7 +121,8 @@ def _pytrec_spec(req) -> str:
     if isinstance(m.params, LongCutoffs):
         return f"{m.name}.{','.join(str(k) for k in req.params)}"
     if isinstance(m.params, DoubleCutoffs) and all(p >= 0 for p in req.params):
-        return f"{m.name}.{','.join(repr(float(p)) for p in req.params)}"
+        # Positional shortest round-trip digits: pytrec_eval's wrapper rejects exponents.
+        return f"{m.name}.{','.join(np.format_float_positional(p, trim='-') for p in req.params)}"
     if _PYTREC_PARAMS.match(req.raw):
         return f"{m.name}.{req.raw}"
     raise ParameterError(f"pytrec_eval cannot express the parameters of {m.name}.{req.raw};"
@@ -176,6 +185,10 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
     measures = default_measures() if measures is None else measures
     qrels_dict = as_qrels(qrels).to_dict()
     run_dict = as_run(run).to_dict()
+    excluded = sorted(q for q, docs in qrels_dict.items()
+                      if docs and all(label < 0 for label in docs.values()))
+    for q in excluded:
+        del qrels_dict[q]
     requests = parse_measures(measures, supported=lambda m: m.pytrec_eval)
 
     ours = evaluate(qrels_dict, run_dict, measures, relevance_level=relevance_level,
@@ -183,9 +196,13 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
     theirs: dict = {}  # irmetrics output name -> (pytrec name, {qid: value})
     for bucket in _buckets(requests):
         level = relevance_level if bucket["level"] is None else bucket["level"]
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            qrels_dict, {_pytrec_spec(r) for r in bucket["requests"]},
-            relevance_level=level, judged_docs_only_flag=judged_only)
+        specs = {_pytrec_spec(r) for r in bucket["requests"]}
+        try:
+            evaluator = pytrec_eval.RelevanceEvaluator(
+                qrels_dict, specs, relevance_level=level, judged_docs_only_flag=judged_only)
+        except (ValueError, TypeError) as exc:
+            raise ParameterError(f"pytrec_eval rejected measures {sorted(specs)}: {exc}") \
+                from None
         result = evaluator.evaluate(run_dict)
         sample = next(iter(result.values()), {})
         for req in bucket["requests"]:
@@ -222,4 +239,4 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
         outputs=outputs, skipped=skipped,
         only_irmetrics=[q for q in our_queries if q not in their_queries],
         only_pytrec_eval=sorted(their_queries - set(our_queries)),
-        tolerance=tolerance)
+        excluded=excluded, tolerance=tolerance)

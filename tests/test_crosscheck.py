@@ -53,12 +53,14 @@ def test_default_measures_are_the_pytrec_eval_ones():
 def test_friendly_names_and_levels_map_to_pytrec_eval_names():
     qrels = {"1": {"a": 2, "b": 1, "c": 0}, "2": {"x": 1}}
     run = {"1": {"a": 0.1, "b": 0.9, "c": 0.5}, "2": {"x": 1.0, "y": 2.0}}
-    report = crosscheck(qrels, run, ["nDCG@2", "P(rel=2)@1", "P.1", "P", "iprec_at_recall..5"])
+    report = crosscheck(qrels, run, ["nDCG@2", "P(rel=2)@1", "P.1", "P",
+                                     "iprec_at_recall..5,0.00001"])
     assert report.ok, report.format()
     pairs = {o.name: o.pytrec_eval_name for o in report.outputs}
     assert pairs["nDCG@2"] == "ndcg_cut_2" and pairs["P(rel=2)@1"] == "P_1"
     assert pairs["P_1"] == "P_1" and "P_5" not in pairs  # first parameter string wins
     assert pairs["iprec_at_recall_0.50"] == "iprec_at_recall_0.50"
+    assert pairs["iprec_at_recall_0.00"] == "iprec_at_recall_0.00"  # 1e-05, no exponent
     assert all(o.n_queries == 2 for o in report.outputs)
 
 
@@ -127,3 +129,16 @@ def test_validate_errors(capsys, tmp_path):
     assert main(["validate", "-m", "bogus", str(QRELS), str(RUN_B)]) == 1
     err = capsys.readouterr().err
     assert "nope" in err and "'bogus'" in err and "Traceback" not in err
+
+
+def test_all_negative_queries_are_excluded():
+    # Found by the property test: pytrec_eval (trec_eval 9.0.8) hangs or segfaults on
+    # this input (query 1 judges only -1 after a graded query 3: stale level counts).
+    qrels = {"3": {"d7": 2, "d3": 0, "d0": 3, "d5": -1, "d4": 3, "d1": 1},
+             "1": {"d6": -1, "d5": -1}, "20": {"d3": -1}}
+    run = {"2": {"d1": 0.5}, "1": {f"d{i}": 0.0 for i in range(6)},
+           "3": {"d1": 1.0, "d0": 0.5}, "10": {"d1": 0.0}}
+    report = crosscheck(qrels, run, relevance_level=2, judged_only=True)
+    assert report.excluded == ["1", "20"]
+    assert report.ok and all(o.n_queries == 1 for o in report.outputs)
+    assert "queries not compared" in report.format()
