@@ -64,7 +64,8 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, d):
-        rows = [(str(q), "0", str(doc), int(rel)) for q, docs in d.items() for doc, rel in docs.items()]
+        rows = [(str(q), "0", str(doc), int(rel))
+                for q, docs in d.items() for doc, rel in docs.items()]
         return cls(pl.DataFrame(rows, schema=_QRELS_SCHEMA, orient="row"))
 
     @classmethod
@@ -109,7 +110,8 @@ class Run:
 
     @classmethod
     def from_dict(cls, d, *, name="irmetrics"):
-        rows = [(str(q), "Q0", str(doc), None, float(s), name) for q, docs in d.items() for doc, s in docs.items()]
+        rows = [(str(q), "Q0", str(doc), None, float(s), name)
+                for q, docs in d.items() for doc, s in docs.items()]
         return cls(pl.DataFrame(rows, schema=_RUN_SCHEMA, orient="row"), name)
 
     @classmethod

@@ -57,7 +57,8 @@ def _argv(options):
     return argv
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(inputs())
 def test_cli_equals_reference(tmp_path, capsys, data):
     qrels_lines, run_lines, options = data
