@@ -1,7 +1,8 @@
-"""``python -m irmetrics`` runs the command-line interface."""
+"""``python -m irmetrics``: the ``irmetrics`` command line."""
 
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -107,3 +107,14 @@ class Results:
         """pytrec_eval's shape: ``{query_id: {name: value}}``."""
         cols = [(n, self._columns[n].tolist()) for n in self.names]
         return {qid: {n: col[i] for n, col in cols} for i, qid in enumerate(self.query_ids)}
+
+    def replace_values(self, columns: dict, specs: dict | None = None) -> "Results":
+        """A copy with some per-query columns (and declarations) replaced.
+
+        Summaries are recomputed from the new values. Used by the CLI's ``-Z``, which
+        converts per-query values to z-scores before trec_eval accumulates them.
+        """
+        new_columns = {n: columns.get(n, self._columns[n]) for n in self.names}
+        new_specs = {n: (specs or {}).get(n, self._specs[n]) for n in self.names}
+        return Results(self.query_ids, new_columns, new_specs, run_name=self.run_name,
+                       complete_num_rel=self._complete_num_rel)

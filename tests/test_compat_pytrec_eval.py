@@ -1,6 +1,7 @@
 """The pytrec_eval drop-in returns exactly pytrec_eval's dict."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -14,12 +15,17 @@ from ._cases import nonempty_first, qrels_and_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-FOUNDATION_MEASURES = [
-    {"num_q", "num_ret", "num_rel", "num_rel_ret", "map", "P", "recall", "recip_rank",
-     "Rprec", "ndcg", "ndcg_cut", "map_cut", "success", "bpref", "gm_map", "gm_bpref",
-     "iprec_at_recall", "relative_P", "num_nonrel_judged_ret", "runid"},
-    {"P.3,7", "recall_2", "ndcg_cut.2,6", "map_cut.3", "success.2", "official"},
+#: Every measure pytrec_eval supports (all_trec plus the official set), then numeric
+#: parameters in both of pytrec_eval's spellings ("meas.p" and "meas_p").
+MEASURE_SETS = [
+    {"all_trec", "official"},
+    {"P.3,7", "recall_2", "ndcg_cut.2,6", "map_cut.3", "success.2", "relative_P.4",
+     "iprec_at_recall.0.15,0.55", "Rprec_mult.0.5,1.5", "11pt_avg.0.5,0.2", "set_F.0.5",
+     "relstring.3", "num_q"},
 ]
+
+#: Generated cases per test (the CI default is small; set it to 10000 for a full run).
+EXAMPLES = int(os.environ.get("IRMETRICS_CROSSCHECK_EXAMPLES", "150"))
 
 
 def assert_same(ours: dict, theirs: dict):
@@ -34,8 +40,8 @@ def assert_same(ours: dict, theirs: dict):
                 assert abs(got - expected) <= 1e-9, (qid, name, got, expected)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=qrels_and_run(), measures=st.sampled_from(FOUNDATION_MEASURES),
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=qrels_and_run(), measures=st.sampled_from(MEASURE_SETS),
        level=st.integers(1, 3), judged=st.booleans())
 def test_drop_in_equals_pytrec_eval(data, measures, level, judged):
     qrels, run = data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import math
@@ -80,8 +81,22 @@ def test_messy_whitespace_fixture_equals_clean_fixture():
     assert_frame_equal(messy.df, clean.df)
     assert messy.name == clean.name == "runB"
     qclean = read_qrels(FIXTURES / "qrels_basic.txt")
-    qmessy = read_qrels(FIXTURES / "qrels_messy.txt")
+    # The qrels fixture also holds the lines trec_eval's qrels reader rejects or crashes on
+    # (a blank line, an indented comment, a comment as the last line): each is refused,
+    # naming its line, in file order. Without them, the messy whitespace reads as the clean file.
+    lines = (FIXTURES / "qrels_messy.txt").read_bytes().split(b"\n")
+    refused = [(4, "blank line"), (6, "an indented '#' line"), (10, "a comment as the last line")]
+    for dropped, (line, reason) in enumerate(refused):
+        data = b"\n".join(lines)
+        with pytest.raises(InputFormatError) as ei:
+            read_qrels_bytes(data, source="qrels_messy.txt")
+        assert ei.value.line == line - dropped, str(ei.value)
+        assert str(ei.value).startswith(f"qrels_messy.txt:{line - dropped}: {reason}")
+        del lines[line - dropped - 1]
+    qmessy = read_qrels_bytes(b"\n".join(lines) + b"\n")
     assert_frame_equal(qmessy.df.drop("iteration"), qclean.df.drop("iteration"))
+    with pytest.raises(InputFormatError, match=r"qrels_messy\.txt:4: blank line"):
+        read_qrels(FIXTURES / "qrels_messy.txt")
 
 
 def test_gzip_by_suffix_and_by_magic():
@@ -146,10 +161,42 @@ def test_run_whitespace_forms(form):
     assert r.name == "s"
 
 
-@pytest.mark.parametrize("form", list(WHITESPACE_FORMS))
+#: Qrels forms trec_eval's qrels reader rejects or crashes on (spec §2.1): refused, naming the
+#: first such line and why. Runs accept them (test_run_whitespace_forms).
+QRELS_REFUSED_FORMS = {
+    "blank lines": (1, "blank line"),
+    "whitespace-only lines": (1, "blank line"),
+    "comments": (8, "a comment as the last line"),  # "# tail" after "#c": also a second comment
+    "indented comments": (1, "an indented '#' line"),
+    "two comments in a row": (2, "a comment line right after another one"),
+}
+
+#: Qrels comment forms trec_eval reads correctly: '#' in column 0, each followed by data.
+QRELS_COMMENT_FORMS = {
+    "comment before each data line": "".join(f"#c {i} x\n" + " ".join(f) + "\n" for i, f in enumerate(QRELS_LINES)),
+    "comments between data lines": "# head\n" + "\n#\n".join(" ".join(f) for f in QRELS_LINES) + "\n",
+    "comments CRLF": "# head\r\n" + "\r\n#c 1 2 3\r\n".join(" ".join(f) for f in QRELS_LINES),
+    "comment after utf8 bom": "\ufeff# head\n" + _join(QRELS_LINES, " "),
+    "comment holding four fields": "#1 0 a 1\n" + _join(QRELS_LINES, " "),
+}
+
+
+@pytest.mark.parametrize("form", [f for f in WHITESPACE_FORMS if f not in QRELS_REFUSED_FORMS] + list(QRELS_COMMENT_FORMS))
 def test_qrels_whitespace_forms(form):
-    q = read_qrels_bytes(_qrels_variant(form).encode())
+    data = QRELS_COMMENT_FORMS[form] if form in QRELS_COMMENT_FORMS else _qrels_variant(form)
+    q = read_qrels_bytes(data.encode())
     assert q.df.select("query_id", "doc_id", "relevance").rows() == [("1", "a", 1), ("1", "b", 0), ("2", "a", -1)]
+
+
+@pytest.mark.parametrize("form", list(QRELS_REFUSED_FORMS))
+def test_qrels_refused_forms(tmp_path, form):
+    line, reason = QRELS_REFUSED_FORMS[form]
+    path = put(tmp_path, _qrels_variant(form))
+    with pytest.raises(InputFormatError) as ei:
+        read_qrels(path)
+    assert ei.value.line == line and ei.value.path == path
+    assert str(ei.value).startswith(f"{path}:{line}: {reason}"), str(ei.value)
+    assert not isinstance(ei.value, DuplicateEntryError)
 
 
 def _qrels_variant(form: str) -> str:
@@ -310,7 +357,7 @@ ERROR_TABLE = [
     ("qrels", "1 0 a 1\n1 0 b\n", 2, "expected 4 fields (query_id iteration doc_id relevance), found 3"),
     ("qrels", "1 0 a 1 x\n", 1, "expected 4 fields (query_id iteration doc_id relevance), found 5"),
     ("qrels", "1 0 a 1 # trailing comment\n", 1, "found 7"),
-    ("qrels", "# c\n\n1 0 a 1.9\n", 3, "relevance must be an integer, found '1.9'"),
+    ("qrels", "# c\n1 0 a 1\n# d\n1 0 b 1.9\n", 4, "relevance must be an integer, found '1.9'"),
     ("qrels", "1 0 a abc\n", 1, "relevance must be an integer, found 'abc'"),
     ("qrels", "1 0 a 2x\n", 1, "relevance must be an integer, found '2x'"),
     ("qrels", "1 0 a 1\n1 0 b 99999999999999999999\n", 2, "out of the 64-bit integer range"),
@@ -383,6 +430,13 @@ def test_first_bad_line_in_file_order(content, line, what):
     assert ei.value.line == line and what in str(ei.value)
 
 
+@pytest.mark.parametrize("content", [b"1 0 a\n1 0 b 1\n\n", b"1 0 a 1.5\n1 0 b 1\n# end\n"])
+def test_qrels_layout_error_after_bad_data_line(content):
+    with pytest.raises(InputFormatError) as ei:
+        read_qrels_bytes(content)
+    assert ei.value.line == 1
+
+
 def test_missing_file_is_input_format_error(tmp_path):
     missing = str(tmp_path / "nope.txt")
     with pytest.raises(InputFormatError) as ei:
@@ -395,13 +449,32 @@ def test_missing_file_is_input_format_error(tmp_path):
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"# only a comment\n", b"  \t\r\n# c\n\n"])
-@pytest.mark.parametrize("reader", [read_qrels, read_run])
-def test_no_data_lines_is_an_error(tmp_path, content, reader):
+def test_no_data_lines_is_an_error(tmp_path, content):
     path = put(tmp_path, content)
     with pytest.raises(InputFormatError) as ei:
-        reader(path)
+        read_run(path)
     assert ei.value.line is None
     assert str(ei.value) == f"{path}: no data lines (the file is empty or holds only blank and comment lines)"
+
+
+@pytest.mark.parametrize(
+    "content,line,reason",
+    [
+        (b"", None, "no data lines (the file is empty or holds only blank and comment lines)"),
+        (b"\xef\xbb\xbf", None, "no data lines (the file is empty or holds only blank and comment lines)"),
+        # qrels without data lines are refused at their first line trec_eval rejects
+        (b"\n\n", 1, "blank line (trec_eval rejects blank lines in qrels)"),
+        (b"# only a comment\n", 1, "a comment as the last line (trec_eval crashes on it)"),
+        (b"  \t\r\n# c\n\n", 1, "blank line (trec_eval rejects blank lines in qrels)"),
+        (b"# c\n\n", 2, "blank line (trec_eval rejects blank lines in qrels)"),
+    ],
+)
+def test_qrels_without_data_lines_is_an_error(tmp_path, content, line, reason):
+    path = put(tmp_path, content)
+    with pytest.raises(InputFormatError) as ei:
+        read_qrels(path)
+    assert ei.value.line == line
+    assert str(ei.value) == (f"{path}: {reason}" if line is None else f"{path}:{line}: {reason}")
 
 
 def test_corrupt_gzip(tmp_path):
@@ -463,9 +536,19 @@ def test_duplicate_policy_does_not_hide_format_errors():
         read_qrels_bytes(b"1 0 a 1\n1 0 a 2\n1 0 x\n", on_duplicate="first")
 
 
-def test_duplicates_in_general_path_use_physical_lines():
-    with pytest.raises(DuplicateEntryError) as ei:
-        read_qrels_bytes(b"# c\n1 0 a 1\n\n1 0 b 1\n\t1 0 a 1\n")
+@pytest.mark.parametrize("last_resort", [False, True])
+def test_duplicates_in_general_path_use_physical_lines(last_resort):
+    data = b"# c\n1 0 a 1\n# d\n1 0 b 1\n\t1 0 a 1\n"
+    with mock.patch.object(trec, "_string_parse", lambda *a: trec._FAILED) if last_resort else contextlib.nullcontext():
+        with pytest.raises(DuplicateEntryError) as ei:
+            read_qrels_bytes(data)
+        assert ei.value.line == 5 and "first seen on line 2" in str(ei.value)
+        # a blank line in qrels is refused before any duplicate after it
+        with pytest.raises(InputFormatError, match="^<bytes>:3: blank line") as ei:
+            read_qrels_bytes(data.replace(b"# d\n", b"\n"))
+        assert not isinstance(ei.value, DuplicateEntryError)
+    with pytest.raises(DuplicateEntryError) as ei:  # runs skip blank lines and count them
+        read_run_bytes(b"# c\n1 Q0 a 1 1 r\n\n1 Q0 b 1 1 r\n\t1 Q0 a 1 1 r\n")
     assert ei.value.line == 5 and "first seen on line 2" in str(ei.value)
 
 
@@ -710,8 +793,13 @@ def reference_read(data: bytes, kind: str, on_duplicate: str = "error"):
     ("error", line, kind_of_error)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    # trec_eval's qrels layout rules (blank lines, comments): whichever bad line comes
+    # first in the file, layout or fields, is the one reported.
+    layout = reference_qrels_layout(data) if kind == "qrels" else None
     rows: list[tuple] = []
     for i, raw in enumerate(data.split(b"\n"), 1):
+        if layout is not None and i >= layout:
+            return ("error", layout, "layout")
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -756,10 +844,35 @@ def reference_read(data: bytes, kind: str, on_duplicate: str = "error"):
     return ("ok", kept, name)
 
 
+def reference_qrels_layout(data: bytes):
+    """The first line (1-based) that trec_eval's qrels reader rejects or crashes on, or None:
+    a blank or whitespace-only line, a comment ('#' as the very first byte) after a comment
+    or as the last line, an indented '#' line. The text after the last newline is a line
+    only if it is not empty; when it is the only line and whitespace-only, the file merely
+    holds no data lines.
+
+    reference_read reports it unless a malformed data line comes earlier (see
+    test_qrels_layout_error_after_bad_data_line)."""
+    pieces = data.split(b"\n")
+    lines = pieces if pieces[-1] else pieces[:-1]
+    for i, line in enumerate(lines, 1):
+        stripped = line.strip(_WS_BYTES)
+        comment = line.startswith(b"#")
+        if not stripped and (i < len(pieces) or i > 1):
+            return i
+        if stripped.startswith(b"#") and not comment:
+            return i
+        if comment and (i == len(lines) or (i > 1 and lines[i - 2].startswith(b"#"))):
+            return i
+    return None
+
+
 def _classify(err: InputFormatError) -> str:
     s = str(err)
     if isinstance(err, DuplicateEntryError):
         return "duplicate"
+    if err.reason.startswith(("blank line", "a comment", "an indented '#' line")):
+        return "layout"
     if "UTF-8" in s:
         return "utf8"
     if "fields" in s:

@@ -1,52 +1,111 @@
-"""Minimal `irmetrics eval` (the full trec_eval drop-in lands on the cli branch)."""
+"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte) and ``validate``.
+
+``main(argv)`` returns the exit status instead of exiting, so it can be called from
+Python and tests. Every failure becomes one line on stderr and trec_eval's status
+(1 usage or unknown measure, 2 unreadable/malformed input or bad parameter, 4 a
+measure could not be computed); a traceback is shown only with ``IRMETRICS_DEBUG=1``.
+"""
 
 from __future__ import annotations
 
-import argparse
-import math
+import os
 import sys
+import traceback
 
-from ..exceptions import IrMetricsError
+from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
+                          ParameterError, UnknownMeasureError)
+from . import eval_cmd, validate_cmd
+from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
+COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run}
 
-def _fmt(name, qid, value, printed):
-    if printed == "long":
-        return f"{name:<22}\t{qid}\t{int(value)}"
-    if isinstance(value, str):
-        return f"{name:<22}\t{qid}\t{value}"
-    if math.isnan(value):
-        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
-        return f"{name:<22}\t{qid}\t{text:>6}"
-    return f"{name:<22}\t{qid}\t{value:6.4f}"
+#: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
+EXIT_SIGPIPE = 141
+
+HELP = """\
+usage: irmetrics <command> [options] ...
+
+commands:
+  eval       evaluate runs against qrels; output identical to trec_eval 10
+             e.g.  irmetrics eval -q -m map -m P.10 qrels.txt run.txt
+  validate   compare irmetrics with pytrec_eval on the same files
+             e.g.  irmetrics validate qrels.txt run.txt
+
+options:
+  -h, --help       show this help; 'irmetrics <command> --help' explains each option
+  -V, --version    show the version
+
+See docs/cli.md for how 'irmetrics eval' relates to trec_eval.
+"""
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="irmetrics")
-    sub = parser.add_subparsers(dest="command", required=True)
-    ev = sub.add_parser("eval", help="evaluate a TREC run against qrels (trec_eval output)")
-    ev.add_argument("-q", action="store_true", help="also print per-query values")
-    ev.add_argument("-m", action="append", dest="measures", help="measure, e.g. -m P.5,10")
-    ev.add_argument("qrels")
-    ev.add_argument("run")
-    args = parser.parse_args(argv)
-    from ..evaluate import evaluate
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
+    Examples
+    --------
+    >>> main(["--version"])  # doctest: +ELLIPSIS
+    irmetrics ...
+    0
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    stdout, stderr = sys.stdout, sys.stderr
+    if not argv:
+        stderr.write(HELP)
+        return EXIT_USAGE
+    command = argv[0]
+    if command in ("-h", "--help"):
+        stdout.write(HELP)
+        return EXIT_OK
+    if command in ("-V", "--version"):
+        stdout.write(version_text() + "\n")
+        return EXIT_OK
+    if command not in COMMANDS:
+        stderr.write(f"irmetrics: unknown command {command!r}; expected one of"
+                     f" {', '.join(COMMANDS)} (see 'irmetrics --help')\n")
+        return EXIT_USAGE
+    prog = f"irmetrics {command}"
     try:
-        res = evaluate(args.qrels, args.run, args.measures or ["official"])
-    except (IrMetricsError, OSError) as exc:
-        print(f"irmetrics: {exc}", file=sys.stderr)
-        return 2
-    out = []
-    if args.q:
-        for i, qid in enumerate(res.query_ids):
-            for name in res.names:
-                m = res.measure_of(name)
-                if m.printed != "hidden":
-                    out.append(_fmt(name, qid, res.values(name)[i], m.printed))
-    for name in res.names:
-        value = res.summary_value(name)
-        if value is not None:
-            printed = res.measure_of(name).printed
-            out.append(_fmt(name, "all", value, "long" if isinstance(value, int) else printed))
-    print("\n".join(out))
-    return 0
+        return COMMANDS[command](argv[1:], stdout, stderr)
+    except SystemExit as exc:  # --help / --version inside argparse
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except CliError as exc:
+        return _fail(stderr, exc if exc.verbatim else f"{prog}: {exc}", exc.status)
+    except UnknownMeasureError as exc:
+        hint = f"; closest names: {', '.join(exc.suggestions)}" if exc.suggestions else ""
+        return _fail(stderr, f"{prog}: unknown measure {exc.name!r}{hint}", EXIT_USAGE)
+    except DuplicateEntryError as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
+    except (InputFormatError, ParameterError) as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_INPUT)
+    except BrokenPipeError:
+        # stdout closed early (``| head``): stop quietly, as a SIGPIPE would.
+        _silence_stdout()
+        return EXIT_SIGPIPE
+    except OSError as exc:
+        if exc.filename is None:
+            return _fail(stderr, f"{prog}: I/O error: {exc}", EXIT_INPUT)
+        return _fail(stderr, f"{prog}: cannot read {exc.filename!r}: {exc.strerror or exc}",
+                     EXIT_INPUT)
+    except IrMetricsError as exc:
+        return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI promises no traceback
+        if os.environ.get("IRMETRICS_DEBUG"):
+            traceback.print_exc()
+        return _fail(stderr, f"{prog}: internal error ({type(exc).__name__}: {exc}); please"
+                             " report it (IRMETRICS_DEBUG=1 shows the traceback)", EXIT_COMPUTE)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
+        pass
+
+
+def _fail(stderr, message, status: int) -> int:
+    stderr.write(f"{message}\n")
+    return status

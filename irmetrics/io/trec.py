@@ -14,12 +14,14 @@ Reading rules (shared by both formats)
   ``\\f`` and ``\\r``; ``\\n`` ends a line. Leading/trailing whitespace and CRLF line ends
   are fine. Bytes >= 0x80 are not whitespace, so UTF-8 ids are fine. The file must be
   valid UTF-8; a UTF-8 byte order mark at the very start of the file is dropped.
-* Blank and whitespace-only lines are skipped, in both formats. (trec_eval's qrels reader
-  rejects them; its run reader skips them.)
-* A line whose first non-whitespace character is ``#`` is a comment and is skipped, in
-  both formats. (trec_eval's qrels reader only recognises ``#`` in column 0, mis-parses two
-  comment lines in a row and crashes on a final comment line; we treat every ``#``-first
-  line as a comment instead.) A ``#`` anywhere else is ordinary data.
+* Runs: blank and whitespace-only lines are skipped, and a line whose first
+  non-whitespace character is ``#`` is a comment, anywhere (trec_eval's results reader
+  does the same).
+* Qrels follow trec_eval's stricter reader, never more permissive: a comment is a line
+  whose very first byte is ``#``, followed by a data line. What trec_eval rejects or
+  crashes on is an error naming the line: a blank or whitespace-only line, a comment
+  right after a comment, a comment as the last line, and an indented ``#`` line (trec_eval
+  would read it as data). A ``#`` anywhere else is ordinary data.
 * Nothing else is dropped silently.
 * Ids are kept as the exact strings written: ``"0301"`` and ``"301"`` differ.
 * ``relevance`` must be an integer: optional sign and decimal digits (``-1`` = in the pool
@@ -172,7 +174,7 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     data, name = _read_source(path)
-    df, _ = _parse(data, _QRELS, name, on_duplicate)
+    df = _parse_qrels(data, name, on_duplicate)
     return Qrels._trusted(df, path=name if name != _STDIN_NAME else STDIN)
 
 
@@ -209,7 +211,8 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
 def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error") -> Qrels:
     """Parse qrels already in memory (plain or gzip bytes); ``source`` names it in errors."""
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-    df, _ = _parse(_maybe_gunzip(_as_bytes(data), source, False), _QRELS, source, on_duplicate)
+    data = _maybe_gunzip(_as_bytes(data), source, False)
+    df = _parse_qrels(data, source, on_duplicate)
     return Qrels._trusted(df)
 
 
@@ -332,6 +335,63 @@ def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
 # --------------------------------------------------------------------------------------
 # parsing
 # --------------------------------------------------------------------------------------
+
+#: Qrels lines trec_eval's reader rejects or crashes on (spec §2.1): pattern (multi-line
+#: mode), how many lines after the match's start the offending line is, and why.
+_QRELS_LINE_RULES = (
+    (re.compile(rb"(?m)^[ \t\v\f\r]*\n"), 0,
+     "blank line (trec_eval rejects blank lines in qrels)"),
+    (re.compile(rb"\n[ \t\v\f\r]+\Z"), 1,
+     "blank line (trec_eval rejects blank lines in qrels)"),
+    (re.compile(rb"(?m)^#[^\n]*\n#"), 1,
+     "a comment line right after another one (trec_eval would read it as data)"),
+    (re.compile(rb"(?m)^#[^\n]*\n?\Z"), 0,
+     "a comment as the last line (trec_eval crashes on it)"),
+    (re.compile(rb"(?m)^[ \t\v\f\r]+#"), 0,
+     "an indented '#' line (qrels comments start in column 1; trec_eval reads it as data)"),
+)
+
+
+#: Bytes that make a line blank or indented when they start it: \n and C isspace.
+_LINE_START_BLANKS = np.frombuffer(b"\n \t\v\f\r", dtype=np.uint8)
+
+
+def _parse_qrels(data: bytes, source: str, on_duplicate: str) -> pl.DataFrame:
+    """Parse qrels; of a layout problem and a field error, the earlier line is reported."""
+    try:
+        check_qrels_lines(data, source)
+    except InputFormatError as layout:
+        try:
+            _parse(data, _QRELS, source, on_duplicate)
+        except InputFormatError as fields:
+            if fields.line is not None and fields.line < layout.line:
+                raise fields from None
+        raise
+    df, _ = _parse(data, _QRELS, source, on_duplicate)
+    return df
+
+
+def check_qrels_lines(data: bytes, source: str) -> None:
+    """Refuse qrels layouts trec_eval rejects or crashes on, naming the first such line."""
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    # One vectorised pass first: a file without '#' whose lines all start with a
+    # non-blank byte needs none of the regexes.
+    if b"#" not in data:
+        raw = np.frombuffer(data, dtype=np.uint8)
+        first_bytes = np.concatenate((raw[:1], raw[1:][raw[:-1] == 10]))
+        # Every blank byte is <= 32; only the rarer bytes <= 32 need the exact test.
+        low = first_bytes[first_bytes <= 32]
+        if not np.isin(low, _LINE_START_BLANKS).any():
+            return
+    found = []
+    for pattern, offset, reason in _QRELS_LINE_RULES:
+        m = pattern.search(data)
+        if m is not None:
+            found.append((data.count(b"\n", 0, m.start()) + 1 + offset, reason))
+    if found:
+        line, reason = min(found)
+        raise InputFormatError(reason, path=source, line=line)
 
 
 def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tuple[pl.DataFrame, str | None]:

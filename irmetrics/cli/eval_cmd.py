@@ -1,0 +1,247 @@
+"""``irmetrics eval``: trec_eval 10 on the irmetrics engine, byte for byte.
+
+The one deliberate difference from trec_eval 10 is what happens to a qrels query that
+the run lacks when ``-c`` is not given: trec_eval 10 stops with exit 4 (its message says
+``result qid 'X' not found in qrels``), irmetrics warns on stderr, names the queries and
+evaluates the others, as trec_eval 9 did. ``--strict`` restores trec_eval 10's stop.
+See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..engine.pack import SEMANTICS
+from ..evaluate import Evaluator
+from ..evaluate_formats import evaluate_jg, evaluate_prefs
+from ..measures.parse import parse_measures
+from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
+    trec_text
+from .inputs import RESULTS_FORMATS, read_judgments, read_run
+from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, CliError, CliParser,
+                      add_version, check_measure_syntax, parse_int)
+from .zscores import apply_zscores, read_zscores
+
+#: How many missing query ids a warning lists before "and N more".
+_LIST_MISSING = 5
+
+DESCRIPTION = """\
+Evaluate one or more TREC runs against qrels and print what trec_eval 10 prints,
+byte for byte (same measures, names, order, rounding and options).
+
+  irmetrics eval [options] qrels run [run ...]
+
+Files may be gzip-compressed; a run named '-' is read from stdin. Options may come
+before or after the file names, flags combine (-qc), arguments attach (-M100) or not
+(-M 100), and long options may be shortened (--meas=map)."""
+
+EPILOG = """\
+measures (-m, repeatable; trec_eval syntax or friendly names):
+  -m map -m P.5,10            trec_eval names with parameters (P_5, P_10)
+  -mndcg_cut.10               attached argument, same as -m ndcg_cut.10
+  -m official                 nicknames: official (default), all_trec, set
+  -m iprec_at_recall..10,.20  recall levels 0.10 and 0.20
+  -m ndcg.1=3,2=9             gain 3 for label 1, gain 9 for label 2
+  -m nDCG@10 -m 'P(rel=2)@5'  friendly names; printed as typed
+  irmetrics eval -H           lists every measure
+
+examples:
+  irmetrics eval qrels.txt run.txt                       official measures, summary
+  irmetrics eval -q -m map -m P.10 qrels.txt run.txt     per-query lines, then summary
+  irmetrics eval -c -M1000 qrels.txt run.txt.gz          like trec_eval -c -M1000
+  irmetrics eval -m map --format markdown qrels a.run b.run   one table, a column per run
+  zcat run.gz | irmetrics eval qrels.txt -               run from stdin
+
+exit status: 0 ok; 1 usage or unknown measure; 2 unreadable or malformed input, bad
+parameter; 4 a measure could not be computed (duplicate documents, --strict missing
+query); 7 no query of the run is in the qrels."""
+
+
+def build_parser() -> CliParser:
+    p = CliParser(prog="irmetrics eval", description=DESCRIPTION, epilog=EPILOG,
+                  formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
+    g = p.add_argument_group("trec_eval options")
+    g.add_argument("-h", "--help", action="help", help="show this help and exit")
+    g.add_argument("-H", action=_MeasureHelp,
+                   help="show this help and the list of measures, and exit")
+    add_version(g)
+    g.add_argument("-q", "--query_eval_wanted", action="store_true",
+                   help="also print every query's lines before the summary (e.g. -q)")
+    g.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure to compute, repeatable; default 'official' (e.g. -m map"
+                        " -m P.5,10, -mndcg_cut.10, -m nDCG@10)")
+    g.add_argument("-c", "--complete_rel_info_wanted", action="store_true",
+                   help="evaluate every qrels query; a query missing from the run scores as"
+                        " trec_eval's one-document placeholder ranking and counts in the"
+                        " averages (e.g. -c)")
+    g.add_argument("-l", "--level_for_rel", metavar="L", default="1",
+                   help="lowest label counted as relevant by binary measures; default 1"
+                        " (e.g. -l2)")
+    g.add_argument("-n", "--nosummary", action="store_true",
+                   help="do not print the summary ('all') lines (e.g. -q -n)")
+    g.add_argument("-J", "--Judged_docs_only", action="store_true",
+                   help="drop unjudged documents from every ranking, after -M (e.g. -J)")
+    g.add_argument("-M", "--Max_retrieved_per_topic", metavar="N",
+                   help="keep only the top N documents of each ranking, N >= 0 (e.g. -M1000)")
+    g.add_argument("-N", "--Number_docs_in_coll", metavar="N", default="0",
+                   help="number of documents in the collection, used by utility only;"
+                        " default 0 (e.g. -N 500000)")
+    g.add_argument("-R", "--Rel_info_format", metavar="FORMAT", default="qrels",
+                   help="format of the judgments file: qrels (default), qrels_jg, prefs,"
+                        " qrels_prefs (e.g. -R qrels)")
+    g.add_argument("-T", "--Results_format", metavar="FORMAT", default="trec_results",
+                   help="format of the run file; only trec_results exists (e.g. -T"
+                        " trec_results)")
+    g.add_argument("-Z", "--Zscore", metavar="FILE",
+                   help="print per-query values as z-scores against FILE, lines 'query_id"
+                        " measure mean stddev'; names print with a Z prefix (e.g. -Z z.txt)")
+    g.add_argument("-o", action="store_true", help="obsolete trec_eval option; no effect")
+    g.add_argument("-D", "--Debug_level", metavar="LEVEL",
+                   help="trec_eval's debug output; not supported by irmetrics")
+    x = p.add_argument_group("irmetrics options")
+    x.add_argument("--format", choices=FORMATS, default="trec",
+                   help="output format: trec (trec_eval's text, default), json, csv, tsv"
+                        " (long format: run, query_id, measure, value) or markdown (one"
+                        " table, a column per run) (e.g. --format csv)")
+    x.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
+                   help="trec_eval (trec_eval 10, default) or pytrec_eval (pytrec-eval-terrier"
+                        " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
+                        " (e.g. --semantics pytrec_eval)")
+    x.add_argument("--strict", action="store_true",
+                   help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
+                        " and -c is not given, instead of warning and skipping it"
+                        " (e.g. --strict)")
+    p.add_argument("qrels", help="judgments file (e.g. qrels.txt or qrels.txt.gz)")
+    p.add_argument("runs", nargs="+", metavar="run",
+                   help="run file(s) in TREC format; '-' reads stdin (e.g. run.txt)")
+    return p
+
+
+class _MeasureHelp(argparse.Action):
+    """``-H``: the help text plus every registered measure, from the registry."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..measures.registry import NICKNAMES, REGISTRY
+
+        lines = [parser.format_help(), "measures (trec_eval name, friendly name, first line"
+                                       " of its description):"]
+        for m in sorted(REGISTRY.values(), key=lambda m: m.order):
+            friendly = (m.friendly + ("@k" if m.friendly_cutoff else "")) if m.friendly else ""
+            summary = (m.doc.strip().splitlines() or [""])[0]
+            lines.append(f"  {m.name:<22} {friendly:<12} {summary}")
+        lines.append("nicknames:")
+        for nick, members in NICKNAMES.items():
+            if members:
+                ordered = sorted(members, key=lambda n: REGISTRY[n].order)
+                lines.append(f"  {nick:<22} {' '.join(ordered)}")
+        sys.stdout.write("\n".join(lines) + "\n")
+        parser.exit(0)
+
+
+def run(argv: list[str], stdout, stderr) -> int:
+    args = build_parser().parse(argv)
+    if args.Debug_level is not None:
+        raise CliError("-D (trec_eval debug output) is not supported", 1)
+    if args.Results_format not in RESULTS_FORMATS:
+        raise CliError(f"illegal retrieval results format {args.Results_format!r} for -T;"
+                       " only trec_results exists", EXIT_INPUT)
+    max_docs = None if args.Max_retrieved_per_topic is None else \
+        parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
+    level = parse_int("-l", args.level_for_rel)
+    num_docs = parse_int("-N", args.Number_docs_in_coll)
+    measures = args.measures or ["official"]
+    check_measure_syntax(measures)
+    # Measures are checked before any file is read, as trec_eval does (exit 1 first).
+    supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
+    parse_measures(measures, supported=supported)
+
+    judgments = read_judgments(args.qrels, args.Rel_info_format)
+    zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
+    evaluator = _evaluator_for(args.Rel_info_format, judgments, measures,
+                               relevance_level=level, judged_only=args.Judged_docs_only,
+                               max_docs=max_docs, complete=args.complete_rel_info_wanted,
+                               semantics=args.semantics, num_docs_in_coll=num_docs)
+    qrels_queries = judgments.df["query_id"].unique()
+    per_query, summary = args.query_eval_wanted, not args.nosummary
+    blocks = []
+    for path in args.runs:
+        run_ = read_run(path)
+        label = "<stdin>" if path == "-" else path
+        missing = [] if args.complete_rel_info_wanted else sorted(
+            set(qrels_queries.to_list()) - set(run_.df["query_id"].unique().to_list()))
+        if missing and args.strict:
+            _stop_like_trec_eval(evaluator, run_, zscores, missing[0], args, stdout)
+        if missing and len(missing) == len(qrels_queries):
+            raise CliError(f"{label}: no query of the run is in the qrels", EXIT_NO_QUERIES)
+        results = evaluator.evaluate(run_)
+        if zscores is not None:
+            results = apply_zscores(results, zscores)
+        if missing:
+            stderr.write(_missing_warning(label, missing))
+        if args.format == "trec":
+            stdout.write(trec_text(results, per_query=per_query, summary=summary,
+                                   zscore=zscores is not None))
+        else:
+            blocks.append(RunBlock(label, results))
+    if args.format == "json":
+        stdout.write(render_json(blocks, per_query=per_query, summary=summary))
+    elif args.format in ("csv", "tsv"):
+        stdout.write(render_delimited(blocks, per_query=per_query, summary=summary,
+                                      delimiter="," if args.format == "csv" else "\t"))
+    elif args.format == "markdown":
+        stdout.write(render_markdown(blocks, per_query=per_query, summary=summary))
+    return EXIT_OK
+
+
+class _FormatEvaluator:
+    """``evaluate(run)`` for preference and judgment-group judgments (``-R``)."""
+
+    def __init__(self, evaluate, judgments, measures, **options):
+        self._evaluate, self._judgments = evaluate, judgments
+        self._measures, self._options = measures, options
+
+    def evaluate(self, run):
+        return self._evaluate(self._judgments, run, self._measures, **self._options)
+
+
+def _evaluator_for(rel_format, judgments, measures, *, relevance_level, judged_only,
+                   max_docs, complete, semantics, num_docs_in_coll):
+    """The evaluator of the ``-R`` format: standard qrels, preferences or judgment groups."""
+    if rel_format in ("prefs", "qrels_prefs"):
+        return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,
+                                complete=complete)
+    if rel_format == "qrels_jg":
+        return _FormatEvaluator(evaluate_jg, judgments, measures,
+                                relevance_level=relevance_level, judged_only=judged_only,
+                                max_docs=max_docs, complete=complete)
+    return Evaluator(judgments, measures, relevance_level=relevance_level,
+                     judged_only=judged_only, max_docs=max_docs, complete=complete,
+                     semantics=semantics, num_docs_in_coll=num_docs_in_coll)
+
+
+def _stop_like_trec_eval(evaluator, run_, zscores, first_missing, args, stdout):
+    """trec_eval 10 on a qrels query absent from the run: the ``-q`` lines of the
+    queries before it are out, then its (inverted) message and exit 4."""
+    if args.format == "trec" and args.query_eval_wanted:
+        results = evaluator.evaluate(run_)
+        if len(results.query_ids) and results.query_ids[0] < first_missing:
+            if zscores is not None:
+                results = apply_zscores(results, zscores)
+            stdout.write(trec_text(results, per_query=True, summary=False,
+                                   zscore=zscores is not None, before_query=first_missing))
+    raise CliError(f"trec_eval: result qid '{first_missing}' not found in qrels",
+                   EXIT_COMPUTE, verbatim=True)
+
+
+def _missing_warning(label: str, missing: list[str]) -> str:
+    shown = ", ".join(repr(q) for q in missing[:_LIST_MISSING])
+    more = f" and {len(missing) - _LIST_MISSING} more" if len(missing) > _LIST_MISSING else ""
+    noun = "query has" if len(missing) == 1 else "queries have"
+    return (f"irmetrics eval: warning: {label}: {len(missing)} qrels {noun} no results and"
+            f" {'was' if len(missing) == 1 else 'were'} not evaluated: {shown}{more}"
+            " (trec_eval 10 stops here with exit 4, as --strict does; -c evaluates them on"
+            " trec_eval's placeholder ranking)\n")
