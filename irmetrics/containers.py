@@ -387,11 +387,64 @@ def _optional_strings(cols: Mapping[str, Any], name: str, height: int, default: 
 
 
 # --------------------------------------------------------------------------------------
+# shared base
+# --------------------------------------------------------------------------------------
+
+
+class _Frame:
+    """What Qrels and Run share: the validated frame, its source path and the read-only views."""
+
+    __slots__ = ("_df", "path", "_query_ids")
+
+    def _init_frame(self, df: pl.DataFrame, path: str | None) -> None:
+        self._df = df
+        self.path = None if path is None else str(path)
+        self._query_ids = None
+
+    @staticmethod
+    def _check_frame_rows(df: Any, schema: Mapping[str, pl.DataType], value: str,
+                          nullable: tuple[str, ...] = ()) -> pl.DataFrame:
+        """Constructor checks: schema, no nulls outside ``nullable``, finite scores, unique pairs."""
+        df = _check_frame(df, schema, "df")
+        nulls = df.drop(nullable).null_count().row(0, named=True)
+        if any(nulls.values()):
+            col = next(k for k, v in nulls.items() if v)
+            i = int(df[col].is_null().arg_true()[0])
+            raise InputFormatError(f"missing {col}", path="<DataFrame>", line=i + 1)
+        if value == "score":
+            _check_finite_scores(df, "<DataFrame>", "row")
+        resolve_duplicates(df, value=value, policy="error", source="<DataFrame>", unit="row")
+        return df
+
+    # ---- views ----------------------------------------------------------------------------
+
+    @property
+    def df(self) -> pl.DataFrame:
+        return self._df
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Distinct query ids in first-seen order."""
+        if self._query_ids is None:
+            self._query_ids = self._df["query_id"].unique(maintain_order=True).to_list()
+        return list(self._query_ids)
+
+    def __len__(self) -> int:
+        return self._df.height
+
+    def _repr(self, head: str, rows: str) -> str:
+        """``head`` is the class name, ``(`` and any leading fields; ``rows`` names the row count."""
+        n_q = self._df["query_id"].n_unique()
+        where = f", path={self.path!r}" if self.path is not None else ""
+        return f"{head}n_queries={n_q}, {rows}={self._df.height}{where})"
+
+
+# --------------------------------------------------------------------------------------
 # Qrels
 # --------------------------------------------------------------------------------------
 
 
-class Qrels:
+class Qrels(_Frame):
     """Relevance judgments: one row per (query_id, doc_id).
 
     Attributes
@@ -415,28 +468,16 @@ class Qrels:
     {'d9': 2}
     """
 
-    __slots__ = ("_df", "path", "_query_ids")
+    __slots__ = ()
 
     def __init__(self, df: pl.DataFrame, *, path: str | None = None) -> None:
-        df = _check_frame(df, QRELS_SCHEMA, "df")
-        nulls = df.null_count().row(0, named=True)
-        if any(nulls.values()):
-            col = next(k for k, v in nulls.items() if v)
-            i = int(df[col].is_null().arg_true()[0])
-            raise InputFormatError(f"missing {col}", path="<DataFrame>", line=i + 1)
-        resolve_duplicates(df, value="relevance", policy="error", source="<DataFrame>", unit="row")
-        self._init(df, path)
-
-    def _init(self, df: pl.DataFrame, path: str | None) -> None:
-        self._df = df
-        self.path = None if path is None else str(path)
-        self._query_ids = None
+        self._init_frame(self._check_frame_rows(df, QRELS_SCHEMA, "relevance"), path)
 
     @classmethod
     def _trusted(cls, df: pl.DataFrame, *, path: str | None = None) -> Qrels:
         """Wrap a frame already known to satisfy every invariant (internal fast path)."""
         obj = cls.__new__(cls)
-        obj._init(df, path)
+        obj._init_frame(df, path)
         return obj
 
     # ---- constructors -------------------------------------------------------------------
@@ -456,10 +497,7 @@ class Qrels:
         ``"0"``. ``{}`` gives an empty Qrels. Two keys that convert to the same string (``1``
         and ``"1"``) are a :class:`DuplicateEntryError`.
         """
-        qids, docs, vals = _flatten_dict(d, "d")
-        q = _ids_series(qids, "query_id")
-        doc = _ids_series(docs, "doc_id")
-        rel = _relevance_series(vals, q.to_list(), doc.to_list(), "<dict>", None)
+        q, doc, rel = _dict_columns(d, _relevance_series)
         df = pl.DataFrame(
             [q, pl.Series("iteration", [DEFAULT_QRELS_ITERATION] * len(q), dtype=pl.String), doc, rel]
         )
@@ -488,9 +526,7 @@ class Qrels:
             df, {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}, ["iteration"]
         )
         src = "<DataFrame>"
-        q = _frame_ids(cols["query_id"], "query_id", src)
-        d = _frame_ids(cols["doc_id"], "doc_id", src)
-        rel = _frame_values(cols["relevance"], "relevance", q, d, src)
+        q, d, rel = _frame_columns(cols, "relevance", src)
         it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION)
         out = pl.DataFrame([q, it, d, rel])
         out = resolve_duplicates(out, value="relevance", policy=on_duplicate, source=src, unit="row")
@@ -519,17 +555,6 @@ class Qrels:
 
     # ---- views ----------------------------------------------------------------------------
 
-    @property
-    def df(self) -> pl.DataFrame:
-        return self._df
-
-    @property
-    def query_ids(self) -> list[str]:
-        """Distinct query ids in first-seen order."""
-        if self._query_ids is None:
-            self._query_ids = self._df["query_id"].unique(maintain_order=True).to_list()
-        return list(self._query_ids)
-
     def to_dict(self) -> dict[str, dict[str, int]]:
         """The pytrec_eval shape ``{query_id: {doc_id: relevance}}`` (first-seen order)."""
         return _to_nested(self._df, "relevance")
@@ -540,13 +565,8 @@ class Qrels:
 
         write_qrels(self, path)
 
-    def __len__(self) -> int:
-        return self._df.height
-
     def __repr__(self) -> str:
-        n_q = self._df["query_id"].n_unique()
-        where = f", path={self.path!r}" if self.path is not None else ""
-        return f"Qrels(n_queries={n_q}, n_judgments={self._df.height}{where})"
+        return self._repr("Qrels(", "n_judgments")
 
 
 # --------------------------------------------------------------------------------------
@@ -554,7 +574,7 @@ class Qrels:
 # --------------------------------------------------------------------------------------
 
 
-class Run:
+class Run(_Frame):
     """A ranking run: one scored row per (query_id, doc_id).
 
     Attributes
@@ -577,26 +597,17 @@ class Run:
     ('irmetrics', 2, {'301': {'d1': 0.5, 'd2': 1.5}})
     """
 
-    __slots__ = ("_df", "name", "path", "_query_ids")
+    __slots__ = ("name",)
 
     def __init__(self, df: pl.DataFrame, *, name: str | None = None, path: str | None = None) -> None:
-        df = _check_frame(df, RUN_SCHEMA, "df")
-        nulls = df.drop("rank").null_count().row(0, named=True)
-        if any(nulls.values()):
-            col = next(k for k, v in nulls.items() if v)
-            i = int(df[col].is_null().arg_true()[0])
-            raise InputFormatError(f"missing {col}", path="<DataFrame>", line=i + 1)
-        _check_finite_scores(df, "<DataFrame>", "row")
-        resolve_duplicates(df, value="score", policy="error", source="<DataFrame>", unit="row")
+        df = self._check_frame_rows(df, RUN_SCHEMA, "score", nullable=("rank",))
         if name is None:
             name = df["run_id"][-1] if df.height else DEFAULT_RUN_NAME
         self._init(df, check_str("name", name, allow_empty=True), path)
 
     def _init(self, df: pl.DataFrame, name: str, path: str | None) -> None:
-        self._df = df
+        self._init_frame(df, path)
         self.name = name
-        self.path = None if path is None else str(path)
-        self._query_ids = None
 
     @classmethod
     def _trusted(cls, df: pl.DataFrame, *, name: str, path: str | None = None) -> Run:
@@ -620,10 +631,7 @@ class Run:
         ``iteration`` is ``"Q0"``, ``rank`` is null, ``run_id`` is ``name``.
         """
         check_str("name", name, allow_empty=True)
-        qids, docs, vals = _flatten_dict(d, "d")
-        q = _ids_series(qids, "query_id")
-        doc = _ids_series(docs, "doc_id")
-        score = _score_series(vals, q.to_list(), doc.to_list(), "<dict>", None)
+        q, doc, score = _dict_columns(d, _score_series)
         n = len(q)
         df = pl.DataFrame(
             [
@@ -664,9 +672,7 @@ class Run:
             df, {"query_id": query_id, "doc_id": doc_id, "score": score}, ["iteration", "rank", "run_id"]
         )
         src = "<DataFrame>"
-        q = _frame_ids(cols["query_id"], "query_id", src)
-        d = _frame_ids(cols["doc_id"], "doc_id", src)
-        s = _frame_values(cols["score"], "score", q, d, src)
+        q, d, s = _frame_columns(cols, "score", src)
         it = _optional_strings(cols, "iteration", height, DEFAULT_RUN_ITERATION)
         if name is None:
             name = DEFAULT_RUN_NAME
@@ -720,17 +726,6 @@ class Run:
 
     # ---- views ----------------------------------------------------------------------------
 
-    @property
-    def df(self) -> pl.DataFrame:
-        return self._df
-
-    @property
-    def query_ids(self) -> list[str]:
-        """Distinct query ids in first-seen order."""
-        if self._query_ids is None:
-            self._query_ids = self._df["query_id"].unique(maintain_order=True).to_list()
-        return list(self._query_ids)
-
     def to_dict(self) -> dict[str, dict[str, float]]:
         """The pytrec_eval shape ``{query_id: {doc_id: score}}`` (first-seen order)."""
         return _to_nested(self._df, "score")
@@ -741,13 +736,8 @@ class Run:
 
         write_run(self, path, run_id=run_id)
 
-    def __len__(self) -> int:
-        return self._df.height
-
     def __repr__(self) -> str:
-        n_q = self._df["query_id"].n_unique()
-        where = f", path={self.path!r}" if self.path is not None else ""
-        return f"Run(name={self.name!r}, n_queries={n_q}, n_rows={self._df.height}{where})"
+        return self._repr(f"Run(name={self.name!r}, ", "n_rows")
 
 
 # --------------------------------------------------------------------------------------
@@ -769,6 +759,21 @@ def _flatten_dict(d: Any, what: str) -> tuple[list, list, list]:
         docs.extend(inner.keys())
         vals.extend(inner.values())
     return qids, docs, vals
+
+
+def _dict_columns(d: Any, value_series) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """``query_id``, ``doc_id`` and value series of a ``{query_id: {doc_id: value}}`` dict."""
+    qids, docs, vals = _flatten_dict(d, "d")
+    q = _ids_series(qids, "query_id")
+    doc = _ids_series(docs, "doc_id")
+    return q, doc, value_series(vals, q.to_list(), doc.to_list(), "<dict>", None)
+
+
+def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """``query_id``, ``doc_id`` and ``value`` series of a user frame's columns."""
+    q = _frame_ids(cols["query_id"], "query_id", source)
+    d = _frame_ids(cols["doc_id"], "doc_id", source)
+    return q, d, _frame_values(cols[value], value, q, d, source)
 
 
 def _record_len(rec: Any, i: int, lengths: tuple[int, int], shape: str) -> int:

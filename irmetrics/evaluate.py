@@ -20,30 +20,29 @@ from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results
 
 
+def _coerce(value, cls, what, read, from_dict=None):
+    """``value`` as ``cls``: kept if already one; a path goes to ``read``, a dict to
+    ``from_dict`` (when given) and a DataFrame (anything with ``columns``) to ``cls.from_df``."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return read(value)
+    if from_dict is not None and isinstance(value, dict):
+        return from_dict(value)
+    if hasattr(value, "columns"):
+        return cls.from_df(value)
+    kinds = "a path, a dict or a DataFrame" if from_dict is not None else "a path or a DataFrame"
+    raise TypeError(f"`{what}` must be {cls.__name__}, {kinds}; got {type(value)!r}.")
+
+
 def as_qrels(qrels) -> Qrels:
     """Accept Qrels, a path, a pytrec_eval-shaped dict or a DataFrame."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        return Qrels.read(os.fspath(qrels))
-    if isinstance(qrels, dict):
-        return Qrels.from_dict(qrels)
-    if hasattr(qrels, "columns"):
-        return Qrels.from_df(qrels)
-    raise TypeError(f"`qrels` must be Qrels, a path, a dict or a DataFrame; got {type(qrels)!r}.")
+    return _coerce(qrels, Qrels, "qrels", lambda path: Qrels.read(os.fspath(path)), Qrels.from_dict)
 
 
 def as_run(run) -> Run:
     """Accept Run, a path, a pytrec_eval-shaped dict or a DataFrame."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, (str, os.PathLike)):
-        return Run.read(os.fspath(run))
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    if hasattr(run, "columns"):
-        return Run.from_df(run)
-    raise TypeError(f"`run` must be Run, a path, a dict or a DataFrame; got {type(run)!r}.")
+    return _coerce(run, Run, "run", lambda path: Run.read(os.fspath(path)), Run.from_dict)
 
 
 class Evaluator:

@@ -8,12 +8,10 @@ have no relevance level or judged-only mode). Both return the same
 
 from __future__ import annotations
 
-import os
-
 from ._validation import check_int
 from .engine.judgment_groups import pack_judgment_groups
 from .engine.prefs import pack_prefs
-from .evaluate import as_run
+from .evaluate import _coerce, as_run
 from .io.prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg
 from .measures.judgment_groups import JudgmentGroupContext
 from .measures.parse import parse_measures
@@ -24,24 +22,12 @@ from .results import Results
 
 def as_prefs(prefs) -> Prefs:
     """Accept Prefs, a path to a ``prefs`` file, or a DataFrame."""
-    if isinstance(prefs, Prefs):
-        return prefs
-    if isinstance(prefs, (str, os.PathLike)):
-        return read_prefs(prefs)
-    if hasattr(prefs, "columns"):
-        return Prefs.from_df(prefs)
-    raise TypeError(f"`prefs` must be Prefs, a path or a DataFrame; got {type(prefs)!r}.")
+    return _coerce(prefs, Prefs, "prefs", read_prefs)
 
 
 def as_judgment_groups(jg) -> JudgmentGroups:
     """Accept JudgmentGroups, a path to a ``qrels_jg`` file, or a DataFrame."""
-    if isinstance(jg, JudgmentGroups):
-        return jg
-    if isinstance(jg, (str, os.PathLike)):
-        return read_qrels_jg(jg)
-    if hasattr(jg, "columns"):
-        return JudgmentGroups.from_df(jg)
-    raise TypeError(f"`jg` must be JudgmentGroups, a path or a DataFrame; got {type(jg)!r}.")
+    return _coerce(jg, JudgmentGroups, "jg", read_qrels_jg)
 
 
 def _results(requests, context_for, query_ids, run_name) -> Results:

@@ -136,42 +136,42 @@ class RelevanceEvaluator:
         return out
 
 
-def parse_qrel(lines: Iterable[str]) -> dict:
-    """Parse qrels lines ``query_id iteration doc_id label`` into pytrec_eval's dict."""
-    qrel: dict = defaultdict(dict)
+def _parse_lines(lines: Iterable[str], *, layout: str, exact: bool, value_at: int, convert,
+                 value: str, kind: str) -> dict:
+    """The shared loop of :func:`parse_qrel` and :func:`parse_run`.
+
+    ``layout`` names the fields; a line needs exactly that many (``exact``) or at least
+    that many. The value at ``value_at`` is stored as ``convert(value)``, a ValueError
+    reporting ``value must be kind``.
+    """
+    n = len(layout.split())
+    out: dict = defaultdict(dict)
     for number, line in enumerate(lines, start=1):
         fields = line.split()
-        if len(fields) != 4:
-            raise InputFormatError(f"line {number}: expected 4 fields (query_id iteration"
-                                   f" doc_id relevance), found {len(fields)}")
-        qid, _, did, rel = fields
-        if did in qrel[qid]:
+        if (len(fields) != n) if exact else (len(fields) < n):
+            raise InputFormatError(f"line {number}: expected {n} fields ({layout}), "
+                                   f"found {len(fields)}")
+        qid, did, raw = fields[0], fields[2], fields[value_at]
+        if did in out[qid]:
             raise InputFormatError(f"line {number}: duplicate (query_id {qid!r}, doc_id {did!r})")
         try:
-            qrel[qid][did] = int(rel)
+            out[qid][did] = convert(raw)
         except ValueError:
-            raise InputFormatError(f"line {number}: relevance must be an integer; got {rel!r}")\
+            raise InputFormatError(f"line {number}: {value} must be {kind}; got {raw!r}")\
                 from None
-    return qrel
+    return out
+
+
+def parse_qrel(lines: Iterable[str]) -> dict:
+    """Parse qrels lines ``query_id iteration doc_id label`` into pytrec_eval's dict."""
+    return _parse_lines(lines, layout="query_id iteration doc_id relevance", exact=True,
+                        value_at=3, convert=int, value="relevance", kind="an integer")
 
 
 def parse_run(lines: Iterable[str]) -> dict:
     """Parse run lines ``query_id Q0 doc_id rank score run_id`` into pytrec_eval's dict."""
-    run: dict = defaultdict(dict)
-    for number, line in enumerate(lines, start=1):
-        fields = line.split()
-        if len(fields) < 6:
-            raise InputFormatError(f"line {number}: expected 6 fields (query_id iteration doc_id"
-                                   f" rank score run_id), found {len(fields)}")
-        qid, _, did, _, score, _ = fields[:6]
-        if did in run[qid]:
-            raise InputFormatError(f"line {number}: duplicate (query_id {qid!r}, doc_id {did!r})")
-        try:
-            run[qid][did] = float(score)
-        except ValueError:
-            raise InputFormatError(f"line {number}: score must be a number; got {score!r}")\
-                from None
-    return run
+    return _parse_lines(lines, layout="query_id iteration doc_id rank score run_id", exact=False,
+                        value_at=4, convert=float, value="score", kind="a number")
 
 
 def compute_aggregated_measure(measure: str, values) -> float:

@@ -116,6 +116,12 @@ def _check_pred_target(preds, target, *, graded=False):
     return p, t.astype(np.int64)
 
 
+def _check_adaptive_k(adaptive_k):
+    if not isinstance(adaptive_k, bool):
+        raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
+    return adaptive_k
+
+
 def _nonempty(p):
     if p.size == 0:
         raise ParameterError("`preds` and `target` must be non-empty and non-scalar arrays.")
@@ -394,8 +400,7 @@ def retrieval_precision(preds, target, top_k=None, adaptive_k=False, *,
     0.3333
     """
     top_k = _check_top_k(top_k)
-    if not isinstance(adaptive_k, bool):
-        raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
+    _check_adaptive_k(adaptive_k)
     return float(_precision(_single(preds, target), top_k, adaptive_k, filter_nonpositive)[0])
 
 
@@ -506,8 +511,7 @@ def retrieval_precision_recall_curve(preds, target, max_k=None, adaptive_k=False
     >>> p.tolist(), r.tolist(), k.tolist()
     ([1.0, 0.5], [0.5, 0.5], [1, 2])
     """
-    if not isinstance(adaptive_k, bool):
-        raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
+    _check_adaptive_k(adaptive_k)
     g = _single(preds, target)
     max_k = int(g.sizes[0]) if max_k is None else _check_top_k(max_k, "max_k")
     precision, recall = _precision_recall_curve(g, max_k, adaptive_k)
@@ -579,18 +583,19 @@ class _RetrievalModule:
 
     def update(self, preds, target, indexes) -> None:
         """Check, flatten and store one batch (a query may span several batches)."""
-        idx, p, t = self._checked(preds, target, indexes)
-        self._indexes.append(idx)
-        self._preds.append(p)
-        self._target.append(t)
+        self._store(preds, target, indexes)
 
     def __call__(self, preds, target, indexes):
         """torchmetrics ``forward``: the value on this batch alone; the batch is also stored."""
+        idx, p, t = self._store(preds, target, indexes)
+        return self._compute_on(_Groups(p, t, idx))
+
+    def _store(self, preds, target, indexes):
         idx, p, t = self._checked(preds, target, indexes)
         self._indexes.append(idx)
         self._preds.append(p)
         self._target.append(t)
-        return self._compute_on(_Groups(p, t, idx))
+        return idx, p, t
 
     forward = __call__
 
@@ -609,19 +614,24 @@ class _RetrievalModule:
             return g.num_neg == 0
         return g.target_sum == 0
 
-    def _compute_on(self, g: _Groups):
-        values = self._values(g)
+    def _handle_empty(self, g: _Groups, *arrays):
+        """Apply ``empty_target_action`` to per-query ``arrays`` (first axis = queries)."""
         empty = self._empty(g)
-        if empty.any():
-            action = self.empty_target_action
-            if action == "error":
-                kind = "negative" if self.empty_means_no_negative else "positive"
-                raise InputFormatError(f"`compute` was given a query with no {kind} target "
-                                       f"(index {g.ids[np.argmax(empty)]!r}).")
-            if action == "skip":
-                values = values[~empty]
-            else:
-                values = np.where(empty, 1.0 if action == "pos" else 0.0, values)
+        if not empty.any():
+            return arrays
+        action = self.empty_target_action
+        if action == "error":
+            kind = "negative" if self.empty_means_no_negative else "positive"
+            raise InputFormatError(f"`compute` was given a query with no {kind} target "
+                                   f"(index {g.ids[np.argmax(empty)]!r}).")
+        if action == "skip":
+            return tuple(a[~empty] for a in arrays)
+        fill = 1.0 if action == "pos" else 0.0
+        return tuple(np.where(empty.reshape(empty.shape + (1,) * (a.ndim - 1)), fill, a)
+                     for a in arrays)
+
+    def _compute_on(self, g: _Groups):
+        (values,) = self._handle_empty(g, self._values(g))
         if values.size == 0:
             return 0.0
         return float(_aggregate(values, self.aggregation))
@@ -630,7 +640,33 @@ class _RetrievalModule:
         raise NotImplementedError
 
 
-class RetrievalFallOut(_RetrievalModule):
+class _TopKModule(_RetrievalModule):
+    """A module with a ``top_k`` cutoff whose values are ``_kernel(g, top_k)``."""
+
+    _kernel = None
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
+                 aggregation="mean"):
+        super().__init__(empty_target_action, ignore_index, aggregation)
+        self.top_k = _check_top_k(top_k)
+
+    def _values(self, g):
+        return self._kernel(g, self.top_k)
+
+
+class _FilteredModule(_TopKModule):
+    """A top-k module with the 1.9 pred <= 0 filter: ``_kernel(g, top_k, filter_nonpositive)``."""
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
+                 aggregation="mean", *, filter_nonpositive=True):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
+        self.filter_nonpositive = filter_nonpositive
+
+    def _values(self, g):
+        return self._kernel(g, self.top_k, self.filter_nonpositive)
+
+
+class RetrievalFallOut(_TopKModule):
     """Mean fall-out@k over queries (torchmetrics 1.9.0 ``RetrievalFallOut``); lower is better.
 
     "Empty" means a query without negative target; the default action is ``'pos'``
@@ -647,17 +683,14 @@ class RetrievalFallOut(_RetrievalModule):
 
     empty_means_no_negative = True
     higher_is_better = False
+    _kernel = staticmethod(_fall_out)
 
     def __init__(self, empty_target_action="pos", ignore_index=None, top_k=None,
                  aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-
-    def _values(self, g):
-        return _fall_out(g, self.top_k)
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
 
 
-class RetrievalMAP(_RetrievalModule):
+class RetrievalMAP(_FilteredModule):
     """Mean average precision (torchmetrics 1.9.0 ``RetrievalMAP``), with the pred <= 0 filter.
 
     Examples
@@ -670,17 +703,10 @@ class RetrievalMAP(_RetrievalModule):
     0.7917
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean", *, filter_nonpositive=True):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-        self.filter_nonpositive = filter_nonpositive
-
-    def _values(self, g):
-        return _average_precision(g, self.top_k, self.filter_nonpositive)
+    _kernel = staticmethod(_average_precision)
 
 
-class RetrievalMRR(_RetrievalModule):
+class RetrievalMRR(_FilteredModule):
     """Mean reciprocal rank (torchmetrics 1.9.0 ``RetrievalMRR``), with the pred <= 0 filter.
 
     Examples
@@ -691,17 +717,10 @@ class RetrievalMRR(_RetrievalModule):
     0.75
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean", *, filter_nonpositive=True):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-        self.filter_nonpositive = filter_nonpositive
-
-    def _values(self, g):
-        return _reciprocal_rank(g, self.top_k, self.filter_nonpositive)
+    _kernel = staticmethod(_reciprocal_rank)
 
 
-class RetrievalPrecision(_RetrievalModule):
+class RetrievalPrecision(_FilteredModule):
     """Mean precision@k (torchmetrics 1.9.0 ``RetrievalPrecision``), with the pred <= 0 filter.
 
     Examples
@@ -714,18 +733,15 @@ class RetrievalPrecision(_RetrievalModule):
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
                  adaptive_k=False, aggregation="mean", *, filter_nonpositive=True):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-        if not isinstance(adaptive_k, bool):
-            raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
-        self.adaptive_k = adaptive_k
-        self.filter_nonpositive = filter_nonpositive
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation,
+                         filter_nonpositive=filter_nonpositive)
+        self.adaptive_k = _check_adaptive_k(adaptive_k)
 
     def _values(self, g):
         return _precision(g, self.top_k, self.adaptive_k, self.filter_nonpositive)
 
 
-class RetrievalRecall(_RetrievalModule):
+class RetrievalRecall(_FilteredModule):
     """Mean IR recall@k (torchmetrics 1.9.0 ``RetrievalRecall``), with the pred <= 0 filter.
 
     Examples
@@ -736,14 +752,7 @@ class RetrievalRecall(_RetrievalModule):
     0.75
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean", *, filter_nonpositive=True):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-        self.filter_nonpositive = filter_nonpositive
-
-    def _values(self, g):
-        return _recall(g, self.top_k, self.filter_nonpositive)
+    _kernel = staticmethod(_recall)
 
 
 class RetrievalRPrecision(_RetrievalModule):
@@ -761,7 +770,7 @@ class RetrievalRPrecision(_RetrievalModule):
         return _r_precision(g)
 
 
-class RetrievalHitRate(_RetrievalModule):
+class RetrievalHitRate(_TopKModule):
     """Mean hit rate@k (torchmetrics 1.9.0 ``RetrievalHitRate``).
 
     Examples
@@ -772,16 +781,10 @@ class RetrievalHitRate(_RetrievalModule):
     0.5
     """
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-
-    def _values(self, g):
-        return _hit_rate(g, self.top_k)
+    _kernel = staticmethod(_hit_rate)
 
 
-class RetrievalNormalizedDCG(_RetrievalModule):
+class RetrievalNormalizedDCG(_TopKModule):
     """Mean tie-averaged nDCG@k (torchmetrics 1.9.0 ``RetrievalNormalizedDCG``); graded targets.
 
     Examples
@@ -794,16 +797,10 @@ class RetrievalNormalizedDCG(_RetrievalModule):
 
     graded = True
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
-
-    def _values(self, g):
-        return _normalized_dcg(g, self.top_k)
+    _kernel = staticmethod(_normalized_dcg)
 
 
-class RetrievalAUROC(_RetrievalModule):
+class RetrievalAUROC(_TopKModule):
     """Mean ROC AUC over each query's top k (torchmetrics 1.9.0 ``RetrievalAUROC``).
 
     Examples
@@ -816,8 +813,7 @@ class RetrievalAUROC(_RetrievalModule):
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, max_fpr=None,
                  aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
-        self.top_k = _check_top_k(top_k)
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
         self.max_fpr = _check_max_fpr(max_fpr)
 
     def _values(self, g):
@@ -845,25 +841,12 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
                  ignore_index=None, aggregation="mean"):
         super().__init__(empty_target_action, ignore_index, aggregation)
         self.max_k = _check_top_k(max_k, "max_k")
-        if not isinstance(adaptive_k, bool):
-            raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
-        self.adaptive_k = adaptive_k
+        self.adaptive_k = _check_adaptive_k(adaptive_k)
 
     def _compute_on(self, g):
         max_k = int(g.sizes.max()) if self.max_k is None else self.max_k
-        precision, recall = _precision_recall_curve(g, max_k, self.adaptive_k)
-        empty = g.target_sum == 0
-        if empty.any():
-            action = self.empty_target_action
-            if action == "error":
-                raise InputFormatError("`compute` was given a query with no positive target "
-                                       f"(index {g.ids[np.argmax(empty)]!r}).")
-            if action == "skip":
-                precision, recall = precision[~empty], recall[~empty]
-            else:
-                fill = 1.0 if action == "pos" else 0.0
-                precision = np.where(empty[:, None], fill, precision)
-                recall = np.where(empty[:, None], fill, recall)
+        precision, recall = self._handle_empty(
+            g, *_precision_recall_curve(g, max_k, self.adaptive_k))
         top_k = np.arange(1, max_k + 1)
         if precision.shape[0] == 0:
             return np.zeros(max_k), np.zeros(max_k), top_k

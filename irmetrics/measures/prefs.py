@@ -109,8 +109,7 @@ def prefs_num_prefs_poss(ctx, params):
     >>> res.aggregate()["prefs_num_prefs_poss"]   # a>b, a>c, b>c
     3
     """
-    s = ctx.stats
-    return columns(ctx.jg_sum(s.poss_ret + s.poss_imp + s.notoccur))
+    return columns(ctx.jg_sum(_full(ctx.stats)[1]))
 
 
 @measure("prefs_num_prefs_ful", order=38, printed=LONG, summary=SUM, groups="Pa Pr",
@@ -121,8 +120,7 @@ def prefs_num_prefs_ful(ctx, params):
     A preference with only the preferred document retrieved counts as fulfilled.
     Summary: sum over queries.
     """
-    s = ctx.stats
-    return columns(ctx.jg_sum(s.ful_ret + s.ful_imp))
+    return columns(ctx.jg_sum(_full(ctx.stats)[0]))
 
 
 @measure("prefs_num_prefs_ful_ret", order=39, printed=LONG, summary=SUM, groups="Pa Pr",
