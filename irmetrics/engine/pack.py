@@ -54,6 +54,8 @@ class EncodedQrels:
         Sorted ``(query code, doc-id hash)`` key of every judgment; None when keys
         cannot be used (two judgments of one query share a key, or too many queries),
         and matching falls back to an exact string join.
+    key_index : polars.DataFrame or None
+        ``key`` → ``judgment`` (position in key order), the build side of the lookup join.
     judgment_query, codes, doc_ids :
         Query code, relevance code (label, or -2 for a negative label) and doc id of
         every judgment, in key order.
@@ -63,6 +65,7 @@ class EncodedQrels:
     rel_hist: np.ndarray
     positive_total: int
     keys: np.ndarray | None
+    key_index: pl.DataFrame | None
     judgment_query: np.ndarray
     codes: np.ndarray
     doc_ids: pl.Series
@@ -73,8 +76,10 @@ def _doc_hash(doc_ids: pl.Series) -> np.ndarray:
 
 
 def _combine(qcode: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
-    return (qcode.astype(np.uint64) << np.uint64(64 - _QUERY_BITS)) | (
-        doc_hash >> np.uint64(_QUERY_BITS))
+    """``qcode << 40 | doc_hash >> 24`` (consumes ``doc_hash``; two passes, no temporaries)."""
+    key = np.left_shift(qcode.astype(np.uint64), np.uint64(64 - _QUERY_BITS))
+    np.right_shift(doc_hash, np.uint64(_QUERY_BITS), out=doc_hash)
+    return np.bitwise_or(key, doc_hash, out=key)
 
 
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
@@ -93,7 +98,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
                        minlength=n_q * n_levels).reshape(n_q, n_levels)
 
     if n_q < 1 << _QUERY_BITS:
-        keys = _combine(qcode, _doc_hash(qrels["doc_id"]))
+        keys = _combine(qcode, _doc_hash(qrels["doc_id"]).copy())
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
@@ -103,6 +108,8 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     return EncodedQrels(
         query_ids=query_ids, rel_hist=hist.astype(np.int64),
         positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
+        key_index=None if keys is None else pl.DataFrame(
+            {"key": keys, "judgment": np.arange(len(keys), dtype=np.int64)}),
         judgment_query=qcode[order], codes=codes[order], doc_ids=qrels["doc_id"].gather(order),
     )
 
@@ -243,22 +250,36 @@ def _final_order(starts, block_len, block_code, scores, doc_col):
 
 
 def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
-    """Within runs of equal (query, score), order entries by doc id descending (bytes)."""
+    """Within runs of equal (query, score), order entries by doc id descending (bytes).
+
+    Most tie groups are pairs: they need one vectorised string comparison each. Larger
+    groups are ordered together by one sort on (group, doc id).
+    """
     if len(order) < 2:
         return order
-    tied_with_prev = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    if not tied_with_prev.any():
+    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # entry i+1 ties with entry i
+    if not tied.any():
         return order
-    in_tie = np.zeros(len(order), dtype=bool)
-    in_tie[1:] |= tied_with_prev
-    in_tie[:-1] |= tied_with_prev
-    slots = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([True], ~tied_with_prev)))[slots]
-    ties = pl.DataFrame({"group": group, "doc": doc_col.gather(order[slots]),
-                         "slot": slots})
-    resorted = ties.sort(["group", "doc"], descending=[False, True])["slot"].to_numpy()
+    first = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
+    last = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
+    size = last - first + 1
     order = order.copy()
-    order[slots] = order[resorted]
+
+    pairs = first[size == 2]
+    upper, lower = order[pairs], order[pairs + 1]
+    swap = np.flatnonzero((doc_col.gather(upper) < doc_col.gather(lower)).to_numpy())
+    order[pairs[swap]], order[pairs[swap] + 1] = lower[swap], upper[swap]
+
+    big = size > 2
+    if big.any():
+        g_first, g_size = first[big], size[big]
+        slots = np.repeat(g_first - np.concatenate(([0], np.cumsum(g_size)[:-1])), g_size) \
+            + np.arange(int(g_size.sum()))
+        group = np.repeat(np.arange(len(g_size)), g_size)
+        ties = pl.DataFrame({"group": group, "doc": doc_col.gather(order[slots]),
+                             "slot": slots})
+        resorted = ties.sort(["group", "doc"], descending=[False, True])["slot"].to_numpy()
+        order[slots] = order[resorted]
     return order
 
 
@@ -275,8 +296,12 @@ def _relevance_codes(qrels: EncodedQrels, qcode: np.ndarray, doc_col: pl.Series,
         return code
     if qrels.keys is not None:
         keys = _combine(qcode, _doc_hash(doc_col)[order])
-        idx = np.minimum(np.searchsorted(qrels.keys, keys), len(qrels.keys) - 1)
-        hit = np.flatnonzero(qrels.keys[idx] == keys)
+        # A hash join on the 64-bit keys (polars, multi-threaded) beats a binary search.
+        matched = pl.DataFrame({"key": keys}).join(
+            qrels.key_index, on="key", how="left", maintain_order="left")["judgment"]
+        hit = np.flatnonzero(matched.is_not_null().to_numpy())
+        idx = np.zeros(len(keys), dtype=np.int64)
+        idx[hit] = matched.gather(hit).to_numpy()
         # Verify every hash match on the strings; a collision falls through to the join.
         if (doc_col.gather(order[hit]) == qrels.doc_ids.gather(idx[hit])).all():
             code[hit] = qrels.codes[idx[hit]]
