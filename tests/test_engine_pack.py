@@ -136,3 +136,19 @@ def test_run_doc_colliding_with_a_judgment_is_verified_on_strings(monkeypatch):
     monkeypatch.setattr(pack_module, "_doc_hash", lambda s: np.zeros(len(s), np.uint64))
     lists = packed({"1": {"a": 1}, "2": {"z": 0}}, {"1": {"b": 1.0, "a": 0.5}, "2": {"y": 1.0}})
     assert lists.code.tolist() == [-1, 1, -1]
+
+
+def test_packed_lists_and_their_views_are_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    lists = packed({"1": {"a": 1, "b": 0}}, {"1": {"a": 1.0, "b": 2.0}})
+    view = lists.view(1, judged_only=True)
+    _ = view.cum_rel, view.num_rel
+    freed = weakref.ref(lists)
+    gc.disable()
+    try:
+        del lists, view
+        assert freed() is None  # reference counting alone released it: no cycle
+    finally:
+        gc.enable()

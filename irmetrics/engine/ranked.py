@@ -114,7 +114,9 @@ class View:
     """
 
     def __init__(self, lists: RankedLists, relevance_level: int, judged_only: bool):
-        self.lists = lists
+        # Only arrays are kept, not ``lists`` itself: the lists cache their views, and a
+        # back reference would make a cycle that frees large arrays only on a GC pass.
+        self.rel_hist = lists.rel_hist
         self.level = relevance_level
         self.judged_only = judged_only
         self.offsets = lists.offsets
@@ -171,12 +173,12 @@ class View:
     @cached_property
     def num_rel(self) -> np.ndarray:
         """R: qrels lines with label ``>= level``."""
-        return self.lists.rel_hist[:, max(self.level, 0):].sum(axis=1)
+        return self.rel_hist[:, max(self.level, 0):].sum(axis=1)
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
         """NR: qrels lines with label in ``[0, level)``."""
-        return self.lists.rel_hist[:, : max(self.level, 0)].sum(axis=1)
+        return self.rel_hist[:, : max(self.level, 0)].sum(axis=1)
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
