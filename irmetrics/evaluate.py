@@ -6,7 +6,6 @@ import os
 from collections import defaultdict
 
 import numpy as np
-import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_choice, check_int

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import irmetrics as irm
 from ._adapter_checks import check_pair
-from irmetrics.adapters import from_embeddings, to_ranked
+from irmetrics.adapters import from_embeddings
 
 from .reference.knn_ref import knn
 

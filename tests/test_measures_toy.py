@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import irmetrics as irm
-from irmetrics.exceptions import ParameterError, UnknownMeasureError
+from irmetrics.exceptions import ParameterError
 
 
 def fmt(value) -> str:

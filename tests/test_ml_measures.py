@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from irmetrics.exceptions import ParameterError, UnknownMeasureError
+from irmetrics.exceptions import ParameterError
 from irmetrics.measures.registry import REGISTRY
 
 try:
