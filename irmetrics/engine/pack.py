@@ -148,15 +148,8 @@ def pack(
         Keep the ranked doc ids (``RankedLists.doc_ids``).
     """
     n_all = len(qrels.query_ids)
-    qid_col = run["query_id"]
-    # Query code per block of equal consecutive ids (-1: not in the qrels).
-    change = np.ones(len(run), dtype=bool)
-    if len(run) > 1:
-        change[1:] = (qid_col.slice(1) != qid_col.slice(0, len(run) - 1)).to_numpy()
-    starts = np.flatnonzero(change)
-    block_len = np.diff(np.append(starts, len(run)))
-    block_code = _query_codes(qid_col.gather(starts), qrels.query_ids)
-
+    blocks = run_blocks(run)
+    block_code = _query_codes(blocks.query_ids, qrels.query_ids)  # -1: not in the qrels
     present = np.zeros(n_all, dtype=bool)
     present[block_code[block_code >= 0]] = True
     if run_query_ids is not None:
@@ -164,51 +157,94 @@ def pack(
                              qrels.query_ids)
         present[extra[extra >= 0]] = True
     evaluated = np.ones(n_all, dtype=bool) if complete else present
-    bogus_codes = np.flatnonzero(evaluated & ~present)
-    # Renumber: evaluated queries get dense codes in byte order.
-    new_code = np.full(n_all + 1, -1, dtype=np.int64)
-    new_code[:-1][evaluated] = np.arange(int(evaluated.sum()))
-    block_code = new_code[block_code]  # -1 stays -1 via the sentinel slot
+    ranked = rank_run(run, qrels.query_ids[evaluated], ~present[evaluated], blocks=blocks,
+                      max_docs=max_docs, semantics=semantics)
+    qrels_code_of_entry = np.flatnonzero(evaluated)[ranked.query]
+    code = _relevance_codes(qrels, qrels_code_of_entry, ranked.doc_col, ranked.order)
+    return RankedLists(
+        query_ids=qrels.query_ids[evaluated],
+        offsets=ranked.offsets,
+        code=code,
+        rel_hist=qrels.rel_hist[evaluated],
+        bogus=~present[evaluated],
+        doc_ids=ranked.doc_ids() if keep_doc_ids else None,
+        scores=ranked.scores,
+        run_name=run_name,
+        qrels_positive_total=qrels.positive_total,
+    )
 
+
+@dataclass(frozen=True)
+class RunBlocks:
+    """Runs of equal consecutive query ids in a run table (what systems emit: one each)."""
+
+    starts: np.ndarray
+    lengths: np.ndarray
+    query_ids: pl.Series
+
+
+def run_blocks(run: pl.DataFrame) -> RunBlocks:
+    qid_col = run["query_id"]
+    change = np.ones(len(run), dtype=bool)
+    if len(run) > 1:
+        change[1:] = (qid_col.slice(1) != qid_col.slice(0, len(run) - 1)).to_numpy()
+    starts = np.flatnonzero(change)
+    return RunBlocks(starts, np.diff(np.append(starts, len(run))), qid_col.gather(starts))
+
+
+@dataclass(frozen=True)
+class RankedRun:
+    """A run in final rank order: entry ``i`` is row ``order[i]`` of the run (rows past
+    the run's end are ``complete``'s placeholders), for query ``query[i]``."""
+
+    order: np.ndarray
+    query: np.ndarray
+    scores: np.ndarray
+    offsets: np.ndarray
+    doc_col: pl.Series  # the run's doc ids, then the placeholders'
+
+    def doc_ids(self) -> np.ndarray:
+        return self.doc_col.gather(self.order).to_numpy()
+
+
+def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
+             blocks: RunBlocks | None = None, max_docs: int | None = None,
+             semantics: str = "trec_eval", doc_id_descending: bool = True) -> RankedRun:
+    """Put the run's entries for ``query_ids`` (ascending byte order) in trec_eval order.
+
+    Order: query, score descending, doc id by bytes descending (ascending for trec_eval's
+    preference formats, ``doc_id_descending=False``); then the first ``max_docs`` of each
+    query. Queries flagged in ``bogus`` (absent from the run, ``complete=True``) get
+    trec_eval's one-document placeholder ranking.
+    """
+    blocks = run_blocks(run) if blocks is None else blocks
+    starts, block_len = blocks.starts, blocks.lengths
+    block_code = _query_codes(blocks.query_ids, query_ids)
     scores = run["score"].to_numpy()
     if semantics == "pytrec_eval":
         # C's double -> float conversion: beyond float32's range a score becomes +-inf.
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
     doc_col = run["doc_id"]
+    bogus_codes = np.flatnonzero(bogus)
     if bogus_codes.size:
         # trec_eval's -c placeholder: one non-judged document with score 1.0.
         starts = np.append(starts, len(run) + np.arange(bogus_codes.size))
         block_len = np.append(block_len, np.ones(bogus_codes.size, dtype=np.int64))
-        block_code = np.append(block_code, new_code[bogus_codes])
+        block_code = np.append(block_code, bogus_codes)
         scores = np.append(scores, np.ones(bogus_codes.size))
         doc_col = pl.concat([doc_col, pl.Series([BOGUS_DOC_ID] * bogus_codes.size,
                                                 dtype=pl.String)])
-
-    order, entry_q, ranked_scores = _final_order(starts, block_len, block_code, scores, doc_col)
-    n_q = int(evaluated.sum())
-    counts = np.bincount(entry_q, minlength=n_q)
+    order, entry_q, ranked_scores = _final_order(starts, block_len, block_code, scores,
+                                                 doc_col, doc_id_descending)
+    counts = np.bincount(entry_q, minlength=len(query_ids))
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     if max_docs is not None:
         rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts)
         keep = rank < max_docs
         order, entry_q, ranked_scores = order[keep], entry_q[keep], ranked_scores[keep]
-        counts = np.minimum(counts, max_docs)
-        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-
-    qrels_code_of_entry = np.flatnonzero(evaluated)[entry_q]
-    code = _relevance_codes(qrels, qrels_code_of_entry, doc_col, order)
-    return RankedLists(
-        query_ids=qrels.query_ids[evaluated],
-        offsets=offsets,
-        code=code,
-        rel_hist=qrels.rel_hist[evaluated],
-        bogus=np.isin(np.flatnonzero(evaluated), bogus_codes),
-        doc_ids=doc_col.gather(order).to_numpy() if keep_doc_ids else None,
-        scores=ranked_scores,
-        run_name=run_name,
-        qrels_positive_total=qrels.positive_total,
-    )
+        offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_docs)))).astype(np.int64)
+    return RankedRun(order, entry_q, ranked_scores, offsets, doc_col)
 
 
 def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
@@ -221,7 +257,7 @@ def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     ).to_numpy()
 
 
-def _final_order(starts, block_len, block_code, scores, doc_col):
+def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descending=True):
     """Permutation putting evaluated entries in trec_eval order (others dropped).
 
     Returns ``(order, query code, score)`` of the entries in final order.
@@ -245,12 +281,13 @@ def _final_order(starts, block_len, block_code, scores, doc_col):
         order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
         ranked_q = entry_code[order]
     ranked_scores = scores[order]
-    order = _break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col)
+    order = _break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
     return order, ranked_q, ranked_scores
 
 
-def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
-    """Within runs of equal (query, score), order entries by doc id descending (bytes).
+def _break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:
+    """Within runs of equal (query, score), order entries by doc id (bytes), descending
+    unless ``descending`` is False.
 
     Most tie groups are pairs: they need one vectorised string comparison each. Larger
     groups are ordered together by one sort on (group, doc id).
@@ -267,7 +304,8 @@ def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
 
     pairs = first[size == 2]
     upper, lower = order[pairs], order[pairs + 1]
-    swap = np.flatnonzero((doc_col.gather(upper) < doc_col.gather(lower)).to_numpy())
+    above, below = doc_col.gather(upper), doc_col.gather(lower)
+    swap = np.flatnonzero(((above < below) if descending else (above > below)).to_numpy())
     order[pairs[swap]], order[pairs[swap] + 1] = lower[swap], upper[swap]
 
     big = size > 2
@@ -278,7 +316,7 @@ def _break_ties_by_doc_id(order, q, s, doc_col) -> np.ndarray:
         group = np.repeat(np.arange(len(g_size)), g_size)
         ties = pl.DataFrame({"group": group, "doc": doc_col.gather(order[slots]),
                              "slot": slots})
-        resorted = ties.sort(["group", "doc"], descending=[False, True])["slot"].to_numpy()
+        resorted = ties.sort(["group", "doc"], descending=[False, descending])["slot"].to_numpy()
         order[slots] = order[resorted]
     return order
 

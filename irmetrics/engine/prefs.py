@@ -40,7 +40,7 @@ import polars as pl
 
 from ..exceptions import DuplicateEntryError
 from ..io.prefs import input_error
-from .pack import BOGUS_DOC_ID
+from .pack import rank_run
 
 #: Upper bound on enumerated pairs (or closure-matrix cells) held at once.
 _PAIR_BUDGET = 1 << 21
@@ -73,6 +73,8 @@ def ranked_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
                doc_id_descending: bool, max_docs: int | None) -> pl.DataFrame:
     """The run of the evaluated queries in final rank order, cut at ``max_docs``.
 
+    The ordering is :func:`~irmetrics.engine.pack.rank_run`'s, the one shared with pack.
+
     Order: query code, score descending, doc id (bytes) descending for qrels and
     qrels_jg, ascending for prefs. Placeholder rows (``complete``) are added for
     ``bogus`` queries. A doc id repeated inside the kept top ``max_docs`` of a query
@@ -84,20 +86,14 @@ def ranked_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
     polars.DataFrame
         ``qcode`` (Int64), ``query_id``, ``doc_id``, ``score`` in rank order.
     """
-    lookup = pl.DataFrame({"query_id": pl.Series(list(query_ids), dtype=pl.String),
-                           "qcode": np.arange(len(query_ids), dtype=np.int64)})
-    # -0.0 + 0.0 is +0.0: equal scores must tie whatever their sign (spec §3.1).
-    table = run.select("query_id", "doc_id", (pl.col("score") + 0.0).alias("score"))
-    if bogus.any():
-        missing = list(query_ids[bogus])
-        table = pl.concat([table, pl.DataFrame({
-            "query_id": pl.Series(missing, dtype=pl.String),
-            "doc_id": [BOGUS_DOC_ID] * len(missing),
-            "score": [1.0] * len(missing)})])
-    table = (table.join(lookup, on="query_id", how="inner")
-             .sort(["qcode", "score", "doc_id"], descending=[False, True, doc_id_descending]))
-    if max_docs is not None:
-        table = table.filter(pl.int_range(pl.len()).over("qcode") < max_docs)
+    ranked = rank_run(run, query_ids, bogus, max_docs=max_docs,
+                      doc_id_descending=doc_id_descending)
+    table = pl.DataFrame({
+        "qcode": ranked.query,
+        "query_id": pl.Series(query_ids[ranked.query].tolist(), dtype=pl.String),
+        "doc_id": ranked.doc_col.gather(ranked.order),
+        "score": ranked.scores,
+    })
     dup = table.filter(pl.struct("qcode", "doc_id").is_duplicated())
     if dup.height:
         raise input_error(
