@@ -26,11 +26,7 @@ from .._validation import check_choice
 from ..exceptions import ParameterError, ShapeError
 from ..measures.context import safe_div
 from ..engine import segments as sg
-from ..measures.metric_learning import (
-    binary_ndcg_window_values,
-    hit_values,
-    running_precision_sum,
-)
+from ..measures.metric_learning import binary_ndcg_window_values, hit_values
 from ._arrays import as_numpy
 from ._lists import hits_matrix_view
 
@@ -295,7 +291,7 @@ class MapAtK(RetrievalMetric):
                              f"[0, {window.shape[1]}]; got {counts.min()}..{counts.max()}.")
         view = hits_matrix_view(window, np.maximum(counts, 0))
         cut = counts if self.clip_at_r else window.shape[1]
-        total = sg.at_rank(running_precision_sum(view), view.offsets, cut, fill=0.0)
+        total = sg.at_rank(view.running_precision_sum, view.offsets, cut, fill=0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             per_query = total / counts
         return float(per_query.mean()) if per_query.size else float("nan")

@@ -200,3 +200,9 @@ class View:
     def precision_at_rel(self) -> np.ndarray:
         """``relat(i) / i`` at relevant entries, 0 elsewhere (AP's summands)."""
         return np.where(self.is_rel, self.cum_rel / self.rank, 0.0)
+
+    @cached_property
+    def running_precision_sum(self) -> np.ndarray:
+        """``sum_{j <= i, rel(j)} relat(j) / j`` at every entry: AP's running numerator,
+        summed in rank order (read at rank k for AP cut at k, MAP@R, OML map@k)."""
+        return sg.seg_cumsum(self.precision_at_rel, self.offsets)

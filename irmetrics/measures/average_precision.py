@@ -66,7 +66,7 @@ def average_precision_at_cutoffs(ctx, cutoffs):
     The denominator is always the full R (not ``min(k, R)``); R = 0 gives 0.
     """
     v = ctx.view
-    running = sg.seg_cumsum(v.precision_at_rel, v.offsets)
+    running = v.running_precision_sum
     return columns(*(safe_div(sg.at_rank(running, v.offsets, k, fill=0.0), v.num_rel)
                      for k in cutoffs))
 

@@ -41,14 +41,6 @@ def _empty_list_rule(view, values: np.ndarray) -> np.ndarray:
     return np.where(empty, (view.num_rel == 0).astype(np.float64), values)
 
 
-def running_precision_sum(view) -> np.ndarray:
-    """``S_i = sum_{j <= i, g_j = 1} h_j / j`` per entry (AP's running numerator), cached."""
-    key = ("running_precision_sum",)
-    if key not in view.cache:
-        view.cache[key] = sg.seg_cumsum(view.precision_at_rel, view.offsets)
-    return view.cache[key]
-
-
 def _discount_cumsum(n: int) -> np.ndarray:
     """``[0, 1/log2(2), 1/log2(2) + 1/log2(3), ...]`` (length ``n + 1``), summed in order."""
     ranks = np.arange(1, n + 1)
@@ -82,7 +74,7 @@ def oml_precision_values(view, k: int) -> np.ndarray:
 def oml_map_values(view, k: int) -> np.ndarray:
     """OML map@k: ``(1 / h_{k'}) * sum_{i <= k', g_i = 1} h_i / i``; 0 when ``h_{k'} = 0``."""
     kp = np.minimum(k, view.num_ret)
-    running = sg.at_rank(running_precision_sum(view), view.offsets, kp, fill=0.0)
+    running = sg.at_rank(view.running_precision_sum, view.offsets, kp, fill=0.0)
     return _empty_list_rule(view, safe_div(running, view.relat(kp)))
 
 
@@ -159,7 +151,7 @@ def oml_map(ctx, cutoffs):
 def map_at_r_values(view) -> np.ndarray:
     """MAP@R: ``(1 / R) * sum_{i <= min(R, L), g_i = 1} h_i / i``; 0 when ``R = 0``."""
     r = view.num_rel
-    running = sg.at_rank(running_precision_sum(view), view.offsets, r, fill=0.0)
+    running = sg.at_rank(view.running_precision_sum, view.offsets, r, fill=0.0)
     return safe_div(running, r)
 
 
