@@ -11,6 +11,7 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_choice, check_int
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
+from .engine.stream import pack_run_file
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
@@ -104,21 +105,32 @@ class Evaluator:
                            semantics=self.semantics, keep_doc_ids=keep_doc_ids)
             if lists is not None:
                 return lists
-        if self._encoded is None:
-            self._encoded = encode_qrels(self.qrels.df)
         return pack(
-            self._encoded, run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            self._encoded_qrels(), run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
             complete=self.complete, semantics=self.semantics, run_name=run.name,
             keep_doc_ids=keep_doc_ids,
         )
 
+    def _encoded_qrels(self):
+        if self._encoded is None:
+            self._encoded = encode_qrels(self.qrels.df)
+        return self._encoded
+
     def evaluate(self, run, *, run_query_ids=None) -> Results:
-        """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings."""
+        """Evaluate one run. ``run_query_ids`` lists queries present with empty rankings.
+
+        A run given as a path is read chunk by chunk straight into the engine when the
+        file is plain (:mod:`irmetrics.engine.stream`), else read whole by ``read_run``.
+        """
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        run = as_run(run)
-        lists = self._pack(run, run_query_ids)
+        lists = None
+        if isinstance(run, (str, os.PathLike)) and run_query_ids is None:
+            lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
+                                  complete=self.complete, semantics=self.semantics)
+        if lists is None:
+            lists = self._pack(as_run(run), run_query_ids)
         columns, specs = {}, {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
@@ -139,7 +151,7 @@ class Evaluator:
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
         complete_num_rel = lists.qrels_positive_total if self.complete else None
-        return Results(lists.query_ids, columns, specs, run_name=run.name,
+        return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
                        complete_num_rel=complete_num_rel)
 
 

@@ -125,7 +125,7 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, fake_hash, dat
     qrels, run = data
     expected = packed(qrels, run)
     with monkeypatch.context() as m:
-        m.setattr(pack_module, "_doc_hash", fake_hash)
+        m.setattr(pack_module, "doc_hash", fake_hash)
         collided = packed(qrels, run)
     assert collided.code.tolist() == expected.code.tolist()
 
@@ -133,7 +133,7 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, fake_hash, dat
 def test_run_doc_colliding_with_a_judgment_is_verified_on_strings(monkeypatch):
     # One judgment per query keeps the qrels keys unique; every run doc then collides
     # with it, and the string check must reject the false matches.
-    monkeypatch.setattr(pack_module, "_doc_hash", lambda s: np.zeros(len(s), np.uint64))
+    monkeypatch.setattr(pack_module, "doc_hash", lambda s: np.zeros(len(s), np.uint64))
     lists = packed({"1": {"a": 1}, "2": {"z": 0}}, {"1": {"b": 1.0, "a": 0.5}, "2": {"y": 1.0}})
     assert lists.code.tolist() == [-1, 1, -1]
 

@@ -18,7 +18,7 @@ from ..evaluate_formats import evaluate_jg, evaluate_prefs
 from ..measures.parse import parse_measures
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
     trec_text
-from .inputs import RESULTS_FORMATS, read_judgments, read_run
+from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, CliError, CliParser,
                       add_version, check_measure_syntax, parse_int)
 from .zscores import apply_zscores, read_zscores
@@ -169,15 +169,15 @@ def run(argv: list[str], stdout, stderr) -> int:
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
     for path in args.runs:
-        run_ = read_run(path)
+        # A path, not a Run: a plain run file is then read chunk by chunk into the engine.
+        results = evaluator.evaluate(path)
         label = "<stdin>" if path == "-" else path
         missing = [] if args.complete_rel_info_wanted else sorted(
-            set(qrels_queries.to_list()) - set(run_.df["query_id"].unique().to_list()))
+            set(qrels_queries.to_list()) - set(results.query_ids.tolist()))
         if missing and args.strict:
-            _stop_like_trec_eval(evaluator, run_, zscores, missing[0], args, stdout)
+            _stop_like_trec_eval(results, zscores, missing[0], args, stdout)
         if missing and len(missing) == len(qrels_queries):
             raise CliError(f"{label}: no query of the run is in the qrels", EXIT_NO_QUERIES)
-        results = evaluator.evaluate(run_)
         if zscores is not None:
             results = apply_zscores(results, zscores)
         if missing:
@@ -223,11 +223,10 @@ def _evaluator_for(rel_format, judgments, measures, *, relevance_level, judged_o
                      semantics=semantics, num_docs_in_coll=num_docs_in_coll)
 
 
-def _stop_like_trec_eval(evaluator, run_, zscores, first_missing, args, stdout):
+def _stop_like_trec_eval(results, zscores, first_missing, args, stdout):
     """trec_eval 10 on a qrels query absent from the run: the ``-q`` lines of the
     queries before it are out, then its (inverted) message and exit 4."""
     if args.format == "trec" and args.query_eval_wanted:
-        results = evaluator.evaluate(run_)
         if len(results.query_ids) and results.query_ids[0] < first_missing:
             if zscores is not None:
                 results = apply_zscores(results, zscores)

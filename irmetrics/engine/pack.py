@@ -59,6 +59,9 @@ class EncodedQrels:
     judgment_query, codes, doc_ids :
         Query code, relevance code (label, or -2 for a negative label) and doc id of
         every judgment, in key order.
+    key_offsets : ndarray of int64 or None
+        Judgments of query code ``q`` are ``key_offsets[q]:key_offsets[q + 1]`` in key
+        order (keys sort by query code first); None when ``keys`` is.
     """
 
     query_ids: np.ndarray
@@ -69,17 +72,19 @@ class EncodedQrels:
     judgment_query: np.ndarray
     codes: np.ndarray
     doc_ids: pl.Series
+    key_offsets: np.ndarray | None = None
 
 
-def _doc_hash(doc_ids: pl.Series) -> np.ndarray:
+def doc_hash(doc_ids: pl.Series) -> np.ndarray:
+    """64-bit hash of every doc id (the one hash judgments are matched by)."""
     return doc_ids.hash(seed=_HASH_SEED).to_numpy()
 
 
-def _combine(qcode: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
-    """``qcode << 40 | doc_hash >> 24`` (consumes ``doc_hash``; two passes, no temporaries)."""
+def _combine(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """``qcode << 40 | hashes >> 24`` (consumes ``hashes``; two passes, no temporaries)."""
     key = np.left_shift(qcode.astype(np.uint64), np.uint64(64 - _QUERY_BITS))
-    np.right_shift(doc_hash, np.uint64(_QUERY_BITS), out=doc_hash)
-    return np.bitwise_or(key, doc_hash, out=key)
+    np.right_shift(hashes, np.uint64(_QUERY_BITS), out=hashes)
+    return np.bitwise_or(key, hashes, out=key)
 
 
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
@@ -98,7 +103,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
                        minlength=n_q * n_levels).reshape(n_q, n_levels)
 
     if n_q < 1 << _QUERY_BITS:
-        keys = _combine(qcode, _doc_hash(qrels["doc_id"]).copy())
+        keys = _combine(qcode, doc_hash(qrels["doc_id"]).copy())
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
@@ -111,6 +116,8 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
         key_index=None if keys is None else pl.DataFrame(
             {"key": keys, "judgment": np.arange(len(keys), dtype=np.int64)}),
         judgment_query=qcode[order], codes=codes[order], doc_ids=qrels["doc_id"].gather(order),
+        key_offsets=None if keys is None else np.searchsorted(
+            keys, _combine(np.arange(n_q + 1), np.zeros(n_q + 1, dtype=np.uint64))),
     )
 
 
@@ -269,12 +276,7 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1
     descending = bool(np.isin(rises, starts).all())
     if grouped and descending:
-        # Move whole blocks into query-code order; inside blocks the order stands.
-        by_code = np.argsort(codes, kind="stable")
-        b_start, b_len = starts[valid][by_code], block_len[valid][by_code]
-        before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
-        order = np.repeat(b_start - before, b_len) + np.arange(int(b_len.sum()))
-        ranked_q = np.repeat(codes[by_code], b_len)
+        order, ranked_q = block_move(starts[valid], block_len[valid], codes)
     else:
         entry_code = np.repeat(block_code, block_len)
         keep = np.flatnonzero(entry_code >= 0)
@@ -283,6 +285,16 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     ranked_scores = scores[order]
     order = _break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
     return order, ranked_q, ranked_scores
+
+
+def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray):
+    """Permutation moving whole blocks (``starts``, ``lengths``) into ascending ``codes``
+    order, the order inside each block unchanged; returns ``(order, code of each entry)``."""
+    by_code = np.argsort(codes, kind="stable")
+    b_start, b_len = starts[by_code], lengths[by_code]
+    before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
+    order = np.repeat(b_start - before, b_len) + np.arange(int(b_len.sum()))
+    return order, np.repeat(codes[by_code], b_len)
 
 
 def _break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:
@@ -329,23 +341,50 @@ def _relevance_codes(qrels: EncodedQrels, qcode: np.ndarray, doc_col: pl.Series,
     Hashes are computed in file order and gathered, so doc-id strings are only touched
     for the documents that match a judgment.
     """
-    code = np.full(len(order), NOT_IN_POOL, dtype=np.int64)
     if len(order) == 0 or len(qrels.codes) == 0:
+        return np.full(len(order), NOT_IN_POOL, dtype=np.int64)
+    return lookup_codes(qrels, qcode, doc_hash(doc_col)[order],
+                        lambda rows: doc_col.gather(order if rows is None else order[rows]))
+
+
+def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc_ids_at,
+                 key_index: pl.DataFrame | None = None) -> np.ndarray:
+    """Relevance codes of documents given their query codes and doc-id hashes.
+
+    ``hashes`` (from :func:`doc_hash`, consumed) are aligned with ``qcode``;
+    ``doc_ids_at(rows)`` returns the doc ids at positions ``rows`` (all for None), used to
+    verify every hash match on the strings and, after a collision, for an exact join.
+    ``key_index`` may restrict the judgments searched (see :func:`key_index_for`).
+    """
+    code = np.full(len(qcode), NOT_IN_POOL, dtype=np.int64)
+    if len(qcode) == 0 or len(qrels.codes) == 0:
         return code
     if qrels.keys is not None:
-        keys = _combine(qcode, _doc_hash(doc_col)[order])
+        keys = _combine(qcode, hashes)
         # A hash join on the 64-bit keys (polars, multi-threaded) beats a binary search.
         matched = pl.DataFrame({"key": keys}).join(
-            qrels.key_index, on="key", how="left", maintain_order="left")["judgment"]
+            qrels.key_index if key_index is None else key_index, on="key", how="left",
+            maintain_order="left")["judgment"]
         hit = np.flatnonzero(matched.is_not_null().to_numpy())
-        idx = np.zeros(len(keys), dtype=np.int64)
-        idx[hit] = matched.gather(hit).to_numpy()
+        idx = matched.gather(hit).to_numpy()
         # Verify every hash match on the strings; a collision falls through to the join.
-        if (doc_col.gather(order[hit]) == qrels.doc_ids.gather(idx[hit])).all():
-            code[hit] = qrels.codes[idx[hit]]
+        if (doc_ids_at(hit) == qrels.doc_ids.gather(idx)).all():
+            code[hit] = qrels.codes[idx]
             return code
     judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.doc_ids,
                               "code": qrels.codes})
-    joined = pl.DataFrame({"q": qcode, "doc_id": doc_col.gather(order)}).join(
+    joined = pl.DataFrame({"q": qcode, "doc_id": doc_ids_at(None)}).join(
         judgments, on=["q", "doc_id"], how="left", maintain_order="left")
     return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)
+
+
+def key_index_for(qrels: EncodedQrels, query_codes: np.ndarray) -> pl.DataFrame | None:
+    """The part of ``qrels.key_index`` for ``query_codes`` (distinct codes): a hash join
+    against a few hundred queries' judgments builds much faster than against all."""
+    if qrels.keys is None:
+        return None
+    lo, hi = qrels.key_offsets[query_codes], qrels.key_offsets[query_codes + 1]
+    size = hi - lo
+    idx = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) \
+        + np.arange(int(size.sum()))
+    return pl.DataFrame({"key": qrels.keys[idx], "judgment": idx})

@@ -1,0 +1,210 @@
+"""A TREC run file packed chunk by chunk, straight into RankedLists.
+
+This is :func:`~irmetrics.engine.pack.pack` for the common case of a *plain* run file
+(:func:`irmetrics.io.trec.plain_run_chunks`) whose queries each form one block of lines,
+which is what retrieval systems write. It gives the same RankedLists as
+``pack(qrels, read_run(path).df)`` without ever holding the whole file's strings:
+
+* each chunk of lines is parsed by polars, its documents hashed and looked up in the
+  qrels (matches verified on the strings), its tied scores ordered, and then only
+  numbers are kept: a relevance code and a score per entry, a query code and a length
+  per block. The last query block of a chunk waits for the next chunk, so every block
+  is whole when it is packed;
+* inside a block, entries of equal score are put in doc-id order only when they carry
+  different relevance codes. Kernels see rankings only through codes and scores, and
+  entries of one tie group share the score, so swapping two of them with the same
+  code changes nothing any measure reads; the doc ids themselves are not kept;
+* a block whose scores are not descending is sorted inside its chunk, by score.
+
+Anything else returns None and the caller takes the general road (``read_run`` +
+``pack``), which reads every file trec_eval reads and names the line of any error:
+a file that is not plain, a query split over several blocks, a (query, doc) pair that
+may be duplicated (decided by ``read_run``), and ``complete=True`` runs whose
+placeholder document may be judged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from ..io.trec import NotPlainRun, plain_run_chunks
+from .pack import (BOGUS_DOC_ID, EncodedQrels, _break_ties_by_doc_id, _query_codes, block_move,
+                   doc_hash, key_index_for, lookup_codes)
+from .ranked import NOT_IN_POOL, RankedLists
+
+#: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
+                  complete: bool = False, semantics: str = "trec_eval") -> RankedLists | None:
+    """RankedLists of the run file at ``path``, or None when the general road is needed.
+
+    Parameters are those of :func:`~irmetrics.engine.pack.pack`; the result equals
+    ``pack(qrels, read_run(path).df, ...)`` in everything kernels read (codes, scores,
+    offsets, query set, run name); ``doc_ids`` is None.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import polars as pl
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> qrels = encode_qrels(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+    ...                                    "relevance": [1, 0]}))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("q1 Q0 b 1 2.0 r\\nq1 Q0 c 2 1.0 r\\nq1 Q0 a 3 1.0 r\\n")
+    ...     lists = pack_run_file(qrels, path)
+    >>> lists.code.tolist()   # c and a tie at 1.0: doc ids descending puts c first
+    [0, -1, 1]
+    """
+    try:
+        chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics)
+        for frame in plain_run_chunks(path):
+            chunks.add(frame)
+        return chunks.finish(complete=complete)
+    except NotPlainRun:
+        return None
+
+
+class _Chunks:
+    """Packed blocks accumulated chunk by chunk (numbers only)."""
+
+    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics):
+        self.qrels, self.max_docs, self.semantics = qrels, max_docs, semantics
+        self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
+        self.block_ids: list[pl.Series] = []  # query id of every block, evaluated or not
+        self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
+        self.block_lengths: list[np.ndarray] = []
+        self.codes: list[np.ndarray] = []
+        self.scores: list[np.ndarray] = []
+
+    def add(self, frame: pl.DataFrame) -> None:
+        if self.carry is not None:
+            frame = pl.concat([self.carry, frame])
+        starts = _block_starts(frame["query_id"])
+        last = int(starts[-1])
+        self.carry = frame.slice(last)
+        if last:
+            self._pack(frame.slice(0, last), starts[:-1])
+
+    def finish(self, *, complete: bool) -> RankedLists | None:
+        run_name = self.carry["run_id"][-1]
+        self._pack(self.carry, np.zeros(1, dtype=np.int64))
+        self.carry = None
+        block_ids = pl.concat(self.block_ids)
+        if block_ids.n_unique() != len(block_ids):
+            raise NotPlainRun  # a query in several blocks: the general road sorts it
+        qrels = self.qrels
+        codes = np.concatenate(self.block_codes)
+        lengths = np.concatenate(self.block_lengths)
+        present = np.zeros(len(qrels.query_ids), dtype=bool)
+        present[codes] = True
+        evaluated = np.ones(len(present), dtype=bool) if complete else present
+        code = np.concatenate(self.codes)
+        scores = np.concatenate(self.scores)
+        self.codes = self.scores = []
+        missing = np.flatnonzero(evaluated & ~present)
+        if missing.size:
+            if (qrels.doc_ids == BOGUS_DOC_ID).any():
+                raise NotPlainRun  # the placeholder is judged somewhere: let pack look it up
+            # trec_eval's -c placeholder: one document, not in the pool, score 1.0
+            # (none at all under max_docs=0, like every other ranking).
+            one = 0 if self.max_docs == 0 else 1
+            codes = np.append(codes, missing)
+            lengths = np.append(lengths, np.full(missing.size, one, dtype=np.int64))
+            code = np.append(code, np.full(missing.size * one, NOT_IN_POOL, dtype=code.dtype))
+            scores = np.append(scores, np.ones(missing.size * one))
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        order, _ = block_move(starts, lengths, codes)
+        counts = np.zeros(len(present), dtype=np.int64)
+        counts[codes] = lengths
+        counts = counts[evaluated]
+        return RankedLists(
+            query_ids=qrels.query_ids[evaluated],
+            offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            code=code[order],
+            rel_hist=qrels.rel_hist[evaluated],
+            bogus=~present[evaluated],
+            scores=scores[order],
+            run_name=run_name,
+            qrels_positive_total=qrels.positive_total,
+        )
+
+    def _pack(self, frame: pl.DataFrame, starts: np.ndarray) -> None:
+        """Pack the whole query blocks of ``frame`` (blocks begin at ``starts``)."""
+        n = frame.height
+        lengths = np.diff(np.append(starts, n))
+        block_q = frame["query_id"].gather(starts)
+        self.block_ids.append(block_q)
+        block_code = _query_codes(block_q, self.qrels.query_ids)
+        row_block = np.repeat(np.arange(len(starts)), lengths)
+        hashes = doc_hash(frame["doc_id"])
+        if _may_repeat(hashes, row_block):
+            raise NotPlainRun  # read_run finds the duplicate (or the false alarm)
+        scores = frame["score"].to_numpy()
+        if self.semantics == "pytrec_eval":
+            with np.errstate(over="ignore"):  # C's double -> float: out of range is +-inf
+                scores = scores.astype(np.float32).astype(np.float64)
+
+        evaluated = block_code >= 0
+        rows = np.arange(n) if evaluated.all() else np.flatnonzero(evaluated[row_block])
+        if np.any((scores[rows][1:] > scores[rows][:-1])
+                  & (row_block[rows][1:] == row_block[rows][:-1])):
+            rows = rows[np.lexsort((-scores[rows], row_block[rows]))]
+        row_block, scores = row_block[rows], scores[rows]
+        qcode = block_code[row_block]
+        doc_col = frame["doc_id"]
+        codes = lookup_codes(
+            self.qrels, qcode, hashes[rows],
+            lambda at: doc_col.gather(rows if at is None else rows[at]),
+            key_index=key_index_for(self.qrels, np.unique(block_code[evaluated])))
+        _order_mixed_ties(rows, row_block, scores, codes, doc_col)
+
+        kept_blocks = np.flatnonzero(evaluated)
+        kept_len = lengths[kept_blocks]
+        if self.max_docs is not None and len(rows):
+            rank = np.arange(len(rows)) - np.repeat(np.cumsum(kept_len) - kept_len, kept_len)
+            top = rank < self.max_docs
+            codes, scores = codes[top], scores[top]
+            kept_len = np.minimum(kept_len, self.max_docs)
+        self.block_codes.append(block_code[kept_blocks])
+        self.block_lengths.append(kept_len)
+        self.codes.append(codes)
+        self.scores.append(scores)
+
+
+def _block_starts(query_ids: pl.Series) -> np.ndarray:
+    """Rows where a new run of equal query ids begins (row 0 always)."""
+    n = len(query_ids)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        change[1:] = (query_ids.slice(1) != query_ids.slice(0, n - 1)).to_numpy()
+    return np.flatnonzero(change)
+
+
+def _may_repeat(hashes: np.ndarray, row_block: np.ndarray) -> bool:
+    """Whether two rows of one block may hold the same doc id: equal (block, doc hash)
+    pairs. A hash collision only sends the file to the general road, which decides."""
+    mixed = hashes ^ (row_block.astype(np.uint64) * _SPREAD)
+    return pl.Series(mixed).n_unique() != len(mixed)
+
+
+def _order_mixed_ties(rows, row_block, scores, codes, doc_col) -> None:
+    """Give every tie group (equal block and score) that holds more than one relevance
+    code its doc-id descending order, in ``codes`` (in place); other groups stay as read."""
+    if len(rows) < 2:
+        return
+    tied = (row_block[1:] == row_block[:-1]) & (scores[1:] == scores[:-1])
+    differs = tied & (codes[1:] != codes[:-1])
+    if not differs.any():
+        return
+    group = np.cumsum(np.concatenate(([True], ~tied)))
+    mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
+    mixed[group[1:][differs]] = True
+    sel = np.flatnonzero(mixed[group])
+    moved = _break_ties_by_doc_id(np.arange(len(sel)), row_block[sel], scores[sel],
+                                  doc_col.gather(rows[sel]))
+    codes[sel] = codes[sel][moved]
