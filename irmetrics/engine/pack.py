@@ -51,17 +51,21 @@ class EncodedQrels:
     positive_total : int
         Qrels lines with a label > 0 (trec_eval's ``-c`` summary of num_rel).
     keys : ndarray of uint64 or None
-        Sorted ``(query code, doc-id hash)`` key of every judgment; None when keys
-        cannot be used (two judgments of one query share a key, or too many queries),
-        and matching falls back to an exact string join.
+        ``(query code, doc-id hash)`` key of every judgment, judgments grouped by query
+        code; None when keys cannot be used (two judgments of one query share a key, or
+        too many queries), and matching falls back to an exact string join.
     key_index : polars.DataFrame or None
         ``key`` → ``judgment`` (position in key order), the build side of the lookup join.
-    judgment_query, codes, doc_ids :
-        Query code, relevance code (label, or -2 for a negative label) and doc id of
-        every judgment, in key order.
+    judgment_query, codes :
+        Query code and relevance code (label, or -2 for a negative label) of every
+        judgment, in key order.
+    doc_ids : polars.Series
+        The qrels' doc ids in their own (file) order; see :meth:`judgment_doc_ids`.
+    doc_row : ndarray of int64
+        Row of ``doc_ids`` of every judgment in key order.
     key_offsets : ndarray of int64 or None
         Judgments of query code ``q`` are ``key_offsets[q]:key_offsets[q + 1]`` in key
-        order (keys sort by query code first); None when ``keys`` is.
+        order; None when ``keys`` is.
     """
 
     query_ids: np.ndarray
@@ -72,7 +76,13 @@ class EncodedQrels:
     judgment_query: np.ndarray
     codes: np.ndarray
     doc_ids: pl.Series
+    doc_row: np.ndarray
     key_offsets: np.ndarray | None = None
+
+    def judgment_doc_ids(self, judgments: np.ndarray | None = None) -> pl.Series:
+        """Doc ids of the judgments at key-order positions ``judgments`` (all for None)."""
+        return self.doc_ids.gather(self.doc_row if judgments is None else
+                                   self.doc_row[judgments])
 
 
 def doc_hash(doc_ids: pl.Series) -> np.ndarray:
@@ -89,12 +99,12 @@ def _combine(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
 
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     """Encode a qrels table: sorted query ids, per-query label histogram, hashed keys."""
-    query_ids_series = qrels["query_id"].unique().sort()
+    blocks = run_blocks(qrels)  # qrels come grouped by query: few blocks to encode
+    query_ids_series = blocks.query_ids.unique().sort()
     query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
     n_q = len(query_ids)
-    qcode = qrels["query_id"].replace_strict(
-        query_ids_series, pl.int_range(n_q, eager=True), return_dtype=pl.Int64
-    ).to_numpy().astype(np.int64, copy=False)
+    block_code = _query_codes(blocks.query_ids, query_ids)
+    qcode = np.repeat(block_code, blocks.lengths)
     labels = qrels["relevance"].to_numpy().astype(np.int64)
     codes = np.where(labels < 0, POOL_UNJUDGED, labels)
     judged = labels >= 0
@@ -102,22 +112,23 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     hist = np.bincount(qcode[judged] * n_levels + labels[judged],
                        minlength=n_q * n_levels).reshape(n_q, n_levels)
 
+    # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
+    order, judgment_query = block_move(blocks.starts, blocks.lengths, block_code)
+    keys = key_offsets = None
     if n_q < 1 << _QUERY_BITS:
-        keys = _combine(qcode, doc_hash(qrels["doc_id"]).copy())
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
-            keys = None
-    else:
-        keys, order = None, np.arange(len(qcode))
+        keys = _combine(qcode, doc_hash(qrels["doc_id"]).copy())[order]
+        if pl.Series(keys).n_unique() != len(keys):
+            keys = None  # two judgments of one query share a key: exact joins only
+        else:
+            key_offsets = np.concatenate(
+                ([0], np.cumsum(np.bincount(judgment_query, minlength=n_q)))).astype(np.int64)
     return EncodedQrels(
         query_ids=query_ids, rel_hist=hist.astype(np.int64),
         positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
         key_index=None if keys is None else pl.DataFrame(
             {"key": keys, "judgment": np.arange(len(keys), dtype=np.int64)}),
-        judgment_query=qcode[order], codes=codes[order], doc_ids=qrels["doc_id"].gather(order),
-        key_offsets=None if keys is None else np.searchsorted(
-            keys, _combine(np.arange(n_q + 1), np.zeros(n_q + 1, dtype=np.uint64))),
+        judgment_query=judgment_query, codes=codes[order], doc_ids=qrels["doc_id"],
+        doc_row=order, key_offsets=key_offsets,
     )
 
 
@@ -368,10 +379,10 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
         hit = np.flatnonzero(matched.is_not_null().to_numpy())
         idx = matched.gather(hit).to_numpy()
         # Verify every hash match on the strings; a collision falls through to the join.
-        if (doc_ids_at(hit) == qrels.doc_ids.gather(idx)).all():
+        if (doc_ids_at(hit) == qrels.judgment_doc_ids(idx)).all():
             code[hit] = qrels.codes[idx]
             return code
-    judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.doc_ids,
+    judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.judgment_doc_ids(),
                               "code": qrels.codes})
     joined = pl.DataFrame({"q": qcode, "doc_id": doc_ids_at(None)}).join(
         judgments, on=["q", "doc_id"], how="left", maintain_order="left")

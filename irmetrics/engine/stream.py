@@ -7,8 +7,9 @@ which is what retrieval systems write. It gives the same RankedLists as
 
 * each chunk of lines is parsed by polars, its documents hashed and looked up in the
   qrels (matches verified on the strings), its tied scores ordered, and then only
-  numbers are kept: a relevance code and a score per entry, a query code and a length
-  per block. The last query block of a chunk waits for the next chunk, so every block
+  numbers are kept: a relevance code per entry (one byte when the labels allow), a
+  query code and a length per block. No kernel reads scores once the order is fixed,
+  so they are not kept (``RankedLists.scores`` is None). The last query block of a chunk waits for the next chunk, so every block
   is whole when it is packed;
 * inside a block, entries of equal score are put in doc-id order only when they carry
   different relevance codes. Kernels see rankings only through codes and scores, and
@@ -42,8 +43,8 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     """RankedLists of the run file at ``path``, or None when the general road is needed.
 
     Parameters are those of :func:`~irmetrics.engine.pack.pack`; the result equals
-    ``pack(qrels, read_run(path).df, ...)`` in everything kernels read (codes, scores,
-    offsets, query set, run name); ``doc_ids`` is None.
+    ``pack(qrels, read_run(path).df, ...)`` in everything kernels read (codes,
+    offsets, query set, run name); ``doc_ids`` and ``scores`` are None.
 
     Examples
     --------
@@ -79,7 +80,9 @@ class _Chunks:
         self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
         self.block_lengths: list[np.ndarray] = []
         self.codes: list[np.ndarray] = []
-        self.scores: list[np.ndarray] = []
+        # Codes run from -2 to the largest label: one byte each for the usual labels.
+        self.code_dtype = np.result_type(np.min_scalar_type(int(qrels.codes.max(initial=0))),
+                                         np.int8)
 
     def add(self, frame: pl.DataFrame) -> None:
         if self.carry is not None:
@@ -104,8 +107,7 @@ class _Chunks:
         present[codes] = True
         evaluated = np.ones(len(present), dtype=bool) if complete else present
         code = np.concatenate(self.codes)
-        scores = np.concatenate(self.scores)
-        self.codes = self.scores = []
+        self.codes = []
         missing = np.flatnonzero(evaluated & ~present)
         if missing.size:
             if (qrels.doc_ids == BOGUS_DOC_ID).any():
@@ -116,7 +118,6 @@ class _Chunks:
             codes = np.append(codes, missing)
             lengths = np.append(lengths, np.full(missing.size, one, dtype=np.int64))
             code = np.append(code, np.full(missing.size * one, NOT_IN_POOL, dtype=code.dtype))
-            scores = np.append(scores, np.ones(missing.size * one))
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         order, _ = block_move(starts, lengths, codes)
         counts = np.zeros(len(present), dtype=np.int64)
@@ -125,10 +126,9 @@ class _Chunks:
         return RankedLists(
             query_ids=qrels.query_ids[evaluated],
             offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-            code=code[order],
+            code=code[order].astype(np.int64),
             rel_hist=qrels.rel_hist[evaluated],
             bogus=~present[evaluated],
-            scores=scores[order],
             run_name=run_name,
             qrels_positive_total=qrels.positive_total,
         )
@@ -168,12 +168,11 @@ class _Chunks:
         if self.max_docs is not None and len(rows):
             rank = np.arange(len(rows)) - np.repeat(np.cumsum(kept_len) - kept_len, kept_len)
             top = rank < self.max_docs
-            codes, scores = codes[top], scores[top]
+            codes = codes[top]
             kept_len = np.minimum(kept_len, self.max_docs)
         self.block_codes.append(block_code[kept_blocks])
         self.block_lengths.append(kept_len)
-        self.codes.append(codes)
-        self.scores.append(scores)
+        self.codes.append(codes.astype(self.code_dtype))
 
 
 def _block_starts(query_ids: pl.Series) -> np.ndarray:
