@@ -303,8 +303,12 @@ def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray):
     order, the order inside each block unchanged; returns ``(order, code of each entry)``."""
     by_code = np.argsort(codes, kind="stable")
     b_start, b_len = starts[by_code], lengths[by_code]
+    total = int(b_len.sum())
+    # 32-bit positions when they fit: half the memory of the largest array made here.
+    index = np.int32 if total + int(starts.max(initial=0)) < 2**31 else np.int64
     before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
-    order = np.repeat(b_start - before, b_len) + np.arange(int(b_len.sum()))
+    order = np.repeat((b_start - before).astype(index), b_len)
+    order += np.arange(total, dtype=index)
     return order, np.repeat(codes[by_code], b_len)
 
 

@@ -26,6 +26,8 @@ placeholder document may be judged.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import polars as pl
 
@@ -63,11 +65,24 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     """
     try:
         chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics)
-        for frame in plain_run_chunks(path):
+        for frame in _read_ahead(plain_run_chunks(path)):
             chunks.add(frame)
         return chunks.finish(complete=complete)
     except NotPlainRun:
         return None
+
+
+def _read_ahead(frames):
+    """The frames of ``frames``, the next one read and parsed in a second thread while
+    the caller packs the current one (polars and numpy release the GIL)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(next, frames, None)
+        while True:
+            frame = pending.result()
+            if frame is None:
+                return
+            pending = pool.submit(next, frames, None)
+            yield frame
 
 
 class _Chunks:

@@ -459,13 +459,8 @@ def check_qrels_lines(data: bytes, source: str) -> None:
         data = data[len(_UTF8_BOM):]
     # One vectorised pass first: a file without '#' whose lines all start with a
     # non-blank byte needs none of the regexes.
-    if b"#" not in data:
-        raw = np.frombuffer(data, dtype=np.uint8)
-        first_bytes = np.concatenate((raw[:1], raw[1:][raw[:-1] == 10]))
-        # Every blank byte is <= 32; only the rarer bytes <= 32 need the exact test.
-        low = first_bytes[first_bytes <= 32]
-        if not np.isin(low, _LINE_START_BLANKS).any():
-            return
+    if b"#" not in data and not _some_line_starts_blank(data):
+        return
     found = []
     for pattern, offset, reason in _QRELS_LINE_RULES:
         m = pattern.search(data)
@@ -474,6 +469,21 @@ def check_qrels_lines(data: bytes, source: str) -> None:
     if found:
         line, reason = min(found)
         raise InputFormatError(reason, path=source, line=line)
+
+
+def _some_line_starts_blank(data: bytes, window: int = 8 << 20) -> bool:
+    """Whether a line starts with ``\\n`` or C whitespace (one vectorised pass over
+    windows of the data, so the temporaries stay small)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    for start in range(0, len(raw), window):
+        # the byte before each byte of the window (a newline before data's first byte)
+        before = raw[max(start - 1, 0):start + window - 1] if start else \
+            np.concatenate(([10], raw[:window - 1]))
+        first_bytes = raw[start:start + window][before[:len(raw[start:start + window])] == 10]
+        # Every blank byte is <= 32; only the rarer bytes <= 32 need the exact test.
+        if np.isin(first_bytes[first_bytes <= 32], _LINE_START_BLANKS).any():
+            return True
+    return False
 
 
 def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tuple[pl.DataFrame, str | None]:
