@@ -43,7 +43,7 @@ def test_at_rank_first_and_counts(data, k):
     seg = sg.segment_ids(offsets)
     rank = sg.ranks(offsets)
     cumcount = sg.seg_cumcount(mask, offsets)
-    first = sg.seg_first(mask, offsets, rank)
+    first = sg.seg_first(mask, offsets)
     at_k = sg.at_rank(cumcount, offsets, k)
     total = sg.seg_sum(values, seg, len(offsets) - 1)
     for q, s in enumerate(slices(offsets)):

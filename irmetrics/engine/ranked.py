@@ -194,7 +194,7 @@ class View:
 
     @cached_property
     def first_rel_rank(self) -> np.ndarray:
-        return sg.seg_first(self.is_rel, self.offsets, self.rank)
+        return sg.seg_first(self.is_rel, self.offsets)
 
     @cached_property
     def precision_at_rel(self) -> np.ndarray:

@@ -34,9 +34,9 @@ def segment_ids(offsets: np.ndarray) -> np.ndarray:
 
 def ranks(offsets: np.ndarray) -> np.ndarray:
     """1-based position of every entry inside its segment."""
-    n = int(offsets[-1])
-    seg = segment_ids(offsets)
-    return np.arange(1, n + 1, dtype=np.int64) - offsets[:-1][seg]
+    out = np.arange(1, int(offsets[-1]) + 1, dtype=np.int64)
+    out -= np.repeat(offsets[:-1], np.diff(offsets))
+    return out
 
 
 def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +118,7 @@ def seg_accumulate(ufunc, values, offsets, *, reverse=False) -> np.ndarray:
     return out
 
 
-def seg_first(mask: np.ndarray, offsets: np.ndarray, rank: np.ndarray) -> np.ndarray:
+def seg_first(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """1-based rank of the first true entry per segment, 0 where there is none."""
     n_seg = len(offsets) - 1
     out = np.zeros(n_seg, dtype=np.int64)
@@ -127,7 +127,8 @@ def seg_first(mask: np.ndarray, offsets: np.ndarray, rank: np.ndarray) -> np.nda
         seg = np.searchsorted(offsets, idx, side="right") - 1
         first = np.ones(idx.size, dtype=bool)
         first[1:] = seg[1:] != seg[:-1]
-        out[seg[first]] = rank[idx[first]]
+        seg, idx = seg[first], idx[first]
+        out[seg] = idx - offsets[seg] + 1
     return out
 
 
