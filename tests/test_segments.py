@@ -41,7 +41,6 @@ def test_at_rank_first_and_counts(data, k):
     offsets, values = data
     mask = values > 0
     seg = sg.segment_ids(offsets)
-    rank = sg.ranks(offsets)
     cumcount = sg.seg_cumcount(mask, offsets)
     first = sg.seg_first(mask, offsets)
     at_k = sg.at_rank(cumcount, offsets, k)
