@@ -11,7 +11,7 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_choice, check_int
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
-from .engine.stream import pack_run_file
+from .engine.stream import encode_qrels_file, pack_run_file
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
@@ -84,7 +84,15 @@ class Evaluator:
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
         check_int("num_docs_in_coll", num_docs_in_coll)
-        self.qrels = as_qrels(qrels)
+        # A qrels path is encoded straight from the file when it is plain; the Qrels
+        # table itself is then read only if something asks for it.
+        self._qrels_source = qrels
+        self._qrels = None
+        self._encoded = None
+        if isinstance(qrels, (str, os.PathLike)):
+            self._encoded = encode_qrels_file(qrels)
+        if self._encoded is None:
+            self._qrels = as_qrels(qrels)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
@@ -94,7 +102,18 @@ class Evaluator:
         self.complete = bool(complete)
         self.semantics = semantics
         self.num_docs_in_coll = int(num_docs_in_coll)
-        self._encoded = None  # encoded on first string-road evaluation
+
+    @property
+    def qrels(self) -> Qrels:
+        """The judgments as a :class:`~irmetrics.containers.Qrels` table."""
+        if self._qrels is None:
+            self._qrels = as_qrels(self._qrels_source)
+        return self._qrels
+
+    @property
+    def query_ids(self):
+        """The qrels' query ids, ascending byte order (ndarray of str)."""
+        return self._encoded_qrels().query_ids
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
         """RankedLists for ``run``: an adapter's own pair packs itself without strings

@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 from irmetrics import Evaluator, evaluate
 from irmetrics.containers import Qrels
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
-from irmetrics.engine.stream import pack_run_file
+from irmetrics.engine.stream import encode_qrels_file, pack_run_file
 from irmetrics.exceptions import DuplicateEntryError
 from irmetrics.io import trec
-from irmetrics.io.trec import NotPlainRun, plain_run_chunks, read_run, read_run_bytes
+from irmetrics.io.trec import (NotPlain, plain_chunks, read_qrels, read_qrels_bytes, read_run,
+                               read_run_bytes)
 
 from ._cases import qrels_and_run
 
@@ -136,7 +137,7 @@ def test_gzip_runs_stream(tmp_path):
     assert pack_run_file(enc, path).code.tolist() == [-1, 1]
 
 
-# plain_run_chunks: either "not plain" or exactly what read_run reads ---------------------
+# plain_chunks: either "not plain" or exactly what read_run reads ---------------------
 
 TOKENS = ["q1", "q2", "#c", "Q0", "d1", "d2", "1", "2.5", "-3e2", ".5", "5.", "nan", "inf",
           "0x1p3", "1e400", "abc", "é", ""]
@@ -166,11 +167,73 @@ def test_plain_chunks_read_what_read_run_reads(tmp_path, data, chunk):
     path = tmp_path / "run.txt"
     path.write_bytes(data)
     try:
-        frames = list(plain_run_chunks(path, chunk_bytes=chunk))
-    except NotPlainRun:
+        frames = list(plain_chunks(path, "run", chunk_bytes=chunk))
+    except NotPlain:
         return
     run = read_run_bytes(data)  # a plain file is a valid file
     got = [row for f in frames for row in f.select("query_id", "doc_id", "score").rows()]
     want = run.df.select("query_id", "doc_id", "score").rows()
     assert got == want
     assert frames[-1]["run_id"][-1] == run.name
+
+
+# qrels ---------------------------------------------------------------------------------
+
+QRELS_TOKENS = ["1", "2", "10", "#c", "0", "d1", "d2", "é", "-1", "3", "2.5", "abc", ""]
+
+
+@st.composite
+def messy_qrels_bytes(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        n = draw(st.integers(0, 6))
+        fields = [draw(st.sampled_from(QRELS_TOKENS)) for _ in range(n)]
+        if n == 4 and draw(st.booleans()):
+            fields[3] = draw(st.sampled_from(["0", "1", "-1", "+2"]))
+        line = "".join(f + draw(st.sampled_from(SEPARATORS)) for f in fields)
+        lines.append(line.rstrip(" ") if draw(st.booleans()) else line)
+    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=messy_qrels_bytes(), chunk=st.sampled_from([1, 16, 1 << 20]))
+def test_plain_qrels_chunks_read_what_read_qrels_reads(tmp_path, data, chunk):
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(data)
+    try:
+        frames = list(plain_chunks(path, "qrels", chunk_bytes=chunk))
+    except NotPlain:
+        return
+    want = read_qrels_bytes(data, on_duplicate="first").df  # a plain file is a valid file
+    got = [row for f in frames for row in f.rows()]
+    if len(got) == len(set((q, d) for q, d, _ in got)):
+        assert got == want.select("query_id", "doc_id", "relevance").rows()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=qrels_and_run(max_queries=5), seed=st.integers(0, 2**16))
+def test_qrels_file_encodes_like_read_qrels(tmp_path, data, seed):
+    qrels, _ = data
+    rng = np.random.default_rng(seed)
+    rows = [(q, d, v) for q, docs in qrels.items() for d, v in docs.items()]
+    rng.shuffle(rows)
+    path = write(tmp_path, [f"{q} 0 {d} {v}" for q, d, v in rows], "qrels.txt")
+    got = encode_qrels_file(path)
+    want = encode_qrels(read_qrels(path).df)
+    assert got.query_ids.tolist() == want.query_ids.tolist()
+    assert got.rel_hist.tolist() == want.rel_hist.tolist()
+    assert got.positive_total == want.positive_total
+    for enc in (got, want):  # the same judgments, whatever order the keys are in
+        pairs = sorted(zip(enc.judgment_query.tolist(), enc.judgment_doc_ids().to_list(),
+                           enc.codes.tolist()))
+        assert pairs == sorted(
+            (want.query_ids.tolist().index(q), d, v if v >= 0 else -2) for q, d, v in rows)
+
+
+def test_qrels_duplicates_are_reported_by_the_full_reader(tmp_path):
+    path = write(tmp_path, ["1 0 a 1", "1 0 b 0", "1 0 a 0"], "qrels.txt")
+    assert encode_qrels_file(path) is None
+    with pytest.raises(DuplicateEntryError, match=r"qrels.txt:3: duplicate"):
+        Evaluator(path, ["map"])

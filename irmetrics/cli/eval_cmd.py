@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..evaluate_formats import evaluate_jg, evaluate_prefs
@@ -159,13 +161,12 @@ def run(argv: list[str], stdout, stderr) -> int:
     supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
     parse_measures(measures, supported=supported)
 
-    judgments = read_judgments(args.qrels, args.Rel_info_format)
-    zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
-    evaluator = _evaluator_for(args.Rel_info_format, judgments, measures,
+    evaluator = _evaluator_for(args.Rel_info_format, args.qrels, measures,
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs)
-    qrels_queries = judgments.df["query_id"].unique()
+    zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
+    qrels_queries = evaluator.query_ids
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
     for path in args.runs:
@@ -173,7 +174,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         results = evaluator.evaluate(path)
         label = "<stdin>" if path == "-" else path
         missing = [] if args.complete_rel_info_wanted else sorted(
-            set(qrels_queries.to_list()) - set(results.query_ids.tolist()))
+            set(qrels_queries.tolist()) - set(results.query_ids.tolist()))
         if missing and args.strict:
             _stop_like_trec_eval(results, zscores, missing[0], args, stdout)
         if missing and len(missing) == len(qrels_queries):
@@ -203,24 +204,28 @@ class _FormatEvaluator:
     def __init__(self, evaluate, judgments, measures, **options):
         self._evaluate, self._judgments = evaluate, judgments
         self._measures, self._options = measures, options
+        self.query_ids = np.asarray(judgments.df["query_id"].unique().sort().to_list(),
+                                    dtype=object)
 
     def evaluate(self, run):
         return self._evaluate(self._judgments, run, self._measures, **self._options)
 
 
-def _evaluator_for(rel_format, judgments, measures, *, relevance_level, judged_only,
+def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll):
-    """The evaluator of the ``-R`` format: standard qrels, preferences or judgment groups."""
+    """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
+    into the engine when the file is plain), preferences or judgment groups."""
+    if rel_format == "qrels":
+        return Evaluator(path, measures, relevance_level=relevance_level,
+                         judged_only=judged_only, max_docs=max_docs, complete=complete,
+                         semantics=semantics, num_docs_in_coll=num_docs_in_coll)
+    judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,
                                 complete=complete)
-    if rel_format == "qrels_jg":
-        return _FormatEvaluator(evaluate_jg, judgments, measures,
-                                relevance_level=relevance_level, judged_only=judged_only,
-                                max_docs=max_docs, complete=complete)
-    return Evaluator(judgments, measures, relevance_level=relevance_level,
-                     judged_only=judged_only, max_docs=max_docs, complete=complete,
-                     semantics=semantics, num_docs_in_coll=num_docs_in_coll)
+    return _FormatEvaluator(evaluate_jg, judgments, measures,
+                            relevance_level=relevance_level, judged_only=judged_only,
+                            max_docs=max_docs, complete=complete)
 
 
 def _stop_like_trec_eval(results, zscores, first_missing, args, stdout):

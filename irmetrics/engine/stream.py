@@ -1,7 +1,7 @@
 """A TREC run file packed chunk by chunk, straight into RankedLists.
 
 This is :func:`~irmetrics.engine.pack.pack` for the common case of a *plain* run file
-(:func:`irmetrics.io.trec.plain_run_chunks`) whose queries each form one block of lines,
+(:func:`irmetrics.io.trec.plain_chunks`) whose queries each form one block of lines,
 which is what retrieval systems write. It gives the same RankedLists as
 ``pack(qrels, read_run(path).df)`` without ever holding the whole file's strings:
 
@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import polars as pl
 
-from ..io.trec import NotPlainRun, plain_run_chunks
+from ..io.trec import NotPlain, plain_chunks
 from .pack import (BOGUS_DOC_ID, EncodedQrels, _break_ties_by_doc_id, _query_codes, block_move,
-                   doc_hash, key_index_for, lookup_codes)
+                   doc_hash, encode_qrels, key_index_for, lookup_codes)
 from .ranked import NOT_IN_POOL, RankedLists
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -65,11 +65,36 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     """
     try:
         chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics)
-        for frame in _read_ahead(plain_run_chunks(path)):
+        for frame in _read_ahead(plain_chunks(path, "run")):
             chunks.add(frame)
         return chunks.finish(complete=complete)
-    except NotPlainRun:
+    except NotPlain:
         return None
+
+
+def encode_qrels_file(path) -> EncodedQrels | None:
+    """:func:`~irmetrics.engine.pack.encode_qrels` of a plain qrels file read in chunks
+    of its three useful columns, or None when the full reader is needed (a file that is
+    not plain, or two judgments of one query sharing a key: a duplicate pair, which the
+    full reader reports, or a hash collision, which it resolves).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("2 0 a 1\\n10 0 b 0\\n2 0 c 2\\n")
+    ...     encoded = encode_qrels_file(path)
+    >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
+    (['10', '2'], [[1, 0, 0], [0, 1, 1]])
+    """
+    try:
+        frame = pl.concat(list(plain_chunks(path, "qrels")))
+    except NotPlain:
+        return None
+    encoded = encode_qrels(frame)
+    return encoded if encoded.keys is not None else None
 
 
 def _read_ahead(frames):
@@ -114,7 +139,7 @@ class _Chunks:
         self.carry = None
         block_ids = pl.concat(self.block_ids)
         if block_ids.n_unique() != len(block_ids):
-            raise NotPlainRun  # a query in several blocks: the general road sorts it
+            raise NotPlain  # a query in several blocks: the general road sorts it
         qrels = self.qrels
         codes = np.concatenate(self.block_codes)
         lengths = np.concatenate(self.block_lengths)
@@ -126,7 +151,7 @@ class _Chunks:
         missing = np.flatnonzero(evaluated & ~present)
         if missing.size:
             if (qrels.doc_ids == BOGUS_DOC_ID).any():
-                raise NotPlainRun  # the placeholder is judged somewhere: let pack look it up
+                raise NotPlain  # the placeholder is judged somewhere: let pack look it up
             # trec_eval's -c placeholder: one document, not in the pool, score 1.0
             # (none at all under max_docs=0, like every other ranking).
             one = 0 if self.max_docs == 0 else 1
@@ -158,7 +183,7 @@ class _Chunks:
         row_block = np.repeat(np.arange(len(starts)), lengths)
         hashes = doc_hash(frame["doc_id"])
         if _may_repeat(hashes, row_block):
-            raise NotPlainRun  # read_run finds the duplicate (or the false alarm)
+            raise NotPlain  # read_run finds the duplicate (or the false alarm)
         scores = frame["score"].to_numpy()
         if self.semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # C's double -> float: out of range is +-inf

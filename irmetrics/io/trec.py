@@ -333,85 +333,96 @@ def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
 
 
 # --------------------------------------------------------------------------------------
-# chunked reading of plain runs (the fast road into the engine)
+# chunked reading of plain files (the fast road into the engine)
 # --------------------------------------------------------------------------------------
 
-#: Bytes read per chunk by :func:`plain_run_chunks`: large enough that polars' per-call
+#: Bytes read per chunk by :func:`plain_chunks`: large enough that polars' per-call
 #: overhead vanishes, small enough that a chunk's strings stay a few tens of MiB.
 PLAIN_CHUNK_BYTES = 16 << 20
 
-#: Every field a string except the score: the iteration and rank fields are read only so
-#: that an empty one (a doubled space) shows as a null instead of shifting the columns.
-_PLAIN_RUN_SCHEMA = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
-                     "rank": pl.String, "score": pl.Float64, "run_id": pl.String}
+#: Per format: the schema read (every field a string except the number; fields no one
+#: needs are still read so that an empty one, from a doubled space, shows as a null
+#: instead of shifting the columns), whether lines have exactly that many fields, and
+#: the columns handed on.
+_PLAIN = {
+    "run": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
+             "rank": pl.String, "score": pl.Float64, "run_id": pl.String}, False,
+            ("query_id", "doc_id", "score", "run_id")),
+    "qrels": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
+               "relevance": pl.Int64}, True, ("query_id", "doc_id", "relevance")),
+}
 #: Bytes whose presence makes a chunk not plain: other whitespace and comment marks.
 _NOT_PLAIN_BYTES = (b"\t", b"\r", b"\x0b", b"\x0c", b"#")
 
 
-class NotPlainRun(Exception):
-    """Raised by :func:`plain_run_chunks` when a file needs :func:`read_run` (internal)."""
+class NotPlain(Exception):
+    """Raised by :func:`plain_chunks` when a file needs the full reader (internal)."""
 
 
-def plain_run_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None):
-    """Yield a *plain* run file as frames of ``query_id``, ``doc_id``, ``score``,
-    ``run_id``, one per chunk of whole lines, in file order.
+def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None):
+    """Yield a *plain* run or qrels file (``kind``) as frames, one per chunk of whole
+    lines, in file order: ``query_id``, ``doc_id``, ``score``, ``run_id`` for a run;
+    ``query_id``, ``doc_id``, ``relevance`` for qrels.
 
-    Plain means what :func:`read_run` reads on its typed fast path with nothing to fix:
-    fields separated by single spaces, no leading blanks, no tabs, carriage returns,
-    ``\\v``, ``\\f`` or ``#``, no blank lines, no byte order mark, valid UTF-8, at
-    least six fields per line and a finite score on every line. The values are the ones
-    :func:`read_run` returns for the same lines (tests check this). Anything else raises
-    :class:`NotPlainRun` (an internal signal, not a user error): the caller then reads the
-    file with :func:`read_run`, which explains any error with its line. Duplicate pairs
+    Plain means what :func:`read_run` and :func:`read_qrels` read on their typed fast
+    path with nothing to fix: fields separated by single spaces, no leading blanks, no
+    tabs, carriage returns, ``\\v``, ``\\f`` or ``#``, no blank lines, no byte order
+    mark, valid UTF-8, at least six fields per run line and exactly four per qrels
+    line, a finite score or an integer label on every line. The values are the ones the
+    full readers return for the same lines (tests check this). Anything else raises
+    :class:`NotPlain` (an internal signal, not a user error): the caller then reads the
+    file with the full reader, which explains any error with its line. Duplicate pairs
     are not checked here. Standard input is never plain (it cannot be read twice).
 
-    Only one chunk's strings are alive at a time, which is what keeps peak memory at a
+    Only one chunk's strings are parsed at a time, which keeps peak memory at a
     fraction of the file size.
     """
     try:
         p = os.fsdecode(os.fspath(path))
     except TypeError:
-        raise NotPlainRun from None
+        raise NotPlain from None
     if p == STDIN:
-        raise NotPlainRun
+        raise NotPlain
     try:
         with open(p, "rb") as raw:
             gzipped = raw.read(2) == _GZIP_MAGIC
             if not gzipped and p.endswith(".gz"):
-                raise NotPlainRun  # read_run explains what is wrong with it
+                raise NotPlain  # the full reader explains what is wrong with it
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
-            yield from _plain_chunks(stream, chunk_bytes or PLAIN_CHUNK_BYTES)
+            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES)
     except (OSError, EOFError, zlib.error):
-        raise NotPlainRun from None
+        raise NotPlain from None
 
 
-def _plain_chunks(stream, chunk_bytes: int):
+def _plain_chunks(stream, kind: str, chunk_bytes: int):
     block = stream.read(chunk_bytes)
     if not block or block.startswith(_UTF8_BOM):
-        raise NotPlainRun  # an empty file, or a byte order mark to drop
+        raise NotPlain  # an empty file, or a byte order mark to drop
     while block:
         if not block.endswith(b"\n"):
             block += stream.readline()  # whole lines only (one copy of the chunk)
-        yield _plain_frame(block)
+        yield _plain_frame(block, kind)
         block = stream.read(chunk_bytes)
 
 
-def _plain_frame(data: bytes) -> pl.DataFrame:
+def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
+    schema, exact, columns = _PLAIN[kind]
     if any(c in data for c in _NOT_PLAIN_BYTES):
-        raise NotPlainRun
+        raise NotPlain
     try:
         df = pl.read_csv(
-            data, separator=" ", has_header=False, quote_char=None, schema=_PLAIN_RUN_SCHEMA,
-            truncate_ragged_lines=True, extra_columns="ignore", missing_columns="insert",
+            data, separator=" ", has_header=False, quote_char=None, schema=schema,
+            truncate_ragged_lines=not exact, extra_columns=None if exact else "ignore",
+            missing_columns="insert",
         )
     except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: not plain
-        raise NotPlainRun from None
+        raise NotPlain from None
     if df.height == 0 or any(df.null_count().row(0)):
-        raise NotPlainRun  # blank lines, short lines, empty fields, unreadable numbers
-    if not np.isfinite(df["score"].to_numpy()).all():
-        raise NotPlainRun
-    return df.select("query_id", "doc_id", "score", "run_id")
+        raise NotPlain  # blank lines, short lines, empty fields, unreadable numbers
+    if kind == "run" and not np.isfinite(df["score"].to_numpy()).all():
+        raise NotPlain
+    return df.select(columns)
 
 
 # --------------------------------------------------------------------------------------
