@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from .libm import log2_int_table
+from .ranked import NOT_IN_POOL
 
 _INT_NAME = re.compile(r"[+-]?[0-9]+\Z")
 
@@ -166,9 +167,8 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
         reps = (counts * emit).ravel()
         ideal_parts_q.append(np.repeat(np.repeat(rows, len(lv)), reps))
         ideal_parts_g.append(np.repeat(np.tile(gn, len(rows)), reps))
-    cell = (group_of_query[seg], np.clip(code, _CODE_BASE, max_code) - _CODE_BASE)
-    entry_gain = lookup[cell] if code.size else np.zeros(0)
-    entry_in_table = in_table[cell] if code.size else np.zeros(0, dtype=bool)
+    entry_gain, entry_in_table = _entry_lookup(lookup, in_table, group_of_query, seg, code,
+                                               max_code)
     if ideal_parts_q:
         iq = np.concatenate(ideal_parts_q)
         ig = np.concatenate(ideal_parts_g)
@@ -179,6 +179,27 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     ideal_offsets = np.concatenate(([0], np.cumsum(np.bincount(iq, minlength=n_q)))).astype(np.int64)
     return Gains(entry_gain, ideal_offsets, ig, stop_gain, top_gain, table_min, table_max,
                  table_size, entry_in_table)
+
+
+def _entry_lookup(lookup, in_table, group_of_query, seg, code, max_code):
+    """Gain and table membership of every entry: ``lookup[group of its query, code]``.
+
+    Most retrieved documents are outside the pool (code -1); when no table names -1,
+    they all get gain 0 and no entry, and only the other entries are looked up.
+    """
+    gain = np.zeros(code.size)
+    member = np.zeros(code.size, dtype=bool)
+    if code.size == 0:
+        return gain, member
+    unpooled = NOT_IN_POOL - _CODE_BASE
+    if lookup[:, unpooled].any() or in_table[:, unpooled].any():
+        at = slice(None)
+    else:
+        at = np.flatnonzero(code != NOT_IN_POOL)
+    cell = (group_of_query[seg[at]], np.clip(code[at], _CODE_BASE, max_code) - _CODE_BASE)
+    gain[at] = lookup[cell]
+    member[at] = in_table[cell]
+    return gain, member
 
 
 def log2_discount(rank: np.ndarray) -> np.ndarray:

@@ -38,8 +38,15 @@ def ideal_ranks(gains) -> np.ndarray:
 
 
 def dcg_values(view, gains) -> np.ndarray:
-    """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order."""
-    return view.sum(gains.entry_gain / log2_discount(view.rank))
+    """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order.
+
+    Zero gains add exactly nothing to the running sum, so only the other terms are
+    computed (most retrieved documents have no gain); the additions keep rank order.
+    """
+    at = np.flatnonzero(gains.entry_gain)
+    seg = view.seg[at]
+    rank = at - view.offsets[seg] + 1
+    return sg.seg_sum(gains.entry_gain[at] / log2_discount(rank), seg, view.n_queries)
 
 
 def ideal_dcg_values(view, gains) -> np.ndarray:
