@@ -27,9 +27,11 @@ def lengths(offsets: np.ndarray) -> np.ndarray:
 
 
 def segment_ids(offsets: np.ndarray) -> np.ndarray:
-    """Segment index of every entry (``seg`` in the design)."""
+    """Segment index of every entry (``seg`` in the design); 32-bit (half the memory of
+    this per-entry array) unless there are 2**31 segments or more."""
     n_seg = len(offsets) - 1
-    return np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(offsets))
+    dtype = np.int32 if n_seg < 2**31 else np.int64
+    return np.repeat(np.arange(n_seg, dtype=dtype), np.diff(offsets))
 
 
 def ranks(offsets: np.ndarray) -> np.ndarray:

@@ -90,7 +90,7 @@ def encode_qrels_file(path) -> EncodedQrels | None:
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
     try:
-        frame = pl.concat(list(plain_chunks(path, "qrels")))
+        frame = pl.concat(list(plain_chunks(path, "qrels")), rechunk=False)
     except NotPlain:
         return None
     encoded = encode_qrels(frame)
