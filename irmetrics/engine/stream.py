@@ -64,10 +64,11 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics)
-        for frame in _read_ahead(plain_chunks(path, "run")):
-            chunks.add(frame)
-        return chunks.finish(complete=complete)
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics, helper=helper)
+            for frame in _read_ahead(plain_chunks(path, "run")):
+                chunks.add(frame)
+            return chunks.finish(complete=complete)
     except NotPlain:
         return None
 
@@ -113,8 +114,9 @@ def _read_ahead(frames):
 class _Chunks:
     """Packed blocks accumulated chunk by chunk (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics):
+    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics, helper):
         self.qrels, self.max_docs, self.semantics = qrels, max_docs, semantics
+        self.helper = helper  # a thread for work that can run beside the packing
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
         self.block_ids: list[pl.Series] = []  # query id of every block, evaluated or not
         self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
@@ -182,8 +184,8 @@ class _Chunks:
         block_code = _query_codes(block_q, self.qrels.query_ids)
         row_block = np.repeat(np.arange(len(starts)), lengths)
         hashes = doc_hash(frame["doc_id"])
-        if _may_repeat(hashes, row_block):
-            raise NotPlain  # read_run finds the duplicate (or the false alarm)
+        # The duplicate test runs beside the lookups below (polars releases the GIL).
+        repeats = self.helper.submit(_may_repeat, hashes, row_block)
         scores = frame["score"].to_numpy()
         if self.semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # C's double -> float: out of range is +-inf
@@ -210,6 +212,8 @@ class _Chunks:
             top = rank < self.max_docs
             codes = codes[top]
             kept_len = np.minimum(kept_len, self.max_docs)
+        if repeats.result():
+            raise NotPlain  # read_run finds the duplicate (or the false alarm)
         self.block_codes.append(block_code[kept_blocks])
         self.block_lengths.append(kept_len)
         self.codes.append(codes.astype(self.code_dtype))
