@@ -1,12 +1,32 @@
 """irmetrics: trec_eval-exact retrieval evaluation on a vectorised numpy engine."""
 
-from . import adapters
+import importlib
+
 from .containers import Qrels, Run
 from .evaluate import Evaluator, evaluate
-from .evaluate_formats import evaluate_jg, evaluate_prefs
-from .io.prefs import JudgmentGroups, Prefs
 from .results import Results
 
 __version__ = "0.1.0"
 __all__ = ["Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results", "Run", "evaluate",
            "evaluate_jg", "evaluate_prefs"]
+
+#: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
+_LAZY = {
+    "adapters": ("irmetrics.adapters", None),
+    "evaluate_jg": ("irmetrics.evaluate_formats", "evaluate_jg"),
+    "evaluate_prefs": ("irmetrics.evaluate_formats", "evaluate_prefs"),
+    "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
+    "Prefs": ("irmetrics.io.prefs", "Prefs"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'irmetrics' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module)
+    return value if attribute is None else getattr(value, attribute)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
