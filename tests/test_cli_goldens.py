@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_goldens import CASES, GOLDEN, RUN_A, cli_argv, golden_path  # noqa: E402
+from cli_goldens import CASES, GOLDEN, QRELS, RUN_A, cli_argv, golden_path  # noqa: E402
 from irmetrics.cli import main
 
 
@@ -48,3 +48,26 @@ def test_getopt_spellings_of_the_same_options(spelling, capsys):
     for argv in (spelling + files, files + spelling, files[:1] + spelling + files[1:]):
         assert main(["eval", *argv]) == 0
         assert capsys.readouterr().out == golden_path(case).read_text()
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.name) for case in CASES])
+@pytest.mark.parametrize("road", ["plain qrels, full-reader runs", "full-reader qrels, plain runs"])
+def test_both_reading_roads_match_golden(case, road, tmp_path, capsys):
+    # Plain files go straight into the engine chunk by chunk; tabs send a file through
+    # the full reader. Either way the output is the golden one.
+    plain_qrels = road.startswith("plain")
+    lines = QRELS.read_text().splitlines(keepends=True)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(
+        line for line in lines if not line.startswith("#")) if plain_qrels
+        else "".join(line.replace(" ", "\t") for line in lines))
+    runs = []
+    for i, run in enumerate(case.runs):
+        copy = tmp_path / f"run{i}.txt"
+        text = Path(run).read_text()
+        copy.write_text(text.replace(" ", "\t") if plain_qrels else text)
+        runs.append(str(copy))
+    status = main(["eval", *case.argv, str(qrels), *runs])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert out == golden_path(case).read_text()
