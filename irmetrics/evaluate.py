@@ -105,7 +105,8 @@ class Evaluator:
 
     @property
     def qrels(self) -> Qrels:
-        """The judgments as a :class:`~irmetrics.containers.Qrels` table."""
+        """The judgments as a :class:`~irmetrics.containers.Qrels` table (a plain qrels
+        file given as a path is encoded without one, and read again on first access)."""
         if self._qrels is None:
             self._qrels = as_qrels(self._qrels_source)
         return self._qrels
@@ -120,7 +121,9 @@ class Evaluator:
         (``Run.pack_direct``); everything else goes through encode_qrels + pack."""
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
-            lists = direct(self.qrels, max_docs=self.max_docs, complete=self.complete,
+            # Only the adapter's own qrels object qualifies, so a qrels file encoded
+            # straight from disk is never read into a table for this.
+            lists = direct(self._qrels, max_docs=self.max_docs, complete=self.complete,
                            semantics=self.semantics, keep_doc_ids=keep_doc_ids)
             if lists is not None:
                 return lists

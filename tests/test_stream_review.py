@@ -5,18 +5,16 @@ then reads the file whole with read_run/read_qrels) or gives exactly what the fu
 + pack give; ``irmetrics.evaluate(qrels_path, run_path, ...)`` equals
 ``irmetrics.evaluate(read_qrels(...), read_run(...), ...)``, errors included.
 
-Tests marked "DISCREPANCY" fail on the reviewed code (stream-review @ 802910b):
+Two discrepancies found on the reviewed code (stream-review @ 802910b) and fixed since;
+their tests stay as regression tests:
 
 * a path that can only be read once (a pipe: ``/dev/fd/N``, bash process substitution
-  ``<(zcat run.gz)``, ``/dev/stdin`` fed by a pipe, a named FIFO): the chunked road reads
-  (part of) it, declines (a pipe cannot ``seek``), and the fallback re-opens a drained
-  pipe -- "no data lines" for a perfectly valid file, or, for a named FIFO, a hang;
-* a UTF-8 byte order mark at the start of a line that begins a chunk (anywhere but the
-  start of the file): polars drops it, so ``"\\ufeff2"`` becomes query ``"2"``; the full
-  readers keep it (they drop a BOM only at the very start of the file). Shown with tiny
-  chunks and with the default 16 MiB chunk.
-
-Everything else here passes and stays as regression tests.
+  ``<(zcat run.gz)``, ``/dev/stdin`` fed by a pipe, a named FIFO): the chunked road read
+  (part of) it, declined, and the fallback re-opened a drained pipe ("no data lines" for
+  a valid file, or a hang for a FIFO). Only regular files take the chunked road now;
+* a UTF-8 byte order mark at the start of a line that begins a chunk: polars dropped it,
+  so ``"\\ufeff2"`` became query ``"2"``; the full readers keep it (they drop a BOM only
+  at the very start of the file). A chunk starting with a BOM now declines.
 """
 
 from __future__ import annotations
@@ -137,7 +135,7 @@ RUN = (b"1 Q0 a 1 1.0 r\n1 Q0 b 2 1.0 r\n1 Q0 c 3 1 r\n1 Q0 e 4 1e0 r\n1 Q0 d 5 
        b"2 Q0 c 1 2 r\n2 Q0 a 2 3 r\n2 Q0 b 3 1 last\n")
 
 
-# DISCREPANCY 1: paths that can be read only once ---------------------------------------
+# Fixed discrepancy 1: paths that can be read only once ---------------------------------------
 
 pipes = pytest.mark.skipif(not os.path.isdir("/dev/fd") or sys.platform == "win32",
                            reason="needs /dev/fd")
@@ -153,7 +151,7 @@ def _pipe_path(data: bytes):
 
 @pipes
 @pytest.mark.parametrize("run", [RUN, RUN.replace(b" ", b"\t")], ids=["plain", "tabs"])
-def test_DISCREPANCY_run_from_a_pipe_path_reads_like_the_file(tmp_path, run):
+def test_run_from_a_pipe_path_reads_like_the_file(tmp_path, run):
     # e.g. irmetrics.evaluate("qrels", "/dev/fd/63") from bash's <(zcat run.gz).
     # Got: InputFormatError '/dev/fd/N: no data lines' -- the chunked road drained the
     # pipe (BufferedReader.read(2) pulls the whole buffer, then seek(0) fails -> NotPlain)
@@ -170,7 +168,7 @@ def test_DISCREPANCY_run_from_a_pipe_path_reads_like_the_file(tmp_path, run):
 
 @pipes
 @pytest.mark.parametrize("qrels", [QRELS, QRELS.replace(b" ", b"\t")], ids=["plain", "tabs"])
-def test_DISCREPANCY_qrels_from_a_pipe_path_reads_like_the_file(tmp_path, qrels):
+def test_qrels_from_a_pipe_path_reads_like_the_file(tmp_path, qrels):
     run = write(tmp_path, "run", RUN)
     want = full_road(write(tmp_path, "qrels", qrels), run)
     fd, path = _pipe_path(qrels)
@@ -182,7 +180,7 @@ def test_DISCREPANCY_qrels_from_a_pipe_path_reads_like_the_file(tmp_path, qrels)
 
 
 @pipes
-def test_DISCREPANCY_cli_process_substitution(tmp_path):
+def test_cli_process_substitution(tmp_path):
     # irmetrics eval -m map -m num_ret qrels <(cat run)   (worked before the stream road)
     qrels = write(tmp_path, "qrels", QRELS)
     run = write(tmp_path, "run", RUN)
@@ -202,7 +200,7 @@ def test_DISCREPANCY_cli_process_substitution(tmp_path):
 
 
 @pipes
-def test_DISCREPANCY_named_fifo_run_does_not_hang(tmp_path):
+def test_named_fifo_run_does_not_hang(tmp_path):
     # mkfifo p; cat run > p & irmetrics eval qrels p: the chunked road opens the FIFO,
     # reads, cannot seek, declines; read_run opens the FIFO again and waits forever for
     # a second writer.
@@ -231,10 +229,10 @@ def test_DISCREPANCY_named_fifo_run_does_not_hang(tmp_path):
     assert result == [want]
 
 
-# DISCREPANCY 2: a byte order mark at the start of a chunk that is not the file's start ---
+# Fixed discrepancy 2: a byte order mark at the start of a later chunk ---
 
 @pytest.mark.parametrize("chunk", [1, 13])
-def test_DISCREPANCY_bom_on_a_run_line_that_starts_a_chunk(tmp_path, monkeypatch, chunk):
+def test_bom_on_a_run_line_that_starts_a_chunk(tmp_path, monkeypatch, chunk):
     # Line 2 starts a chunk (every line does with 1-byte chunks; with 13 it is the first
     # line after the 13-byte first line). read_run keeps the BOM: query '\ufeff2', not in
     # the qrels. Got: polars drops the BOM at the start of the chunk -> query '2' is
@@ -247,7 +245,7 @@ def test_DISCREPANCY_bom_on_a_run_line_that_starts_a_chunk(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("chunk", [1, 8])
-def test_DISCREPANCY_bom_on_a_qrels_line_that_starts_a_chunk(tmp_path, monkeypatch, chunk):
+def test_bom_on_a_qrels_line_that_starts_a_chunk(tmp_path, monkeypatch, chunk):
     # read_qrels: judgments of '1' and '\ufeff1'; the chunked road: two judgments of '1'
     # (num_rel 2 instead of 1).
     qrels = write(tmp_path, "qrels", b"1 0 a 1\n" + BOM + b"1 0 b 1\n")
@@ -256,7 +254,7 @@ def test_DISCREPANCY_bom_on_a_qrels_line_that_starts_a_chunk(tmp_path, monkeypat
     assert path_road(qrels, run) == full_road(qrels, run)
 
 
-def test_DISCREPANCY_bom_mid_file_at_the_default_chunk_size(tmp_path):
+def test_bom_mid_file_at_the_default_chunk_size(tmp_path):
     # No monkeypatching: the first 16 MiB (PLAIN_CHUNK_BYTES) end with a newline, so the
     # next line, '\ufeff2 ...' (e.g. from `cat a.run b.run` where b.run has a BOM),
     # starts the second chunk. Full reader: query '\ufeff2', not judged, num_q 1.

@@ -74,6 +74,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from dataclasses import dataclass
@@ -367,22 +368,25 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     Plain means what :func:`read_run` and :func:`read_qrels` read on their typed fast
     path with nothing to fix: fields separated by single spaces, no leading blanks, no
     tabs, carriage returns, ``\\v``, ``\\f`` or ``#``, no blank lines, no byte order
-    mark, valid UTF-8, at least six fields per run line and exactly four per qrels
-    line, a finite score or an integer label on every line. The values are the ones the
+    mark starting a chunk, valid UTF-8, at least six fields per run line and exactly
+    four per qrels line, a finite score or an integer label on every line. The values are the ones the
     full readers return for the same lines (tests check this). Anything else raises
     :class:`NotPlain` (an internal signal, not a user error): the caller then reads the
     file with the full reader, which explains any error with its line. Duplicate pairs
-    are not checked here. Standard input is never plain (it cannot be read twice).
+    are not checked here. Only regular files can be plain: standard input, pipes and
+    FIFOs cannot be read twice.
 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
     fraction of the file size.
     """
     try:
         p = os.fsdecode(os.fspath(path))
-    except TypeError:
+        # Only a regular file can be read twice (a pipe, FIFO or /dev/stdin cannot, and
+        # the full reader must still see it whole if this road gives up).
+        if p == STDIN or not stat.S_ISREG(os.stat(p).st_mode):
+            raise NotPlain
+    except (TypeError, OSError):
         raise NotPlain from None
-    if p == STDIN:
-        raise NotPlain
     try:
         with open(p, "rb") as raw:
             gzipped = raw.read(2) == _GZIP_MAGIC
@@ -397,11 +401,15 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
 
 def _plain_chunks(stream, kind: str, chunk_bytes: int):
     block = stream.read(chunk_bytes)
-    if not block or block.startswith(_UTF8_BOM):
-        raise NotPlain  # an empty file, or a byte order mark to drop
+    if not block:
+        raise NotPlain  # an empty file
     while block:
         if not block.endswith(b"\n"):
             block += stream.readline()  # whole lines only (one copy of the chunk)
+        if block.startswith(_UTF8_BOM):
+            # polars drops a byte order mark at the start of whatever it parses; the full
+            # readers drop one only at the start of the file and keep it anywhere else.
+            raise NotPlain
         yield _plain_frame(block, kind)
         block = stream.read(chunk_bytes)
 
