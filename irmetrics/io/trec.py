@@ -341,13 +341,13 @@ def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
 #: overhead vanishes, small enough that a chunk's strings stay a few tens of MiB.
 PLAIN_CHUNK_BYTES = 16 << 20
 
-#: Per format: the schema read (every field a string except the number; fields no one
-#: needs are still read so that an empty one, from a doubled space, shows as a null
-#: instead of shifting the columns), whether lines have exactly that many fields, and
-#: the columns handed on.
+#: Per format: the schema read, whether lines have exactly that many fields, and the
+#: columns handed on. Fields no one needs are still read, so that an empty one (from a
+#: doubled space) shows as a null instead of shifting the columns; the rank is read as
+#: an integer, which is cheaper than a string (a run with other ranks is not plain).
 _PLAIN = {
     "run": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
-             "rank": pl.String, "score": pl.Float64, "run_id": pl.String}, False,
+             "rank": pl.Int64, "score": pl.Float64, "run_id": pl.String}, False,
             ("query_id", "doc_id", "score", "run_id")),
     "qrels": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
                "relevance": pl.Int64}, True, ("query_id", "doc_id", "relevance")),
@@ -368,8 +368,9 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     Plain means what :func:`read_run` and :func:`read_qrels` read on their typed fast
     path with nothing to fix: fields separated by single spaces, no leading blanks, no
     tabs, carriage returns, ``\\v``, ``\\f`` or ``#``, no blank lines, no byte order
-    mark starting a chunk, valid UTF-8, at least six fields per run line and exactly
-    four per qrels line, a finite score or an integer label on every line. The values are the ones the
+    mark starting a chunk, valid UTF-8, at least six fields per run line (an integer
+    rank) and exactly four per qrels line, a finite score or an integer label on every
+    line. The values are the ones the
     full readers return for the same lines (tests check this). Anything else raises
     :class:`NotPlain` (an internal signal, not a user error): the caller then reads the
     file with the full reader, which explains any error with its line. Duplicate pairs
