@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int
 from ..engine import segments as sg
+from ..engine.knn import BLOCK_CELLS, search
 from ..exceptions import ParameterError, ShapeError
 from ._arrays import as_array, check_numeric
 from ._ids import IdVocab
@@ -14,9 +15,6 @@ from .matrix import query_vocab
 
 METRICS = ("cosine", "euclidean", "dot")
 BACKENDS = ("numpy", "faiss")
-
-#: Default query block: at most this many (query, gallery) scores in memory at once.
-BLOCK_CELLS = 1 << 21
 
 
 def _embeddings(value, name: str) -> np.ndarray:
@@ -47,74 +45,17 @@ def _normalised(values: np.ndarray, name: str) -> np.ndarray:
     return values / norms[:, None]
 
 
-def block_scores(queries: np.ndarray, gallery: np.ndarray, metric: str,
-                 gallery_sq: np.ndarray | None) -> np.ndarray:
-    """Scores (higher is better) of one block of queries against the whole gallery.
-
-    ``cosine`` and ``dot``: inner products (rows pre-normalised for cosine);
-    ``euclidean``: minus the distance, ``-sqrt(max(|q|^2 + |g|^2 - 2 q.g, 0))``.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):  # non-finite scores: caller raises
-        scores = queries @ gallery.T
-        if metric == "euclidean":
-            scores *= -2.0
-            scores += np.einsum("ij,ij->i", queries, queries)[:, None]
-            scores += gallery_sq[None, :]
-            np.maximum(scores, 0.0, out=scores)
-            np.sqrt(scores, out=scores)
-            np.negative(scores, out=scores)
-    return scores
-
-
-def kth_lower_bound(scores: np.ndarray, k: int) -> np.ndarray:
-    """Per row, a value ``<=`` the row's k-th largest score (cheap to compute).
-
-    Columns are grouped in chunks; the k-th largest chunk maximum is such a bound,
-    because k distinct chunks hold an element at least that large. Partitioning the
-    maxima instead of the row cuts the selection work by the chunk width.
-    """
-    n_rows, n_cols = scores.shape
-    width = min(n_cols // k, 64)
-    if width < 4:  # too few columns per chunk to gain anything: the exact k-th value
-        return np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
-    n_chunks = n_cols // width
-    head = scores[:, : n_chunks * width].reshape(n_rows, n_chunks, width).max(axis=2)
-    maxima = np.concatenate([head, scores[:, n_chunks * width:]], axis=1)
-    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
-
-
-def top_k_block(scores: np.ndarray, k: int, tie_key: np.ndarray):
-    """Each row's first ``k`` columns in trec_eval order (score desc, tie_key desc).
-
-    Candidates are the scores at or above a lower bound of the k-th largest (so every
-    tie at the boundary is in); only candidates are sorted. Returns (row, col) arrays
-    in rank order.
-    """
-    rows, cols = np.nonzero(scores >= kth_lower_bound(scores, k)[:, None])
-    values = scores[rows, cols]
-    order = np.lexsort((-tie_key[cols], -values, rows))
-    rows, cols = rows[order], cols[order]
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=len(scores)))))
-    top = sg.ranks(offsets) <= k
-    return rows[top], cols[top]
-
-
-def _numpy_knn(queries, gallery, metric, k, self_excluded, chunk_size, tie_key):
-    gallery_sq = np.einsum("ij,ij->i", gallery, gallery) if metric == "euclidean" else None
-    parts = []
-    for start in range(0, len(queries), chunk_size):  # blocks keep memory bounded
-        stop = min(start + chunk_size, len(queries))
-        scores = block_scores(queries[start:stop], gallery, metric, gallery_sq)
-        if not np.isfinite(scores).all():
-            raise ParameterError("`query_embeddings` and `gallery_embeddings` must give finite "
-                                 f"{metric} scores; got an overflow (rescale the embeddings).")
-        if self_excluded:
-            scores[np.arange(stop - start), np.arange(start, stop)] = -np.inf
-        rows, cols = top_k_block(scores, k, tie_key)
-        parts.append((rows + start, cols, scores[rows, cols]))
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return tuple(np.concatenate(p) for p in zip(*parts))
+def _numpy_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank):
+    """Exact search: score descending, then doc id descending in byte order (trec_eval's
+    order of equal scores); scores are minus the searcher's distances, bit for bit."""
+    # Cosine rows are unit already (zero rows refused), so their inner product is the score.
+    distance = "euclidean" if metric == "euclidean" else "dot"
+    nn = search(queries, gallery, k, metric=distance, block_rows=chunk_size,
+                tie_rank=-doc_byte_rank, exclude_self=self_excluded,
+                non_finite_error="`query_embeddings` and `gallery_embeddings` must give "
+                                 f"finite {metric} scores; got an overflow (rescale the "
+                                 "embeddings).")
+    return np.repeat(np.arange(len(queries)), nn.lengths), nn.indices, -nn.distances
 
 
 def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):

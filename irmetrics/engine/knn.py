@@ -1,0 +1,268 @@
+"""Exact k-nearest-neighbour search in numpy with bounded memory (no faiss, no torch).
+
+The one searcher behind every kNN of the package: the metric-learning drop-ins
+(:mod:`irmetrics.compat`, through ``compat._knn``) and
+:func:`irmetrics.adapters.from_embeddings`. Queries are processed in blocks of
+``block_rows`` rows, so only one block's ``(queries x references)`` distance matrix
+is in memory; inside a block everything is vectorised.
+
+The order is total and deterministic: distance ascending, then a per-reference
+``tie_rank`` ascending. The callers differ only in that rank: the compat modules
+break ties by reference index (torch's ``topk`` and faiss leave the order inside a
+tie unspecified), ``from_embeddings`` by doc id descending in byte order (how
+trec_eval orders a run's equal scores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_choice
+from ..exceptions import ParameterError, ShapeError
+
+#: Default block: at most this many (query, reference) distances in memory at once.
+BLOCK_CELLS = 1 << 21
+
+#: ``dot`` is the inner product negated (smaller is nearer), for callers that rank by
+#: similarity; ``cosine`` is ``1 - cosine similarity`` of rows scaled by :func:`normalize_rows`.
+METRICS = ("euclidean", "cosine", "dot")
+
+
+@dataclass
+class Neighbours:
+    """CSR kNN result: query ``q``'s neighbours are ``indices[offsets[q]:offsets[q + 1]]``,
+    nearest first, at ``distances[offsets[q]:offsets[q + 1]]``."""
+
+    offsets: np.ndarray
+    indices: np.ndarray
+    distances: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Neighbours found per query (``k``, or fewer where fewer references are eligible)."""
+        return self.offsets[1:] - self.offsets[:-1]
+
+
+def normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm; all-zero rows stay zero (eps 1e-12, as torch's normalize).
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, d)
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> normalize_rows(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    array([[0.6, 0.8],
+           [0. , 0. ]])
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    return x / np.maximum(norms, 1e-12)[:, None]
+
+
+def search(query, reference, k: int, *, metric: str = "euclidean", block_cells: int = BLOCK_CELLS,
+           block_rows: int | None = None, tie_rank: np.ndarray | None = None, ignore=(),
+           exclude_self: bool = False, non_finite_error: str | None = None) -> Neighbours:
+    """The ``k`` nearest non-ignored references of every query, in a fixed total order.
+
+    Parameters
+    ----------
+    query : array_like, shape (Q, d)
+    reference : array_like, shape (G, d)
+    k : int
+        Neighbours per query; rows get fewer when fewer references are eligible.
+    metric : {"euclidean", "cosine", "dot"}, default "euclidean"
+        Distance: ``||q - r||_2``; ``1 - cosine similarity``; ``-(q . r)``.
+    block_cells : int, default :data:`BLOCK_CELLS`
+        Distances per block: a block holds ``max(1, block_cells // G)`` queries.
+    block_rows : int >= 1, optional
+        Queries per block, instead of the number ``block_cells`` gives.
+    tie_rank : ndarray of shape (G,), optional
+        Among references at the same distance the smaller ``tie_rank`` comes first;
+        default: the reference index.
+    ignore : sequence of ``(query_keys, reference_keys)`` pairs
+        Reference ``j`` is ignored for query ``i`` when ``query_keys[i] ==
+        reference_keys[j]`` for any pair (the query itself, its sequence, ...).
+    exclude_self : bool, default False
+        Reference ``i`` is ignored for query ``i`` (the references are the queries):
+        ``ignore=[(arange(Q), arange(G))]`` without comparing every pair.
+    non_finite_error : str, optional
+        If given, a block with a non-finite distance raises ``ParameterError`` with
+        this message. Otherwise they are kept: ``inf`` ranks after every finite
+        distance (ties among infinities in any order); what a row holding ``NaN``
+        gets is deterministic but unspecified.
+
+    Returns
+    -------
+    Neighbours
+
+    Examples
+    --------
+    >>> nn = search([[0.0], [3.0]], [[1.0], [-1.0], [3.0]], 2)
+    >>> nn.offsets.tolist(), nn.indices.tolist(), nn.distances.tolist()
+    ([0, 2, 4], [0, 1, 2, 0], [1.0, 1.0, 0.0, 2.0])
+    >>> search([[0.0]], [[1.0], [-1.0]], 1, tie_rank=np.array([1, 0])).indices.tolist()
+    [1]
+    >>> search([[0.0], [3.0]], [[0.0], [3.0]], 2, ignore=[([7, 8], [8, 7])]).indices.tolist()
+    [0, 1]
+    >>> search([[0.0], [3.0]], [[0.0], [3.0]], 2, exclude_self=True).indices.tolist()
+    [1, 0]
+    """
+    check_choice("metric", metric, METRICS)
+    query = np.asarray(query, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    if query.ndim != 2 or reference.ndim != 2 or query.shape[1] != reference.shape[1]:
+        raise ShapeError(f"embeddings must be 2-D with the same width; got {query.shape} "
+                         f"and {reference.shape}.")
+    n_q, n_ref = len(query), len(reference)
+    k = int(min(k, n_ref))
+    if block_rows is None:
+        block_rows = max(1, block_cells // max(n_ref, 1))
+    ignore = [(np.asarray(q_keys), np.asarray(r_keys)) for q_keys, r_keys in ignore]
+    reference, reference_sq = _reference_side(reference, metric)
+    parts_idx, parts_dist, counts = [], [], []
+    for start in range(0, n_q, block_rows):
+        stop = min(start + block_rows, n_q)
+        if non_finite_error is None:
+            dist = _block_distances(query[start:stop], reference, metric, reference_sq)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # warnings would repeat the error
+                dist = _block_distances(query[start:stop], reference, metric, reference_sq)
+            if not np.isfinite(dist).all():
+                raise ParameterError(non_finite_error)
+        ignored = _ignored_in_block(ignore, exclude_self, start, stop, n_ref)
+        if ignored is not None:
+            np.copyto(dist, np.inf, where=ignored)
+        idx, d, c = _top_k_block(dist, ignored, k, tie_rank)
+        parts_idx.append(idx)
+        parts_dist.append(d)
+        counts.append(c)
+    counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    indices = np.concatenate(parts_idx) if parts_idx else np.zeros(0, np.int64)
+    distances = np.concatenate(parts_dist) if parts_dist else np.zeros(0)
+    return Neighbours(offsets, indices, distances)
+
+
+def _ignored_in_block(ignore, exclude_self: bool, start: int, stop: int, n_ref: int):
+    """Mask of the block's ignored (query, reference) pairs, or None when there are none."""
+    if not ignore and not exclude_self:
+        return None
+    ignored = np.zeros((stop - start, n_ref), dtype=bool)
+    for q_keys, r_keys in ignore:
+        ignored |= q_keys[start:stop, None] == r_keys[None, :]
+    if exclude_self:
+        own = np.arange(start, min(stop, n_ref))
+        ignored[own - start, own] = True
+    return ignored
+
+
+def _reference_side(reference: np.ndarray, metric: str):
+    """What every block reuses: the reference rows as the metric reads them (unit rows
+    for cosine) and, for euclidean, their squared norms."""
+    if metric == "cosine":
+        return normalize_rows(reference), None
+    if metric == "euclidean":
+        return reference, np.einsum("ij,ij->i", reference, reference)
+    return reference, None
+
+
+def _block_distances(query: np.ndarray, reference: np.ndarray, metric: str,
+                     reference_sq: np.ndarray | None) -> np.ndarray:
+    """``(len(query), len(reference))`` distances; ``reference`` as :func:`_reference_side` gives it."""
+    if metric == "cosine":
+        return 1.0 - normalize_rows(query) @ reference.T
+    dist = query @ reference.T
+    if metric == "dot":
+        return np.negative(dist, out=dist)
+    # |q|^2 - 2 q.r + |r|^2 in place (one matrix), in the operations of the plain expression.
+    dist *= 2.0
+    np.subtract(np.einsum("ij,ij->i", query, query)[:, None], dist, out=dist)
+    dist += reference_sq[None, :]
+    np.maximum(dist, 0.0, out=dist)
+    return np.sqrt(dist, out=dist)
+
+
+def _kth_smallest_bound(values: np.ndarray, k: int) -> np.ndarray:
+    """Per row, a value ``>=`` the row's k-th smallest (cheap to compute).
+
+    Columns are grouped in chunks; the k-th smallest chunk minimum is such a bound,
+    because k distinct chunks hold an element at most that large. Partitioning the
+    minima instead of the row cuts the selection work by the chunk width. A NaN
+    makes its chunk's minimum NaN, so a NaN bound only says that fewer than k chunks
+    are free of NaN: those rows take the exact k-th value, which keeps the candidates
+    of rows with NaN distances what the exact k-th value makes them.
+    """
+    n_rows, n_cols = values.shape
+    width = min(n_cols // k, 64)
+    if width < 4:  # too few columns per chunk to gain anything: the exact k-th value
+        return np.partition(values, k - 1, axis=1)[:, k - 1]
+    n_chunks = n_cols // width
+    head = values[:, : n_chunks * width].reshape(n_rows, n_chunks, width).min(axis=2)
+    minima = np.concatenate([head, values[:, n_chunks * width:]], axis=1)
+    bound = np.partition(minima, k - 1, axis=1)[:, k - 1]
+    unsure = np.isnan(bound)
+    if unsure.any():
+        bound[unsure] = np.partition(values[unsure], k - 1, axis=1)[:, k - 1]
+    return bound
+
+
+def _top_k_block(dist: np.ndarray, ignored: np.ndarray | None, k: int,
+                 tie_rank: np.ndarray | None):
+    """Top ``k`` non-ignored columns per row by (distance, tie rank); flat CSR pieces.
+
+    ``dist`` holds ``inf`` at the ``ignored`` pairs already (so they never lower the
+    bound); the mask still tells them from references that are really infinitely far.
+    """
+    b, n_ref = dist.shape
+    if k <= 0 or n_ref == 0:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(b, np.int64)
+    if 2 * k < n_ref:
+        # Everything at or below a bound of the k-th smallest value is a candidate (ties
+        # included); candidates are packed left in column order, then ordered exactly.
+        candidates = dist <= _kth_smallest_bound(dist, k)[:, None]
+        if ignored is not None:
+            candidates &= ~ignored
+        row, col = np.nonzero(candidates)
+        per_row = np.bincount(row, minlength=b)
+        width = max(int(per_row.max()), 1)
+        slot = np.arange(row.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+        values = np.full((b, width), np.inf)
+        columns = np.zeros((b, width), dtype=np.int64)
+        valid = np.zeros((b, width), dtype=bool)
+        values[row, slot] = dist[row, col]
+        columns[row, slot] = col
+        valid[row, slot] = True
+    else:
+        values = dist
+        valid = np.ones(dist.shape, dtype=bool) if ignored is None else ~ignored
+        columns = np.broadcast_to(np.arange(n_ref), (b, n_ref))
+    order = _argsort_rows(values, columns, tie_rank)[:, :k]
+    keep = np.take_along_axis(valid, order, axis=1)
+    chosen = np.take_along_axis(columns, order, axis=1)[keep]
+    chosen_dist = np.take_along_axis(values, order, axis=1)[keep]
+    return chosen.astype(np.int64), chosen_dist, keep.sum(axis=1).astype(np.int64)
+
+
+def _argsort_rows(values: np.ndarray, columns: np.ndarray, tie_rank: np.ndarray | None):
+    """Row-wise argsort by (value, tie rank of the column): quicksort, then an exact
+    re-sort of the rows with finite ties.
+
+    Ties between infinite values (ignored references, padding) are left in any order.
+    """
+    order = np.argsort(values, axis=1)
+    if values.shape[1] > 1:
+        ranked = np.take_along_axis(values, order, axis=1)
+        tied = ((ranked[:, 1:] == ranked[:, :-1]) & np.isfinite(ranked[:, 1:])).any(axis=1)
+        if tied.any():
+            if tie_rank is None:  # columns ascend along every row: a stable sort breaks ties
+                order[tied] = np.argsort(values[tied], axis=1, kind="stable")
+            else:
+                order[tied] = np.lexsort((tie_rank[columns[tied]], values[tied]), axis=1)
+    return order
