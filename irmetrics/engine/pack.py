@@ -266,13 +266,18 @@ def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
 
 
 def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
-    """Position of each id in ``sorted_ids``, or -1."""
-    if len(sorted_ids) == 0:
-        return np.full(len(ids), -1, dtype=np.int64)
-    return ids.replace_strict(
-        pl.Series(sorted_ids.tolist(), dtype=pl.String),
-        pl.int_range(len(sorted_ids), eager=True), default=-1, return_dtype=pl.Int64,
-    ).to_numpy()
+    """Position of each id in ``sorted_ids`` (ascending byte order), or -1.
+
+    A binary search over Python strings, whose order is the UTF-8 byte order: the cost
+    grows with ``len(ids)`` (a chunk's few query blocks), not with the number of qrels
+    queries.
+    """
+    wanted = np.asarray(ids.to_list(), dtype=object)
+    sorted_ids = np.asarray(sorted_ids, dtype=object)
+    if len(sorted_ids) == 0 or len(wanted) == 0:
+        return np.full(len(wanted), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(sorted_ids, wanted), len(sorted_ids) - 1)
+    return np.where(sorted_ids[pos] == wanted, pos, -1).astype(np.int64)
 
 
 def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descending=True):
