@@ -104,19 +104,23 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
     n_q = len(query_ids)
     block_code = _query_codes(blocks.query_ids, query_ids)
-    qcode = np.repeat(block_code, blocks.lengths)
-    labels = qrels["relevance"].to_numpy().astype(np.int64)
-    codes = np.where(labels < 0, POOL_UNJUDGED, labels)
-    judged = labels >= 0
-    n_levels = int(labels[judged].max()) + 1 if judged.any() else 1
-    hist = np.bincount(qcode[judged] * n_levels + labels[judged],
+    labels = qrels["relevance"].to_numpy().astype(np.int64, copy=False)
+    judged = np.flatnonzero(labels >= 0)
+    judged_labels = labels[judged]
+    n_levels = int(judged_labels.max()) + 1 if judged.size else 1
+    # Relevance codes fit in one byte for the usual labels (-2 for negative ones).
+    code_type = np.result_type(np.int8, np.min_scalar_type(n_levels))
+    codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
+    judged_query = np.repeat(block_code, blocks.lengths)[judged]
+    hist = np.bincount(judged_query * n_levels + judged_labels,
                        minlength=n_q * n_levels).reshape(n_q, n_levels)
+    del judged, judged_labels, judged_query
 
     # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
     order, judgment_query = block_move(blocks.starts, blocks.lengths, block_code)
     keys = key_offsets = None
     if n_q < 1 << _QUERY_BITS:
-        keys = _combine(qcode, doc_hash(qrels["doc_id"]).copy())[order]
+        keys = _combine(judgment_query, doc_hash(qrels["doc_id"])[order])
         if pl.Series(keys).n_unique() != len(keys):
             keys = None  # two judgments of one query share a key: exact joins only
         else:
@@ -126,7 +130,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
         query_ids=query_ids, rel_hist=hist.astype(np.int64),
         positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
         key_index=None if keys is None else pl.DataFrame(
-            {"key": keys, "judgment": np.arange(len(keys), dtype=np.int64)}),
+            {"key": keys, "judgment": np.arange(len(keys), dtype=order.dtype)}),
         judgment_query=judgment_query, codes=codes[order], doc_ids=qrels["doc_id"],
         doc_row=order, key_offsets=key_offsets,
     )

@@ -122,9 +122,7 @@ class _Chunks:
         self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
         self.block_lengths: list[np.ndarray] = []
         self.codes: list[np.ndarray] = []
-        # Codes run from -2 to the largest label: one byte each for the usual labels.
-        self.code_dtype = np.result_type(np.min_scalar_type(int(qrels.codes.max(initial=0))),
-                                         np.int8)
+        self.code_dtype = qrels.codes.dtype  # one byte for the usual labels
 
     def add(self, frame: pl.DataFrame) -> None:
         if self.carry is not None:
