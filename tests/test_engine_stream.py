@@ -144,6 +144,16 @@ TOKENS = ["q1", "q2", "#c", "Q0", "d1", "d2", "1", "2.5", "-3e2", ".5", "5.", "n
 SEPARATORS = [" ", " ", " ", "  ", "\t", "\r", "\x0b"]
 
 
+def plain_frames(tmp_path, data: bytes, kind: str, chunk: int):
+    """The plain chunks of ``data`` written to a file, or None when it is not plain."""
+    path = tmp_path / f"{kind}.txt"
+    path.write_bytes(data)
+    try:
+        return list(plain_chunks(path, kind, chunk_bytes=chunk))
+    except NotPlain:
+        return None
+
+
 @st.composite
 def messy_run_bytes(draw):
     lines = []
@@ -164,11 +174,8 @@ def messy_run_bytes(draw):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=messy_run_bytes(), chunk=st.sampled_from([1, 16, 1 << 20]))
 def test_plain_chunks_read_what_read_run_reads(tmp_path, data, chunk):
-    path = tmp_path / "run.txt"
-    path.write_bytes(data)
-    try:
-        frames = list(plain_chunks(path, "run", chunk_bytes=chunk))
-    except NotPlain:
+    frames = plain_frames(tmp_path, data, "run", chunk)
+    if frames is None:
         return
     run = read_run_bytes(data)  # a plain file is a valid file
     got = [row for f in frames for row in f.select("query_id", "doc_id", "score").rows()]
@@ -199,11 +206,8 @@ def messy_qrels_bytes(draw):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=messy_qrels_bytes(), chunk=st.sampled_from([1, 16, 1 << 20]))
 def test_plain_qrels_chunks_read_what_read_qrels_reads(tmp_path, data, chunk):
-    path = tmp_path / "qrels.txt"
-    path.write_bytes(data)
-    try:
-        frames = list(plain_chunks(path, "qrels", chunk_bytes=chunk))
-    except NotPlain:
+    frames = plain_frames(tmp_path, data, "qrels", chunk)
+    if frames is None:
         return
     want = read_qrels_bytes(data, on_duplicate="first").df  # a plain file is a valid file
     got = [row for f in frames for row in f.rows()]

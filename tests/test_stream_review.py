@@ -150,30 +150,21 @@ def _pipe_path(data: bytes):
 
 
 @pipes
-@pytest.mark.parametrize("run", [RUN, RUN.replace(b" ", b"\t")], ids=["plain", "tabs"])
-def test_run_from_a_pipe_path_reads_like_the_file(tmp_path, run):
-    # e.g. irmetrics.evaluate("qrels", "/dev/fd/63") from bash's <(zcat run.gz).
-    # Got: InputFormatError '/dev/fd/N: no data lines' -- the chunked road drained the
-    # pipe (BufferedReader.read(2) pulls the whole buffer, then seek(0) fails -> NotPlain)
-    # and read_run re-opened an empty pipe.
-    qrels = write(tmp_path, "qrels", QRELS)
-    want = full_road(qrels, write(tmp_path, "run", run))
-    fd, path = _pipe_path(run)
+@pytest.mark.parametrize("piped", ["run", "qrels"])
+@pytest.mark.parametrize("tabs", [False, True], ids=["plain", "tabs"])
+def test_a_pipe_path_reads_like_the_file(tmp_path, piped, tabs):
+    # e.g. irmetrics.evaluate("qrels", "/dev/fd/63") from bash's <(zcat run.gz). Was:
+    # InputFormatError '/dev/fd/N: no data lines' -- the chunked road drained the pipe
+    # (BufferedReader.read(2) pulls the whole buffer, then seek(0) fails -> NotPlain)
+    # and the full reader re-opened an empty pipe.
+    texts = {"qrels": QRELS, "run": RUN}
+    if tabs:
+        texts[piped] = texts[piped].replace(b" ", b"\t")
+    files = {kind: write(tmp_path, kind, text) for kind, text in texts.items()}
+    want = full_road(files["qrels"], files["run"])
+    fd, files[piped] = _pipe_path(texts[piped])
     try:
-        got = path_road(qrels, path)
-    finally:
-        os.close(fd)
-    assert got == want
-
-
-@pipes
-@pytest.mark.parametrize("qrels", [QRELS, QRELS.replace(b" ", b"\t")], ids=["plain", "tabs"])
-def test_qrels_from_a_pipe_path_reads_like_the_file(tmp_path, qrels):
-    run = write(tmp_path, "run", RUN)
-    want = full_road(write(tmp_path, "qrels", qrels), run)
-    fd, path = _pipe_path(qrels)
-    try:
-        got = path_road(path, run)
+        got = path_road(files["qrels"], files["run"])
     finally:
         os.close(fd)
     assert got == want
