@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from . import segments as sg
 from .ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
 
 #: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
@@ -103,7 +104,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     query_ids_series = blocks.query_ids.unique().sort()
     query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
     n_q = len(query_ids)
-    block_code = _query_codes(blocks.query_ids, query_ids)
+    block_code = query_codes(blocks.query_ids, query_ids)
     labels = qrels["relevance"].to_numpy().astype(np.int64, copy=False)
     judged = np.flatnonzero(labels >= 0)
     judged_labels = labels[judged]
@@ -171,11 +172,11 @@ def pack(
     """
     n_all = len(qrels.query_ids)
     blocks = run_blocks(run)
-    block_code = _query_codes(blocks.query_ids, qrels.query_ids)  # -1: not in the qrels
+    block_code = query_codes(blocks.query_ids, qrels.query_ids)  # -1: not in the qrels
     present = np.zeros(n_all, dtype=bool)
     present[block_code[block_code >= 0]] = True
     if run_query_ids is not None:
-        extra = _query_codes(pl.Series([str(q) for q in run_query_ids], dtype=pl.String),
+        extra = query_codes(pl.Series([str(q) for q in run_query_ids], dtype=pl.String),
                              qrels.query_ids)
         present[extra[extra >= 0]] = True
     evaluated = np.ones(n_all, dtype=bool) if complete else present
@@ -241,12 +242,8 @@ def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
     """
     blocks = run_blocks(run) if blocks is None else blocks
     starts, block_len = blocks.starts, blocks.lengths
-    block_code = _query_codes(blocks.query_ids, query_ids)
-    scores = run["score"].to_numpy()
-    if semantics == "pytrec_eval":
-        # C's double -> float conversion: beyond float32's range a score becomes +-inf.
-        with np.errstate(over="ignore"):
-            scores = scores.astype(np.float32).astype(np.float64)
+    block_code = query_codes(blocks.query_ids, query_ids)
+    scores = ordering_scores(run["score"].to_numpy(), semantics)
     doc_col = run["doc_id"]
     bogus_codes = np.flatnonzero(bogus)
     if bogus_codes.size:
@@ -262,14 +259,22 @@ def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
     counts = np.bincount(entry_q, minlength=len(query_ids))
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     if max_docs is not None:
-        rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts)
-        keep = rank < max_docs
-        order, entry_q, ranked_scores = order[keep], entry_q[keep], ranked_scores[keep]
-        offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, max_docs)))).astype(np.int64)
+        offsets, top = sg.truncate(offsets, max_docs)
+        order, entry_q, ranked_scores = order[top], entry_q[top], ranked_scores[top]
     return RankedRun(order, entry_q, ranked_scores, offsets, doc_col)
 
 
-def _query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
+def ordering_scores(scores: np.ndarray, semantics: str) -> np.ndarray:
+    """The scores trec_eval orders by: as read (trec_eval 10), or rounded to float32 as
+    trec_eval 9.0.8 inside pytrec-eval-terrier does (``semantics="pytrec_eval"``)."""
+    if semantics != "pytrec_eval":
+        return scores
+    # C's double -> float conversion: beyond float32's range a score becomes +-inf.
+    with np.errstate(over="ignore"):
+        return scores.astype(np.float32).astype(np.float64)
+
+
+def query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     """Position of each id in ``sorted_ids`` (ascending byte order), or -1.
 
     A binary search over Python strings, whose order is the UTF-8 byte order: the cost
@@ -303,7 +308,7 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
         order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
         ranked_q = entry_code[order]
     ranked_scores = scores[order]
-    order = _break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
+    order = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
     return order, ranked_q, ranked_scores
 
 
@@ -321,7 +326,7 @@ def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray):
     return order, np.repeat(codes[by_code], b_len)
 
 
-def _break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:
+def break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:
     """Within runs of equal (query, score), order entries by doc id (bytes), descending
     unless ``descending`` is False.
 

@@ -9,8 +9,8 @@ which is what retrieval systems write. It gives the same RankedLists as
   qrels (matches verified on the strings), its tied scores ordered, and then only
   numbers are kept: a relevance code per entry (one byte when the labels allow), a
   query code and a length per block. No kernel reads scores once the order is fixed,
-  so they are not kept (``RankedLists.scores`` is None). The last query block of a chunk waits for the next chunk, so every block
-  is whole when it is packed;
+  so they are not kept (``RankedLists.scores`` is None). The last query block of a
+  chunk waits for the next chunk, so every block is whole when it is packed;
 * inside a block, entries of equal score are put in doc-id order only when they carry
   different relevance codes. Kernels see rankings only through codes and scores, and
   entries of one tie group share the score, so swapping two of them with the same
@@ -32,8 +32,10 @@ import numpy as np
 import polars as pl
 
 from ..io.trec import NotPlain, plain_chunks
-from .pack import (BOGUS_DOC_ID, EncodedQrels, _break_ties_by_doc_id, _query_codes, block_move,
-                   doc_hash, encode_qrels, key_index_for, lookup_codes)
+from . import segments as sg
+from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
+                   doc_hash, encode_qrels, key_index_for, lookup_codes, ordering_scores,
+                   query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -64,9 +66,11 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        with ThreadPoolExecutor(max_workers=1) as helper:
-            chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics, helper=helper)
-            for frame in _read_ahead(plain_chunks(path, "run")):
+        # Two helper threads: one reads and parses the next chunk, one checks the current
+        # chunk for duplicates while the main thread packs it.
+        with ThreadPoolExecutor(max_workers=2) as helpers:
+            chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics, helpers=helpers)
+            for frame in _read_ahead(plain_chunks(path, "run"), helpers):
                 chunks.add(frame)
             return chunks.finish(complete=complete)
     except NotPlain:
@@ -98,25 +102,21 @@ def encode_qrels_file(path) -> EncodedQrels | None:
     return encoded if encoded.keys is not None else None
 
 
-def _read_ahead(frames):
-    """The frames of ``frames``, the next one read and parsed in a second thread while
-    the caller packs the current one (polars and numpy release the GIL)."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(next, frames, None)
-        while True:
-            frame = pending.result()
-            if frame is None:
-                return
-            pending = pool.submit(next, frames, None)
-            yield frame
+def _read_ahead(frames, helpers: ThreadPoolExecutor):
+    """The frames of ``frames``, the next one read and parsed by ``helpers`` while the
+    caller packs the current one (polars and numpy release the GIL)."""
+    pending = helpers.submit(next, frames, None)
+    while (frame := pending.result()) is not None:
+        pending = helpers.submit(next, frames, None)
+        yield frame
 
 
 class _Chunks:
     """Packed blocks accumulated chunk by chunk (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics, helper):
+    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics, helpers):
         self.qrels, self.max_docs, self.semantics = qrels, max_docs, semantics
-        self.helper = helper  # a thread for work that can run beside the packing
+        self.helpers = helpers  # threads for work that can run beside the packing
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
         self.block_ids: list[pl.Series] = []  # query id of every block, evaluated or not
         self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
@@ -127,15 +127,17 @@ class _Chunks:
     def add(self, frame: pl.DataFrame) -> None:
         if self.carry is not None:
             frame = pl.concat([self.carry, frame])
-        starts = _block_starts(frame["query_id"])
-        last = int(starts[-1])
+        blocks = run_blocks(frame)
+        last = int(blocks.starts[-1])
         self.carry = frame.slice(last)
         if last:
-            self._pack(frame.slice(0, last), starts[:-1])
+            whole = slice(0, len(blocks.starts) - 1)
+            self._pack(frame.slice(0, last), RunBlocks(
+                blocks.starts[whole], blocks.lengths[whole], blocks.query_ids[whole]))
 
     def finish(self, *, complete: bool) -> RankedLists | None:
         run_name = self.carry["run_id"][-1]
-        self._pack(self.carry, np.zeros(1, dtype=np.int64))
+        self._pack(self.carry, run_blocks(self.carry))
         self.carry = None
         block_ids = pl.concat(self.block_ids)
         if block_ids.n_unique() != len(block_ids):
@@ -173,24 +175,20 @@ class _Chunks:
             qrels_positive_total=qrels.positive_total,
         )
 
-    def _pack(self, frame: pl.DataFrame, starts: np.ndarray) -> None:
-        """Pack the whole query blocks of ``frame`` (blocks begin at ``starts``)."""
-        n = frame.height
-        lengths = np.diff(np.append(starts, n))
-        block_q = frame["query_id"].gather(starts)
-        self.block_ids.append(block_q)
-        block_code = _query_codes(block_q, self.qrels.query_ids)
-        row_block = np.repeat(np.arange(len(starts)), lengths)
+    def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:
+        """Pack ``frame``, whose query ``blocks`` are all whole."""
+        lengths = blocks.lengths
+        self.block_ids.append(blocks.query_ids)
+        block_code = query_codes(blocks.query_ids, self.qrels.query_ids)
+        row_block = np.repeat(np.arange(len(lengths)), lengths)
         hashes = doc_hash(frame["doc_id"])
         # The duplicate test runs beside the lookups below (polars releases the GIL).
-        repeats = self.helper.submit(_may_repeat, hashes, row_block)
-        scores = frame["score"].to_numpy()
-        if self.semantics == "pytrec_eval":
-            with np.errstate(over="ignore"):  # C's double -> float: out of range is +-inf
-                scores = scores.astype(np.float32).astype(np.float64)
+        repeats = self.helpers.submit(_may_repeat, hashes, row_block)
+        scores = ordering_scores(frame["score"].to_numpy(), self.semantics)
 
         evaluated = block_code >= 0
-        rows = np.arange(n) if evaluated.all() else np.flatnonzero(evaluated[row_block])
+        rows = np.arange(frame.height) if evaluated.all() else \
+            np.flatnonzero(evaluated[row_block])
         if np.any((scores[rows][1:] > scores[rows][:-1])
                   & (row_block[rows][1:] == row_block[rows][:-1])):
             rows = rows[np.lexsort((-scores[rows], row_block[rows]))]
@@ -205,25 +203,15 @@ class _Chunks:
 
         kept_blocks = np.flatnonzero(evaluated)
         kept_len = lengths[kept_blocks]
-        if self.max_docs is not None and len(rows):
-            rank = np.arange(len(rows)) - np.repeat(np.cumsum(kept_len) - kept_len, kept_len)
-            top = rank < self.max_docs
-            codes = codes[top]
-            kept_len = np.minimum(kept_len, self.max_docs)
+        if self.max_docs is not None:
+            offsets, top = sg.truncate(np.concatenate(([0], np.cumsum(kept_len))),
+                                       self.max_docs)
+            codes, kept_len = codes[top], np.diff(offsets)
         if repeats.result():
             raise NotPlain  # read_run finds the duplicate (or the false alarm)
         self.block_codes.append(block_code[kept_blocks])
         self.block_lengths.append(kept_len)
         self.codes.append(codes.astype(self.code_dtype))
-
-
-def _block_starts(query_ids: pl.Series) -> np.ndarray:
-    """Rows where a new run of equal query ids begins (row 0 always)."""
-    n = len(query_ids)
-    change = np.ones(n, dtype=bool)
-    if n > 1:
-        change[1:] = (query_ids.slice(1) != query_ids.slice(0, n - 1)).to_numpy()
-    return np.flatnonzero(change)
 
 
 def _may_repeat(hashes: np.ndarray, row_block: np.ndarray) -> bool:
@@ -246,6 +234,6 @@ def _order_mixed_ties(rows, row_block, scores, codes, doc_col) -> None:
     mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
     mixed[group[1:][differs]] = True
     sel = np.flatnonzero(mixed[group])
-    moved = _break_ties_by_doc_id(np.arange(len(sel)), row_block[sel], scores[sel],
+    moved = break_ties_by_doc_id(np.arange(len(sel)), row_block[sel], scores[sel],
                                   doc_col.gather(rows[sel]))
     codes[sel] = codes[sel][moved]
