@@ -117,8 +117,16 @@ class Evaluator:
         return self._encoded_qrels().query_ids
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
-        """RankedLists for ``run``: an adapter's own pair packs itself without strings
-        (``Run.pack_direct``); everything else goes through encode_qrels + pack."""
+        """RankedLists for ``run`` by the cheapest road: a plain run file chunk by chunk
+        (:mod:`irmetrics.engine.stream`, which keeps no doc ids); an adapter's own pair
+        without strings (``Run.pack_direct``); everything else read whole and put through
+        encode_qrels + pack."""
+        if isinstance(run, (str, os.PathLike)) and run_query_ids is None and not keep_doc_ids:
+            lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
+                                  complete=self.complete, semantics=self.semantics)
+            if lists is not None:
+                return lists
+        run = as_run(run)
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
             # Only the adapter's own qrels object qualifies, so a qrels file encoded
@@ -147,12 +155,7 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        lists = None
-        if isinstance(run, (str, os.PathLike)) and run_query_ids is None:
-            lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
-                                  complete=self.complete, semantics=self.semantics)
-        if lists is None:
-            lists = self._pack(as_run(run), run_query_ids)
+        lists = self._pack(run, run_query_ids)
         columns, specs = {}, {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
