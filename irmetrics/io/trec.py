@@ -419,15 +419,8 @@ def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
     schema, exact, columns = _PLAIN[kind]
     if any(c in data for c in _NOT_PLAIN_BYTES):
         raise NotPlain
-    try:
-        df = pl.read_csv(
-            data, separator=" ", has_header=False, quote_char=None, schema=schema,
-            truncate_ragged_lines=not exact, extra_columns=None if exact else "ignore",
-            missing_columns="insert",
-        )
-    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: not plain
-        raise NotPlain from None
-    if df.height == 0 or any(df.null_count().row(0)):
+    df = _read_typed(data, schema, exact, " ")
+    if df is None or df.height == 0 or any(df.null_count().row(0)):
         raise NotPlain  # blank lines, short lines, empty fields, unreadable numbers
     if kind == "run" and not np.isfinite(df["score"].to_numpy()).all():
         raise NotPlain
@@ -600,6 +593,20 @@ def _collapse_spaces(data: bytes) -> bytes:
     return b.tobytes()
 
 
+def _read_typed(data: bytes, schema: dict, exact: bool, sep: str) -> pl.DataFrame | None:
+    """``polars.read_csv`` of ``data`` with a typed schema and no quoting, or None if
+    polars refuses it (bad numbers, invalid UTF-8, too many fields when ``exact``)."""
+    try:
+        return pl.read_csv(
+            data, separator=sep, has_header=False, quote_char=None, schema=schema,
+            # runs: fields after the 6th are ignored (on the first line too); qrels: an error
+            truncate_ragged_lines=not exact, extra_columns=None if exact else "ignore",
+            missing_columns="insert",  # short lines (a blank first line too) -> nulls
+        )
+    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: None
+        return None
+
+
 def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     """polars.read_csv with the typed schema, then checks. Returns None whenever the result
     could differ from the string path (empty fields from repeated separators or short
@@ -608,19 +615,8 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     and a ``_line`` column keeps the line numbers."""
     if not data:
         return None
-    try:
-        df = pl.read_csv(
-            data,
-            separator=sep,
-            has_header=False,
-            quote_char=None,
-            schema=layout.schema,
-            # runs: fields after the 6th are ignored (on the first line too); qrels: an error
-            truncate_ragged_lines=not layout.exact,
-            extra_columns=None if layout.exact else "ignore",
-            missing_columns="insert",  # short lines (a blank first line too) -> nulls
-        )
-    except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any failure: next path
+    df = _read_typed(data, layout.schema, layout.exact, sep)
+    if df is None:
         return None
     if any(df.null_count().row(0)):
         is_null = [pl.col(c).is_null() for c in df.columns]
