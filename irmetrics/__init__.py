@@ -7,12 +7,17 @@ from .evaluate import Evaluator, evaluate
 from .results import Results
 
 __version__ = "0.1.0"
-__all__ = ["Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results", "Run", "evaluate",
-           "evaluate_jg", "evaluate_prefs"]
+__all__ = ["Comparison", "Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results",
+           "Run", "compare", "evaluate", "evaluate_jg", "evaluate_prefs", "read_per_query",
+           "stats"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
     "adapters": ("irmetrics.adapters", None),
+    "stats": ("irmetrics.stats", None),
+    "compare": ("irmetrics.comparison", "compare"),
+    "Comparison": ("irmetrics.comparison", "Comparison"),
+    "read_per_query": ("irmetrics.io.per_query", "read_per_query"),
     "evaluate_jg": ("irmetrics.evaluate_formats", "evaluate_jg"),
     "evaluate_prefs": ("irmetrics.evaluate_formats", "evaluate_prefs"),
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),

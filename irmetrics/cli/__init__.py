@@ -14,10 +14,10 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import eval_cmd, validate_cmd
+from . import compare_cmd, eval_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
-COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run}
+COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -30,6 +30,9 @@ commands:
              e.g.  irmetrics eval -q -m map -m P.10 qrels.txt run.txt
   validate   compare irmetrics with pytrec_eval on the same files
              e.g.  irmetrics validate qrels.txt run.txt
+  compare    is the difference between runs real? paired tests, intervals, effect
+             sizes, corrections, and a CI gate (--fail-if-worse)
+             e.g.  irmetrics compare --baseline bm25.run qrels.txt bm25.run dense.run
 
 options:
   -h, --help       show this help; 'irmetrics <command> --help' explains each option

@@ -1,0 +1,245 @@
+"""``irmetrics compare``: is the difference between runs real? And a CI gate.
+
+Runs are evaluated on one qrels (or read from ``trec_eval -q`` / ``irmetrics eval -q``
+output files), aligned on their common queries and tested with :func:`irmetrics.compare`.
+``--fail-if-worse`` turns the comparison into a gate for continuous integration.
+See docs/compare.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+
+from .._validation import check_float, parameter_error
+from ..comparison import COMPARE_TESTS, CORRECTIONS, compare
+from ..engine.pack import SEMANTICS
+from ..io.per_query import read_per_query
+from .inputs import open_lines
+from .options import EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version, parse_int
+
+#: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
+EXIT_WORSE = 3
+
+#: Measures compared when no ``-m`` is given and the runs need evaluating.
+DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
+
+FORMATS = ("table", "markdown", "latex", "json", "csv")
+
+DESCRIPTION = """\
+Compare runs measure by measure on the same queries: mean difference, confidence
+interval, effect size, p-value of a paired test, corrected for multiple comparisons.
+
+  irmetrics compare [options] qrels run run [run ...]
+  irmetrics compare [options] a.eval b.eval [c.eval ...]   (trec_eval -q outputs)
+
+Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l); files written by
+'trec_eval -q' or 'irmetrics eval -q' are used as they are (values as printed)."""
+
+EPILOG = """\
+examples:
+  irmetrics compare qrels.txt bm25.run dense.run              t-test, Holm, all pairs
+  irmetrics compare -m map -m nDCG@10 --baseline bm25.run qrels.txt bm25.run a.run b.run
+  irmetrics compare --test randomization --resamples 100000 qrels.txt a.run b.run
+  irmetrics compare --test tukey --format latex qrels.txt a.run b.run c.run
+  irmetrics compare bm25.eval dense.eval                      from trec_eval -q outputs
+  irmetrics compare --baseline main.run --fail-if-worse --margin 0.01 qrels main.run pr.run
+
+tests: t (paired t-test, default), randomization (paired sign-flip, exact up to 20
+queries), bootstrap (paired), wilcoxon and sign (less reliable, warned), tukey
+(randomised Tukey HSD over all runs; controls the family-wise error itself).
+
+exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter; 3 with
+--fail-if-worse, a run is worse than its baseline; 4 the runs cannot be compared."""
+
+
+def build_parser() -> CliParser:
+    p = CliParser(prog="irmetrics compare", description=DESCRIPTION, epilog=EPILOG,
+                  formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
+    g = p.add_argument_group("comparison")
+    g.add_argument("-h", "--help", action="help", help="show this help and exit")
+    add_version(g)
+    g.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure to compare, repeatable (e.g. -m map -m ndcg_cut.10 -m nDCG@10);"
+                        f" default {' '.join(DEFAULT_MEASURES)}, or every measure of the"
+                        " -q files")
+    g.add_argument("--baseline", action="append", metavar="RUN",
+                   help="compare every other run with this one (repeatable for several"
+                        " baselines); a file name or path as given (e.g. --baseline bm25.run);"
+                        " default: every pair")
+    g.add_argument("--test", choices=COMPARE_TESTS, default="t",
+                   help="statistical test (default t)")
+    g.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-testing correction over each measure's comparisons"
+                        " (default holm)")
+    g.add_argument("--alpha", default="0.05", metavar="A",
+                   help="significance level; intervals are at 1 - A (default 0.05)")
+    g.add_argument("--resamples", default="10000", metavar="B",
+                   help="resamples of the randomisation, bootstrap and tukey tests"
+                        " (default 10000)")
+    g.add_argument("--seed", default="0", metavar="S",
+                   help="random seed; the same seed gives the same numbers (default 0)")
+    g.add_argument("--format", choices=FORMATS, default="table",
+                   help="output: table (terminal, default), markdown, latex, json, csv")
+    gate = p.add_argument_group("CI gate")
+    gate.add_argument("--fail-if-worse", action="store_true",
+                      help="exit 3 when a run is significantly worse than its baseline"
+                           " (needs --baseline)")
+    gate.add_argument("--margin", metavar="M",
+                      help="with --fail-if-worse, also fail when a run is worse by more than M,"
+                           " significant or not (e.g. --margin 0.01)")
+    e = p.add_argument_group("evaluation (as in irmetrics eval / trec_eval)")
+    e.add_argument("-c", "--complete_rel_info_wanted", action="store_true",
+                   help="score qrels queries a run did not answer as trec_eval -c does,"
+                        " instead of leaving them out of the comparison")
+    e.add_argument("-J", "--Judged_docs_only", action="store_true",
+                   help="drop unjudged documents from every ranking")
+    e.add_argument("-M", "--Max_retrieved_per_topic", metavar="N",
+                   help="keep only the top N documents of each ranking")
+    e.add_argument("-l", "--level_for_rel", metavar="L", default="1",
+                   help="lowest label counted as relevant (default 1)")
+    e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
+                   help="trec_eval (default) or pytrec_eval")
+    p.add_argument("files", nargs="+", metavar="file",
+                   help="qrels then two or more runs; or two or more -q evaluation files")
+    return p
+
+
+def run(argv: list[str], stdout, stderr) -> int:
+    args = build_parser().parse(argv)
+    alpha = _parse_float("--alpha", args.alpha)
+    if not 0.0 < alpha < 1.0:
+        raise parameter_error("--alpha", "a real number strictly between 0 and 1", args.alpha)
+    margin = None if args.margin is None else _parse_float("--margin", args.margin)
+    if margin is not None and margin < 0:
+        raise parameter_error("--margin", "a finite real number >= 0", args.margin)
+    n_resamples = parse_int("--resamples", args.resamples, minimum=1)
+    seed = parse_int("--seed", args.seed, minimum=0)
+    if args.fail_if_worse and not args.baseline:
+        raise CliError("--fail-if-worse needs --baseline (which run is the reference?)",
+                       EXIT_USAGE)
+    if margin is not None and not args.fail_if_worse:
+        raise CliError("--margin goes with --fail-if-worse", EXIT_USAGE)
+
+    qrels, runs = _inputs(args.files)
+    measures = args.measures
+    if measures is None:
+        measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
+    names = _run_names(runs)
+    baselines = [_resolve(b, names, runs) for b in args.baseline] if args.baseline else None
+    options = {}
+    if qrels is not None:
+        max_docs = (None if args.Max_retrieved_per_topic is None
+                    else parse_int("-M", args.Max_retrieved_per_topic, minimum=0))
+        options = dict(relevance_level=parse_int("-l", args.level_for_rel),
+                       judged_only=args.Judged_docs_only, max_docs=max_docs,
+                       complete=args.complete_rel_info_wanted, semantics=args.semantics)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,
+                             test=args.test, correction=args.correction, alpha=alpha,
+                             n_resamples=n_resamples, seed=seed, **options)
+    for warning in caught:
+        if not issubclass(warning.category, UserWarning):
+            continue  # numerical RuntimeWarnings are the library's business, not the user's
+        stderr.write(f"irmetrics compare: warning: {warning.message}\n")
+    stdout.write(_render(comparison, args.format))
+    if args.fail_if_worse:
+        regressions = comparison.regressions(margin=margin)
+        for regression in regressions:
+            stderr.write(f"irmetrics compare: FAIL: {regression}\n")
+        if regressions:
+            return EXIT_WORSE
+    return EXIT_OK
+
+
+def _render(comparison, fmt: str) -> str:
+    if fmt == "table":
+        return comparison.to_text()
+    if fmt == "markdown":
+        return comparison.to_markdown()
+    if fmt == "latex":
+        return comparison.to_latex()
+    if fmt == "json":
+        return comparison.to_json()
+    return comparison.to_csv()
+
+
+def _parse_float(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = text
+    return check_float(option, value)
+
+
+def _inputs(files: list[str]):
+    """``(qrels or None, runs)``: -q evaluation files need no qrels; otherwise the first
+    file is the qrels and the rest are runs or evaluation files."""
+    kinds = [_looks_like_per_query(f) for f in files]
+    if kinds[0]:
+        not_eval = [f for f, k in zip(files, kinds) if not k]
+        if not_eval:
+            raise CliError(f"{not_eval[0]}: the first file is a -q evaluation file, so every"
+                           " file must be one (or give the qrels first)", EXIT_USAGE)
+        qrels, runs = None, [read_per_query(f) for f in files]
+    else:
+        qrels = files[0]
+        runs = [read_per_query(f) if k else f for f, k in zip(files[1:], kinds[1:])]
+    if len(runs) < 2:
+        raise CliError("give at least two runs to compare (irmetrics compare qrels run run"
+                       " ...)", EXIT_USAGE)
+    return qrels, runs
+
+
+def _looks_like_per_query(path: str) -> bool:
+    """The first data line has three fields (``measure query_id value``), not four
+    (qrels) or six (a run). Unreadable files answer False: their reader says why."""
+    try:
+        for number, line in enumerate(open_lines(path)):
+            fields = line.split()
+            if fields and not fields[0].startswith(b"#"):
+                return len(fields) == 3
+            if number > 1000:
+                break
+    except (OSError, EOFError):
+        pass
+    return False
+
+
+def _run_names(runs: list) -> list[str]:
+    """File names, or the paths as given where two file names are the same."""
+    paths = [r if isinstance(r, str) else r.source for r in runs]
+    names = [os.path.basename(p) or p for p in paths]
+    if len(set(names)) < len(names):
+        names = paths
+    if len(set(names)) < len(names):
+        raise CliError(f"the same file is given twice: {sorted(n for n in names if names.count(n) > 1)[0]}",
+                       EXIT_USAGE)
+    return names
+
+
+def _resolve(baseline: str, names: list[str], runs: list) -> str:
+    """A ``--baseline`` value as a run name: the name itself or the path as given."""
+    if baseline in names:
+        return baseline
+    paths = [r if isinstance(r, str) else r.source for r in runs]
+    for name, path in zip(names, paths):
+        if os.path.normpath(path) == os.path.normpath(baseline):
+            return name
+    raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
+                   EXIT_USAGE)
+
+
+def _common_names(runs: list) -> list[str]:
+    """Scores every -q file has, in the first file's order; counts (``num_ret``,
+    ``num_rel``, ...) are left out: they are not effectiveness scores."""
+    from ..measures.registry import MEAN, REGISTRY
+
+    def is_score(name: str) -> bool:
+        measure = REGISTRY.get(name) or REGISTRY.get(name.rsplit("_", 1)[0])
+        return measure is None or measure.summary == MEAN
+
+    first = runs[0].names
+    return [n for n in first if is_score(n) and all(n in r.columns for r in runs[1:])]

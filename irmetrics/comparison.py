@@ -1,0 +1,648 @@
+"""Comparing systems: is the difference real?
+
+:func:`compare` evaluates several runs on one qrels (or takes per-query values already
+computed), aligns their queries explicitly, and tests every system against one or more
+baselines, or every pair, with :mod:`irmetrics.stats`. The result, a
+:class:`Comparison`, is one table with a row per (measure, system, baseline) and writers
+for the terminal, markdown, LaTeX, JSON and CSV.
+
+Comparison never re-implements evaluation: runs go through :class:`~irmetrics.Evaluator`
+(qrels encoded once), and everything after that reads per-query values only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from ._validation import check_bool, check_choice, check_float, check_int, parameter_error
+from .exceptions import IrMetricsError
+from .io.per_query import PerQueryScores
+from .results import Results
+
+#: Tests :func:`compare` runs: the paired tests of :func:`irmetrics.stats.paired_test`,
+#: and randomised Tukey HSD over all systems at once.
+COMPARE_TESTS = ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey")
+
+#: Multiple-testing corrections (statsmodels' names), applied per measure.
+CORRECTIONS = ("none", "bonferroni", "holm", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
+
+#: The table's columns, in order.
+COLUMNS = ("measure", "system", "baseline", "mean", "baseline_mean", "diff", "ci_low",
+           "ci_high", "effect_size", "statistic", "p_value", "p_adjusted", "significant",
+           "wins", "ties", "losses", "n_queries")
+
+#: How many ids a message lists before "and N more".
+_LIST = 5
+
+
+class QueryAlignmentWarning(UserWarning):
+    """Some queries are not evaluated for every system and were left out of a comparison."""
+
+
+class ComparisonError(IrMetricsError, ValueError):
+    """The systems cannot be compared (no common query, a NaN per-query value, ...)."""
+
+
+@dataclass
+class Regression:
+    """A candidate worse than its baseline (see :meth:`Comparison.regressions`)."""
+
+    measure: str
+    system: str
+    baseline: str
+    diff: float
+    p_adjusted: float
+    significant: bool
+
+    def __str__(self) -> str:
+        verdict = "significantly worse" if self.significant else "worse beyond the margin"
+        return (f"{self.system!r} is {verdict} than baseline {self.baseline!r} on"
+                f" {self.measure}: diff {self.diff:+.4f}, adjusted p {self.p_adjusted:.4g}")
+
+
+@dataclass
+class Comparison:
+    """Systems compared measure by measure on the same queries.
+
+    Attributes
+    ----------
+    systems : list of str
+        System names, in the order given.
+    baselines : list of str or None
+        The baselines; None when every pair was compared.
+    measures : list of str
+        Output names compared (``map``, ``P_10``, ``nDCG@10``).
+    query_ids : ndarray of str
+        The queries every system was scored on (byte order).
+    scores : dict of str to ndarray
+        Measure to per-query values, shape ``(n_systems, n_queries)``.
+    missing_queries : dict of str to list of str
+        System to the queries it lacks that some other system has; they are left out.
+    test, correction, alpha, level, n_resamples, seed
+        How the table was computed (``level`` is the confidence level of the intervals,
+        ``1 - alpha``).
+    """
+
+    systems: list
+    baselines: list | None
+    measures: list
+    query_ids: np.ndarray
+    scores: dict
+    missing_queries: dict
+    test: str
+    correction: str
+    alpha: float
+    level: float
+    n_resamples: int
+    seed: int
+    _table: pl.DataFrame = field(repr=False, default=None)
+
+    def table(self) -> pl.DataFrame:
+        """One row per (measure, system, baseline); see docs/compare.md for each column."""
+        return self._table
+
+    def means(self) -> pl.DataFrame:
+        """Mean of every system (rows) on every measure (columns) over the common queries."""
+        data = {"system": self.systems}
+        for name in self.measures:
+            data[name] = self.scores[name].mean(axis=1)
+        return pl.DataFrame(data)
+
+    def regressions(self, *, margin: float | None = None) -> list[Regression]:
+        """Rows where the system is worse than its baseline: significantly worse
+        (``diff < 0`` and ``p_adjusted <= alpha``), or, with ``margin``, worse by more
+        than ``margin`` whatever the p-value. Every measure counts higher as better."""
+        if margin is not None:
+            margin = check_float("margin", margin, min=0.0)
+        out = []
+        for row in self._table.iter_rows(named=True):
+            worse_significantly = row["diff"] < 0 and row["significant"]
+            worse_by_margin = margin is not None and row["diff"] < -margin
+            if worse_significantly or worse_by_margin:
+                out.append(Regression(row["measure"], row["system"], row["baseline"],
+                                      row["diff"], row["p_adjusted"], bool(row["significant"])))
+        return out
+
+    # -- writers ---------------------------------------------------------------------
+
+    def describe(self) -> str:
+        """One sentence: which test, which correction, alpha, how many queries."""
+        test = _TEST_NAMES[self.test]
+        if self.test in ("randomization", "bootstrap", "tukey"):
+            test += f", {self.n_resamples:,} resamples, seed {self.seed}"
+        correction = ("no correction" if self.correction == "none" or self.test == "tukey"
+                      else f"{_CORRECTION_NAMES[self.correction]} correction per measure")
+        against = ("every pair of systems" if self.baselines is None
+                   else "baseline " + ", ".join(repr(b) for b in self.baselines))
+        return (f"{test}; {correction}; alpha = {self.alpha:g}; {self.level:.0%} confidence"
+                f" intervals; {len(self.query_ids)} queries; against {against}.")
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self) -> str:
+        """A table for the terminal: per measure, each system against its baseline."""
+        head = ["system", "baseline", "mean", "base", "diff", "95% CI", "d", "p", "p_adj",
+                "W/T/L"]
+        head[5] = f"{self.level:.0%} CI"
+        blocks = [self.describe(), ""]
+        for name in self.measures:
+            rows = self._table.filter(pl.col("measure") == name)
+            cells = [head] + [[
+                r["system"], r["baseline"], _num(r["mean"]), _num(r["baseline_mean"]),
+                _signed(r["diff"]) + ("*" if r["significant"] else " "),
+                f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
+                _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
+                f"{r['wins']}/{r['ties']}/{r['losses']}"] for r in rows.iter_rows(named=True)]
+            widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
+            blocks.append(name)
+            for row in cells:
+                blocks.append("  " + "  ".join(
+                    c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+                ).rstrip())
+            blocks.append("")
+        blocks.append(f"* significant at alpha = {self.alpha:g} after correction;"
+                      " d = Cohen's d_z; W/T/L = queries where the system wins/ties/loses.")
+        return "\n".join(blocks) + "\n"
+
+    def to_markdown(self) -> str:
+        """The table as GitHub-flavoured markdown, one row per comparison."""
+        head = ["measure", "system", "baseline", "mean", "baseline mean", "diff",
+                f"{self.level:.0%} CI", "d_z", "p", "p adj.", "sig.", "W/T/L"]
+        lines = ["| " + " | ".join(head) + " |",
+                 "|" + "|".join(["---"] * 3 + ["---:"] * 8 + ["---"]) + "|"]
+        for r in self._table.iter_rows(named=True):
+            cells = [r["measure"], r["system"], r["baseline"], _num(r["mean"]),
+                     _num(r["baseline_mean"]), _signed(r["diff"]),
+                     f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
+                     _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
+                     "yes" if r["significant"] else "no",
+                     f"{r['wins']}/{r['ties']}/{r['losses']}"]
+            lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+        return "\n".join(lines) + f"\n\n{self.describe()}\n"
+
+    def to_latex(self, *, digits: int = 4) -> str:
+        """A booktabs table as IR papers print it: systems as rows, measures as columns.
+
+        The best mean of each column is bold. Each system is labelled with a letter; a
+        superscript letter on a score marks a significant improvement over the system
+        with that letter (after correction). The caption names the test and correction.
+        """
+        check_int("digits", digits, min=0, max=12)
+        letters = _letters(len(self.systems))
+        better = _significant_improvements(self)
+        means = {name: self.scores[name].mean(axis=1) for name in self.measures}
+        lines = [r"\begin{table}[t]", r"\centering",
+                 r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule",
+                 "System & " + " & ".join(_latex_escape(m) for m in self.measures) + r" \\",
+                 r"\midrule"]
+        for i, system in enumerate(self.systems):
+            cells = [f"({letters[i]}) {_latex_escape(system)}"]
+            for name in self.measures:
+                value = f"{means[name][i]:.{digits}f}"
+                column = np.round(means[name], digits)
+                if column[i] == column.max():
+                    value = rf"\textbf{{{value}}}"
+                marks = "".join(letters[j] for j in sorted(better.get((name, i), ())))
+                cells.append(value + (rf"$^{{{marks}}}$" if marks else ""))
+            lines.append(" & ".join(cells) + r" \\")
+        caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
+                   " superscript letter marks a significant improvement over the system with"
+                   f" that letter ({self.describe()[:-1]}).")
+        lines += [r"\bottomrule", r"\end{tabular}",
+                  rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict:
+        """Settings, query alignment and rows as plain Python (NaN and infinities as None)."""
+        rows = [{k: _json_value(v) for k, v in r.items()}
+                for r in self._table.iter_rows(named=True)]
+        return {
+            "test": self.test, "correction": self.correction, "alpha": self.alpha,
+            "level": self.level, "n_resamples": self.n_resamples, "seed": self.seed,
+            "systems": self.systems, "baselines": self.baselines, "measures": self.measures,
+            "n_queries": len(self.query_ids), "missing_queries": self.missing_queries,
+            "rows": rows,
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON (strict: no NaN literals)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def to_csv(self, *, separator: str = ",") -> str:
+        """The table as CSV; floats round-trip exactly, NaN as ``NaN``."""
+        return self._table.write_csv(separator=separator, float_precision=None)
+
+
+_TEST_NAMES = {
+    "t": "Paired t-test", "randomization": "Paired randomisation (sign-flip) test",
+    "bootstrap": "Paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "Sign test", "tukey": "Randomised Tukey HSD blocked on queries",
+}
+_CORRECTION_NAMES = {
+    "none": "no", "bonferroni": "Bonferroni", "holm": "Holm", "holm-sidak": "Holm-Sidak",
+    "hommel": "Hommel", "fdr_bh": "Benjamini-Hochberg", "fdr_by": "Benjamini-Yekutieli",
+}
+
+
+def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm",
+            alpha=0.05, n_resamples=10_000, seed=0, progress=None,
+            **evaluate_options) -> Comparison:
+    """Test whether systems differ, measure by measure, on the same queries.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, dict, DataFrame or None
+        Judgments for the runs that need evaluating; None when every run is given as
+        per-query values (:class:`~irmetrics.Results` or
+        :class:`~irmetrics.io.per_query.PerQueryScores`).
+    runs : dict or list
+        ``{name: run}`` with each run a path, dict, Run, Results or PerQueryScores; or a
+        list of paths (names from the file names) or of Results (names from their run
+        tags). At least two.
+    measures : str or list of str
+        Measure names as for :func:`~irmetrics.evaluate` (``"map"``, ``"P.10"``,
+        ``"nDCG@10"``). Bookkeeping outputs (``runid``, ``num_q``, ``relstring``) are
+        skipped; geometric means (``gm_map``) have no per-query values to test.
+    baseline : str, list of str or None
+        Test every other system against this baseline (or each of these); None tests
+        every pair.
+    test : {"t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey"}
+        Paired test (:func:`irmetrics.stats.paired_test`), or ``"tukey"`` for randomised
+        Tukey HSD over all systems (:func:`irmetrics.stats.tukey_hsd`), which controls the
+        family-wise error itself (no further correction).
+    correction : {"none", "bonferroni", "holm", "holm-sidak", "hommel", "fdr_bh", "fdr_by"}
+        Multiple-testing correction over the comparisons of each measure.
+    alpha : float
+        Significance level in (0, 1); confidence intervals are at ``1 - alpha``.
+    n_resamples, seed : int
+        For the resampling tests. Same inputs and seed give identical results.
+    progress : bool, optional
+        Report evaluation progress on stderr; default: when stderr is a terminal.
+    **evaluate_options
+        ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
+        ``num_docs_in_coll`` as for :func:`~irmetrics.evaluate`.
+
+    Returns
+    -------
+    Comparison
+
+    Notes
+    -----
+    For each comparison the per-query differences are ``d_q = system_q - baseline_q``;
+    ``diff`` is their mean, ``effect_size`` is Cohen's :math:`d_z = \\bar d / s_d`, and
+    wins/ties/losses count :math:`d_q > 0`, :math:`= 0`, :math:`< 0`. A row is
+    significant when its adjusted p-value is at most ``alpha``.
+
+    Queries are those of :func:`~irmetrics.evaluate` for each run (qrels queries the
+    run answers, or every qrels query with ``complete=True``); the comparison keeps
+    the queries every system has, warns with :class:`QueryAlignmentWarning` about the
+    others and lists them in ``Comparison.missing_queries``. Dropping a query a system
+    did not answer flatters that system: ``complete=True`` scores it as trec_eval -c
+    does instead.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}, "q3": {"d4": 1, "d5": 1}}
+    >>> a = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0, "x": 2.0},
+    ...      "q3": {"d4": 1.0, "y": 3.0, "d5": 0.5}}
+    >>> b = {"q1": {"d1": 1.0, "d2": 2.0}, "q2": {"d3": 1.0, "x": 3.0, "z": 4.0},
+    ...      "q3": {"y": 1.0, "d4": 3.0, "d5": 2.0}}
+    >>> cmp = irm.compare(qrels, {"A": a, "B": b}, ["map"], baseline="A")
+    >>> row = cmp.table().row(0, named=True)
+    >>> row["system"], row["baseline"], round(row["diff"], 4), row["wins"], row["losses"]
+    ('B', 'A', -0.0833, 1, 2)
+    """
+    check_choice("test", test, COMPARE_TESTS)
+    check_choice("correction", correction, CORRECTIONS)
+    alpha = check_float("alpha", alpha)
+    if not 0.0 < alpha < 1.0:
+        raise parameter_error("alpha", "a real number strictly between 0 and 1", alpha)
+    n_resamples = check_int("n_resamples", n_resamples, min=1)
+    seed = check_int("seed", seed, min=0)
+    if progress is not None:
+        progress = check_bool("progress", progress)
+    else:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+    named = _named_runs(runs)
+    systems = list(named)
+    baselines = _baselines(baseline, systems)
+    scored = _score_systems(qrels, named, measures, evaluate_options, progress)
+    names = _comparable_measures(scored, measures)
+    query_ids, scores, missing = _align(scored, systems, names)
+    pairs = _pairs(systems, baselines)
+    table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
+                        alpha=alpha, n_resamples=n_resamples, seed=seed)
+    return Comparison(systems=systems, baselines=baselines, measures=names,
+                      query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
+                      correction="none" if test == "tukey" else correction, alpha=alpha,
+                      level=1.0 - alpha, n_resamples=n_resamples, seed=seed, _table=table)
+
+
+# -- inputs --------------------------------------------------------------------------
+
+def _named_runs(runs) -> dict:
+    """``{name: run}`` from a dict, or from a list of paths / Results."""
+    if isinstance(runs, dict):
+        named = dict(runs)
+        for name in named:
+            if not isinstance(name, str) or not name:
+                raise parameter_error("runs", "a dict with non-empty string names", name)
+    elif isinstance(runs, (list, tuple)):
+        labels = [_label_of(run) for run in runs]
+        if len(set(labels)) < len(labels):
+            # Same file names in different folders: the paths as given tell them apart.
+            labels = [os.fspath(r) if isinstance(r, (str, os.PathLike)) else label
+                      for r, label in zip(runs, labels)]
+        if len(set(labels)) < len(labels):
+            raise parameter_error("runs", "runs with distinct names (pass a dict to name"
+                                  " them)", labels)
+        named = dict(zip(labels, runs))
+    else:
+        raise parameter_error("runs", "a dict {name: run} or a list of paths", type(runs))
+    if len(named) < 2:
+        raise parameter_error("runs", "at least two runs to compare", list(named))
+    return named
+
+
+def _label_of(run) -> str:
+    if isinstance(run, (str, os.PathLike)):
+        return os.path.basename(os.fspath(run)) or os.fspath(run)
+    if isinstance(run, (Results, PerQueryScores)):
+        return run.run_name
+    raise parameter_error("runs", "a list of paths or Results (or a dict {name: run})",
+                          type(run))
+
+
+def _baselines(baseline, systems: list) -> list | None:
+    if baseline is None:
+        return None
+    chosen = [baseline] if isinstance(baseline, str) else list(baseline)
+    if not chosen:
+        raise parameter_error("baseline", "a run name, a list of run names or None", baseline)
+    for name in chosen:
+        if name not in systems:
+            raise parameter_error("baseline", f"one of the runs ({', '.join(map(repr, systems))})",
+                                  name)
+    if len(set(chosen)) < len(chosen):
+        raise parameter_error("baseline", "distinct run names", chosen)
+    return chosen
+
+
+def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool):
+    """Per-query values of every system: evaluated (one Evaluator, qrels encoded once)
+    or taken as given."""
+    from .evaluate import Evaluator
+
+    unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
+                                       "complete", "semantics", "num_docs_in_coll"}
+    if unknown:
+        raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
+    evaluator = None
+    scored = {}
+    for i, (name, run) in enumerate(named.items(), start=1):
+        if isinstance(run, (Results, PerQueryScores)):
+            scored[name] = run
+            continue
+        if evaluator is None:
+            if qrels is None:
+                raise parameter_error("qrels", f"judgments to evaluate run {name!r} (None only"
+                                      " when every run is given as per-query values)", qrels)
+            evaluator = Evaluator(qrels, measures, **evaluate_options)
+        if progress:
+            sys.stderr.write(f"\rirmetrics compare: evaluating {i}/{len(named)}: {name}\x1b[K")
+            sys.stderr.flush()
+        scored[name] = evaluator.evaluate(run)
+    if progress and evaluator is not None:
+        sys.stderr.write("\n")
+    return scored
+
+
+def _comparable_measures(scored: dict, measures) -> list[str]:
+    """Output names to compare, less the bookkeeping outputs; every system must have them.
+
+    A name every system already has as an output (``P_10`` from a ``trec_eval -q``
+    file) is taken as it is; others are parsed as measure names (``P.10``, ``official``).
+    """
+    from .measures.parse import parse_measures
+    from .measures.registry import GEOMETRIC, MEAN, STRING, SUM
+
+    def testable(measure) -> bool:
+        if measure.summary == GEOMETRIC:
+            raise parameter_error(
+                "measures", "measures with per-query values to test"
+                f" ({measure.name} is a geometric mean; compare its arithmetic counterpart)",
+                measure.name)
+        # runid, num_q, relstring: bookkeeping, not a score.
+        return measure.summary in (MEAN, SUM) and measure.printed != STRING
+
+    asked = [measures] if isinstance(measures, str) else list(measures or [])
+    names = []
+    for text in asked:
+        if isinstance(text, str) and all(text in values.names for values in scored.values()):
+            specs = [v.measure_of(text) for v in scored.values() if isinstance(v, Results)]
+            if all(testable(spec) for spec in specs) and text not in names:
+                names.append(text)
+            continue
+        for request in parse_measures([text]):
+            if testable(request.measure):
+                names.extend(n for n in request.output_names if n not in names)
+    if not names:
+        raise parameter_error("measures", "at least one measure with per-query scores",
+                              measures)
+    for system, values in scored.items():
+        lacking = [n for n in names if n not in values.names]
+        if lacking:
+            raise ComparisonError(f"run {system!r} has no per-query values of"
+                                  f" {', '.join(map(repr, lacking))} (it has"
+                                  f" {', '.join(map(repr, values.names[:8]))})")
+    return names
+
+
+def _align(scored: dict, systems: list, names: list):
+    """Restrict every system to the queries all of them have; report the others."""
+    ids = {s: np.asarray(scored[s].query_ids, dtype=str) for s in systems}
+    union = np.unique(np.concatenate(list(ids.values())))
+    common = union
+    for v in ids.values():
+        common = np.intersect1d(common, v, assume_unique=True)
+    missing = {}
+    for s in systems:
+        lacking = np.setdiff1d(union, ids[s], assume_unique=True)
+        if len(lacking):
+            missing[s] = lacking.tolist()
+    if len(common) == 0:
+        raise ComparisonError("the runs have no query in common: nothing to compare"
+                              + _missing_summary(missing))
+    if missing:
+        warnings.warn(f"{len(union) - len(common)} of {len(union)} queries are not scored for"
+                      " every system and are left out of the comparison:"
+                      f"{_missing_summary(missing)}; complete=True (trec_eval -c) scores a"
+                      " query a run did not answer as an empty ranking",
+                      QueryAlignmentWarning, stacklevel=3)
+    scores = {}
+    for name in names:
+        rows = []
+        for s in systems:
+            order = np.argsort(ids[s], kind="stable")
+            position = order[np.searchsorted(ids[s][order], common)]
+            values = np.asarray(scored[s].values(name), dtype=np.float64)[position]
+            bad = ~np.isfinite(values)
+            if bad.any():
+                shown = ", ".join(repr(str(q)) for q in common[bad][:_LIST])
+                raise ComparisonError(f"run {s!r}: {name} is not a finite number on"
+                                      f" {int(bad.sum())} queries ({shown}); a paired test"
+                                      " needs a value for every query")
+            rows.append(values)
+        scores[name] = np.vstack(rows)
+    return common.astype(object), scores, missing
+
+
+def _missing_summary(missing: dict) -> str:
+    parts = []
+    for system, qids in missing.items():
+        shown = ", ".join(repr(q) for q in qids[:_LIST])
+        more = f" and {len(qids) - _LIST} more" if len(qids) > _LIST else ""
+        parts.append(f" run {system!r} lacks {len(qids)} ({shown}{more})")
+    return ";".join(parts)
+
+
+def _pairs(systems: list, baselines: list | None) -> list[tuple[int, int]]:
+    """(system index, baseline index) of every comparison, in table order."""
+    if baselines is None:
+        return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+    return [(j, systems.index(b)) for b in baselines
+            for j in range(len(systems)) if systems[j] != b]
+
+
+# -- statistics -------------------------------------------------------------------------
+
+def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: str,
+                correction: str, alpha: float, n_resamples: int, seed: int) -> pl.DataFrame:
+    """Every (measure, pair) tested in one vectorised call; corrections per measure."""
+    from . import stats
+
+    n_pairs = len(pairs)
+    system_index = np.array([p[0] for p in pairs])
+    baseline_index = np.array([p[1] for p in pairs])
+    # Columns: measure-major, then pair: shape (n_queries, n_measures * n_pairs).
+    a = np.hstack([scores[n][system_index].T for n in names])
+    b = np.hstack([scores[n][baseline_index].T for n in names])
+    paired = stats.paired_test(a, b, test="t" if test == "tukey" else test,
+                               n_resamples=n_resamples, seed=seed, level=1.0 - alpha)
+    p_value = np.asarray(paired.p_value, dtype=np.float64).reshape(len(names), n_pairs)
+    statistic = np.asarray(paired.statistic, dtype=np.float64).reshape(len(names), n_pairs)
+    if test == "tukey":
+        stacked = np.stack([scores[n] for n in names], axis=-1)  # (systems, queries, measures)
+        hsd = stats.tukey_hsd(stacked, n_resamples=n_resamples, seed=seed)
+        hsd_p = np.asarray(hsd.p_values)
+        p_value = np.stack([hsd_p[system_index, baseline_index, m] for m in range(len(names))])
+        statistic = np.stack([np.asarray(hsd.statistic)[system_index, baseline_index, m]
+                              for m in range(len(names))])
+        p_adjusted = p_value.copy()
+    else:
+        p_adjusted = stats.adjust_pvalues(p_value, method=correction, axis=-1)
+    significant = p_adjusted <= alpha
+
+    def flat(values):
+        return np.asarray(values).reshape(-1)
+
+    n_rows = len(names) * n_pairs
+    mean_a = a.mean(axis=0)
+    mean_b = b.mean(axis=0)
+    return pl.DataFrame({
+        "measure": np.repeat(np.asarray(names, dtype=object), n_pairs).tolist(),
+        "system": [systems[i] for i in system_index] * len(names),
+        "baseline": [systems[i] for i in baseline_index] * len(names),
+        "mean": mean_a, "baseline_mean": mean_b,
+        "diff": flat(paired.mean_diff), "ci_low": flat(paired.ci_low),
+        "ci_high": flat(paired.ci_high), "effect_size": flat(paired.effect_size),
+        "statistic": statistic.reshape(-1), "p_value": p_value.reshape(-1),
+        "p_adjusted": np.asarray(p_adjusted, dtype=np.float64).reshape(-1),
+        "significant": significant.reshape(-1),
+        "wins": flat(paired.wins).astype(np.int64), "ties": flat(paired.ties).astype(np.int64),
+        "losses": flat(paired.losses).astype(np.int64),
+        "n_queries": np.full(n_rows, a.shape[0], dtype=np.int64),
+    }, schema={**{c: pl.Float64 for c in COLUMNS}, "measure": pl.String, "system": pl.String,
+               "baseline": pl.String, "significant": pl.Boolean, "wins": pl.Int64,
+               "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64})
+
+
+def _significant_improvements(comparison: Comparison) -> dict:
+    """``{(measure, system index): {indices of systems it is significantly better than}}``."""
+    index = {s: i for i, s in enumerate(comparison.systems)}
+    better: dict = {}
+    for r in comparison.table().iter_rows(named=True):
+        if not r["significant"] or r["diff"] == 0:
+            continue
+        s, b = index[r["system"]], index[r["baseline"]]
+        winner, loser = (s, b) if r["diff"] > 0 else (b, s)
+        better.setdefault((r["measure"], winner), set()).add(loser)
+    return better
+
+
+# -- formatting helpers -------------------------------------------------------------------
+
+def _letters(n: int) -> list[str]:
+    """a, b, ..., z, aa, ab, ... for labelling systems."""
+    out = []
+    for i in range(n):
+        label = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            label = chr(ord("a") + r) + label
+        out.append(label)
+    return out
+
+
+def _num(value, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "nan" if value is None or math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return f"{value:.{digits}f}"
+
+
+def _signed(value) -> str:
+    if value is None or not math.isfinite(value):
+        return _num(value)
+    # A difference that rounds to zero prints +0.0000, not -0.0000 from float noise.
+    return f"{value:+.4f}" if round(value, 4) != 0 else "+0.0000"
+
+
+def _p(value) -> str:
+    if value is None or math.isnan(value):
+        return "nan"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def _json_value(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+__all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "Comparison", "ComparisonError",
+           "QueryAlignmentWarning", "Regression", "compare"]
