@@ -490,12 +490,15 @@ def _align(scored: dict, systems: list, names: list):
                       f"{_missing_summary(missing)}; complete=True (trec_eval -c) scores a"
                       " query a run did not answer as an empty ranking",
                       QueryAlignmentWarning, stacklevel=3)
+    positions = {}
+    for s in systems:
+        order = np.argsort(ids[s], kind="stable")
+        positions[s] = order[np.searchsorted(ids[s][order], common)]
     scores = {}
     for name in names:
         rows = []
         for s in systems:
-            order = np.argsort(ids[s], kind="stable")
-            position = order[np.searchsorted(ids[s][order], common)]
+            position = positions[s]
             values = np.asarray(scored[s].values(name), dtype=np.float64)[position]
             bad = ~np.isfinite(values)
             if bad.any():
