@@ -136,7 +136,7 @@ class Comparison:
     def describe(self) -> str:
         """One sentence: which test, which correction, alpha, how many queries."""
         test = _TEST_NAMES[self.test]
-        if self.test in ("randomization", "bootstrap", "tukey"):
+        if self.test in _RESAMPLING:
             test += f", {self.n_resamples:,} resamples, seed {self.seed}"
         correction = ("no correction" if self.correction == "none" or self.test == "tukey"
                       else f"{_CORRECTION_NAMES[self.correction]} correction per measure")
@@ -242,6 +242,8 @@ class Comparison:
         return self._table.write_csv(separator=separator, float_precision=None)
 
 
+_RESAMPLING = ("randomization", "bootstrap", "tukey")
+
 _TEST_NAMES = {
     "t": "Paired t-test", "randomization": "Paired randomisation (sign-flip) test",
     "bootstrap": "Paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
@@ -341,6 +343,10 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     names = _comparable_measures(scored, measures)
     query_ids, scores, missing = _align(scored, systems, names)
     pairs = _pairs(systems, baselines)
+    if progress:
+        resampled = f" x {n_resamples:,} resamples" if test in _RESAMPLING else ""
+        sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
+                         f" comparisons on {len(query_ids)} queries{resampled}\n")
     table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
                         alpha=alpha, n_resamples=n_resamples, seed=seed)
     return Comparison(systems=systems, baselines=baselines, measures=names,

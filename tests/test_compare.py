@@ -387,3 +387,20 @@ def test_per_query_file_errors(tmp_path):
     bad.write_text("runid\tall\tx\nrunid\tall\ty\nmap\t1\t0.5\n")
     with pytest.raises(InputFormatError, match="holds 2 runs"):
         irm.read_per_query(bad)
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "tukey"])
+def test_cli_bytes_do_not_depend_on_thread_count(test):
+    import os
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "irmetrics", "compare", "--format", "json", "--test", test,
+            "--resamples", "700", "-m", "map", "-m", "P.10", QRELS, *RUNS.values()]
+    outputs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
+                   MKL_NUM_THREADS=threads, POLARS_MAX_THREADS=threads)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
