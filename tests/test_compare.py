@@ -404,3 +404,18 @@ def test_cli_bytes_do_not_depend_on_thread_count(test):
         done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
+
+
+def test_docs_worked_example_is_current():
+    """docs/compare.md shows the real output of its example commands."""
+    doc = (FIX.parent / "docs" / "compare.md").read_text()
+    shown = doc.split("prints\n\n```\n", 1)[1].split("\n```", 1)[0]
+    status, out, _ = cli("compare", "--baseline", "bm25.run", "-m", "map", "-m", "ndcg_cut.10",
+                         QRELS, RUNS["bm25"], RUNS["dense"], RUNS["tweak"])
+    assert status == 0 and out.rstrip("\n") == shown
+    latex = doc.split("```latex\n", 1)[1].split("\n```", 1)[0]
+    cmp = irm.compare(QRELS, RUNS, ["map", "ndcg_cut.10"], baseline="bm25")
+    assert cmp.to_latex().rstrip("\n") == latex.replace("fixtures/compare/", "")
+    status, _, err = cli("compare", "--baseline", "dense.run", "--fail-if-worse", "-m", "map",
+                         QRELS, RUNS["dense"], RUNS["bm25"])
+    assert status == 3 and err.strip() in doc
