@@ -32,8 +32,9 @@ commands:
              e.g.  irmetrics validate qrels.txt run.txt
 
 options:
-  -h, --help       show this help; 'irmetrics <command> --help' explains each option
-  -V, --version    show the version
+  -h, --help           show this help; 'irmetrics <command> --help' explains each option
+  -v, -V, --version    show the version (after a command, e.g. 'irmetrics eval -v', it
+                       goes to stderr, as trec_eval prints it)
 
 See docs/cli.md for how 'irmetrics eval' relates to trec_eval.
 """
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
     if command in ("-h", "--help"):
         stdout.write(HELP)
         return EXIT_OK
-    if command in ("-V", "--version"):
+    if command in ("-v", "-V", "--version"):
         stdout.write(version_text() + "\n")
         return EXIT_OK
     if command not in COMMANDS:
