@@ -104,8 +104,9 @@ def build_parser() -> CliParser:
     x = p.add_argument_group("irmetrics options")
     x.add_argument("--format", choices=FORMATS, default="trec",
                    help="output format: trec (trec_eval's text, default), json, csv, tsv"
-                        " (long format: run, query_id, measure, value) or markdown (one"
-                        " table, a column per run) (e.g. --format csv)")
+                        " (long format: run, file, scope, query_id, measure, value; scope"
+                        " 'all' marks summary rows) or markdown (one table, a column per"
+                        " run) (e.g. --format csv)")
     x.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
                    help="trec_eval (trec_eval 10, default) or pytrec_eval (pytrec-eval-terrier"
                         " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
