@@ -118,6 +118,7 @@ class CrossCheckReport:
                          f" ({self.n_compared} values compared)")
         elif self.n_compared == 0:
             why = ("no numeric output to compare" if not self.outputs else
+                   "no query left once the excluded ones are out" if self.excluded else
                    "the qrels and the run have no query in common")
             lines.append(f"FAIL: nothing was compared: {why}")
         else:

@@ -264,6 +264,50 @@ def test_trec_text_is_unchanged_by_the_new_formats(odd_ids, capsys):
                    "map                   \tall\t0.8333\n")
 
 
+ODD_IDS = ("all", "1", "a|b", "x,y", '"q"', "tab\\t", "*s*")
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(judged=st.sets(st.sampled_from(ODD_IDS), min_size=1),
+       runs=st.lists(st.sets(st.sampled_from(ODD_IDS), min_size=1), min_size=1, max_size=3))
+def test_machine_formats_round_trip_every_value(tmp_path, capsys, judged, runs):
+    """csv, tsv and json carry every per-query and summary value of every run, whatever
+    the ids, and markdown has one row per (query, measure) plus one per summary."""
+    qrels = write(tmp_path / "qrels", "".join(f"{q} 0 d1 1\n{q} 0 d2 0\n" for q in judged))
+    paths, expected = [], []
+    for i, queries in enumerate(runs):
+        if not queries & judged:
+            return  # exit 7: covered elsewhere
+        text = "".join(f"{q} Q0 d{1 + (i + j) % 2} 1 1.0 same\n{q} Q0 d3 2 0.5 same\n"
+                       for j, q in enumerate(sorted(queries)))
+        paths.append(write(tmp_path / f"run{i}", text))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            res = irm.evaluate(qrels, paths[-1], ["map", "P.1"])
+        expected.append((res.to_dict(), res.aggregate()))
+    measures = ("-m", "map", "-m", "P.1", "-q")
+    for fmt, delimiter in (("csv", ","), ("tsv", "\t")):
+        _, out, _ = run_cli(capsys, "eval", *measures, "--format", fmt, qrels, *paths)
+        got = {}
+        for row in csv.DictReader(io.StringIO(out), delimiter=delimiter):
+            key = row["query_id"] if row["scope"] == "query" else None
+            got.setdefault(row["file"], {}).setdefault(key, {})[row["measure"]] = \
+                float(row["value"])
+        for path, (per_query, summary) in zip(paths, expected):
+            assert got[path].pop(None) == summary
+            assert got[path] == per_query
+    _, out, _ = run_cli(capsys, "eval", *measures, "--format", "json", qrels, *paths)
+    for entry, path, (per_query, summary) in zip(json.loads(out)["runs"], paths, expected):
+        assert entry["file"] == path
+        assert entry["summary"] == summary and entry["per_query"] == per_query
+    _, out, _ = run_cli(capsys, "eval", *measures, "--format", "markdown", qrels, *paths)
+    rows = out.splitlines()[2:]
+    evaluated = set().union(*(set(per_query) for per_query, _ in expected))
+    assert len(rows) == 2 * len(evaluated) + 2
+    assert {row.replace("\\|", "").count("|") for row in rows} == {3 + len(paths)}
+
+
 # -- item 5 (and 13c): -Z is strict where trec_eval reads garbage, NaN propagates ----------
 
 @pytest.fixture
