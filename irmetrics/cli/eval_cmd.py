@@ -173,7 +173,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         label = "<stdin>" if path == "-" else path
         results = _evaluate_run(evaluator, path, label, args)
         # The skipped queries are the ones the library reports (Results.missing_query_ids);
-        # the CLI words the warning itself, so the library's warning is silenced above.
+        # the CLI words the warning itself (the library's is silenced in _evaluate_run).
         missing = results.missing_query_ids
         if len(missing) and args.strict:
             _stop_like_trec_eval(results, zscores, missing[0], args, stdout)
