@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_int
-from .evaluate import as_qrels, as_run, evaluate
+from ._validation import check_float, check_int
+from .evaluate import Evaluator, as_qrels, as_run
 from .exceptions import ParameterError
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.parse import parse_measures
-from .measures.registry import REGISTRY, STRING
+from .measures.registry import NUM_Q, REGISTRY, RUNID, STRING
+from .results import listed_ids
 
 #: Default tolerance: irmetrics promises pytrec_eval parity to 1e-9.
 TOLERANCE = 1e-9
@@ -53,7 +54,9 @@ class CrossCheckReport:
     outputs : list of OutputComparison
         In trec_eval's print order.
     skipped : list of (name, reason)
-        Outputs that cannot be compared numerically (``relstring``).
+        Outputs that are not compared: string outputs (``relstring``) and the
+        bookkeeping outputs ``runid`` and ``num_q``, whose per-query values are
+        placeholders.
     only_irmetrics, only_pytrec_eval : list of str
         Query ids evaluated by one library only (should be empty).
     excluded : list of str
@@ -61,6 +64,8 @@ class CrossCheckReport:
         trec_eval 9.0.8 then reads label counts left over from the previous query
         (undefined behaviour, spec §10 #22), and pytrec_eval can hang or crash.
     tolerance : float
+    missing : list of str
+        Qrels queries absent from the run: neither library evaluates them.
     """
 
     outputs: list
@@ -69,18 +74,25 @@ class CrossCheckReport:
     only_pytrec_eval: list
     excluded: list = field(default_factory=list)
     tolerance: float = TOLERANCE
+    missing: list = field(default_factory=list)
+
+    @property
+    def n_compared(self) -> int:
+        """Number of (query, output) values compared."""
+        return sum(o.n_queries for o in self.outputs)
 
     @property
     def ok(self) -> bool:
-        """True when every output agrees within the tolerance on the same queries."""
-        return (not self.only_irmetrics and not self.only_pytrec_eval
+        """True when every output agrees within the tolerance on the same queries, and
+        at least one value was compared (an empty comparison proves nothing)."""
+        return (self.n_compared > 0 and not self.only_irmetrics and not self.only_pytrec_eval
                 and all(not o.differing for o in self.outputs))
 
     def format(self) -> str:
         """One line per output, then the differing query sets and a verdict."""
         lines = []
         for o in self.outputs:
-            status = "ok" if not o.differing else (
+            status = "no query compared" if not o.n_queries else "ok" if not o.differing else (
                 f"DIFFERS in {len(o.differing)} quer{'y' if len(o.differing) == 1 else 'ies'}: "
                 + ", ".join(o.differing[:10]) + (" ..." if len(o.differing) > 10 else ""))
             name = o.name if o.name == o.pytrec_eval_name else \
@@ -92,6 +104,9 @@ class CrossCheckReport:
         if self.excluded:
             lines.append("queries not compared (every judgment negative, undefined in"
                          " trec_eval 9.0.8): " + ", ".join(self.excluded))
+        if self.missing:
+            lines.append("qrels queries absent from the run, evaluated by neither: "
+                         + listed_ids(self.missing, 10))
         if self.only_irmetrics:
             lines.append("queries evaluated by irmetrics only: " + ", ".join(self.only_irmetrics))
         if self.only_pytrec_eval:
@@ -99,7 +114,13 @@ class CrossCheckReport:
                          + ", ".join(self.only_pytrec_eval))
         bad = sum(1 for o in self.outputs if o.differing)
         if self.ok:
-            lines.append(f"OK: {len(self.outputs)} outputs agree within {self.tolerance:g}")
+            lines.append(f"OK: {len(self.outputs)} outputs agree within {self.tolerance:g}"
+                         f" ({self.n_compared} values compared)")
+        elif self.n_compared == 0:
+            why = ("no numeric output to compare" if not self.outputs else
+                   "no query left once the excluded ones are out" if self.excluded else
+                   "the qrels and the run have no query in common")
+            lines.append(f"FAIL: nothing was compared: {why}")
         else:
             lines.append(f"FAIL: {bad} of {len(self.outputs)} outputs differ by more than"
                          f" {self.tolerance:g}" + ("; query sets differ" if
@@ -160,13 +181,14 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
         pytrec_eval's ``relevance_level`` (it accepts no level below 1).
     judged_only : bool, default False
         pytrec_eval's ``judged_docs_only_flag``.
-    tolerance : float, default 1e-9
+    tolerance : float >= 0, default 1e-9
+        Finite: NaN or infinity would accept any difference.
 
     Returns
     -------
     CrossCheckReport
         ``.ok`` is True when ``|irmetrics - pytrec_eval| <= tolerance`` for every output
-        and query, and both evaluated the same queries.
+        and query, both evaluated the same queries, and at least one value was compared.
 
     Examples
     --------
@@ -182,6 +204,7 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
             from None
     # pytrec_eval refuses levels below 1 ("relevance_level should be positive").
     check_int("relevance_level", relevance_level, min=1)
+    tolerance = check_float("tolerance", tolerance, min=0)
     measures = default_measures() if measures is None else measures
     qrels_dict = as_qrels(qrels).to_dict()
     run_dict = as_run(run).to_dict()
@@ -191,8 +214,10 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
         del qrels_dict[q]
     requests = parse_measures(measures, supported=lambda m: m.pytrec_eval)
 
-    ours = evaluate(qrels_dict, run_dict, measures, relevance_level=relevance_level,
-                    judged_only=judged_only, semantics="pytrec_eval")
+    # Unchecked: no common query gives an empty comparison, reported as such (not ok).
+    ours = Evaluator(qrels_dict, measures, relevance_level=relevance_level,
+                     judged_only=judged_only, semantics="pytrec_eval",
+                     ).evaluate_unchecked(run_dict)
     theirs: dict = {}  # irmetrics output name -> (pytrec name, {qid: value})
     for bucket in _buckets(requests):
         level = relevance_level if bucket["level"] is None else bucket["level"]
@@ -220,8 +245,12 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
     rows = np.asarray([index[q] for q in common], dtype=np.int64)
     outputs, skipped = [], []
     for name in ours.names:
-        if ours.measure_of(name).printed == STRING:
+        spec = ours.measure_of(name)
+        if spec.printed == STRING:
             skipped.append((name, "string output"))
+            continue
+        if spec.summary in (RUNID, NUM_Q):
+            skipped.append((name, "bookkeeping output, no per-query value"))
             continue
         their_name, values = theirs[name]
         a = np.asarray(ours.values(name), dtype=np.float64)[rows]
@@ -239,4 +268,4 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
         outputs=outputs, skipped=skipped,
         only_irmetrics=[q for q in our_queries if q not in their_queries],
         only_pytrec_eval=sorted(their_queries - set(our_queries)),
-        excluded=excluded, tolerance=tolerance)
+        excluded=excluded, tolerance=tolerance, missing=list(ours.missing_query_ids))

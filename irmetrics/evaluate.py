@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
 from .engine.stream import encode_qrels_file, pack_run_file
@@ -17,7 +17,7 @@ from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
-from .results import Results
+from .results import Results, report_query_set
 
 
 def _coerce(value, cls, what, read, from_dict=None):
@@ -61,8 +61,11 @@ class Evaluator:
     max_docs : int, optional
         Evaluate only the top ``max_docs`` documents of each ranking (``-M``).
     complete : bool, default False
-        Evaluate every qrels query; queries absent from the run score as empty
-        rankings (``-c``). Otherwise queries present in both qrels and run are evaluated.
+        Evaluate every qrels query (``-c``): a query absent from the run is evaluated on
+        trec_eval's one-document placeholder ranking (then zeroed as trec_eval does, so it
+        scores 0 on most measures) and counts in the averages.
+        Otherwise the queries present in both qrels and run are evaluated and the qrels
+        queries absent from the run are skipped (``Results.missing_query_ids``).
     semantics : {"trec_eval", "pytrec_eval"}, default "trec_eval"
         ``"pytrec_eval"`` reproduces pytrec-eval-terrier 0.5.11 (trec_eval 9.0.8):
         float32 scores and its iprec_at_recall rounding.
@@ -151,7 +154,33 @@ class Evaluator:
 
         A run given as a path is read chunk by chunk straight into the engine when the
         file is plain (:mod:`irmetrics.engine.stream`), else read whole by ``read_run``.
+
+        Raises
+        ------
+        ParameterError
+            No measure was asked for (``measures=[]``).
+        NoQueriesError
+            No query is evaluated (qrels and run share no query id).
+
+        Warns
+        -----
+        MissingQueriesWarning
+            Qrels queries absent from the run were skipped (``complete=False``); their
+            ids are ``Results.missing_query_ids``.
         """
+        return self._evaluate_checked(run, run_query_ids, stacklevel=2)
+
+    def _evaluate_checked(self, run, run_query_ids, *, stacklevel: int) -> Results:
+        """:meth:`evaluate` with the warning attributed ``stacklevel`` frames up."""
+        if not self.requests:
+            raise parameter_error("measures", "at least one measure name", [])
+        results = self.evaluate_unchecked(run, run_query_ids=run_query_ids)
+        return report_query_set(results, stacklevel=stacklevel + 1)
+
+    def evaluate_unchecked(self, run, *, run_query_ids=None) -> Results:
+        """:meth:`evaluate` without its checks: no warning, and zero measures or zero
+        queries give an empty :class:`Results` (pytrec_eval's ``{}``), for drop-ins that
+        must stay silent where the original is."""
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
@@ -177,7 +206,9 @@ class Evaluator:
                     specs[name] = measure
         complete_num_rel = lists.qrels_positive_total if self.complete else None
         return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
-                       complete_num_rel=complete_num_rel)
+                       complete_num_rel=complete_num_rel,
+                       missing_query_ids=lists.missing_query_ids,
+                       ignored_query_ids=lists.ignored_query_ids)
 
 
 def _kernel_groups(requests: list[Request]):
@@ -238,11 +269,27 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Results
         ``aggregate()``, ``per_query()`` and ``to_dict()``.
 
+    Raises
+    ------
+    ParameterError
+        ``measures`` is empty.
+    NoQueriesError
+        Qrels and run share no query id (nothing to average; trec_eval exits 7).
+
+    Warns
+    -----
+    MissingQueriesWarning
+        Qrels queries have no ranking in the run and were skipped (``complete=False``).
+
     Notes
     -----
     Queries evaluated: those in both qrels and run (``complete=False``), or every
-    qrels query (``complete=True``). Queries only in the run are ignored. In a dict
-    run, a query mapped to ``{}`` is present with an empty ranking (as in pytrec_eval).
+    qrels query (``complete=True``). Qrels queries absent from the run are skipped, as
+    trec_eval 9 and pytrec_eval do, but not silently: they are listed in
+    ``Results.missing_query_ids`` and a :class:`~irmetrics.exceptions.MissingQueriesWarning`
+    names them (silence it with ``warnings.simplefilter("ignore", MissingQueriesWarning)``).
+    Queries only in the run are ignored and listed in ``Results.ignored_query_ids``. In a
+    dict run, a query mapped to ``{}`` is present with an empty ranking (as in pytrec_eval).
 
     Examples
     --------
@@ -259,4 +306,4 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll,
-    ).evaluate(run)
+    )._evaluate_checked(run, None, stacklevel=2)

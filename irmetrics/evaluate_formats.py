@@ -8,16 +8,19 @@ have no relevance level or judged-only mode). Both return the same
 
 from __future__ import annotations
 
+import polars as pl
+
 from ._validation import check_int
 from .engine.judgment_groups import pack_judgment_groups
 from .engine.prefs import pack_prefs
+from .engine.ranked import sorted_query_ids
 from .evaluate import _coerce, as_run
 from .io.prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg
 from .measures.judgment_groups import JudgmentGroupContext
 from .measures.parse import parse_measures
 from .measures.prefs import PrefsContext
 from .measures.rel_format import PREFS, QRELS_JG, check_rel_format
-from .results import Results
+from .results import Results, report_query_set
 
 
 def as_prefs(prefs) -> Prefs:
@@ -30,14 +33,23 @@ def as_judgment_groups(jg) -> JudgmentGroups:
     return _coerce(jg, JudgmentGroups, "jg", read_qrels_jg)
 
 
-def _results(requests, context_for, query_ids, run_name) -> Results:
+def _results(requests, context_for, query_ids, run_name, *, judged: pl.Series,
+             run_ids: pl.Series, complete: bool) -> Results:
+    """Results of ``requests``; skipped (``judged`` but not evaluated) and ignored (run
+    only) queries are reported as :func:`irmetrics.evaluate` reports them."""
     columns, specs = {}, {}
     for req in requests:
         block = req.measure.kernel(context_for(req), req.params)
         for j, name in enumerate(req.output_names):
             columns[name] = block[:, j]
             specs[name] = req.measure
-    return Results(query_ids, columns, specs, run_name=run_name)
+    judged_ids = judged.unique().to_list()
+    missing = [] if complete else set(judged_ids) - set(query_ids.tolist())
+    results = Results(query_ids, columns, specs, run_name=run_name,
+                      missing_query_ids=sorted_query_ids(missing),
+                      ignored_query_ids=sorted_query_ids(set(run_ids.unique().to_list())
+                                                         - set(judged_ids)))
+    return report_query_set(results, stacklevel=3)
 
 
 def evaluate_prefs(prefs, run, measures, *, max_docs=None, complete=False) -> Results:
@@ -97,7 +109,9 @@ def evaluate_prefs(prefs, run, measures, *, max_docs=None, complete=False) -> Re
                        run_name=run.name)
     needs = frozenset(n for r in requests for n in r.measure.extra.get("needs", ()))
     ctx = PrefsContext(lists, needs)
-    return _results(requests, lambda req: ctx, lists.query_ids, run.name)
+    return _results(requests, lambda req: ctx, lists.query_ids, run.name,
+                    judged=prefs.df["query_id"], run_ids=_run_query_ids(run, present),
+                    complete=bool(complete))
 
 
 def evaluate_jg(jg, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
@@ -151,4 +165,13 @@ def evaluate_jg(jg, run, measures, *, relevance_level=1, judged_only=False, max_
             contexts[level] = JudgmentGroupContext(groups, level, bool(judged_only))
         return contexts[level]
 
-    return _results(requests, context_for, groups.query_ids, run.name)
+    return _results(requests, context_for, groups.query_ids, run.name,
+                    judged=jg.df["query_id"], run_ids=_run_query_ids(run, present),
+                    complete=bool(complete))
+
+
+def _run_query_ids(run, present) -> pl.Series:
+    """The run's query ids, those of empty rankings (``present``) included."""
+    ids = run.df["query_id"]
+    return ids if present is None else pl.concat([ids, pl.Series([str(q) for q in present],
+                                                                 dtype=pl.String)])

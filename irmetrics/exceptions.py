@@ -15,6 +15,18 @@ class                       raised when
 ``ParameterError``          an argument has a bad value (one message template, see
                             :mod:`irmetrics._validation`)
 ``ShapeError``              arrays or tables have incompatible shapes
+``NoQueriesError``          no query is evaluated: qrels and run share no query id
+==========================  ===========================================================
+
+Warnings derive from :class:`IrMetricsWarning` (a ``UserWarning``), so one filter
+silences or escalates all of them (``warnings.simplefilter("error", IrMetricsWarning)``):
+
+==========================  ===========================================================
+class                       warned when
+==========================  ===========================================================
+``MissingQueriesWarning``   qrels queries have no ranking in the run and were not
+                            evaluated (``complete=False``); the ids are in
+                            ``Results.missing_query_ids``
 ==========================  ===========================================================
 """
 
@@ -29,6 +41,9 @@ __all__ = [
     "UnknownMeasureError",
     "ParameterError",
     "ShapeError",
+    "NoQueriesError",
+    "IrMetricsWarning",
+    "MissingQueriesWarning",
 ]
 
 
@@ -152,3 +167,23 @@ class ParameterError(IrMetricsError, ValueError):
 
 class ShapeError(IrMetricsError, ValueError):
     """Arrays or tables whose shapes do not fit together."""
+
+
+class NoQueriesError(IrMetricsError, ValueError):
+    """Nothing to evaluate: no query of the run is in the qrels (or the input is empty).
+
+    trec_eval exits with status 7 here; a mean over zero queries would be NaN by accident.
+    """
+
+
+class IrMetricsWarning(UserWarning):
+    """Base class of every warning issued by irmetrics."""
+
+
+class MissingQueriesWarning(IrMetricsWarning):
+    """Qrels queries absent from the run were skipped (not evaluated, not averaged).
+
+    trec_eval 9 and pytrec_eval skip them silently, trec_eval 10 stops; ``complete=True``
+    (trec_eval ``-c``) evaluates them instead. The skipped ids are
+    ``Results.missing_query_ids``.
+    """

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import polars as pl
 
+from ._validation import parameter_error
+from .exceptions import MissingQueriesWarning, NoQueriesError
 from .measures.registry import GEOMETRIC, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
+
+#: How many query ids a warning or error message lists before "and N more".
+LISTED_IDS = 5
 
 
 def sequential_sum(values: np.ndarray) -> float:
@@ -25,27 +31,52 @@ class Results:
     names : list of str
         Output names in trec_eval's print order (``P_5``, ``ndcg_cut_10``, ``nDCG@10``).
     run_name : str
+    missing_query_ids : ndarray of str
+        Qrels queries that have no ranking in the run and were therefore not evaluated
+        nor averaged (ascending byte order; always empty with ``complete=True``, which
+        evaluates them). :func:`~irmetrics.evaluate` warns about them with
+        :class:`~irmetrics.exceptions.MissingQueriesWarning`.
+    ignored_query_ids : ndarray of str
+        Run queries that are not in the qrels and were ignored (ascending byte order).
     """
 
     def __init__(self, query_ids, columns, specs, *, run_name="irmetrics",
-                 complete_num_rel=None):
+                 complete_num_rel=None, missing_query_ids=(), ignored_query_ids=()):
         self.query_ids = query_ids
         self._columns = columns  # name -> ndarray (Q,), float64 or object for strings
         self._specs = specs  # name -> MeasureDef
         self.names = list(columns)
         self.run_name = run_name
         self._complete_num_rel = complete_num_rel
+        self.missing_query_ids = np.asarray(missing_query_ids, dtype=object)
+        self.ignored_query_ids = np.asarray(ignored_query_ids, dtype=object)
 
     def __repr__(self) -> str:
         return (f"Results({len(self.query_ids)} queries, {len(self.names)} values: "
                 f"{', '.join(self.names[:6])}{', ...' if len(self.names) > 6 else ''})")
 
+    def _check_name(self, name) -> None:
+        if not isinstance(name, str) or name not in self._columns:
+            listed = ", ".join(repr(n) for n in self.names[:10])
+            more = ", ..." if len(self.names) > 10 else ""
+            raise parameter_error("name", f"an output of this evaluation ({listed}{more})",
+                                  name)
+
     def measure_of(self, name: str):
         """The measure declaration that produced output ``name``."""
+        self._check_name(name)
         return self._specs[name]
 
     def values(self, name: str) -> np.ndarray:
-        """Per-query values of output ``name`` (aligned with ``query_ids``)."""
+        """Per-query values of output ``name`` (aligned with ``query_ids``).
+
+        Raises
+        ------
+        ParameterError
+            ``name`` is not one of :attr:`names` (e.g. ``"P_10"`` when only ``P.5``
+            was asked for).
+        """
+        self._check_name(name)
         return self._columns[name]
 
     def summary_value(self, name: str):
@@ -88,12 +119,36 @@ class Results:
                 out[name] = value
         return out
 
-    def per_query(self) -> pl.DataFrame:
+    def is_bookkeeping(self, name: str) -> bool:
+        """True for ``runid`` and ``num_q``: per query they are placeholders (0 and 1),
+        not values of the query; only their summary (the run tag, the query count)
+        means something."""
+        return self.measure_of(name).summary in (RUNID, NUM_Q)
+
+    def per_query(self, *, include_bookkeeping: bool = False) -> pl.DataFrame:
         """Long-format frame with columns ``query_id``, ``measure``, ``value`` (Float64).
 
+        Parameters
+        ----------
+        include_bookkeeping : bool, default False
+            Also give the per-query rows of ``runid`` (0.0) and ``num_q`` (1.0), which
+            carry no per-query information (see :meth:`is_bookkeeping`).
+
         String-valued outputs (``relstring``) are left out; use :meth:`to_dict`.
+
+        Examples
+        --------
+        >>> import irmetrics as irm
+        >>> res = irm.evaluate({"q": {"d": 1}}, {"q": {"d": 0.5}}, ["runid", "num_q", "map"])
+        >>> res.per_query()["measure"].to_list()
+        ['map']
+        >>> res.per_query(include_bookkeeping=True)["measure"].to_list()
+        ['runid', 'num_q', 'map']
         """
-        numeric = [n for n in self.names if self._columns[n].dtype != object]
+        if not isinstance(include_bookkeeping, (bool, np.bool_)):
+            raise parameter_error("include_bookkeeping", "True or False", include_bookkeeping)
+        numeric = [n for n in self.names if self._columns[n].dtype != object
+                   and (include_bookkeeping or not self.is_bookkeeping(n))]
         q = len(self.query_ids)
         return pl.DataFrame({
             "query_id": pl.Series(np.tile(self.query_ids, len(numeric)).tolist(), dtype=pl.String),
@@ -117,4 +172,47 @@ class Results:
         new_columns = {n: columns.get(n, self._columns[n]) for n in self.names}
         new_specs = {n: (specs or {}).get(n, self._specs[n]) for n in self.names}
         return Results(self.query_ids, new_columns, new_specs, run_name=self.run_name,
-                       complete_num_rel=self._complete_num_rel)
+                       complete_num_rel=self._complete_num_rel,
+                       missing_query_ids=self.missing_query_ids,
+                       ignored_query_ids=self.ignored_query_ids)
+
+
+def listed_ids(ids, limit: int = LISTED_IDS) -> str:
+    """``'a', 'b' and 3 more``: the first ``limit`` ids of a (long) list, for messages."""
+    shown = ", ".join(repr(q) for q in list(ids[:limit]))
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def report_query_set(results: Results, *, stacklevel: int) -> Results:
+    """Refuse an evaluation of zero queries and warn about skipped qrels queries.
+
+    Raises
+    ------
+    NoQueriesError
+        No query was evaluated: a mean over zero queries would be NaN by accident.
+
+    Warns
+    -----
+    MissingQueriesWarning
+        Qrels queries without a ranking in the run were not evaluated
+        (``results.missing_query_ids``).
+    """
+    missing, ignored = results.missing_query_ids, results.ignored_query_ids
+    if len(results.query_ids) == 0:
+        detail = []
+        if len(ignored):
+            detail.append(f"run queries: {listed_ids(ignored, 3)}")
+        if len(missing):
+            detail.append(f"qrels queries: {listed_ids(missing, 3)}")
+        if not detail:
+            raise NoQueriesError("no query to evaluate: neither the qrels nor the run has one")
+        raise NoQueriesError("no query to evaluate: the qrels and the run have no query id"
+                             f" in common ({'; '.join(detail)})")
+    if len(missing):
+        noun = "query has" if len(missing) == 1 else "queries have"
+        warnings.warn(
+            f"{len(missing)} qrels {noun} no ranking in the run and"
+            f" {'was' if len(missing) == 1 else 'were'} not evaluated: {listed_ids(missing)}"
+            " (Results.missing_query_ids; complete=True evaluates them as trec_eval -c)",
+            MissingQueriesWarning, stacklevel=stacklevel + 1)
+    return results

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
-from ._adapter_checks import check_pair
+from ._adapter_checks import check_pair, evaluated_dict
 from irmetrics.adapters import from_flat, from_match_mask, from_matrix, to_ranked
 
 FAST = settings(max_examples=40, deadline=None,
@@ -180,10 +180,10 @@ def test_row_order_invariance(data, seed):
     scores, labels, n, k = data
     perm = np.random.default_rng(seed).permutation(scores.shape[0])
     ids = [f"q{i}" for i in range(scores.shape[0])]
-    a = irm.evaluate(*from_matrix(scores, labels, n, k=k), ["map", "ndcg_cut.3"]).to_dict()
-    b = irm.evaluate(*from_matrix(scores[perm], labels[perm], None if n is None else n[perm],
-                                  k=k, query_ids=[ids[i] for i in perm]),
-                     ["map", "ndcg_cut.3"]).to_dict()
+    a = evaluated_dict(*from_matrix(scores, labels, n, k=k), ["map", "ndcg_cut.3"])
+    b = evaluated_dict(*from_matrix(scores[perm], labels[perm], None if n is None else n[perm],
+                                    k=k, query_ids=[ids[i] for i in perm]),
+                       ["map", "ndcg_cut.3"])
     assert a == b
 
 

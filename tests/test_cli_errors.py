@@ -285,7 +285,7 @@ def test_zscore_file_errors(files, capsys):
     argv = [str(files / "qrels"), str(files / "run")]
     fail(capsys, ["eval", "-Z", str(files / "nope"), *argv], 2, "nope")
     (files / "z").write_text("1 map 0.5\n")
-    fail(capsys, ["eval", "-Z", str(files / "z"), *argv], 2, str(files / "z"), "line 1")
+    fail(capsys, ["eval", "-Z", str(files / "z"), *argv], 2, f"{files / 'z'}:1: malformed")
 
 
 def test_internal_error_has_no_traceback(files, capsys, monkeypatch):

@@ -123,13 +123,14 @@ def test_json_nan_is_null(capsys):
 def test_delimited(capsys, fmt, delimiter):
     out, _ = cli(capsys, "--format", fmt, "-q", "-m", "map", "-m", "P.5", QRELS, RUN_A, RUN_B)
     rows = list(csv.reader(io.StringIO(out), delimiter=delimiter))
-    assert rows[0] == ["run", "query_id", "measure", "value"]
+    assert rows[0] == ["run", "file", "scope", "query_id", "measure", "value"]
     body = rows[1:]
     # run A: 5 evaluated queries (4 missing); run B: 6; two measures; plus summaries.
     assert len(body) == (5 + 1) * 2 + (6 + 1) * 2
-    values = {(r, q, m): v for r, q, m, v in body}
+    values = {(r, f, s, q, m): v for r, f, s, q, m, v in body}
     res = irm.evaluate(irm.Qrels.read(str(QRELS)), irm.Run.read(str(RUN_B)), ["map"])
-    assert float(values[("runB", "all", "map")]) == res.aggregate()["map"]  # repr round-trips
+    summary_b = values[("runB", str(RUN_B), "all", "", "map")]
+    assert float(summary_b) == res.aggregate()["map"]  # repr round-trips
 
 
 def test_markdown_one_table_for_several_runs(capsys):
@@ -211,7 +212,9 @@ def test_missing_warning_lists_first_queries_and_count(tmp_path, capsys):
 
 
 def test_zscore_with_nan_value(tmp_path, capsys):
-    (tmp_path / "z").write_text("1 iprec_at_recall_0.00 0 1\n")
+    # the other queries: stddev 0 and v (NaN) != mean -> -1000000, as trec_eval
+    (tmp_path / "z").write_text("1 iprec_at_recall_0.00 0 1\n" + "".join(
+        f"{q} iprec_at_recall_0.00 5 0\n" for q in ("10", "2", "3", "4", "5")))
     out, _ = cli(capsys, "-q", "-M0", "-Z", tmp_path / "z", "-m", "iprec_at_recall..0",
                  QRELS, RUN_B)
     lines = out.splitlines()

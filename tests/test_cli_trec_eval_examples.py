@@ -332,13 +332,18 @@ def test_first_parameter_string_wins(tmp_path, capsys):
 
 def test_zscores(tmp_path, capsys):
     # map: query 1 = 1.0 -> (1 - 0.5) / 0.25 = 2; query 2 = 0.5 with stddev 0 and
-    # v == mean -> 0. num_ret: query 1 = 1 -> (1 - 2) / 1 = -1; query 2 has no line
-    # -> -1000000. Sums and means are over the z-values; every number prints %6.4f.
+    # v == mean -> 0. num_ret: query 1 = 1 -> (1 - 2) / 1 = -1; query 2 = 2 with stddev
+    # 0 and v != mean -> -1000000. Sums and means are over the z-values; every number
+    # prints %6.4f. (trec_eval also gives -1000000 for a pair without a line, or crashes;
+    # irmetrics refuses that file: docs/cli.md.)
     zfile = tmp_path / "z"
     zfile.write_text("1 map 0.5 0.25\n2 map 0.5 0\n1 num_ret 2 1\n")
-    status, out, _ = run_cli(tmp_path, capsys, "1 0 a 1 / 2 0 b 1",
-                             "1 Q0 a 1 2 r / 2 Q0 c 1 2 r / 2 Q0 b 2 1 r", "-q", "-Z", str(zfile),
-                             "-m", "runid", "-m", "num_q", "-m", "num_ret", "-m", "map")
+    argv = ("1 0 a 1 / 2 0 b 1", "1 Q0 a 1 2 r / 2 Q0 c 1 2 r / 2 Q0 b 2 1 r", "-q", "-Z",
+            str(zfile), "-m", "runid", "-m", "num_q", "-m", "num_ret", "-m", "map")
+    status, out, err = run_cli(tmp_path, capsys, *argv)
+    assert (status, out) == (2, "") and "'num_ret'" in err and "query_id '2'" in err
+    zfile.write_text("1 map 0.5 0.25\n2 map 0.5 0\n1 num_ret 2 1\n2 num_ret 5 0\n")
+    status, out, _ = run_cli(tmp_path, capsys, *argv)
     assert status == 0
     assert out == (
         "Znum_ret               \t1\t-1.0000\n"

@@ -39,6 +39,10 @@ def test_crosscheck_agrees_on_random_inputs(data, level, judged_only):
     if not set(qrels) & set(run):
         return
     report = crosscheck(qrels, run, relevance_level=level, judged_only=judged_only)
+    compared = {q for q in set(qrels) & set(run) if q not in report.excluded}
+    if not compared:  # every common query judged only negatively: nothing to compare
+        assert not report.ok and "FAIL: nothing was compared" in report.format()
+        return
     assert report.ok, report.format()
     names = {o.name for o in report.outputs}
     assert "map" in names and "P_5" in names and "iprec_at_recall_0.00" in names
@@ -105,13 +109,20 @@ def test_validate_command_ok(capsys):
     assert lines[-1].startswith("OK: ")
     assert any(line.startswith("map ") and "queries 5" in line for line in lines)
     # every pytrec_eval measure of the registry, each output on its own line: compared
-    # ones counted in the verdict, string outputs (relstring) listed as skipped
+    # ones counted in the verdict, string outputs (relstring) and bookkeeping outputs
+    # (runid, num_q) listed as skipped, the qrels query missing from run A listed
     compared = [line for line in lines[:-1] if "\tmax_abs_diff " in line]
     skipped = [line for line in lines[:-1] if "\tskipped: " in line]
-    assert len(compared) + len(skipped) == len(lines) - 1
+    missing = [line for line in lines[:-1] if line.startswith("qrels queries absent")]
+    assert missing == ["qrels queries absent from the run, evaluated by neither: '4'"]
+    assert len(compared) + len(skipped) + len(missing) == len(lines) - 1
     assert len(compared) == int(lines[-1].split()[1])
+    assert lines[-1].endswith(f"({5 * len(compared)} values compared)")
     assert all(line.endswith("\tqueries 5\tok") for line in compared)
-    assert skipped == ["relstring             \tskipped: string output"]
+    assert sorted(skipped) == [
+        "num_q                 \tskipped: bookkeeping output, no per-query value",
+        "relstring             \tskipped: string output",
+        "runid                 \tskipped: bookkeeping output, no per-query value"]
 
 
 def test_validate_command_differs(capsys, monkeypatch):

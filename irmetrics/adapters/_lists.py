@@ -147,7 +147,7 @@ class Judgments:
             doc_ids = np.where(docs >= 0, self.doc_vocab.take(np.maximum(docs, 0)).to_numpy(),
                                BOGUS_DOC_ID).astype(object)
         return RankedLists(
-            query_ids=self.query_vocab.take(queries).to_numpy().astype(object),
+            query_ids=self._query_ids(queries),
             offsets=offsets,
             code=code.astype(np.int64, copy=False),
             rel_hist=self.rel_hist[queries],
@@ -156,7 +156,13 @@ class Judgments:
             scores=scores,
             run_name=run_name,
             qrels_positive_total=self.positive_total,
+            missing_query_ids=self._query_ids(order[(self.has_qrels & ~evaluated)[order]]),
+            ignored_query_ids=self._query_ids(order[((counts > 0) & ~self.has_qrels)[order]]),
         )
+
+    def _query_ids(self, codes: np.ndarray) -> np.ndarray:
+        """The ids of query ``codes`` as an object array (the RankedLists dtype)."""
+        return self.query_vocab.take(codes).to_numpy().astype(object)
 
     def qrels_frame(self) -> pl.DataFrame:
         """qrels table: ``query_id, iteration, doc_id, relevance`` (one line per judgment)."""

@@ -35,8 +35,9 @@ commands:
              e.g.  irmetrics compare --baseline bm25.run qrels.txt bm25.run dense.run
 
 options:
-  -h, --help       show this help; 'irmetrics <command> --help' explains each option
-  -V, --version    show the version
+  -h, --help           show this help; 'irmetrics <command> --help' explains each option
+  -v, -V, --version    show the version (after a command, e.g. 'irmetrics eval -v', it
+                       goes to stderr, as trec_eval prints it)
 
 See docs/cli.md for how 'irmetrics eval' relates to trec_eval.
 """
@@ -60,7 +61,7 @@ def main(argv=None) -> int:
     if command in ("-h", "--help"):
         stdout.write(HELP)
         return EXIT_OK
-    if command in ("-V", "--version"):
+    if command in ("-v", "-V", "--version"):
         stdout.write(version_text() + "\n")
         return EXIT_OK
     if command not in COMMANDS:

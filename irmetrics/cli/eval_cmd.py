@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..evaluate_formats import evaluate_jg, evaluate_prefs
+from ..exceptions import MissingQueriesWarning, NoQueriesError
 from ..measures.parse import parse_measures
+from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
     trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, CliError, CliParser,
                       add_version, check_measure_syntax, parse_int)
 from .zscores import apply_zscores, read_zscores
-
-#: How many missing query ids a warning lists before "and N more".
-_LIST_MISSING = 5
 
 DESCRIPTION = """\
 Evaluate one or more TREC runs against qrels and print what trec_eval 10 prints,
@@ -104,8 +104,9 @@ def build_parser() -> CliParser:
     x = p.add_argument_group("irmetrics options")
     x.add_argument("--format", choices=FORMATS, default="trec",
                    help="output format: trec (trec_eval's text, default), json, csv, tsv"
-                        " (long format: run, query_id, measure, value) or markdown (one"
-                        " table, a column per run) (e.g. --format csv)")
+                        " (long format: run, file, scope, query_id, measure, value; scope"
+                        " 'all' marks summary rows) or markdown (one table, a column per"
+                        " run) (e.g. --format csv)")
     x.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
                    help="trec_eval (trec_eval 10, default) or pytrec_eval (pytrec-eval-terrier"
                         " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
@@ -166,22 +167,19 @@ def run(argv: list[str], stdout, stderr) -> int:
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs)
     zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
-    qrels_queries = evaluator.query_ids
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
     for path in args.runs:
-        # A path, not a Run: a plain run file is then read chunk by chunk into the engine.
-        results = evaluator.evaluate(path)
         label = "<stdin>" if path == "-" else path
-        missing = [] if args.complete_rel_info_wanted else sorted(
-            set(qrels_queries.tolist()) - set(results.query_ids.tolist()))
-        if missing and args.strict:
+        results = _evaluate_run(evaluator, path, label, args)
+        # The skipped queries are the ones the library reports (Results.missing_query_ids);
+        # the CLI words the warning itself (the library's is silenced in _evaluate_run).
+        missing = results.missing_query_ids
+        if len(missing) and args.strict:
             _stop_like_trec_eval(results, zscores, missing[0], args, stdout)
-        if missing and len(missing) == len(qrels_queries):
-            raise CliError(f"{label}: no query of the run is in the qrels", EXIT_NO_QUERIES)
         if zscores is not None:
-            results = apply_zscores(results, zscores)
-        if missing:
+            results = apply_zscores(results, zscores, path=args.Zscore)
+        if len(missing):
             stderr.write(_missing_warning(label, missing))
         if args.format == "trec":
             stdout.write(trec_text(results, per_query=per_query, summary=summary,
@@ -196,6 +194,21 @@ def run(argv: list[str], stdout, stderr) -> int:
     elif args.format == "markdown":
         stdout.write(render_markdown(blocks, per_query=per_query, summary=summary))
     return EXIT_OK
+
+
+def _evaluate_run(evaluator, path, label, args):
+    """Results of one run; no common query stops with trec_eval's exit 7 (exit 4 under
+    --strict, where trec_eval 10 stops at the first qrels query, missing from the run)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            # A path, not a Run: a plain run file is read chunk by chunk into the engine.
+            return evaluator.evaluate(path)
+    except NoQueriesError as exc:
+        if args.strict and len(evaluator.query_ids):
+            raise CliError(f"trec_eval: result qid '{evaluator.query_ids[0]}' not found in"
+                           " qrels", EXIT_COMPUTE, verbatim=True) from None
+        raise CliError(f"{label}: {exc}", EXIT_NO_QUERIES) from None
 
 
 class _FormatEvaluator:
@@ -234,18 +247,16 @@ def _stop_like_trec_eval(results, zscores, first_missing, args, stdout):
     if args.format == "trec" and args.query_eval_wanted:
         if len(results.query_ids) and results.query_ids[0] < first_missing:
             if zscores is not None:
-                results = apply_zscores(results, zscores)
+                results = apply_zscores(results, zscores, path=args.Zscore)
             stdout.write(trec_text(results, per_query=True, summary=False,
                                    zscore=zscores is not None, before_query=first_missing))
     raise CliError(f"trec_eval: result qid '{first_missing}' not found in qrels",
                    EXIT_COMPUTE, verbatim=True)
 
 
-def _missing_warning(label: str, missing: list[str]) -> str:
-    shown = ", ".join(repr(q) for q in missing[:_LIST_MISSING])
-    more = f" and {len(missing) - _LIST_MISSING} more" if len(missing) > _LIST_MISSING else ""
+def _missing_warning(label: str, missing) -> str:
     noun = "query has" if len(missing) == 1 else "queries have"
     return (f"irmetrics eval: warning: {label}: {len(missing)} qrels {noun} no results and"
-            f" {'was' if len(missing) == 1 else 'were'} not evaluated: {shown}{more}"
+            f" {'was' if len(missing) == 1 else 'were'} not evaluated: {listed_ids(missing)}"
             " (trec_eval 10 stops here with exit 4, as --strict does; -c evaluates them on"
             " trec_eval's placeholder ranking)\n")

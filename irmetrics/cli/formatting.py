@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 
 from ..measures.registry import DOUBLE, HIDDEN, LONG, NUM_Q, RUNID, STRING
@@ -117,10 +118,18 @@ def trec_text(results: Results, *, per_query: bool, summary: bool, zscore: bool 
 
 
 # -- machine-readable and markdown formats -----------------------------------------------
+#
+# A summary line is marked by its scope, never by the query id "all": a query may be
+# called "all" (trec_eval's text format cannot tell them apart; these formats can).
+
+#: ``scope`` of a per-query record and of a summary record.
+QUERY_SCOPE, SUMMARY_SCOPE = "query", "all"
+
 
 def _records(results: Results, *, per_query: bool, summary: bool):
-    """``(query_id, name, value)`` in trec_eval's line order; values typed for output:
-    int for counts, str for runid/relstring, float otherwise."""
+    """``(scope, query_id, name, value)`` in trec_eval's line order; ``query_id`` is None
+    on summary records. Values typed for output: int for counts, str for
+    runid/relstring, float otherwise."""
     if per_query:
         cols = []
         for name in results.names:
@@ -128,14 +137,15 @@ def _records(results: Results, *, per_query: bool, summary: bool):
             if kind == HIDDEN:
                 continue
             values = results.values(name)
-            cols.append([(q, name, _typed(v, kind)) for q, v in zip(results.query_ids, values)])
+            cols.append([(QUERY_SCOPE, q, name, _typed(v, kind))
+                         for q, v in zip(results.query_ids, values)])
         for row in zip(*cols):
             yield from row
     if summary:
         for name in results.names:
             value = results.summary_value(name)
             if value is not None:
-                yield "all", name, _typed(value, _summary_kind(results, name))
+                yield SUMMARY_SCOPE, None, name, _typed(value, _summary_kind(results, name))
 
 
 def _typed(value, kind):
@@ -153,15 +163,18 @@ def _json_value(value):
 def render_json(blocks: list[RunBlock], *, per_query: bool, summary: bool) -> str:
     """``{"runs": [{"file", "run_id", "summary": {...}, "per_query": {qid: {...}}}]}``.
 
-    NaN and infinities become ``null`` (JSON has no NaN).
+    Runs are listed in command-line order, each with its file and run tag; a query
+    whose id is ``all`` is an ordinary ``per_query`` key. NaN and infinities become
+    ``null`` (JSON has no NaN).
     """
     runs = []
     for block in blocks:
         entry = {"file": block.path, "run_id": block.results.run_name}
         per_q: dict = {}
         summ: dict = {}
-        for qid, name, value in _records(block.results, per_query=per_query, summary=summary):
-            target = summ if qid == "all" else per_q.setdefault(qid, {})
+        for scope, qid, name, value in _records(block.results, per_query=per_query,
+                                                summary=summary):
+            target = summ if scope == SUMMARY_SCOPE else per_q.setdefault(qid, {})
             target[name] = _json_value(value)
         if summary:
             entry["summary"] = summ
@@ -171,20 +184,48 @@ def render_json(blocks: list[RunBlock], *, per_query: bool, summary: bool) -> st
     return json.dumps({"runs": runs}, indent=2, ensure_ascii=False) + "\n"
 
 
+#: Header of ``--format csv``/``tsv``.
+DELIMITED_HEADER = ("run", "file", "scope", "query_id", "measure", "value")
+
+
 def render_delimited(blocks: list[RunBlock], *, per_query: bool, summary: bool,
                      delimiter: str) -> str:
-    """Long format ``run,query_id,measure,value``; summary rows have query_id ``all``.
+    """Long format ``run,file,scope,query_id,measure,value``.
 
+    ``run`` is the run tag and ``file`` the run file (``<stdin>`` for ``-``), so runs
+    with the same tag stay apart. ``scope`` is ``query`` on per-query rows and ``all``
+    on summary rows, whose ``query_id`` is empty (a query may be called ``all``).
     Floats are written with ``repr`` (round-trip exact); NaN as ``nan``.
     """
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
-    writer.writerow(["run", "query_id", "measure", "value"])
+    writer.writerow(DELIMITED_HEADER)
     for block in blocks:
         label = block.results.run_name
-        for qid, name, value in _records(block.results, per_query=per_query, summary=summary):
-            writer.writerow([label, qid, name, repr(value) if isinstance(value, float) else value])
+        for scope, qid, name, value in _records(block.results, per_query=per_query,
+                                                summary=summary):
+            writer.writerow([label, block.path, scope, "" if qid is None else qid, name,
+                             repr(value) if isinstance(value, float) else value])
     return out.getvalue()
+
+
+#: Characters escaped in markdown cells: the cell separator and inline markup, so that
+#: an id is shown as typed and never read as a table border or as emphasis.
+_MARKDOWN_SPECIAL = re.compile(r"([\\|*`])")
+
+#: The query cell of a summary row: bold, so that a query called "all" (shown plain)
+#: is not mistaken for it.
+_MD_SUMMARY = "**all**"
+
+
+def md_escape(text: str) -> str:
+    """``text`` for a markdown table cell: ``|``, ``\\``, ``*`` and backticks escaped with
+    a backslash (``_`` is left alone: inside a word, as in ``P_5``, it is not markup).
+
+    >>> print(md_escape("a|b*c_d"))
+    a\\|b\\*c_d
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def _md_cell(value) -> str:
@@ -192,7 +233,7 @@ def _md_cell(value) -> str:
         return ""
     if isinstance(value, float):
         return c_double(value).strip()
-    return str(value).replace("|", "\\|")
+    return md_escape(str(value))
 
 
 def _column_labels(blocks: list[RunBlock]) -> list[str]:
@@ -202,31 +243,33 @@ def _column_labels(blocks: list[RunBlock]) -> list[str]:
 
 
 def render_markdown(blocks: list[RunBlock], *, per_query: bool, summary: bool) -> str:
-    """One table, a column per run: rows are measures (``all``), plus one row per
-    (query, measure) with ``-q``. Numbers print ``%.4f`` as trec_eval does."""
-    tables = [dict(((q, n), v) for q, n, v in
-                   _records(b.results, per_query=per_query, summary=summary)) for b in blocks]
+    """One table, a column per run: rows are measures (summary), plus one row per
+    (query, measure) with ``-q``, where summary rows show ``**all**`` as the query.
+    Numbers print ``%.4f`` as trec_eval does; ids and names are escaped (:func:`md_escape`).
+    """
+    tables = [{(qid, n): v for _, qid, n, v in
+               _records(b.results, per_query=per_query, summary=summary)} for b in blocks]
     keys: list = []
-    seen = set()
     if per_query:
         qids = sorted({q for b in blocks for q in b.results.query_ids})
         names = [n for n in blocks[0].results.names
                  if _per_query_kind(blocks[0].results, n) != HIDDEN]
-        for q in qids:
-            for n in names:
-                keys.append((q, n))
+        keys += [(q, n) for q in qids for n in names]
     if summary:
+        seen = set()
         for table in tables:
             for key in table:
-                if key[0] == "all" and key not in seen:
+                if key[0] is None and key not in seen:
                     seen.add(key)
                     keys.append(key)
     header = ["measure", "query"] if per_query else ["measure"]
-    header += [label.replace("|", "\\|") for label in _column_labels(blocks)]
+    header += [md_escape(label) for label in _column_labels(blocks)]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] * (len(header) - len(blocks)) + ["---:"] * len(blocks)) + "|"]
     for q, n in keys:
-        row = [n, q] if per_query else [n]
+        row = [md_escape(n)]
+        if per_query:
+            row.append(_MD_SUMMARY if q is None else md_escape(q))
         row += [_md_cell(t.get((q, n))) for t in tables]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"

@@ -64,7 +64,7 @@ def version_text() -> str:
 
 
 def add_version(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-v", "--version", action=_VersionToStderr,
+    parser.add_argument("-v", "-V", "--version", action=_VersionToStderr,
                         help="print the version on stderr (as trec_eval does) and exit")
 
 

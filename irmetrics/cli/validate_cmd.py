@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 
+from .._validation import parameter_error
 from ..crosscheck import TOLERANCE, crosscheck, default_measures
 from ..measures.parse import parse_measures
 from .inputs import read_judgments, read_run
@@ -25,8 +27,9 @@ examples:
   irmetrics validate -m map -m ndcg_cut.10 qrels run    chosen measures
   irmetrics validate -l2 -J qrels.txt run.txt.gz        relevance level 2, judged only
 
-exit status: 0 all outputs agree within the tolerance; 1 some output differs (or a
-usage error); 2 unreadable or malformed input."""
+exit status: 0 all outputs agree within the tolerance; 1 some output differs, the two
+evaluated different queries, or nothing was compared (no query in common, no numeric
+output), or a usage error; 2 unreadable or malformed input, bad parameter."""
 
 
 def build_parser() -> CliParser:
@@ -41,9 +44,9 @@ def build_parser() -> CliParser:
                    help="lowest label counted as relevant; default 1 (e.g. -l2)")
     p.add_argument("-J", "--Judged_docs_only", action="store_true",
                    help="drop unjudged documents from every ranking (e.g. -J)")
-    p.add_argument("--tolerance", type=float, default=TOLERANCE, metavar="TOL",
-                   help=f"largest absolute difference accepted; default {TOLERANCE:g}"
-                        " (e.g. --tolerance 1e-12)")
+    p.add_argument("--tolerance", default=repr(TOLERANCE), metavar="TOL",
+                   help="largest absolute difference accepted, a finite number >= 0;"
+                        f" default {TOLERANCE:g} (e.g. --tolerance 1e-12)")
     p.add_argument("qrels", help="judgments file (e.g. qrels.txt)")
     p.add_argument("run", help="run file in TREC format; '-' reads stdin (e.g. run.txt)")
     return p
@@ -52,12 +55,24 @@ def build_parser() -> CliParser:
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
     level = parse_int("-l", args.level_for_rel)
+    tolerance = _parse_tolerance(args.tolerance)
     measures = args.measures or default_measures()
     check_measure_syntax(measures)
     parse_measures(measures, supported=lambda m: m.pytrec_eval)
     qrels = read_judgments(args.qrels, "qrels")
     run_ = read_run(args.run)
     report = crosscheck(qrels, run_, measures, relevance_level=level,
-                        judged_only=args.Judged_docs_only, tolerance=args.tolerance)
+                        judged_only=args.Judged_docs_only, tolerance=tolerance)
     stdout.write(report.format())
     return EXIT_OK if report.ok else EXIT_DIFFERS
+
+
+def _parse_tolerance(text: str) -> float:
+    """``--tolerance``: a finite number >= 0 (NaN or inf would accept any difference)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < 0:
+        raise parameter_error("--tolerance", "a finite number >= 0", text)
+    return value

@@ -123,7 +123,8 @@ class RelevanceEvaluator:
         run = Run.from_dict(scores)
         # Queries present with an empty ranking are still evaluated (n = 0).
         present = [to_id(q, "query id") for q in scores]
-        results = self._evaluator.evaluate(run, run_query_ids=present)
+        # Unchecked: silent about skipped queries, and {} for none, as pytrec_eval is.
+        results = self._evaluator.evaluate_unchecked(run, run_query_ids=present)
         out = results.to_dict()
         for per_query in out.values():
             for name, value in list(per_query.items()):

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from . import segments as sg
-from .ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
+from .ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists, no_query_ids, sorted_query_ids
 
 #: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
 BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
@@ -175,10 +175,12 @@ def pack(
     block_code = query_codes(blocks.query_ids, qrels.query_ids)  # -1: not in the qrels
     present = np.zeros(n_all, dtype=bool)
     present[block_code[block_code >= 0]] = True
+    ignored = blocks.query_ids.filter(block_code < 0).to_list()
     if run_query_ids is not None:
-        extra = query_codes(pl.Series([str(q) for q in run_query_ids], dtype=pl.String),
-                             qrels.query_ids)
+        extra_ids = pl.Series([str(q) for q in run_query_ids], dtype=pl.String)
+        extra = query_codes(extra_ids, qrels.query_ids)
         present[extra[extra >= 0]] = True
+        ignored += extra_ids.filter(extra < 0).to_list()
     evaluated = np.ones(n_all, dtype=bool) if complete else present
     ranked = rank_run(run, qrels.query_ids[evaluated], ~present[evaluated], blocks=blocks,
                       max_docs=max_docs, semantics=semantics)
@@ -194,6 +196,8 @@ def pack(
         scores=ranked.scores,
         run_name=run_name,
         qrels_positive_total=qrels.positive_total,
+        missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
+        ignored_query_ids=sorted_query_ids(ignored),
     )
 
 

@@ -24,6 +24,18 @@ NOT_IN_POOL = -1
 POOL_UNJUDGED = -2
 
 
+def no_query_ids() -> np.ndarray:
+    """An empty query-id array (the dtype of ``RankedLists.query_ids``)."""
+    return np.zeros(0, dtype=object)
+
+
+def sorted_query_ids(ids) -> np.ndarray:
+    """Distinct ids in ascending byte order (Python's str order is UTF-8 byte order), as
+    an object array; for the query-set bookkeeping of :class:`RankedLists`, never per
+    entry."""
+    return np.asarray(sorted(set(ids)), dtype=object)
+
+
 @dataclass(eq=False)
 class RankedLists:
     """Per-query rankings in final rank order (after ordering and ``max_docs``).
@@ -48,6 +60,11 @@ class RankedLists:
     qrels_positive_total : int
         Number of qrels lines with a label > 0 over the whole qrels (the ``-c``
         summary of ``num_rel``).
+    missing_query_ids : ndarray of str
+        Qrels queries without a ranking in the run that were not evaluated (always
+        empty under ``complete``), ascending byte order.
+    ignored_query_ids : ndarray of str
+        Run queries absent from the qrels (never evaluated), ascending byte order.
     """
 
     query_ids: np.ndarray
@@ -59,6 +76,8 @@ class RankedLists:
     scores: np.ndarray | None = None
     run_name: str = "irmetrics"
     qrels_positive_total: int = 0
+    missing_query_ids: np.ndarray = field(default_factory=lambda: no_query_ids())
+    ignored_query_ids: np.ndarray = field(default_factory=lambda: no_query_ids())
     _views: dict = field(default_factory=dict, repr=False)
     _judged: "RankedLists | None" = field(default=None, repr=False)
 
@@ -90,6 +109,8 @@ class RankedLists:
                 scores=None if self.scores is None else self.scores[keep],
                 run_name=self.run_name,
                 qrels_positive_total=self.qrels_positive_total,
+                missing_query_ids=self.missing_query_ids,
+                ignored_query_ids=self.ignored_query_ids,
             )
         return self._judged
 

@@ -36,7 +36,7 @@ from . import segments as sg
 from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
                    doc_hash, encode_qrels, key_index_for, lookup_codes, ordering_scores,
                    query_codes, run_blocks)
-from .ranked import NOT_IN_POOL, RankedLists
+from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)
@@ -120,6 +120,7 @@ class _Chunks:
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
         self.block_ids: list[pl.Series] = []  # query id of every block, evaluated or not
         self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
+        self.ignored_ids: list[pl.Series] = []  # query ids of blocks not in the qrels
         self.block_lengths: list[np.ndarray] = []
         self.codes: list[np.ndarray] = []
         self.code_dtype = qrels.codes.dtype  # one byte for the usual labels
@@ -173,6 +174,8 @@ class _Chunks:
             bogus=~present[evaluated],
             run_name=run_name,
             qrels_positive_total=qrels.positive_total,
+            missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
+            ignored_query_ids=sorted_query_ids(pl.concat(self.ignored_ids).to_list()),
         )
 
     def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:
@@ -210,6 +213,7 @@ class _Chunks:
         if repeats.result():
             raise NotPlain  # read_run finds the duplicate (or the false alarm)
         self.block_codes.append(block_code[kept_blocks])
+        self.ignored_ids.append(blocks.query_ids.filter(~evaluated))
         self.block_lengths.append(kept_len)
         self.codes.append(codes.astype(self.code_dtype))
 
