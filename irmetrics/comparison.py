@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from ._validation import check_bool, check_choice, check_float, check_int, parameter_error
-from .exceptions import IrMetricsError
+from .exceptions import IrMetricsError, IrMetricsWarning
 from .io.per_query import PerQueryScores
 from .results import Results
 
@@ -43,7 +43,7 @@ COLUMNS = ("measure", "system", "baseline", "mean", "baseline_mean", "diff", "ci
 _LIST = 5
 
 
-class QueryAlignmentWarning(UserWarning):
+class QueryAlignmentWarning(IrMetricsWarning):
     """Some queries are not evaluated for every system and were left out of a comparison."""
 
 
