@@ -57,6 +57,11 @@ def _quiet(test, *args, **kwargs):
         return paired_test(*args, test=test, **kwargs)
 
 
+def _warned(test, a, b, alternative):
+    with pytest.warns(UnreliableTestWarning, match=test):
+        return paired_test(a, b, test=test, alternative=alternative)
+
+
 # --------------------------------------------------------------------------- t
 
 
@@ -163,9 +168,7 @@ def test_monte_carlo_p_value_is_never_zero_and_counts_ties():
 @given(pair=graded_pairs(max_n=16), alternative=st.sampled_from(ALTERNATIVES))
 def test_wilcoxon_matches_scipy(pair, alternative):
     a, b = pair
-    with pytest.warns(UnreliableTestWarning, match="wilcoxon"):
-        res = paired_test(a, b, test="wilcoxon", alternative=alternative)
-    d = a - b
+    res, d = _warned("wilcoxon", a, b, alternative), a - b
     for j in range(a.shape[1]):
         if np.all(d[:, j] == 0):
             assert res.p_value[j] == 1.0 and np.isnan(res.statistic[j])
@@ -196,9 +199,7 @@ def test_wilcoxon_columns_with_and_without_ties_match_scipy_one_by_one(n):
 @given(pair=graded_pairs(max_n=40, max_k=3, grades=2), alternative=st.sampled_from(ALTERNATIVES))
 def test_sign_matches_scipy_binomtest(pair, alternative):
     a, b = pair
-    with pytest.warns(UnreliableTestWarning, match="sign"):
-        res = paired_test(a, b, test="sign", alternative=alternative)
-    d = a - b
+    res, d = _warned("sign", a, b, alternative), a - b
     for j in range(a.shape[1]):
         wins, losses = int(np.sum(d[:, j] > 0)), int(np.sum(d[:, j] < 0))
         assert (res.wins[j], res.losses[j], res.ties[j]) == (wins, losses, a.shape[0] - wins - losses)
