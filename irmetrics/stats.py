@@ -793,7 +793,8 @@ def _holm(ordered):
 
 
 def _holm_sidak(ordered):
-    raw = -np.expm1(_step_down_factors(ordered.shape[1]) * np.log1p(-ordered))
+    with np.errstate(divide="ignore"):  # p = 1: log1p(-1) = -inf, adjusted value 1
+        raw = -np.expm1(_step_down_factors(ordered.shape[1]) * np.log1p(-ordered))
     return np.maximum.accumulate(raw, axis=1)
 
 
