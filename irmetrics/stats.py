@@ -559,9 +559,14 @@ def _bootstrap_sums(centred, n_resamples, rng, *, squares):
 
     ``W`` holds the multinomial counts of one resample per row, built from
     ``rng.integers(0, n, (rows, n))`` (the index draws of scipy.stats.bootstrap) so a matrix
-    product replaces fancy indexing. Yields (sums, sums of squares or None) per block.
+    product replaces fancy indexing. ``W @ centred`` feeds the confidence interval, so it is
+    computed exactly on fixed-point parts (:func:`_fixed_point_parts`): a threaded BLAS
+    sums in a thread-dependent order, and exact sums have no order. The sums of squares
+    only feed p-value counts, which the comparison tolerance protects. Yields (sums, sums
+    of squares or None) per block.
     """
     n = centred.shape[0]
+    parts = _fixed_point_parts(centred)
     centred_sq = centred * centred if squares else None
     rows = _block_rows(n, n_resamples)
     for start in range(0, n_resamples, rows):
@@ -569,7 +574,31 @@ def _bootstrap_sums(centred, n_resamples, rng, *, squares):
         picks = rng.integers(0, n, size=(size, n))
         picks += (np.arange(size) * n)[:, None]
         weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-        yield weights @ centred, (weights @ centred_sq if squares else None)
+        sums = sum((weights @ part) * scale for part, scale in parts)
+        yield sums, (weights @ centred_sq if squares else None)
+
+
+def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split ``x`` (n, k) into integer-valued parts with ``x ~= sum(part * scale)``.
+
+    Each part holds integers below ``2**bits`` with ``n * 2**bits <= 2**52``, so for any
+    count matrix ``W`` with rows summing to n, ``W @ part`` is exact in float64 whatever
+    the summation order. Two or three parts keep at least 56 bits below each column's
+    largest magnitude, finer than float64 rounding of that magnitude.
+    """
+    n = x.shape[0]
+    bits = 52 - max(1, math.ceil(math.log2(n)))
+    _, exponent = np.frexp(np.max(np.abs(x), axis=0))     # 2**exponent > max |x| (or 0)
+    scale = np.ldexp(1.0, exponent)
+    rest = x / scale                                       # |rest| < 1, exact (power of 2)
+    parts = []
+    for _ in range(math.ceil(56 / bits)):
+        scale = np.ldexp(scale, -bits)
+        rest = np.ldexp(rest, bits)
+        whole = np.trunc(rest)
+        rest -= whole
+        parts.append((whole, scale))
+    return parts
 
 
 def _bootstrap_test(d, mean, sd, alternative, n_resamples, rng):
@@ -614,8 +643,11 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind):
     p_low, p_high = _tail_probabilities(level, alternative)
     probabilities = np.tile(np.array([[p_low], [p_high]]), (1, k))
     if kind == "bca":
-        below = np.count_nonzero(boot_means < mean, axis=0)
-        at_or_below = np.count_nonzero(boot_means <= mean, axis=0)
+        # Resample means equal to the mean in exact arithmetic differ from it by rounding
+        # of the order of eps * mean |d - mean|; count them as ties.
+        gamma = _REL_TOL * (np.abs(mean) + np.abs(d - mean).mean(axis=0))
+        below = np.count_nonzero(boot_means < mean - gamma, axis=0)
+        at_or_below = np.count_nonzero(boot_means <= mean + gamma, axis=0)
         z0 = special.ndtri((below + at_or_below) / (2.0 * boot_means.shape[0]))
         u = d - mean
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -908,20 +940,28 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
 
 
 def _permuted_ranges(cube: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Range of the system means for each resample; labels permuted within each query."""
+    """Range of the system means for each resample; labels permuted within each query.
+
+    The block of resamples depends on ``n`` and ``m`` only, so a column's p-values do not
+    change when other columns are added; columns are gathered in groups to bound memory.
+    """
     m, n, k = cube.shape
     by_query = np.ascontiguousarray(cube.transpose(1, 0, 2)).reshape(n * m, k)  # row q*m + i
     row_base = (np.arange(n, dtype=np.intp) * m)[:, None]
     ranges = np.empty((n_resamples, k))
-    rows = _block_rows(n * m * k, n_resamples)
+    rows = _block_rows(n * m * _TUKEY_COLUMN_GROUP, n_resamples)
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
-        order = _random_permutations(rng, size * n, m).reshape(size, n, m)
-        sums = np.take(by_query, order + row_base, axis=0).sum(axis=1)   # (size, m, k)
-        ranges[start:start + size] = (sums.max(axis=1) - sums.min(axis=1)) / n
+        picks = _random_permutations(rng, size * n, m).reshape(size, n, m) + row_base
+        for first in range(0, k, _TUKEY_COLUMN_GROUP):
+            columns = by_query[:, first:first + _TUKEY_COLUMN_GROUP]
+            sums = np.take(columns, picks, axis=0).sum(axis=1)   # (size, m, group)
+            ranges[start:start + size, first:first + _TUKEY_COLUMN_GROUP] = (sums.max(axis=1) - sums.min(axis=1)) / n
     return ranges
 
 
+#: Columns gathered together by the Tukey resampling (memory: rows * n * m * this).
+_TUKEY_COLUMN_GROUP = 8
 #: Up to this many permutations (10! = 3.6M rows of int8, 36 MB) a table of all of them,
 #: indexed by rank, replaces decoding each rank.
 _PERMUTATION_TABLE_MAX = math.factorial(10)
