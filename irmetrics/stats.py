@@ -991,29 +991,42 @@ def _unrank(ranks: np.ndarray, m: int) -> np.ndarray:
     ``rank = j_{m-1} + m (j_{m-2} + (m-1) (...))`` with ``j_i`` in [0, i]: uniform ranks give
     independent uniform swap positions, hence uniform permutations.
     """
-    swaps = np.empty((ranks.shape[0], max(m - 1, 0)), dtype=np.int64)
+    order, base = _identities(ranks.shape[0], m)
     rest = ranks.copy()
-    for step, i in enumerate(range(m - 1, 0, -1)):
-        rest, swaps[:, step] = np.divmod(rest, i + 1)
-    return _fisher_yates(swaps, m)
+    for i in range(m - 1, 0, -1):
+        rest, j = np.divmod(rest, i + 1)
+        _swap(order, base + i, base + j)
+    return order.reshape(-1, m)
 
 
 def _fisher_yates(swaps: np.ndarray, m: int) -> np.ndarray:
     """Apply swap ``i <-> swaps[:, step]`` for i = m-1, ..., 1 to the identity; (count, m)."""
-    count = swaps.shape[0]
-    order = np.tile(np.arange(m, dtype=np.int8 if m <= 127 else np.intp), count)
-    base = np.arange(count, dtype=np.intp) * m
+    order, base = _identities(swaps.shape[0], m)
     for step, i in enumerate(range(m - 1, 0, -1)):  # positions, vectorised over permutations
-        at_i, at_j = base + i, base + swaps[:, step]
-        held = order[at_j]
-        order[at_j] = order[at_i]
-        order[at_i] = held
-    return order.reshape(count, m)
+        _swap(order, base + i, base + swaps[:, step])
+    return order.reshape(-1, m)
+
+
+def _identities(count: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` identity permutations, flat, and the offset of each one."""
+    order = np.tile(np.arange(m, dtype=np.int8 if m <= 127 else np.intp), count)
+    return order, np.arange(count, dtype=np.intp) * m
+
+
+def _swap(flat: np.ndarray, at_i: np.ndarray, at_j: np.ndarray) -> None:
+    held = flat[at_j]
+    flat[at_j] = flat[at_i]
+    flat[at_i] = held
 
 
 @functools.lru_cache(maxsize=1)
 def _permutation_table(m: int) -> np.ndarray:
-    table = _unrank(np.arange(math.factorial(m), dtype=np.int64), m)
+    """All m! permutations in rank order; built in slices to bound temporary memory."""
+    total = math.factorial(m)
+    table = np.empty((total, m), dtype=np.int8)
+    step = 1 << 16
+    for start in range(0, total, step):
+        table[start:start + step] = _unrank(np.arange(start, min(total, start + step), dtype=np.int64), m)
     table.flags.writeable = False
     return table
 

@@ -369,3 +369,27 @@ def test_bad_input(kwargs, error, pattern):
     a, b = kwargs.pop("a"), kwargs.pop("b")
     with pytest.raises(error, match=pattern):
         paired_test(a, b, **kwargs)
+
+
+@FAST
+@given(pair=graded_pairs(max_n=25), test=st.sampled_from(TESTS), alternative=st.sampled_from(ALTERNATIVES),
+       kind=st.sampled_from(["bca", "percentile"]))
+def test_every_test_gives_coherent_results(pair, test, alternative, kind):
+    a, b = pair
+    res = _quiet(test, a, b, alternative=alternative, n_resamples=200, seed=3, bootstrap_ci=kind)
+    n, k = a.shape
+    assert res.p_value.shape == (k,) and res.n == n
+    undefined = n == 1 and test in ("t", "bootstrap")
+    defined = ~np.isnan(res.p_value)
+    assert np.all(defined | (undefined & np.any(a != b, axis=0)))
+    assert np.all((res.p_value[defined] > 0) | (test == "t")) and np.all(res.p_value[defined] <= 1)
+    if test in ("randomization", "bootstrap") and not res.exact:
+        assert np.all(res.p_value[defined] >= 1 / 201)
+    assert np.array_equal(res.wins + res.ties + res.losses, np.full(k, n))
+    np.testing.assert_allclose(res.mean_diff, (a - b).mean(axis=0), rtol=1e-12, atol=1e-15)
+    if n >= 2:
+        assert np.all(res.ci_low <= res.ci_high)
+        if alternative == "less":
+            assert np.all(res.ci_low == -np.inf)
+        if alternative == "greater":
+            assert np.all(res.ci_high == np.inf)
