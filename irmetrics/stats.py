@@ -339,7 +339,8 @@ def paired_test(
       with replacement, compute :math:`t^* = \bar{\tilde d}^* / (s^*_{\tilde d} / \sqrt n)`
       per resample and :math:`p = (\#\{t^* \text{ at least as extreme as } t\} + 1)/(B + 1)`
       with :math:`t = \bar d / (s_d / \sqrt n)`. Resamples with :math:`s^* = 0` give
-      :math:`t^* = \pm\infty` (or NaN, never counted, when also :math:`\bar{\tilde d}^* = 0`).
+      :math:`t^* = \pm\infty`, or :math:`t^* = 0` when also :math:`\bar{\tilde d}^* = 0`.
+      The reported statistic is :math:`\bar d`.
       The same resamples of :math:`\bar d^*` give the CI: BCa (``bootstrap_ci="bca"``) or
       percentile, as :func:`scipy.stats.bootstrap`.
     * ``"wilcoxon"``: signed-rank test, equal to ``scipy.stats.wilcoxon(d, alternative=...)``
@@ -404,9 +405,10 @@ def paired_test(
     (0.125, 64, True)
     """
     A, one_d = _as_columns("a", a)
-    B, _ = _as_columns("b", b)
-    if A.shape != B.shape:
-        raise ShapeError(f"`b` must have the shape of `a` {A.shape}; got shape {B.shape}.")
+    B, b_one_d = _as_columns("b", b)
+    if A.shape != B.shape or one_d != b_one_d:
+        shape_a, shape_b = (A.shape[:1] if one_d else A.shape), (B.shape[:1] if b_one_d else B.shape)
+        raise ShapeError(f"`b` must have the shape of `a` {shape_a}; got shape {shape_b}.")
     test = check_choice("test", test, TESTS)
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
     level = _check_level(level)
@@ -890,7 +892,7 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
 
     Notes
     -----
-    Cost is O(B n m k); m = 10, n = 7000, k = 5, B = 10,000 takes about 11 s of CPU. The
+    Cost is O(B n m k); m = 10, n = 7000, k = 5, B = 10,000 takes about 13 s of one core. The
     permutations are drawn in blocks of resamples whose size depends on ``n, m, k`` only:
     per block one ``rng.integers(0, m!, size=(rows, n))`` call (m <= 20) gives a rank per
     query, decoded by Fisher-Yates (rank digits in the mixed radix ``m, m-1, ..., 2`` are
