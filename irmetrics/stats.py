@@ -289,13 +289,13 @@ def _t_interval(mean, sd, n, level, alternative):
     return _one_sided(low, high, alternative)
 
 
-def _at_least_as_extreme(resampled: np.ndarray, observed: np.ndarray, alternative: str) -> np.ndarray:
+def _at_least_as_extreme(resampled: np.ndarray, observed: np.ndarray, alternative: str,
+                         gamma: np.ndarray) -> np.ndarray:
     """Count, per column, resampled statistics at least as extreme as ``observed``.
 
-    ``resampled`` is (B, k), ``observed`` (k,); ties within ``_REL_TOL`` count as extreme.
-    NaN resampled values never count.
+    ``resampled`` is (B, k), ``observed`` and the tie tolerance ``gamma`` are (k,); values
+    within ``gamma`` of the observed one count as extreme. NaN never counts.
     """
-    gamma = np.where(np.isfinite(observed), _REL_TOL * np.abs(observed), 0.0)
     if alternative == "greater":
         hits = resampled >= observed - gamma
     elif alternative == "less":
@@ -511,7 +511,7 @@ def _sign_flip_exact_p(d: np.ndarray, alternative: str) -> np.ndarray:
     first = _all_flip_sums(d[:half])      # (2**half, k)
     second = np.sort(_all_flip_sums(d[half:]), axis=0)  # (2**(n-half), k)
     observed = d.sum(axis=0)
-    gamma = _REL_TOL * np.abs(observed)
+    gamma = _flip_tolerance(d)
     counts = np.empty(k, dtype=np.int64)
     n_second = second.shape[0]
     for j in range(k):  # columns (measures), not rows: each is one vectorised search
@@ -534,6 +534,16 @@ def _sign_flip_exact_p(d: np.ndarray, alternative: str) -> np.ndarray:
     return counts / float(2**n)
 
 
+def _flip_tolerance(d: np.ndarray) -> np.ndarray:
+    """Tie tolerance of sign-flip sums: ``100 eps * sum |d_i|``.
+
+    The rounding of a sum of ``±d_i`` scales with the terms, not with the (possibly
+    cancelling) result, so the tolerance does too; scipy's ``100 eps * |observed|`` can
+    miss the identity flip itself when the sum nearly cancels (e.g. 0.1 + 0.2 - 0.3).
+    """
+    return _REL_TOL * np.abs(d).sum(axis=0)
+
+
 def _all_flip_sums(d: np.ndarray) -> np.ndarray:
     """Sums ``s @ d`` over all sign vectors ``s`` in {+1, -1}^h, shape (2**h, k)."""
     h = d.shape[0]
@@ -546,13 +556,14 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, rng):
     """Monte Carlo sign-flip p-value ``(c + 1) / (B + 1)``; one ±1 block serves all columns."""
     n, k = d.shape
     observed = d.sum(axis=0)
+    gamma = _flip_tolerance(d)
     counts = np.zeros(k, dtype=np.int64)
     rows = _block_rows(n, n_resamples)
     for start in range(0, n_resamples, rows):
         size = min(rows, n_resamples - start)
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8)
         signs = 1.0 - 2.0 * flips
-        counts += _at_least_as_extreme(signs @ d, observed, alternative)
+        counts += _at_least_as_extreme(signs @ d, observed, alternative, gamma)
     return (counts + 1.0) / (n_resamples + 1.0)
 
 
@@ -611,6 +622,7 @@ def _bootstrap_test(d, mean, sd, alternative, n_resamples, rng):
     counts = np.zeros(k, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_observed = mean / (sd / math.sqrt(n))
+        t_gamma = np.where(np.isfinite(t_observed), _REL_TOL * np.abs(t_observed), 0.0)
         start = 0
         for sums, sums_sq in _bootstrap_sums(centred, n_resamples, rng, squares=True):
             size = sums.shape[0]
@@ -621,7 +633,7 @@ def _bootstrap_test(d, mean, sd, alternative, n_resamples, rng):
             variance = np.maximum(sums_sq - sums * sums / n, 0.0) / (n - 1)
             # 0/0 (a resample of centred zeros) is a mean exactly at H0: t* = 0.
             t_null = np.where(sums == 0, 0.0, (sums / n) / np.sqrt(variance / n))
-            counts += _at_least_as_extreme(t_null, t_observed, alternative)
+            counts += _at_least_as_extreme(t_null, t_observed, alternative, t_gamma)
     p_value = (counts + 1.0) / (n_resamples + 1.0)
     if n < 2:
         p_value = np.full(k, np.nan)

@@ -154,6 +154,16 @@ def test_monte_carlo_randomization_within_binomial_error_of_exact(alternative):
     assert np.all(np.abs(mc.p_value - exact.p_value) <= 4 * sigma + 1 / (B + 1)), (mc.p_value, exact.p_value)
 
 
+def test_flip_sums_that_cancel_still_tie_with_the_observed_sum():
+    # 0.1 + 0.2 - 0.3 is 5.6e-17 in floating point; in exact arithmetic the identity and the
+    # full flip both tie with it, and 5 of the 8 flips are >= 0 (scipy's tolerance relative
+    # to the observed sum counts only 4 for "greater").
+    d = np.array([0.1, 0.2, -0.3])
+    for alternative in ("greater", "less"):
+        assert paired_test(d, np.zeros(3), test="randomization", alternative=alternative).p_value == 5 / 8
+    assert paired_test(d, np.zeros(3), test="randomization").p_value == 1.0
+
+
 def test_monte_carlo_p_value_is_never_zero_and_counts_ties():
     d = np.full((25, 1), 0.5)  # every flip other than identity is smaller; ties only with itself
     res = paired_test(d, np.zeros_like(d), test="randomization", n_resamples=999, alternative="greater")
