@@ -885,9 +885,10 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
     :math:`R^* = \max_i \bar x^*_i - \min_i \bar x^*_i`. The adjusted p-value of pair
     ``(i, j)`` is
 
-    .. math:: p_{ij} = \frac{\#\{R^* \ge |\bar x_i - \bar x_j|\} + 1}{B + 1}
+    .. math:: p_{ij} = \frac{\#\{R^* \ge |\bar x_i - \bar x_j| - \gamma\} + 1}{B + 1}
 
-    which controls the family-wise error rate over all pairs (a difference is compared with
+    (:math:`\gamma = 100\,\epsilon\,(|\bar x_i - \bar x_j| + \overline{|x|})`, a rounding
+    tolerance), which controls the family-wise error rate over all pairs (a difference is compared with
     the null distribution of the largest difference).
 
     Parameters
@@ -941,7 +942,8 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
     statistic = means[:, None, :] - means[None, :, :]       # (m, m, k)
     ranges = _permuted_ranges(cube, n_resamples, rng)       # (B, k)
     observed = np.abs(statistic)
-    threshold = observed - _REL_TOL * observed
+    # Sums of n scores round at the scale of the scores, not of their (maybe tiny) difference.
+    threshold = observed - _REL_TOL * (observed + np.abs(cube).mean(axis=(0, 1)))
     ranges.sort(axis=0)
     counts = np.empty((m, m, k), dtype=np.int64)
     for j in range(k):  # columns (measures): one vectorised search each

@@ -216,7 +216,7 @@ def _reference_tukey(scores, B, seed):
         for j in range(m):
             if i != j:
                 observed = abs(means[i] - means[j])
-                threshold = observed - TOL * observed
+                threshold = observed - TOL * (observed + np.abs(scores).mean())
                 adjusted[i, j] = (sum(r >= threshold for r in ranges) + 1) / (B + 1)
                 unadjusted[i, j] = (sum(p[i][j] >= threshold for p in pair_diffs) + 1) / (B + 1)
     return adjusted, unadjusted
