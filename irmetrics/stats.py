@@ -17,8 +17,11 @@ share the random resamples.
 Randomness comes from ``numpy.random.default_rng(seed)`` and is drawn in blocks whose size
 depends only on the data shape, never on the thread count, so the same inputs and seed give
 bit-identical results on any machine set-up. Resampled statistics are compared with the
-observed one with a relative tolerance of ``100 * eps`` (as
-:func:`scipy.stats.permutation_test` does), so rounding in BLAS sums cannot decide a tie.
+observed one with a tolerance of ``100 * eps`` (scipy.stats.permutation_test's factor)
+times the scale at which their sums round: ``sum |d_i|`` for sign flips, the observed t for
+the studentised bootstrap, the difference plus the mean absolute score for Tukey HSD. So
+rounding (in BLAS sums, or of a sum that nearly cancels) cannot decide a tie. Bootstrap
+means, which feed the intervals directly, are exact sums of fixed-point parts.
 
 The package itself needs only numpy and scipy (scipy is imported lazily).
 """
