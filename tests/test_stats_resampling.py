@@ -345,3 +345,15 @@ def test_repeated_calls_give_identical_bytes_and_seed_matters():
     assert generator.p_value.tobytes() == paired_test(a, b, test="bootstrap", n_resamples=999, seed=7).p_value.tobytes()
     digest = hashlib.sha256(tukey_hsd(np.stack([a[:, 0], b[:, 0]]), n_resamples=300).p_values.tobytes()).hexdigest()
     assert digest == hashlib.sha256(tukey_hsd(np.stack([a[:, 0], b[:, 0]]), n_resamples=300).p_values.tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("test", ["bootstrap", "randomization", "t"])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_tests_hold_their_size_on_null_data(test, alternative):
+    # 400 independent null data sets as columns: the rejection rate at 0.05 must be within
+    # 3 binomial standard deviations of 0.05 (columns share resamples, not data).
+    rng = np.random.default_rng(31)
+    d = rng.normal(size=(30, 400))
+    res = paired_test(d, np.zeros_like(d), test=test, alternative=alternative, n_resamples=999, seed=2)
+    rate = np.mean(res.p_value <= 0.05)
+    assert abs(rate - 0.05) <= 3 * math.sqrt(0.05 * 0.95 / 400), rate
