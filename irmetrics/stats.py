@@ -605,15 +605,13 @@ def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     n = x.shape[0]
     bits = 52 - max(1, math.ceil(math.log2(n)))
     _, exponent = np.frexp(np.max(np.abs(x), axis=0))     # 2**exponent > max |x| (or 0)
-    scale = np.ldexp(1.0, exponent)
-    rest = x / scale                                       # |rest| < 1, exact (power of 2)
+    rest = np.ldexp(x, -exponent)                          # |rest| < 1, exact (power of 2)
     parts = []
-    for _ in range(math.ceil(56 / bits)):
-        scale = np.ldexp(scale, -bits)
+    for j in range(1, math.ceil(56 / bits) + 1):
         rest = np.ldexp(rest, bits)
         whole = np.trunc(rest)
         rest -= whole
-        parts.append((whole, scale))
+        parts.append((whole, np.ldexp(1.0, exponent - j * bits)))
     return parts
 
 
