@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from ._validation import check_bool, check_choice, check_float, check_int, parameter_error
-from .exceptions import IrMetricsError, IrMetricsWarning
+from .exceptions import IrMetricsError, IrMetricsWarning, MissingQueriesWarning
 from .io.per_query import PerQueryScores
 from .results import Results
 
@@ -428,7 +428,10 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
         if progress:
             sys.stderr.write(f"\rirmetrics compare: evaluating {i}/{len(named)}: {name}\x1b[K")
             sys.stderr.flush()
-        scored[name] = evaluator.evaluate(run)
+        with warnings.catch_warnings():
+            # The alignment below reports every missing query once, naming the run.
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            scored[name] = evaluator.evaluate(run)
     if progress and evaluator is not None:
         sys.stderr.write("\n")
     return scored
@@ -478,7 +481,10 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
 def _align(scored: dict, systems: list, names: list):
     """Restrict every system to the queries all of them have; report the others."""
     ids = {s: np.asarray(scored[s].query_ids, dtype=str) for s in systems}
-    union = np.unique(np.concatenate(list(ids.values())))
+    # Qrels queries a run did not answer count as missing even when no run answered them.
+    unanswered = [np.asarray(getattr(scored[s], "missing_query_ids", ()), dtype=str)
+                  for s in systems]
+    union = np.unique(np.concatenate(list(ids.values()) + unanswered))
     common = union
     for v in ids.values():
         common = np.intersect1d(common, v, assume_unique=True)

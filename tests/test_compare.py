@@ -97,10 +97,11 @@ def test_randomization_on_few_queries_is_the_exact_permutation_test():
     qrels, a, b = str(FIX / "cli/qrels.txt"), str(FIX / "cli/run_a.txt"), str(FIX / "cli/run_b.txt")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", QueryAlignmentWarning)
+        warnings.simplefilter("ignore", irm.exceptions.MissingQueriesWarning)
         cmp = irm.compare(qrels, {"a": a, "b": b}, ["map"], baseline="a",
                           test="randomization")
+        values = [irm.evaluate(qrels, run, ["map"]) for run in (a, b)]
     row = cmp.table().row(0, named=True)
-    values = [irm.evaluate(qrels, run, ["map"]) for run in (a, b)]
     common = sorted(set(values[0].query_ids) & set(values[1].query_ids))
     va, vb = ([dict(zip(v.query_ids, v.values("map")))[q] for q in common] for v in values)
     d = np.asarray(vb) - np.asarray(va)
@@ -151,6 +152,17 @@ def test_missing_queries_are_reported_and_left_out():
     assert cmp.query_ids.tolist() == ["q1", "q3"]
     assert cmp.missing_queries == {"B": ["q2"]}
     assert cmp.table()["n_queries"].to_list() == [2]
+
+
+def test_a_query_no_run_answered_is_reported_for_every_run():
+    qrels, a, b = _small()
+    qrels["q4"] = {"d9": 1}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cmp = irm.compare(qrels, {"A": a, "B": b}, ["map"])
+    assert cmp.missing_queries == {"A": ["q4"], "B": ["q2", "q4"]}
+    # One warning, from the alignment (evaluation's own warning is folded into it).
+    assert [w.category for w in caught] == [QueryAlignmentWarning]
 
 
 def test_complete_scores_missing_queries_like_trec_eval_c():
