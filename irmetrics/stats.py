@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from irmetrics._validation import check_choice, check_int, check_positive_int, parameter_error
-from irmetrics.exceptions import ShapeError
+from irmetrics.exceptions import IrMetricsWarning, ShapeError
 
 __all__ = [
     "TESTS",
@@ -77,7 +77,7 @@ _AUTO_EXACT_N = 20
 _MAX_EXACT_N = 30
 
 
-class UnreliableTestWarning(UserWarning):
+class UnreliableTestWarning(IrMetricsWarning):
     """The sign and Wilcoxon tests are less reliable than t, randomization or bootstrap.
 
     On IR evaluation data they disagree with the other tests more often and lose power
