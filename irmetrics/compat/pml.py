@@ -193,10 +193,11 @@ class AccuracyCalculator:
                 # The query itself is excluded by index (it is its own nearest neighbour).
                 own_index = np.arange(start, stop)
                 nn = knn(q[start:stop], ref, num_k, metric=self.distance,
-                         ignore=[(own_index, np.arange(len(ref)))])
+                         ignore=[(own_index, np.arange(len(ref)))], exact_distances=False)
                 offsets, neighbours = nn.offsets, nn.indices
             else:
-                nn = knn(q[start:stop], ref, num_k + own, metric=self.distance)
+                nn = knn(q[start:stop], ref, num_k + own, metric=self.distance,
+                         exact_distances=False)
                 offsets, neighbours = nn.offsets, nn.indices
                 if own:  # PML drops the first neighbour of every row (the query itself)
                     keep = np.ones(neighbours.size, dtype=bool)
