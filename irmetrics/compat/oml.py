@@ -316,8 +316,8 @@ def calc_fnmr_at_fmr(pos_dist, neg_dist, fmr_vals=(0.1,)) -> np.ndarray:
     [0.4, 0.2]
     """
     fmr_vals = as_fractions(fmr_vals, "fmr_vals")
-    pos = as_numpy(pos_dist, "pos_dist", ndim=1).astype(np.float64)
-    neg = as_numpy(neg_dist, "neg_dist", ndim=1).astype(np.float64)
+    pos = as_numpy(pos_dist, "pos_dist", ndim=1, finite=True).astype(np.float64)
+    neg = as_numpy(neg_dist, "neg_dist", ndim=1, finite=True).astype(np.float64)
     if neg.size == 0:
         raise ParameterError("`neg_dist` must be non-empty (the thresholds are its quantiles); "
                              "got an empty array.")
@@ -388,7 +388,7 @@ def calc_pcf(embeddings, pcf_variance) -> np.ndarray:
     [0.2, 0.5]
     """
     pcf_variance = as_fractions(pcf_variance, "pcf_variance")
-    x = as_numpy(embeddings, "embeddings", ndim=2).astype(np.float64)
+    x = as_numpy(embeddings, "embeddings", ndim=2, finite=True).astype(np.float64)
     n, d = x.shape
     if d == 0:
         raise ShapeError("`embeddings` must have at least one column; got shape "
@@ -592,7 +592,7 @@ class EmbeddingMetrics:
         """Store a batch of ``embeddings`` at dataset positions ``indices``."""
         if self._filled is None:
             self.setup()
-        emb = as_numpy(embeddings, "embeddings", ndim=2)
+        emb = as_numpy(embeddings, "embeddings", ndim=2, finite=True)
         idx = as_numpy(indices, "indices", ndim=1, kind="iu").astype(np.int64)
         if len(idx) != len(emb):
             raise ShapeError(f"`indices` must have one entry per embedding ({len(emb)}); "
