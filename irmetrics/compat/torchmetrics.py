@@ -859,7 +859,8 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
 
     ``max_k=None`` uses the largest query. Empty queries contribute curves of 0
     (``'neg'``) or 1 (``'pos'``); curves are aggregated element-wise.
-    ``compute()`` returns ``(precision, recall, top_k)`` arrays.
+    ``compute()`` returns ``(precision, recall, top_k)`` arrays (0-d when ``max_k``
+    is 1, as torchmetrics squeezes one-element results).
 
     Examples
     --------
@@ -878,7 +879,8 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
         self.adaptive_k = _check_adaptive_k(adaptive_k)
 
     def _compute_on(self, g):
-        return self._curves(g, np.float64)
+        # torchmetrics' compute squeezes one-element results to 0-d tensors (max_k = 1).
+        return tuple(a.reshape(()) if a.size == 1 else a for a in self._curves(g, np.float64))
 
     def _curves(self, g, dtype):
         """Aggregated ``(precision, recall, top_k)``; per-query values rounded to ``dtype``
