@@ -16,6 +16,11 @@ import pytest
 
 from irmetrics.exceptions import IrMetricsError
 
+from .golden_libs.record import make_converter, plain
+
+#: The recorder's input decoding, with numpy arrays where it builds tensors.
+convert = make_converter(lambda array: array)
+
 GOLDENS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
                        "golden_libs")
 MODULES = {"torchmetrics": "torchmetrics", "pml": "pml", "oml": "oml",
@@ -45,29 +50,6 @@ def test_goldens_cover_every_library_and_stay_small():
     assert {json.load(open(p))["library"] for p in files} == set(MODULES)
     assert sum(os.path.getsize(p) for p in files) < 2 * 2**20
     assert len(CASES) >= 250
-
-
-def convert(value):
-    if isinstance(value, dict) and "array" in value:
-        return np.asarray(value["array"], dtype=value["dtype"])
-    if isinstance(value, dict) and "rows" in value:
-        return [np.asarray(v, dtype=value["dtype"]) for v in value["rows"]]
-    if isinstance(value, dict) and "tuple" in value:
-        return tuple(value["tuple"])
-    return value
-
-
-def plain(value):
-    """irmetrics outputs in the recorder's JSON shape (lists, string keys)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(plain(k)): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def assert_close(got, want, where="output"):

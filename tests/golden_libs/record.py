@@ -246,7 +246,8 @@ def tfsim_cases(rng):
 # --------------------------------------------------------------------------- running
 
 def plain(value):
-    """Outputs as plain JSON: tensors/arrays to lists, dict keys to strings."""
+    """Outputs as plain JSON: tensors/arrays to lists, dict keys to strings (the replay
+    test normalises irmetrics' outputs with it too)."""
     if hasattr(value, "numpy"):
         value = value.numpy()
     if isinstance(value, np.ndarray):
@@ -261,6 +262,7 @@ def plain(value):
 
 
 def make_converter(to_tensor):
+    """Decoder of the recorded inputs, building arrays with ``to_tensor``."""
     def convert(value):
         if isinstance(value, dict) and "array" in value:
             return to_tensor(np.asarray(value["array"], dtype=value["dtype"]))
