@@ -121,6 +121,13 @@ def torchmetrics_cases(rng):
     for min_precision in (0.5, 0.51):
         cases.append(case("RetrievalRecallAtFixedPrecision", "update_compute",
                           init={"min_precision": min_precision}, batches=[batch]))
+    # refused by the original (and by irmetrics): a keyword Metric does not know, a
+    # non-bool Metric option, precision's top_k 0 (AP's top_k 0 means None in 1.9: irmetrics
+    # refuses it, a documented difference)
+    for name, init in (("RetrievalMAP", {"compute_on_gpu": True}),
+                       ("RetrievalMAP", {"compute_on_cpu": "yes"}),
+                       ("RetrievalPrecision", {"top_k": 0})):
+        cases.append(case(name, "update_compute", init=init, batches=[batch]))
     return cases
 
 
@@ -160,6 +167,10 @@ def pml_cases(rng):
                       init={"k": 2, "label_comparison_fn": "same_mod_10"}, args={
         "query": arr([[0.0], [0.1], [1.0], [1.1], [0.05]], "float32"),
         "query_labels": arr([0, 10, 1, 11, 20], "int64")}))
+    # refused by the original: avg_of_avgs with return_per_class, k = 0
+    for init in ({"avg_of_avgs": True, "return_per_class": True}, {"k": 0}):
+        cases.append(case("AccuracyCalculator", "accuracy", init=init, args={
+            "query": arr([[0.0], [1.0]], "float32"), "query_labels": arr([0, 0], "int64")}))
     return cases
 
 
@@ -240,6 +251,9 @@ def tfsim_cases(rng):
         if name == "BNDCG":
             args["lookup_distances"] = arr(dist, "float32")
         cases.append(case(name, "compute", init=init, args=args))
+    # refused by the original: fewer neighbours than k; macro averaging of MapAtK
+    cases.append(case("PrecisionAtK", "compute", init={"k": 5}, args=issue_mask))
+    cases.append(case("MapAtK", "compute", init={"k": 2, "average": "macro"}, args=issue_mask))
     return cases
 
 
