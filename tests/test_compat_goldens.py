@@ -16,7 +16,8 @@ import pytest
 
 from irmetrics.exceptions import IrMetricsError
 
-from .golden_libs.record import make_converter, plain
+from .golden_libs.record import CASES as CASE_GENERATORS
+from .golden_libs.record import COMPARISONS, make_converter, original, plain
 
 #: The recorder's input decoding, with numpy arrays where it builds tensors.
 convert = make_converter(lambda array: array)
@@ -27,8 +28,6 @@ MODULES = {"torchmetrics": "torchmetrics", "pml": "pml", "oml": "oml",
            "pytorchltr": "pytorchltr", "tfsim": "tfsim"}
 #: The originals compute in float32.
 TOLERANCE = 2e-6
-#: Named label comparisons (a function cannot be stored in JSON); the recorder has the twins.
-COMPARISONS = {"same_mod_10": lambda a, b: (a % 10) == (b % 10)}
 
 
 def load_cases():
@@ -95,3 +94,21 @@ def test_replay_golden(library, c):
             replay(library, c)
         return
     assert_close(plain(replay(library, c)), c["output"])
+
+
+@pytest.mark.parametrize("library", sorted(MODULES))
+def test_live_against_the_original_when_installed(library):
+    """Optional: fresh seeded cases through the real library, when it is installed."""
+    try:
+        _, run = original(library)
+    except ImportError as exc:
+        pytest.skip(f"{library} is not installed: {exc}")
+    for seed in range(3):
+        for c in CASE_GENERATORS[library](np.random.default_rng(1000 + seed)):
+            try:
+                want = plain(run(c))
+            except Exception:  # noqa: BLE001 - the original refuses: irmetrics must too
+                with pytest.raises(IrMetricsError):
+                    replay(library, c)
+                continue
+            assert_close(plain(replay(library, c)), want)

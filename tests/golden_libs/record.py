@@ -288,64 +288,82 @@ def make_converter(to_tensor):
     return convert
 
 
-def run_torch():
+#: Case generators per library (each takes a numpy Generator).
+CASES = {"torchmetrics": torchmetrics_cases, "pml": pml_cases, "oml": oml_cases,
+         "pytorchltr": pytorchltr_cases, "tfsim": tfsim_cases}
+#: Named label comparisons (a function cannot be stored in JSON).
+COMPARISONS = {"same_mod_10": lambda a, b: (a % 10) == (b % 10)}
+
+
+def original(library):
+    """``(version, run)``: the real library's version and a function running one case
+    through it. Raises ImportError when the library is not installed."""
+    if library == "tfsim":
+        import tensorflow as tf
+        import tensorflow_similarity as tfs
+        from tensorflow_similarity import retrieval_metrics as rm
+
+        convert = make_converter(tf.constant)
+
+        def run(c):
+            metric = getattr(rm, c["name"])(**c["init"])
+            return metric.compute(**{k: convert(v) for k, v in c["args"].items()})
+
+        return tfs.__version__, run
+
     import torch
-    import torchmetrics
-    import torchmetrics.functional.retrieval as tmf
-    import torchmetrics.retrieval as tmr
-    import pytorch_metric_learning
-    from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
-    import oml
-    import oml.functional.metrics as omlf
-    import pytorchltr.evaluation as ltr
 
     convert = make_converter(torch.from_numpy)
-    numpy_convert = make_converter(lambda a: a)
-    rng = np.random.default_rng(16)
-    comparisons = {"same_mod_10": lambda a, b: (a % 10) == (b % 10)}
+    if library == "torchmetrics":
+        import torchmetrics
+        import torchmetrics.functional.retrieval as tmf
+        import torchmetrics.retrieval as tmr
 
-    def torchmetrics_run(c):
-        if c["kind"] == "function":
-            return getattr(tmf, c["name"])(**{k: convert(v) for k, v in c["args"].items()})
-        metric = getattr(tmr, c["name"])(**c["init"])
-        for batch in c["batches"]:
-            metric.update(**{k: convert(v) for k, v in batch.items()})
-        return metric.compute()
+        def run(c):
+            if c["kind"] == "function":
+                return getattr(tmf, c["name"])(**{k: convert(v) for k, v in c["args"].items()})
+            metric = getattr(tmr, c["name"])(**c["init"])
+            for batch in c["batches"]:
+                metric.update(**{k: convert(v) for k, v in batch.items()})
+            return metric.compute()
 
-    def pml_run(c):
-        init = dict(c["init"])
-        if "label_comparison_fn" in init:
-            init["label_comparison_fn"] = comparisons[init["label_comparison_fn"]]
-        calc = AccuracyCalculator(exclude=("AMI", "NMI"), device=torch.device("cpu"), **init)
-        return calc.get_accuracy(**{k: convert(v) for k, v in c["args"].items()})
+        return torchmetrics.__version__, run
+    if library == "pml":
+        import pytorch_metric_learning
+        from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
 
-    def oml_run(c):
-        # calc_fnmr_at_fmr takes numpy arrays; the rest take tensors
-        conv = numpy_convert if c["name"] == "calc_fnmr_at_fmr" else convert
-        return getattr(omlf, c["name"])(**{k: conv(v) for k, v in c["args"].items()})
+        def run(c):
+            init = dict(c["init"])
+            if "label_comparison_fn" in init:
+                init["label_comparison_fn"] = COMPARISONS[init["label_comparison_fn"]]
+            calc = AccuracyCalculator(exclude=("AMI", "NMI"), device=torch.device("cpu"), **init)
+            return calc.get_accuracy(**{k: convert(v) for k, v in c["args"].items()})
 
-    def ltr_run(c):
+        return pytorch_metric_learning.__version__, run
+    if library == "oml":
+        import oml.functional.metrics as omlf
+
+        numpy_convert = make_converter(lambda a: a)
+
+        def run(c):
+            # calc_fnmr_at_fmr takes numpy arrays; the rest take tensors
+            conv = numpy_convert if c["name"] == "calc_fnmr_at_fmr" else convert
+            return getattr(omlf, c["name"])(**{k: conv(v) for k, v in c["args"].items()})
+
+        return "4.0.0", run
+    import pytorchltr.evaluation as ltr
+
+    def run(c):
         return getattr(ltr, c["name"])(**{k: convert(v) for k, v in c["args"].items()})
 
-    write("torchmetrics", torchmetrics.__version__, torchmetrics_cases(rng), torchmetrics_run)
-    write("pml", pytorch_metric_learning.__version__, pml_cases(rng), pml_run)
-    write("oml", getattr(oml, "__version__", "4.0.0"), oml_cases(rng), oml_run)
-    write("pytorchltr", "0.2.1", pytorchltr_cases(rng), ltr_run)
+    return "0.2.1", run
 
 
-def run_tfsim():
-    import tensorflow as tf
-    import tensorflow_similarity as tfs
-    from tensorflow_similarity import retrieval_metrics as rm
-
-    convert = make_converter(tf.constant)
-    rng = np.random.default_rng(17)
-
-    def tfsim_run(c):
-        metric = getattr(rm, c["name"])(**c["init"])
-        return metric.compute(**{k: convert(v) for k, v in c["args"].items()})
-
-    write("tfsim", tfs.__version__, tfsim_cases(rng), tfsim_run)
+def record(libraries, seed):
+    rng = np.random.default_rng(seed)  # one stream through the libraries, in order
+    for library in libraries:
+        version, run = original(library)
+        write(library, version, CASES[library](rng), run)
 
 
 def write(library, version, cases, run):
@@ -367,4 +385,7 @@ def write(library, version, cases, run):
 
 
 if __name__ == "__main__":
-    {"torch": run_torch, "tfsim": run_tfsim}[sys.argv[1]]()
+    if sys.argv[1] == "torch":
+        record(["torchmetrics", "pml", "oml", "pytorchltr"], 16)
+    else:
+        record(["tfsim"], 17)
