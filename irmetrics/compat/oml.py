@@ -525,8 +525,9 @@ class EmbeddingMetrics:
 
     Notes
     -----
-    ``compute_metrics()`` ranks, for every query, the gallery by Euclidean distance
-    ascending (ties by gallery position), skipping the query itself (same dataset
+    ``compute_metrics()`` ranks, for every query, the gallery by exact Euclidean distance
+    ascending (ties by gallery position; distances measured directly, except when
+    ``fmr_vals`` asks for the whole gallery: then within rounding error), skipping the query itself (same dataset
     index) and, when a ``sequence`` column exists, gallery items of the query's
     sequence. ``gt_ids`` are the remaining gallery items with the query's label.
     The top ``max(cmc_top_k + precision_top_k + map_top_k)`` items are kept (the
@@ -624,7 +625,11 @@ class EmbeddingMetrics:
         sequence = self._extra(SEQUENCE_COLUMN)
         if sequence is not None:
             ignore.append((sequence[query_ids], sequence[gallery_ids]))
-        nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore)
+        # Retrieving the whole gallery (for FNMR@FMR), measuring every pair directly would
+        # cost several matrix products; the order is exact either way and the distances
+        # stay within the expansion's rounding error (OML's own are float32).
+        nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore,
+                 exact_distances=not self.fmr_vals)
         q_labels, g_labels = labels[query_ids], labels[gallery_ids]
         q_of_entry = np.repeat(np.arange(len(query_ids)), nn.lengths)
         hits = g_labels[nn.indices] == q_labels[q_of_entry]
