@@ -205,9 +205,31 @@ def _finite_mean(rows: np.ndarray) -> np.ndarray:
     return mean if np.isfinite(mean).all() else np.zeros(rows.shape[1])
 
 
+def _integral_max(rows: np.ndarray):
+    """Largest |coordinate| when every coordinate is an integer, else None."""
+    if rows.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        if not np.array_equal(rows, np.round(rows)):  # NaN and inf fail here too
+            return None
+    return float(np.abs(rows).max())
+
+
+def _expansion(query: np.ndarray, reference: np.ndarray, reference_sq=None) -> np.ndarray:
+    """``|q|^2 - 2 q.r + |r|^2`` for every pair, in place in one matrix, clamped at 0."""
+    if reference_sq is None:
+        reference_sq = np.einsum("ij,ij->i", reference, reference)
+    dist = query @ reference.T
+    dist *= 2.0
+    np.subtract(np.einsum("ij,ij->i", query, query)[:, None], dist, out=dist)
+    dist += reference_sq[None, :]
+    return np.maximum(dist, 0.0, out=dist)
+
+
 class _ReferenceSide:
     """What every block reuses: the reference rows as the metric reads them (unit rows for
-    cosine; for euclidean, centred on their mean, with squared norms and the largest norm)."""
+    cosine; for euclidean, centred on their mean, with squared norms and the largest norm,
+    and whether they are small integers, for which the plain expansion is exact)."""
 
     def __init__(self, reference: np.ndarray, metric: str, exact_distances: bool = True):
         self.metric = metric
@@ -216,6 +238,8 @@ class _ReferenceSide:
         if metric == "cosine":
             self.rows = normalize_rows(reference)
         elif metric == "euclidean":
+            self.integral_max = _integral_max(reference)
+            self.raw_sq_norms = None
             # Distances are translation-invariant; centring makes the norms in the expansion
             # (and so its cancellation error) as small as the data's spread, not its offset.
             self.mean = _finite_mean(reference)
@@ -239,14 +263,18 @@ class _ReferenceSide:
         if self.metric == "dot":
             dist = query @ self.rows.T
             return np.negative(dist, out=dist), None
+        query_max = None if self.integral_max is None else _integral_max(query)
+        if query_max is not None and \
+                4.0 * query.shape[1] * max(self.integral_max, query_max) ** 2 < 2.0**53:
+            # Small integers (one-hot, quantised, counts): every sum of the expansion is an
+            # exact integer, so it equals the direct distance bit for bit, ties included.
+            if self.raw_sq_norms is None:
+                self.raw_sq_norms = np.einsum("ij,ij->i", self.original, self.original)
+            return (_expansion(query, self.original, self.raw_sq_norms),
+                    _ExactEuclidean(query, self.original, np.zeros(len(query)), False, True))
         centred = query - self.mean
-        dist = centred @ self.rows.T
-        # |q|^2 - 2 q.r + |r|^2 in place (one matrix).
-        dist *= 2.0
+        dist = _expansion(centred, self.rows, self.sq_norms)
         q_sq = np.einsum("ij,ij->i", centred, centred)
-        np.subtract(q_sq[:, None], dist, out=dist)
-        dist += self.sq_norms[None, :]
-        np.maximum(dist, 0.0, out=dist)
         error = self.error_factor * (np.sqrt(q_sq) + self.max_norm) ** 2
         return dist, _ExactEuclidean(query, self.original, error, self.exact_distances)
 
@@ -262,6 +290,8 @@ class _ExactEuclidean:
     reference: np.ndarray
     error: np.ndarray
     measure_chosen: bool = True
+    #: The expansion is exact (small integers): nothing needs measuring.
+    exact: bool = False
 
 
 def _kth_smallest_bound(values: np.ndarray, k: int) -> np.ndarray:
@@ -380,11 +410,12 @@ def _argsort_rows_exact(squared: np.ndarray, columns: np.ndarray, tie_rank: np.n
     member = np.zeros(ranked.shape, dtype=bool)
     member[:, 1:] |= close
     member[:, :-1] |= close
-    rows, slots = np.nonzero(member)
-    positions = order[rows, slots]
-    with np.errstate(over="ignore"):  # overflowing coordinates: inf, as the expansion gave
-        distances[rows, positions] = direct_distances(exact.query, exact.reference, rows,
-                                                      columns[rows, positions], block_cells)
+    if not exact.exact:
+        rows, slots = np.nonzero(member)
+        positions = order[rows, slots]
+        with np.errstate(over="ignore"):  # overflowing coordinates: inf, as expansion gave
+            distances[rows, positions] = direct_distances(exact.query, exact.reference, rows,
+                                                          columns[rows, positions], block_cells)
     # Re-sort the rows with clusters by (cluster, direct distance, tie rank); a cluster
     # is a run of sorted slots joined by close gaps, numbered along the row.
     rerank = close.any(axis=1)
