@@ -6,7 +6,10 @@ Compares, each in its own subprocess (so peak RSS is the child's own ``ru_maxrss
 * ``frames``      ``from_matrix`` + the adapter's string tables evaluated as DataFrames
                   (encode_qrels + pack: the road every other input takes);
 * ``pytrec_eval`` dicts built from the matrix (pytorchltr ``generate_pytrec_eval``
-                  style) + ``pytrec_eval.RelevanceEvaluator``, means taken in Python.
+                  style) + ``pytrec_eval.RelevanceEvaluator``, means taken in Python;
+* ``knn``         (separate data, not compared with the others) ``from_embeddings``:
+                  exact euclidean top-10 of ``queries`` seeded 64-d embeddings among
+                  themselves (``docs`` labels), then the same measures.
 
 Data: a seeded (queries x docs) float32 score matrix with about ``rate`` relevant cells
 (label 1), generated in each child before the clock starts. Scores are float32, so
@@ -14,7 +17,7 @@ trec_eval's float64 and pytrec_eval's float32 orderings coincide and all roads m
 agree to 1e-9 (checked).
 
     python benchmarks/bench_adapters.py [--queries 10000] [--docs 1000] [--rate 0.02]
-                                        [--repeat 3] [--modes direct,frames,pytrec_eval]
+                                        [--repeat 3] [--modes direct,frames,pytrec_eval,knn]
 """
 
 from __future__ import annotations
@@ -41,16 +44,26 @@ def make_data(queries: int, docs: int, rate: float, seed: int):
 
 
 def child(mode: str, queries: int, docs: int, rate: float, seed: int) -> dict:
-    scores, relevance = make_data(queries, docs, rate, seed)
+    if mode == "knn":
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        embeddings = rng.standard_normal((queries, 64))
+        labels = rng.integers(0, docs, queries)
+    else:
+        scores, relevance = make_data(queries, docs, rate, seed)
     # Imports happen before the clock starts (each side pays only for its work).
     if mode == "pytrec_eval":
         import pytrec_eval
     else:
         import irmetrics as irm
-        from irmetrics.adapters import from_matrix
+        from irmetrics.adapters import from_embeddings, from_matrix
     rss_data = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    if mode in ("direct", "frames"):
+    if mode == "knn":
+        qrels, run = from_embeddings(embeddings, labels, k=10, metric="euclidean")
+        values = irm.evaluate(qrels, run, MEASURES).aggregate()
+    elif mode in ("direct", "frames"):
         qrels, run = from_matrix(scores, relevance)
         if mode == "frames":
             qrels, run = qrels.df, run.df
@@ -118,8 +131,9 @@ def main() -> None:
         print(f"{r['mode']:<12} {r['wall_s']:8.2f} {spread:>13} {r['peak_rss_mib']:13.0f} "
               f"{r['data_rss_mib']:17.0f}  " + "  ".join(f"{r['values'][n]:12.6f}" for n in OUTPUTS))
     by_mode = {r["mode"]: r for r in results}
-    reference = results[0]["values"]
-    for r in (r for mode in modes for r in runs[mode]):
+    matrix_modes = [mode for mode in modes if mode != "knn"]
+    reference = by_mode[matrix_modes[0]]["values"] if matrix_modes else {}
+    for r in (r for mode in matrix_modes for r in runs[mode]):
         for name in OUTPUTS:
             if abs(r["values"][name] - reference[name]) > 1e-9:
                 raise SystemExit(f"{r['mode']} disagrees on {name}: {r['values'][name]} "

@@ -240,13 +240,13 @@ def test_other_tfsim_metrics_drop_closest_lookup():
     # PrecisionAtK: columns [1, k), class counts (k when r is None) minus 1
     assert tfsim.PrecisionAtK(k=3, drop_closest_lookup=True).compute(
         query_labels=LABELS, match_mask=MASK) == 0.5
-    # MapAtK: window [1, 1 + k), r - 1 floored at 1: rows [T, F] -> 1/2, [F, T] -> (1/2)/1
+    # MapAtK (0.17.1, a PrecisionAtK): columns [1, k), r - 1 floored at 0: the one column
+    # [T] gives 1 / 2 (label 1, r 3 - 1) three times, [F] gives 0 (label 0): 1.5 / 4
     m = tfsim.MapAtK(r={0: 2, 1: 3}, k=2, drop_closest_lookup=True)
-    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.5
-    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.5  # r is not mutated
+    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.375
+    assert m.compute(query_labels=LABELS, match_mask=MASK) == 0.375  # r is not mutated
     assert tfsim.RecallAtK(k=1, drop_closest_lookup=True).compute(
         query_labels=LABELS, match_mask=MASK) == 0.75
-    # labels missing from r: PrecisionAtK counts 0 (-> 0), MapAtK divides by -1
+    # labels missing from r count 0, so their queries score 0 (divide_no_nan), both metrics
     assert tfsim.PrecisionAtK(r={1: 2}, k=3).compute(query_labels=LABELS, match_mask=MASK) == 0.75
-    assert tfsim.MapAtK(r={1: 2}, k=3).compute(query_labels=LABELS, match_mask=MASK) == \
-        pytest.approx((3 * 1.0 - 1 / 3) / 4)
+    assert tfsim.MapAtK(r={1: 2}, k=3).compute(query_labels=LABELS, match_mask=MASK) == 0.75

@@ -96,3 +96,75 @@ def test_from_embeddings_is_the_searcher_with_doc_id_ties(data, k, metric, chunk
         order = brute_force_order(query, gallery, ignored, -byte_rank)
         assert [[int(d[1:]) for d, _ in got.get(f"q{i}", [])] for i in range(len(query))] == \
             [row[:k] for row in order]
+
+
+# --------------------------------------------------------------------------- exact euclidean
+
+def brute_force_distances(query, reference):
+    """Every (query, reference) distance computed directly, as np.linalg.norm does."""
+    return np.linalg.norm(query[:, None, :] - reference[None, :, :], axis=2)
+
+
+def test_offset_embeddings_keep_their_exact_neighbours():
+    """Issue 16 item 9: embeddings offset by 1e8 (|q|^2 - 2 q.g + |g|^2 cancels to noise)."""
+    rng = np.random.default_rng(16)
+    base = rng.standard_normal((300, 8))
+    for offset in (0.0, 1e8, -3e9):
+        emb = base + offset
+        nn = search(emb[:40], emb, 5, exclude_self=True)
+        dist = brute_force_distances(emb[:40], emb)
+        np.fill_diagonal(dist[:, :40], np.inf)
+        want = np.lexsort((np.broadcast_to(np.arange(300), dist.shape), dist), axis=1)[:, :5]
+        assert lists(nn) == want.tolist()
+        assert np.array_equal(nn.distances, np.take_along_axis(dist, want, axis=1).ravel())
+
+
+def test_offset_embeddings_through_the_adapter_and_the_drop_ins():
+    from irmetrics.compat.pml import AccuracyCalculator
+
+    rng = np.random.default_rng(9)
+    emb = rng.standard_normal((200, 4))
+    labels = rng.integers(0, 5, 200)
+    for metric in ("euclidean",):
+        _, plain = from_embeddings(emb, labels, k=5, metric=metric)
+        _, shifted = from_embeddings(emb + 1e8, labels, k=5, metric=metric)
+        key = ["query_id", "doc_id"]
+        assert plain.df.select(key).equals(shifted.df.select(key))
+    calc = AccuracyCalculator(k=5, normalize_embeddings=False)
+    assert calc.get_accuracy(emb + 1e8, labels) == calc.get_accuracy(emb, labels)
+
+
+@st.composite
+def offset_clusters(draw):
+    """Near-duplicate points far from the origin: distances of 1e-3 under offsets up to 1e9,
+    with exact duplicates (ties) among them."""
+    n_ref, n_q, dim = draw(st.integers(1, 40)), draw(st.integers(1, 8)), draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    offset = draw(st.sampled_from([0.0, 1.0, 1e4, 1e8, -1e9]))
+    scale = draw(st.sampled_from([1e-3, 1.0]))
+    points = offset + scale * rng.integers(-3, 4, size=(n_ref + n_q, dim)) \
+        + draw(st.sampled_from([0.0, 1e-7])) * rng.standard_normal((n_ref + n_q, dim))
+    return points[:n_q], points[n_q:]
+
+
+@FAST
+@given(data=offset_clusters(), k=st.integers(1, 45), cells=st.sampled_from([1, 7, 1 << 21]),
+       exclude=st.booleans(), exact_distances=st.booleans())
+def test_euclidean_order_is_the_direct_distances_order(data, k, cells, exclude, exact_distances):
+    query, reference = data
+    if exclude:
+        query = reference[: len(query)]
+    nn = search(query, reference, k, block_cells=cells, exclude_self=exclude,
+                exact_distances=exact_distances)
+    ignored = np.eye(len(query), len(reference), dtype=bool) if exclude else \
+        np.zeros((len(query), len(reference)), dtype=bool)
+    order = brute_force_order(query, reference, ignored, np.arange(len(reference)))
+    assert lists(nn) == [row[:k] for row in order]
+    dist = brute_force_distances(query, reference)
+    want = np.concatenate([dist[i, row[:k]] for i, row in enumerate(order)] or [np.zeros(0)])
+    if exact_distances:
+        assert np.array_equal(nn.distances, want)
+    else:  # the expansion's value: its square within ~1e-13 of the squared spread
+        spread = np.abs(np.concatenate([query, reference]) - reference.mean(axis=0)).max()
+        np.testing.assert_allclose(nn.distances, want, rtol=0, atol=1e-6 * (1 + spread))

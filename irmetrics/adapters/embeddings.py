@@ -129,8 +129,11 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     Exactness and ties (numpy backend): the k retrieved items are the first k of the
     whole gallery in trec_eval order over the float64 scores: score descending, then
     doc id descending in byte order (``d9`` before ``d10``), and the run carries those
-    same scores, so evaluating it (or its TREC files) ranks them in that order. Memory
-    is bounded by blocks: the full ``Nq x Ng`` matrix is never formed.
+    same scores, so evaluating it (or its TREC files) ranks them in that order.
+    Euclidean scores are ``-np.linalg.norm(q - g, axis=-1)`` bit for bit, whatever the
+    embeddings' offset (the fast expansion ``|q|^2 - 2 q.g + |g|^2`` only preselects
+    candidates, see :func:`irmetrics.engine.knn.search`). Memory is bounded by blocks:
+    the full ``Nq x Ng`` matrix is never formed.
 
     Examples
     --------

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..adapters._arrays import as_array, as_rows
+from ..adapters._arrays import as_array, as_rows, check_numeric
 from ..exceptions import ParameterError, ShapeError
 
 
-def as_numpy(value, name: str, *, ndim=None, kind=None) -> np.ndarray:
+def as_numpy(value, name: str, *, ndim=None, kind=None, finite: bool = False) -> np.ndarray:
     """``value`` as a numpy array (tensors through DLPack or ``__array__``; see
     :func:`irmetrics.adapters.as_array`), with dimension and dtype-kind checks.
 
@@ -21,6 +21,9 @@ def as_numpy(value, name: str, *, ndim=None, kind=None) -> np.ndarray:
         Required number of dimensions.
     kind : str, optional
         Allowed dtype kinds (``"b"`` bool, ``"iu"`` integers, ``"f"`` floats, ...).
+    finite : bool, default False
+        Refuse NaN and ±inf (embeddings, distances, confidences: a NaN would be ranked
+        somewhere arbitrary and give a normal-looking number).
     """
     array = as_array(value, name)  # the one intake: numpy, lists, DLPack/__array__ tensors
     if array.dtype == object:
@@ -36,6 +39,8 @@ def as_numpy(value, name: str, *, ndim=None, kind=None) -> np.ndarray:
         names = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats"}
         wanted = " or ".join(dict.fromkeys(names.get(c, c) for c in kind))
         raise ParameterError(f"`{name}` must hold {wanted}; got dtype {array.dtype}.")
+    if finite:
+        check_numeric(array, name, keep_float=True, finite=True)
     return array
 
 

@@ -18,13 +18,14 @@ _BLOCK_CELLS = 1 << 22
 METRICS = ("euclidean", "cosine")
 
 
-def knn(query, reference, k: int, *, metric: str = "euclidean", ignore=()) -> Neighbours:
+def knn(query, reference, k: int, *, metric: str = "euclidean", ignore=(),
+        exact_distances: bool = True) -> Neighbours:
     """The ``k`` nearest non-ignored references of every query (ties: lower index first).
 
     Parameters
     ----------
-    query, reference, k, ignore
-        As for :func:`irmetrics.engine.knn.search`.
+    query, reference, k, ignore, exact_distances
+        As for :func:`irmetrics.engine.knn.search` (the order is exact either way).
     metric : {"euclidean", "cosine"}, default "euclidean"
 
     Returns
@@ -38,4 +39,5 @@ def knn(query, reference, k: int, *, metric: str = "euclidean", ignore=()) -> Ne
     ([2, 0], [0.5, 1.0])
     """
     check_choice("metric", metric, METRICS)
-    return search(query, reference, k, metric=metric, block_cells=_BLOCK_CELLS, ignore=ignore)
+    return search(query, reference, k, metric=metric, block_cells=_BLOCK_CELLS, ignore=ignore,
+                  exact_distances=exact_distances)

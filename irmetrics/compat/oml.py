@@ -316,8 +316,8 @@ def calc_fnmr_at_fmr(pos_dist, neg_dist, fmr_vals=(0.1,)) -> np.ndarray:
     [0.4, 0.2]
     """
     fmr_vals = as_fractions(fmr_vals, "fmr_vals")
-    pos = as_numpy(pos_dist, "pos_dist", ndim=1).astype(np.float64)
-    neg = as_numpy(neg_dist, "neg_dist", ndim=1).astype(np.float64)
+    pos = as_numpy(pos_dist, "pos_dist", ndim=1, finite=True).astype(np.float64)
+    neg = as_numpy(neg_dist, "neg_dist", ndim=1, finite=True).astype(np.float64)
     if neg.size == 0:
         raise ParameterError("`neg_dist` must be non-empty (the thresholds are its quantiles); "
                              "got an empty array.")
@@ -388,7 +388,7 @@ def calc_pcf(embeddings, pcf_variance) -> np.ndarray:
     [0.2, 0.5]
     """
     pcf_variance = as_fractions(pcf_variance, "pcf_variance")
-    x = as_numpy(embeddings, "embeddings", ndim=2).astype(np.float64)
+    x = as_numpy(embeddings, "embeddings", ndim=2, finite=True).astype(np.float64)
     n, d = x.shape
     if d == 0:
         raise ShapeError("`embeddings` must have at least one column; got shape "
@@ -525,8 +525,9 @@ class EmbeddingMetrics:
 
     Notes
     -----
-    ``compute_metrics()`` ranks, for every query, the gallery by Euclidean distance
-    ascending (ties by gallery position), skipping the query itself (same dataset
+    ``compute_metrics()`` ranks, for every query, the gallery by exact Euclidean distance
+    ascending (ties by gallery position; distances measured directly, except when
+    ``fmr_vals`` asks for the whole gallery: then within rounding error), skipping the query itself (same dataset
     index) and, when a ``sequence`` column exists, gallery items of the query's
     sequence. ``gt_ids`` are the remaining gallery items with the query's label.
     The top ``max(cmc_top_k + precision_top_k + map_top_k)`` items are kept (the
@@ -592,7 +593,7 @@ class EmbeddingMetrics:
         """Store a batch of ``embeddings`` at dataset positions ``indices``."""
         if self._filled is None:
             self.setup()
-        emb = as_numpy(embeddings, "embeddings", ndim=2)
+        emb = as_numpy(embeddings, "embeddings", ndim=2, finite=True)
         idx = as_numpy(indices, "indices", ndim=1, kind="iu").astype(np.int64)
         if len(idx) != len(emb):
             raise ShapeError(f"`indices` must have one entry per embedding ({len(emb)}); "
@@ -624,7 +625,11 @@ class EmbeddingMetrics:
         sequence = self._extra(SEQUENCE_COLUMN)
         if sequence is not None:
             ignore.append((sequence[query_ids], sequence[gallery_ids]))
-        nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore)
+        # Retrieving the whole gallery (for FNMR@FMR), measuring every pair directly would
+        # cost several matrix products; the order is exact either way and the distances
+        # stay within the expansion's rounding error (OML's own are float32).
+        nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore,
+                 exact_distances=not self.fmr_vals)
         q_labels, g_labels = labels[query_ids], labels[gallery_ids]
         q_of_entry = np.repeat(np.arange(len(query_ids)), nn.lengths)
         hits = g_labels[nn.indices] == q_labels[q_of_entry]

@@ -80,7 +80,7 @@ def order_by_confidence(t, confs, descending=True) -> np.ndarray:
     [20, 10, 30]
     """
     values = as_numpy(t, "t")
-    conf = as_numpy(confs, "confs", ndim=1)
+    conf = as_numpy(confs, "confs", ndim=1, finite=True)
     if len(conf) != len(values):
         raise ShapeError(f"`confs` must have one entry per row of `t` ({len(values)}); "
                          f"got {len(conf)}.")
@@ -151,8 +151,8 @@ def error_vs_reject_curve(binary_hits, scores, confs) -> float:
     0.25
     """
     n = as_numpy(binary_hits, "binary_hits").shape[0]
-    score = as_numpy(scores, "scores", ndim=1).astype(np.float64)
-    conf = as_numpy(confs, "confs", ndim=1)
+    score = as_numpy(scores, "scores", ndim=1, finite=True).astype(np.float64)
+    conf = as_numpy(confs, "confs", ndim=1, finite=True)
     if not (len(score) == len(conf) == n):
         raise ShapeError(f"`scores`, `confs` and `binary_hits` must describe the same {n} queries; "
                          f"got {len(score)} and {len(conf)}.")
@@ -204,7 +204,7 @@ def conf_vs_recall_at_1(binary_matches, confs) -> float:
     0.7
     """
     hits = recall_at(binary_matches, 1)
-    conf = as_numpy(confs, "confs", ndim=1)
+    conf = as_numpy(confs, "confs", ndim=1, finite=True)
     if len(conf) != len(hits):
         raise ShapeError(f"`confs` must have one entry per row of `binary_matches` "
                          f"({len(hits)}); got {len(conf)}.")
@@ -230,8 +230,8 @@ def spearmanr_corr(confs, gt_confs) -> float:
     """
     from scipy.stats import spearmanr
 
-    a = as_numpy(confs, "confs", ndim=1)
-    b = as_numpy(gt_confs, "gt_confs", ndim=1)
+    a = as_numpy(confs, "confs", ndim=1, finite=True)
+    b = as_numpy(gt_confs, "gt_confs", ndim=1, finite=True)
     if len(a) != len(b):
         raise ShapeError(f"`confs` and `gt_confs` must have the same length; got {len(a)} "
                          f"and {len(b)}.")

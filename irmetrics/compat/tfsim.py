@@ -1,19 +1,22 @@
-"""Drop-in for TensorFlow-Similarity's retrieval metrics (``tensorflow_similarity.retrieval_metrics``).
+"""Drop-in for TensorFlow-Similarity 0.17.1's retrieval metrics (``tensorflow_similarity.retrieval_metrics``).
 
-``BNDCG`` follows commit dc506d6 (the seed page, its source and unit tests);
-``RecallAtK``, ``PrecisionAtK`` and ``MapAtK`` follow the same source tree and its
-unit tests (not observed outputs). Each metric object is built with the original
-keyword arguments and evaluated with ``compute(*, query_labels=, match_mask=,
-lookup_distances=)``; the result is a Python float. TensorFlow is never imported.
+``BNDCG``, ``RecallAtK``, ``PrecisionAtK`` and ``MapAtK`` follow tensorflow-similarity
+0.17.1 (its retrieval metrics are the code of commit dc506d6), where ``MapAtK`` is a
+``PrecisionAtK`` subclass (the December 2022 refactor); outputs recorded from the real
+library are replayed in ``tests/test_compat_goldens.py``. Each metric object is built
+with the original keyword arguments and evaluated with ``compute(*, query_labels=,
+match_mask=, lookup_distances=)``; the result is a Python float. TensorFlow is never
+imported.
 
 Inputs: ``query_labels`` (Q,), ``match_mask`` (Q, K') bool, ``lookup_distances``
 (Q, K') — the neighbours of each query in lookup order (distance ascending).
 
-Deliberate differences: results are float64 (TF: float32); a window shorter than
-``k`` after ``drop_closest_lookup`` raises :class:`~irmetrics.exceptions.ShapeError`
-(TF fails with a shape error inside its kernels); ``MapAtK`` does not decrement its
-``r`` mapping again on every ``compute`` call when ``drop_closest_lookup`` is set
-(the original mutates ``self.r`` each time).
+Deliberate differences: results are float64 (TF: float32, about 1e-7 apart); a
+``BNDCG`` window shorter than ``k`` after ``drop_closest_lookup`` raises
+:class:`~irmetrics.exceptions.ShapeError` (TF fails with a shape error inside its
+kernels); NaN or infinite ``lookup_distances`` and negative counts in ``r`` raise
+:class:`~irmetrics.exceptions.ParameterError` (TF silently treats a NaN distance as
+beyond every threshold and divides by a negative count).
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ class BNDCG(RetrievalMetric):
     def compute(self, *, query_labels, lookup_distances, match_mask, **kwargs) -> float:
         """Mean (micro) or per-label mean (macro) of the per-query binary nDCG@k."""
         labels, mask = self._inputs(query_labels, match_mask)
-        dist = as_numpy(lookup_distances, "lookup_distances", ndim=2)
+        dist = as_numpy(lookup_distances, "lookup_distances", ndim=2, finite=True)
         if dist.shape[0] != labels.shape[0]:
             raise ShapeError(f"The number of lookup distance rows must equal the number of query "
                              f"labels. Number of lookup distance rows is {dist.shape[0]} but the "
@@ -196,22 +199,27 @@ class RecallAtK(RetrievalMetric):
         return self._average(hit_values(view, self.k), labels)
 
 
-def _class_counts(r, labels, *, default, drop, floor):
-    """Per-query class count from the ``r`` mapping (missing labels get ``default``)."""
-    if not r:
-        return np.full(labels.shape, default, dtype=np.int64)
-    keys = np.asarray(list(r.keys()))
-    counts = np.asarray([int(v) for v in r.values()], dtype=np.int64)  # one per class
-    if drop:
-        counts = np.maximum(floor, counts - 1)
-    order = np.argsort(keys, kind="stable")
-    keys, counts = keys[order], counts[order]
-    pos = np.minimum(np.searchsorted(keys, labels), len(keys) - 1)
-    return np.where(keys[pos] == labels, counts[pos], default).astype(np.int64)
+def _class_counts(r, labels, k: int, drop: bool) -> np.ndarray:
+    """Per-query class count from the ``r`` mapping (``k`` for every label when ``r`` is
+    None; minus 1, floored at 0, with ``drop``); labels missing from ``r`` count 0."""
+    if r is None:
+        counts = np.full(labels.shape, k, dtype=np.int64)
+    elif not r:
+        counts = np.zeros(labels.shape, dtype=np.int64)
+    else:
+        keys = np.asarray(list(r.keys()))
+        values = np.asarray([int(v) for v in r.values()], dtype=np.int64)  # one per class
+        if (values < 0).any():
+            raise ParameterError(f"`r` must map labels to non-negative counts; got {r!r}.")
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], values[order]
+        pos = np.minimum(np.searchsorted(keys, labels), len(keys) - 1)
+        counts = np.where(keys[pos] == labels, values[pos], 0).astype(np.int64)
+    return np.maximum(counts - 1, 0) if drop else counts
 
 
 class PrecisionAtK(RetrievalMetric):
-    """Precision@k (TensorFlow-Similarity ``PrecisionAtK``): hits over the class count.
+    """Precision@k (TensorFlow-Similarity 0.17.1 ``PrecisionAtK``): hits over the class count.
 
     Hits are counted in ``match_mask`` columns ``[s, k)`` (the first ``k - 1``
     neighbours after the dropped one when ``drop_closest_lookup``) and divided by
@@ -231,9 +239,9 @@ class PrecisionAtK(RetrievalMetric):
     0.5
     """
 
-    def __init__(self, r=None, clip_at_r=False, name="precision", canonical_name="precision@k",
-                 **kwargs):
-        super().__init__(name=name, canonical_name=canonical_name, **kwargs)
+    def __init__(self, r=None, clip_at_r=False, name="precision", **kwargs):
+        kwargs.setdefault("canonical_name", "precision@k")
+        super().__init__(name=name, **kwargs)
         self.r = r
         self.clip_at_r = bool(clip_at_r)
 
@@ -244,54 +252,49 @@ class PrecisionAtK(RetrievalMetric):
     def get_config(self) -> dict:
         return {**super().get_config(), "r": self.r, "clip_at_r": self.clip_at_r}
 
+    @staticmethod
+    def _matched(view, cut) -> np.ndarray:
+        """Per query, the sum of the window's per-column values up to ``cut`` (hits here)."""
+        return view.relat(cut)
+
     def compute(self, *, query_labels, match_mask, **kwargs) -> float:
         labels, mask = self._inputs(query_labels, match_mask)
-        r = self.r if self.r is not None else {lbl: self.k for lbl in np.unique(labels).tolist()}
-        counts = _class_counts(r, labels, default=0, drop=self.drop_closest_lookup, floor=0)
+        counts = _class_counts(self.r, labels, self.k, self.drop_closest_lookup)
         view = hits_matrix_view(mask[:, self._start:self.k], counts)
-        hits = view.relat(counts) if self.clip_at_r else view.relat(view.num_ret)
-        return self._average(safe_div(hits, counts), labels, no_nan=True)
+        matched = self._matched(view, counts if self.clip_at_r else view.num_ret)
+        return self._average(safe_div(matched, counts), labels, no_nan=True)
 
 
-class MapAtK(RetrievalMetric):
-    """Average precision@k over the class count (TensorFlow-Similarity ``MapAtK``); micro only.
+class MapAtK(PrecisionAtK):
+    """Average precision@k over the class count (TensorFlow-Similarity 0.17.1 ``MapAtK``).
 
-    Over ``match_mask`` columns ``[s, s + k)``: ``sum_{i <= k, g_i} h_i / i``
-    divided by the query's class count ``r[label]`` (minus 1, floored at 1, when
-    dropping; labels missing from ``r`` count -1, as the original's lookup default).
-    ``clip_at_r`` sums only the first ``r[label]`` ranks (MAP@R).
+    A :class:`PrecisionAtK` whose column values are ``g_j * h_j / j`` instead of ``g_j``
+    (j counted from 1 inside the window ``[s, k)``): per query
+    ``sum_{j, g_j} h_j / j`` divided by the class count ``r[label]`` (``k`` when ``r``
+    is None; minus 1, floored at 0, when dropping; 0 for labels missing from ``r``),
+    0 when that count is 0. ``clip_at_r`` sums only the first ``r[label]`` columns
+    (MAP@R). Micro averaging only.
 
     Examples
     --------
     >>> import numpy as np
     >>> from irmetrics.compat.tfsim import MapAtK
-    >>> labels = np.array([1, 1, 1, 0])
-    >>> mask = np.array([[1, 1, 0]] * 3 + [[0, 0, 1]], dtype=bool)
-    >>> round(MapAtK(r={0: 10, 1: 3}, k=3).compute(query_labels=labels, match_mask=mask), 8)
-    0.50833333
+    >>> labels = np.array([1])
+    >>> round(MapAtK(k=3).compute(query_labels=labels, match_mask=[[1, 0, 1, 1]]), 4)
+    0.5556
+    >>> MapAtK(k=3, drop_closest_lookup=True).compute(query_labels=labels,
+    ...                                               match_mask=[[1, 0, 1, 1]])
+    0.25
+    >>> MapAtK(r={2: 4}, k=3).compute(query_labels=labels, match_mask=[[1, 0, 1, 1]])
+    0.0
     """
 
-    def __init__(self, r, clip_at_r=False, name="map", canonical_name="map@k", **kwargs):
+    def __init__(self, r=None, clip_at_r=False, name="map", **kwargs):
         if kwargs.get("average") == "macro":
             raise ParameterError("Mean Average Precision only supports micro averaging.")
-        super().__init__(name=name, canonical_name=canonical_name, **kwargs)
-        self.r = r
-        self.clip_at_r = bool(clip_at_r)
+        kwargs.setdefault("canonical_name", "map@k")
+        super().__init__(r=r, clip_at_r=clip_at_r, name=name, **kwargs)
 
-    def get_config(self) -> dict:
-        return {**super().get_config(), "r": self.r, "clip_at_r": self.clip_at_r}
-
-    def compute(self, *, query_labels, match_mask, **kwargs) -> float:
-        labels, mask = self._inputs(query_labels, match_mask)
-        check_choice("average", self.average, ("micro",))
-        window = self._full_window(mask)
-        counts = _class_counts(self.r, labels, default=-1, drop=self.drop_closest_lookup, floor=1)
-        if self.clip_at_r and (np.any(counts < 0) or np.any(counts > window.shape[1])):
-            raise ShapeError(f"with clip_at_r every query's class count must lie in "
-                             f"[0, {window.shape[1]}]; got {counts.min()}..{counts.max()}.")
-        view = hits_matrix_view(window, np.maximum(counts, 0))
-        cut = counts if self.clip_at_r else window.shape[1]
-        total = sg.at_rank(view.running_precision_sum, view.offsets, cut, fill=0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per_query = total / counts
-        return float(per_query.mean()) if per_query.size else float("nan")
+    @staticmethod
+    def _matched(view, cut) -> np.ndarray:
+        return sg.at_rank(view.running_precision_sum, view.offsets, cut, fill=0.0)

@@ -21,7 +21,17 @@ Semantics reproduced from torchmetrics 1.9.0:
 * nDCG averages the gain over tied predictions (deterministic, as in torchmetrics);
 * ``aggregation`` is ``'mean'``, ``'median'`` (the lower median, as
   ``torch.median``), ``'min'``, ``'max'`` or a callable ``f(values, dim=None)``
-  receiving a numpy array.
+  receiving a numpy array;
+* the modules accept ``Metric``'s own keyword options (``compute_on_cpu``,
+  ``dist_sync_on_step``, ``process_group``, ``dist_sync_fn``,
+  ``distributed_available_fn``, ``sync_on_compute``, ``compute_with_cache``),
+  validate them as torchmetrics does and otherwise ignore them: there is one process
+  and numpy computes on the CPU; any other keyword raises ParameterError (torchmetrics:
+  ValueError "Unexpected keyword arguments");
+* ``RetrievalRecallAtFixedPrecision`` decides on float32 values, as torch does: the
+  per-query curves are rounded to float32, averaged, rounded to float32 and compared
+  with ``float32(min_precision)`` (a mean precision of exactly 0.5 qualifies for
+  ``min_precision=0.5``); recalls equal in float32 tie and the largest k wins.
 
 Deliberate differences:
 
@@ -42,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_bool, check_choice
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..exceptions import InputFormatError, ParameterError, ShapeError
@@ -537,6 +547,28 @@ def _aggregate(values: np.ndarray, aggregation, axis=None):
     return values.max(axis=axis)
 
 
+#: torchmetrics ``Metric``'s own keyword options (distributed syncing, caching, device):
+#: validated as torchmetrics does, then without effect (one process, numpy on the CPU).
+METRIC_OPTIONS = {"compute_on_cpu": False, "dist_sync_on_step": False, "process_group": None,
+                  "dist_sync_fn": None, "distributed_available_fn": None,
+                  "sync_on_compute": True, "compute_with_cache": True}
+
+
+def _metric_options(kwargs: dict) -> dict:
+    """``Metric.__init__``'s keyword options with their defaults; unknown names raise."""
+    unknown = sorted(set(kwargs) - set(METRIC_OPTIONS))
+    if unknown:
+        raise ParameterError(f"keyword arguments must be among {sorted(METRIC_OPTIONS)}; "
+                             f"got unexpected {unknown!r}.")
+    options = {**METRIC_OPTIONS, **kwargs}
+    for name in ("compute_on_cpu", "dist_sync_on_step", "sync_on_compute", "compute_with_cache"):
+        check_bool(name, options[name])
+    for name in ("dist_sync_fn", "distributed_available_fn"):
+        if options[name] is not None and not callable(options[name]):
+            raise ParameterError(f"`{name}` must be None or callable; got {options[name]!r}.")
+    return options
+
+
 class _RetrievalModule:
     """Accumulating base: ``update(preds, target, indexes)``, ``compute()``, ``reset()``."""
 
@@ -544,7 +576,9 @@ class _RetrievalModule:
     empty_means_no_negative = False
     higher_is_better = True
 
-    def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean"):
+    def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean",
+                 **kwargs):
+        self.metric_options = _metric_options(kwargs)
         check_choice("empty_target_action", empty_target_action, EMPTY_TARGET_ACTIONS)
         if ignore_index is not None and (isinstance(ignore_index, bool)
                                          or not isinstance(ignore_index, (int, np.integer))):
@@ -646,8 +680,8 @@ class _TopKModule(_RetrievalModule):
     _kernel = None
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
+                 aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
         self.top_k = _check_top_k(top_k)
 
     def _values(self, g):
@@ -658,8 +692,8 @@ class _FilteredModule(_TopKModule):
     """A top-k module with the 1.9 pred <= 0 filter: ``_kernel(g, top_k, filter_nonpositive)``."""
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 aggregation="mean", *, filter_nonpositive=True):
-        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
+                 aggregation="mean", *, filter_nonpositive=True, **kwargs):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
         self.filter_nonpositive = filter_nonpositive
 
     def _values(self, g):
@@ -686,8 +720,8 @@ class RetrievalFallOut(_TopKModule):
     _kernel = staticmethod(_fall_out)
 
     def __init__(self, empty_target_action="pos", ignore_index=None, top_k=None,
-                 aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
+                 aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
 
 
 class RetrievalMAP(_FilteredModule):
@@ -732,9 +766,9 @@ class RetrievalPrecision(_FilteredModule):
     """
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
-                 adaptive_k=False, aggregation="mean", *, filter_nonpositive=True):
+                 adaptive_k=False, aggregation="mean", *, filter_nonpositive=True, **kwargs):
         super().__init__(empty_target_action, ignore_index, top_k, aggregation,
-                         filter_nonpositive=filter_nonpositive)
+                         filter_nonpositive=filter_nonpositive, **kwargs)
         self.adaptive_k = _check_adaptive_k(adaptive_k)
 
     def _values(self, g):
@@ -812,8 +846,8 @@ class RetrievalAUROC(_TopKModule):
     """
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, max_fpr=None,
-                 aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, top_k, aggregation)
+                 aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
         self.max_fpr = _check_max_fpr(max_fpr)
 
     def _values(self, g):
@@ -825,7 +859,8 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
 
     ``max_k=None`` uses the largest query. Empty queries contribute curves of 0
     (``'neg'``) or 1 (``'pos'``); curves are aggregated element-wise.
-    ``compute()`` returns ``(precision, recall, top_k)`` arrays.
+    ``compute()`` returns ``(precision, recall, top_k)`` arrays (0-d when ``max_k``
+    is 1, as torchmetrics squeezes one-element results).
 
     Examples
     --------
@@ -838,21 +873,31 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
     """
 
     def __init__(self, max_k=None, adaptive_k=False, empty_target_action="neg",
-                 ignore_index=None, aggregation="mean"):
-        super().__init__(empty_target_action, ignore_index, aggregation)
+                 ignore_index=None, aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
         self.max_k = _check_top_k(max_k, "max_k")
         self.adaptive_k = _check_adaptive_k(adaptive_k)
 
     def _compute_on(self, g):
+        # torchmetrics' compute squeezes one-element results to 0-d tensors (max_k = 1).
+        return tuple(a.reshape(()) if a.size == 1 else a for a in self._curves(g, np.float64))
+
+    def _curves(self, g, dtype):
+        """Aggregated ``(precision, recall, top_k)``; per-query values rounded to ``dtype``
+        first (float32: torch's tensors), the aggregate computed in float64 and rounded
+        to ``dtype``."""
         max_k = int(g.sizes.max()) if self.max_k is None else self.max_k
         precision, recall = self._handle_empty(
             g, *_precision_recall_curve(g, max_k, self.adaptive_k))
         top_k = np.arange(1, max_k + 1)
         if precision.shape[0] == 0:
-            return np.zeros(max_k), np.zeros(max_k), top_k
-        return (np.asarray(_aggregate(precision, self.aggregation, axis=0), dtype=np.float64),
-                np.asarray(_aggregate(recall, self.aggregation, axis=0), dtype=np.float64),
-                top_k)
+            return np.zeros(max_k, dtype), np.zeros(max_k, dtype), top_k
+
+        def aggregate(values):
+            rounded = values.astype(dtype).astype(np.float64)
+            return np.asarray(_aggregate(rounded, self.aggregation, axis=0), dtype=dtype)
+
+        return aggregate(precision), aggregate(recall), top_k
 
 
 class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
@@ -871,16 +916,20 @@ class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
     """
 
     def __init__(self, min_precision=0.0, max_k=None, adaptive_k=False,
-                 empty_target_action="neg", ignore_index=None, aggregation="mean"):
-        super().__init__(max_k, adaptive_k, empty_target_action, ignore_index, aggregation)
+                 empty_target_action="neg", ignore_index=None, aggregation="mean", **kwargs):
+        super().__init__(max_k, adaptive_k, empty_target_action, ignore_index, aggregation,
+                         **kwargs)
         if isinstance(min_precision, bool) or not isinstance(min_precision, (int, float, np.floating)) \
                 or not 0.0 <= min_precision <= 1.0:
             raise ParameterError(f"`min_precision` must be a float in [0, 1]; got {min_precision!r}.")
         self.min_precision = float(min_precision)
 
     def _compute_on(self, g):
-        precision, recall, top_k = super()._compute_on(g)
-        ok = precision >= self.min_precision
+        # torch decides on float32 tensors: a mean precision of exactly min_precision (0.5
+        # as float32, 0.49999999999999994 in float64) qualifies, and float32-equal
+        # recalls tie (the largest k wins).
+        precision, recall, top_k = self._curves(g, np.float32)
+        ok = precision >= np.float32(self.min_precision)
         if not ok.any():
             return 0.0, int(top_k.size)
         best = np.flatnonzero(ok & (recall == recall[ok].max()))[-1]

@@ -7,7 +7,11 @@ The one searcher behind every kNN of the package: the metric-learning drop-ins
 is in memory; inside a block everything is vectorised.
 
 The order is total and deterministic: distance ascending, then a per-reference
-``tie_rank`` ascending. The callers differ only in that rank: the compat modules
+``tie_rank`` ascending. Euclidean distances are ranked exactly, as if every one were
+computed directly as ``sqrt(sum((q - r) ** 2))`` (``np.linalg.norm(q - r, axis=-1)``):
+the fast expansion ``|q|^2 - 2 q.r + |r|^2`` (on both sets centred on the reference
+mean, which distances do not see) only chooses candidates within its rounding-error
+bound, and candidates that the bound cannot separate are measured directly. The callers differ only in that rank: the compat modules
 break ties by reference index (torch's ``topk`` and faiss leave the order inside a
 tie unspecified), ``from_embeddings`` by doc id descending in byte order (how
 trec_eval orders a run's equal scores).
@@ -68,7 +72,8 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
 
 def search(query, reference, k: int, *, metric: str = "euclidean", block_cells: int = BLOCK_CELLS,
            block_rows: int | None = None, tie_rank: np.ndarray | None = None, ignore=(),
-           exclude_self: bool = False, non_finite_error: str | None = None) -> Neighbours:
+           exclude_self: bool = False, non_finite_error: str | None = None,
+           exact_distances: bool = True) -> Neighbours:
     """The ``k`` nearest non-ignored references of every query, in a fixed total order.
 
     Parameters
@@ -97,6 +102,12 @@ def search(query, reference, k: int, *, metric: str = "euclidean", block_cells: 
         this message. Otherwise they are kept: ``inf`` ranks after every finite
         distance (ties among infinities in any order); what a row holding ``NaN``
         gets is deterministic but unspecified.
+    exact_distances : bool, default True
+        Euclidean only: every returned distance is the direct one,
+        ``np.linalg.norm(q - r, axis=-1)`` bit for bit. False skips measuring the
+        returned neighbours that the expansion already ranks unambiguously (their
+        distances are then the expansion's, within its rounding error); the order is
+        exact either way. Callers that only read ``indices`` use False.
 
     Returns
     -------
@@ -125,21 +136,21 @@ def search(query, reference, k: int, *, metric: str = "euclidean", block_cells: 
     if block_rows is None:
         block_rows = max(1, block_cells // max(n_ref, 1))
     ignore = [(np.asarray(q_keys), np.asarray(r_keys)) for q_keys, r_keys in ignore]
-    reference, reference_sq = _reference_side(reference, metric)
+    side = _ReferenceSide(reference, metric, exact_distances)
     parts_idx, parts_dist, counts = [], [], []
     for start in range(0, n_q, block_rows):
         stop = min(start + block_rows, n_q)
         if non_finite_error is None:
-            dist = _block_distances(query[start:stop], reference, metric, reference_sq)
+            dist, exact = side.block_distances(query[start:stop])
         else:
             with np.errstate(over="ignore", invalid="ignore"):  # warnings would repeat the error
-                dist = _block_distances(query[start:stop], reference, metric, reference_sq)
+                dist, exact = side.block_distances(query[start:stop])
             if not np.isfinite(dist).all():
                 raise ParameterError(non_finite_error)
         ignored = _ignored_in_block(ignore, exclude_self, start, stop, n_ref)
         if ignored is not None:
             np.copyto(dist, np.inf, where=ignored)
-        idx, d, c = _top_k_block(dist, ignored, k, tie_rank)
+        idx, d, c = _top_k_block(dist, ignored, k, tie_rank, exact, block_cells)
         parts_idx.append(idx)
         parts_dist.append(d)
         counts.append(c)
@@ -163,30 +174,124 @@ def _ignored_in_block(ignore, exclude_self: bool, start: int, stop: int, n_ref: 
     return ignored
 
 
-def _reference_side(reference: np.ndarray, metric: str):
-    """What every block reuses: the reference rows as the metric reads them (unit rows
-    for cosine) and, for euclidean, their squared norms."""
-    if metric == "cosine":
-        return normalize_rows(reference), None
-    if metric == "euclidean":
-        return reference, np.einsum("ij,ij->i", reference, reference)
-    return reference, None
+def direct_distances(query: np.ndarray, reference: np.ndarray, rows: np.ndarray,
+                     cols: np.ndarray, block_cells: int = BLOCK_CELLS) -> np.ndarray:
+    """``||query[rows] - reference[cols]||_2`` pair by pair, computed directly.
+
+    The same operations as ``np.linalg.norm(q - r, axis=-1)`` (bit for bit), in chunks of
+    at most ``block_cells`` coordinates.
+
+    Examples
+    --------
+    >>> q = np.array([[1e8, 0.0]]); r = np.array([[1e8 + 3.0, 4.0], [0.0, 0.0]])
+    >>> direct_distances(q, r, np.array([0, 0]), np.array([0, 1])).tolist()
+    [5.0, 100000000.0]
+    """
+    out = np.empty(rows.size)
+    step = max(1, block_cells // max(query.shape[1], 1))
+    for start in range(0, rows.size, step):
+        diff = query[rows[start:start + step]]
+        diff -= reference[cols[start:start + step]]
+        diff *= diff
+        np.sqrt(np.add.reduce(diff, axis=-1), out=out[start:start + step])
+    return out
 
 
-def _block_distances(query: np.ndarray, reference: np.ndarray, metric: str,
-                     reference_sq: np.ndarray | None) -> np.ndarray:
-    """``(len(query), len(reference))`` distances; ``reference`` as :func:`_reference_side` gives it."""
-    if metric == "cosine":
-        return 1.0 - normalize_rows(query) @ reference.T
+def _finite_mean(rows: np.ndarray) -> np.ndarray:
+    """Mean of the all-finite rows (zeros if there is none, or if it overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = rows[np.isfinite(rows).all(axis=1)]
+        mean = finite.mean(axis=0) if len(finite) else np.zeros(rows.shape[1])
+    return mean if np.isfinite(mean).all() else np.zeros(rows.shape[1])
+
+
+def _integral_max(rows: np.ndarray):
+    """Largest |coordinate| when every coordinate is an integer, else None."""
+    if rows.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        if not np.array_equal(rows, np.round(rows)):  # NaN and inf fail here too
+            return None
+    return float(np.abs(rows).max())
+
+
+def _expansion(query: np.ndarray, reference: np.ndarray, reference_sq=None) -> np.ndarray:
+    """``|q|^2 - 2 q.r + |r|^2`` for every pair, in place in one matrix, clamped at 0."""
+    if reference_sq is None:
+        reference_sq = np.einsum("ij,ij->i", reference, reference)
     dist = query @ reference.T
-    if metric == "dot":
-        return np.negative(dist, out=dist)
-    # |q|^2 - 2 q.r + |r|^2 in place (one matrix), in the operations of the plain expression.
     dist *= 2.0
     np.subtract(np.einsum("ij,ij->i", query, query)[:, None], dist, out=dist)
     dist += reference_sq[None, :]
-    np.maximum(dist, 0.0, out=dist)
-    return np.sqrt(dist, out=dist)
+    return np.maximum(dist, 0.0, out=dist)
+
+
+class _ReferenceSide:
+    """What every block reuses: the reference rows as the metric reads them (unit rows for
+    cosine; for euclidean, centred on their mean, with squared norms and the largest norm,
+    and whether they are small integers, for which the plain expansion is exact)."""
+
+    def __init__(self, reference: np.ndarray, metric: str, exact_distances: bool = True):
+        self.metric = metric
+        self.exact_distances = exact_distances
+        self.original = reference
+        if metric == "cosine":
+            self.rows = normalize_rows(reference)
+        elif metric == "euclidean":
+            self.integral_max = _integral_max(reference)
+            self.raw_sq_norms = None
+            # Distances are translation-invariant; centring makes the norms in the expansion
+            # (and so its cancellation error) as small as the data's spread, not its offset.
+            self.mean = _finite_mean(reference)
+            self.rows = reference - self.mean
+            self.sq_norms = np.einsum("ij,ij->i", self.rows, self.rows)
+            finite = self.sq_norms[np.isfinite(self.sq_norms)]  # a NaN row spoils only itself
+            self.max_norm = np.sqrt(finite.max()) if finite.size else 0.0
+            # |computed - exact| of q.r, |q|^2, |r|^2 is at most (d + 2) eps times the norms'
+            # products (any summation order); 4 (d + 4) eps * (|q| + max|r|)^2 bounds the
+            # expansion's error with room for the direct distances' own rounding.
+            self.error_factor = 4.0 * (reference.shape[1] + 4) * np.finfo(np.float64).eps
+        else:
+            self.rows = reference
+
+    def block_distances(self, query: np.ndarray):
+        """``(dist, exact)`` of a query block: the ``(len(query), len(reference))`` distances
+        (squared euclidean ones, from the expansion) and, for euclidean, the
+        :class:`_ExactEuclidean` that ranks them exactly (None otherwise)."""
+        if self.metric == "cosine":
+            return 1.0 - normalize_rows(query) @ self.rows.T, None
+        if self.metric == "dot":
+            dist = query @ self.rows.T
+            return np.negative(dist, out=dist), None
+        query_max = None if self.integral_max is None else _integral_max(query)
+        if query_max is not None and \
+                4.0 * query.shape[1] * max(self.integral_max, query_max) ** 2 < 2.0**53:
+            # Small integers (one-hot, quantised, counts): every sum of the expansion is an
+            # exact integer, so it equals the direct distance bit for bit, ties included.
+            if self.raw_sq_norms is None:
+                self.raw_sq_norms = np.einsum("ij,ij->i", self.original, self.original)
+            return (_expansion(query, self.original, self.raw_sq_norms),
+                    _ExactEuclidean(query, self.original, np.zeros(len(query)), False, True))
+        centred = query - self.mean
+        dist = _expansion(centred, self.rows, self.sq_norms)
+        q_sq = np.einsum("ij,ij->i", centred, centred)
+        error = self.error_factor * (np.sqrt(q_sq) + self.max_norm) ** 2
+        return dist, _ExactEuclidean(query, self.original, error, self.exact_distances)
+
+
+@dataclass
+class _ExactEuclidean:
+    """A block's squared distances are the expansion's, each within ``error`` (per row) of
+    the exact value: it widens the candidate set and tells which neighbours in the
+    expansion's order must be measured directly (those closer than ``2 * error``);
+    ``measure_chosen`` measures the returned neighbours directly too."""
+
+    query: np.ndarray
+    reference: np.ndarray
+    error: np.ndarray
+    measure_chosen: bool = True
+    #: The expansion is exact (small integers): nothing needs measuring.
+    exact: bool = False
 
 
 def _kth_smallest_bound(values: np.ndarray, k: int) -> np.ndarray:
@@ -214,19 +319,25 @@ def _kth_smallest_bound(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def _top_k_block(dist: np.ndarray, ignored: np.ndarray | None, k: int,
-                 tie_rank: np.ndarray | None):
+                 tie_rank: np.ndarray | None, exact: _ExactEuclidean | None = None,
+                 block_cells: int = BLOCK_CELLS):
     """Top ``k`` non-ignored columns per row by (distance, tie rank); flat CSR pieces.
 
     ``dist`` holds ``inf`` at the ``ignored`` pairs already (so they never lower the
     bound); the mask still tells them from references that are really infinitely far.
+    With ``exact``, ``dist`` holds the expansion's squared euclidean distances.
     """
     b, n_ref = dist.shape
     if k <= 0 or n_ref == 0:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(b, np.int64)
     if 2 * k < n_ref:
         # Everything at or below a bound of the k-th smallest value is a candidate (ties
-        # included); candidates are packed left in column order, then ordered exactly.
-        candidates = dist <= _kth_smallest_bound(dist, k)[:, None]
+        # included; for euclidean, also everything the rounding error could put there);
+        # candidates are packed left in column order, then ordered exactly.
+        bound = _kth_smallest_bound(dist, k)
+        if exact is not None:
+            bound = bound + 2.0 * exact.error
+        candidates = dist <= bound[:, None]
         if ignored is not None:
             candidates &= ~ignored
         row, col = np.nonzero(candidates)
@@ -243,10 +354,19 @@ def _top_k_block(dist: np.ndarray, ignored: np.ndarray | None, k: int,
         values = dist
         valid = np.ones(dist.shape, dtype=bool) if ignored is None else ~ignored
         columns = np.broadcast_to(np.arange(n_ref), (b, n_ref))
-    order = _argsort_rows(values, columns, tie_rank)[:, :k]
+    if exact is None:
+        order = _argsort_rows(values, columns, tie_rank)[:, :k]
+    else:
+        order, values = _argsort_rows_exact(values, columns, tie_rank, exact, block_cells)
+        order = order[:, :k]
     keep = np.take_along_axis(valid, order, axis=1)
     chosen = np.take_along_axis(columns, order, axis=1)[keep]
     chosen_dist = np.take_along_axis(values, order, axis=1)[keep]
+    if exact is not None and exact.measure_chosen:
+        rows = np.nonzero(keep)[0]
+        with np.errstate(over="ignore"):
+            chosen_dist = direct_distances(exact.query, exact.reference, rows, chosen,
+                                           block_cells)
     return chosen.astype(np.int64), chosen_dist, keep.sum(axis=1).astype(np.int64)
 
 
@@ -266,3 +386,45 @@ def _argsort_rows(values: np.ndarray, columns: np.ndarray, tie_rank: np.ndarray 
             else:
                 order[tied] = np.lexsort((tie_rank[columns[tied]], values[tied]), axis=1)
     return order
+
+
+def _argsort_rows_exact(squared: np.ndarray, columns: np.ndarray, tie_rank: np.ndarray | None,
+                        exact: _ExactEuclidean, block_cells: int):
+    """``(order, distances)``: rows sorted by exact euclidean distance, then tie rank.
+
+    Sorted by the expansion's squared distances, neighbours more than ``2 * error`` apart
+    are in their exact order (and their square roots distinct); runs of closer ones
+    ("clusters") are measured directly and re-sorted inside the run. ``distances`` holds
+    the direct distance of cluster members and the square root of the expansion elsewhere.
+    """
+    order = np.argsort(squared, axis=1)
+    distances = np.sqrt(squared)
+    if squared.shape[1] < 2:
+        return order, distances
+    ranked = np.take_along_axis(squared, order, axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf between ignored entries: not close
+        close = ((ranked[:, 1:] - ranked[:, :-1] <= 2.0 * exact.error[:, None])
+                 & np.isfinite(ranked[:, 1:]))
+    if not close.any():
+        return order, distances
+    member = np.zeros(ranked.shape, dtype=bool)
+    member[:, 1:] |= close
+    member[:, :-1] |= close
+    if not exact.exact:
+        rows, slots = np.nonzero(member)
+        positions = order[rows, slots]
+        with np.errstate(over="ignore"):  # overflowing coordinates: inf, as expansion gave
+            distances[rows, positions] = direct_distances(exact.query, exact.reference, rows,
+                                                          columns[rows, positions], block_cells)
+    # Re-sort the rows with clusters by (cluster, direct distance, tie rank); a cluster
+    # is a run of sorted slots joined by close gaps, numbered along the row.
+    rerank = close.any(axis=1)
+    sub_order = order[rerank]
+    cluster = np.zeros(sub_order.shape, dtype=np.int64)
+    np.cumsum(~close[rerank], axis=1, out=cluster[:, 1:])
+    sub_cols = np.take_along_axis(columns[rerank], sub_order, axis=1)
+    sub_dist = np.take_along_axis(distances[rerank], sub_order, axis=1)
+    ties = sub_cols if tie_rank is None else tie_rank[sub_cols]
+    order[rerank] = np.take_along_axis(sub_order, np.lexsort((ties, sub_dist, cluster), axis=1),
+                                       axis=1)
+    return order, distances
