@@ -197,7 +197,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     label_count = np.bincount(g_code, minlength=int(codes.max()) + 1 if len(codes) else 0)
     n_rel = label_count[q_code] - int(self_excluded)
     hits = np.bincount(run_q, weights=labels, minlength=len(queries)).astype(np.int64)
-    rel_hist, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
                                                           extra_positive=n_rel - hits)
 
     def qrels_arrays():
@@ -216,6 +216,6 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
                 np.concatenate([np.ones(len(pair_q), np.int64), labels[other]]))
 
     judgments = SparseJudgments(query_vocab(query_ids, len(queries)), docs, run_q, run_g,
-                                scores, labels, rel_hist, has_qrels, positive_total,
+                                scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
                                 qrels_arrays)
     return make_pair(judgments)

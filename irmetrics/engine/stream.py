@@ -173,6 +173,7 @@ class _Chunks:
             bogus=~present[evaluated],
             run_name=run_name,
             qrels_positive_total=qrels.positive_total,
+            rel_levels=qrels.rel_levels,
         )
 
     def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:

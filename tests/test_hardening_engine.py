@@ -1,0 +1,191 @@
+"""Regression tests for issue 16, engine and input side (items 1, 3, 7, 10, 13).
+
+Each test uses the inputs the issue reports. Large labels are checked against the slow
+reference loop (tests/reference/trec_eval_ref.py), against pytrec_eval where pytrec_eval
+itself can hold the labels, and against the formula where neither can (trec_eval's
+reference allocates one counter per level up to the largest label).
+"""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import irmetrics as irm
+from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+from irmetrics.engine.gains import DENSE_TABLE_LIMIT
+from irmetrics.engine.ranked import label_histogram
+from irmetrics.exceptions import ParameterError
+from irmetrics.io import read_qrels_bytes
+
+from ._cases import qrels_and_run, same_value
+from .reference import trec_eval_ref as ref
+
+
+def _peak_mib(fn):
+    """Peak traced allocation of ``fn()`` in MiB (numpy's buffers are traced)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+# --------------------------------------------------------------------------------------
+# item 1: memory proportional to the number of distinct labels, not their values
+# --------------------------------------------------------------------------------------
+
+RUN_DE = {"q": {"d": 1.0, "e": 2.0}}
+
+
+@pytest.mark.parametrize("big", [2**31, 2**40, 2**63 - 1])
+def test_big_label_evaluates_in_small_memory(big):
+    measures = ["map", "P.1", "ndcg", "dcg", "ndcg_cut.1", "rbp", "G", "Rndcg", "relstring"]
+    peak = _peak_mib(lambda: irm.evaluate({"q": {"d": big, "e": 1}}, RUN_DE, measures))
+    assert peak < 64
+    got = irm.evaluate({"q": {"d": big, "e": 1}}, RUN_DE, measures).to_dict()["q"]
+    # Binary measures see a relevant document, whatever its label.
+    small = irm.evaluate({"q": {"d": 1, "e": 1}}, RUN_DE, ["map", "P.1"]).to_dict()["q"]
+    assert got["map"] == small["map"] == 1.0 and got["P_1"] == small["P_1"]
+    # Gain = the label as a double (trec_eval: (double) of a long); e ranks first.
+    gain = float(big)
+    dcg = 1.0 / math.log2(2) + gain / math.log2(3)
+    ideal = gain / math.log2(2) + 1.0 / math.log2(3)
+    assert got["dcg"] == dcg
+    assert got["ndcg"] == dcg / ideal
+    assert got["relstring"] == "1>"
+
+
+def test_big_label_issue_inputs():
+    # RelevanceEvaluator({'q': {'d': 2**40, 'e': 1}}, {'map'}) asked for 8 TiB.
+    peak = _peak_mib(lambda: RelevanceEvaluator({"q": {"d": 2**40, "e": 1}}, {"map"})
+                     .evaluate(RUN_DE))
+    assert peak < 64
+    assert RelevanceEvaluator({"q": {"d": 2**40, "e": 1}}, {"map"}).evaluate(RUN_DE) == \
+        {"q": {"map": 1.0}}
+    # One qrels line `1 0 d1 2147483648` got the process OOM-killed.
+    qrels = read_qrels_bytes(b"1 0 d1 2147483648\n1 0 d2 1\n")
+    run = irm.Run.from_dict({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
+    peak = _peak_mib(lambda: irm.evaluate(qrels, run, ["map", "ndcg", "relstring"]))
+    assert peak < 64
+    res = irm.evaluate(qrels, run, ["map", "ndcg", "relstring"]).to_dict()["1"]
+    assert res == {"map": 1.0, "ndcg": 1.0, "relstring": ">1-"}
+    # from_matrix with labels 1e6 raised a raw MemoryError.
+    scores = np.array([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]])
+    labels = np.array([[10**6, 0, 1], [0, 2**62, 1]])
+    peak = _peak_mib(lambda: irm.evaluate(*irm.adapters.from_matrix(scores, labels), ["ndcg"]))
+    assert peak < 64
+    got = irm.evaluate(*irm.adapters.from_matrix(scores, labels), ["map", "ndcg"]).to_dict()
+    want = ref.evaluate({"q0": {"d0": 10**6, "d1": 0, "d2": 1}},
+                        {"q0": {"d0": 3.0, "d1": 2.0, "d2": 1.0}}, ["map"]).per_query
+    assert got["q0"]["map"] == want["q0"]["map"]
+
+
+def _shift_labels(qrels, shift):
+    """Labels >= 2 moved up by ``shift``: the same binary judgments, gaps of unused levels."""
+    return {q: {d: v + shift if v >= 2 else v for d, v in docs.items()}
+            for q, docs in qrels.items()}
+
+
+#: Gain pairs with whole-number gains (exactly ordered: the compact table applies).
+BIG_LABEL_MEASURES = ["all_trec", "dcg", "ideal_dcg", "G", "Rndcg", "ndcg_rel", "rbp",
+                      "rbp_resid", "yaap", "relstring.5"]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=qrels_and_run(max_label=5), level=st.integers(-1, 3),
+       shift=st.sampled_from([0, 7, 250]), judged_only=st.booleans())
+def test_sparse_labels_match_the_reference(case, level, shift, judged_only):
+    """Labels with long gaps of unused levels: the compact gain table drops the gaps.
+    (The reference builds trec_eval's full table in quadratic time, hence small gaps.)"""
+    qrels, run = case
+    qrels = _shift_labels(qrels, shift)
+    try:
+        want = ref.evaluate(qrels, run, BIG_LABEL_MEASURES, relevance_level=level,
+                            judged_only=judged_only)
+    except ValueError:
+        return  # no query evaluated
+    got = irm.evaluate(qrels, run, BIG_LABEL_MEASURES, relevance_level=level,
+                       judged_only=judged_only)
+    per_query = got.to_dict()
+    for qid, values in want.per_query.items():
+        for name, value in values.items():
+            if name != "runid":
+                assert same_value(per_query[qid][name], value), (qid, name)
+
+
+@given(query=st.lists(st.integers(0, 3), min_size=1, max_size=30),
+       labels=st.lists(st.integers(-2, 6), min_size=30, max_size=30),
+       shift=st.sampled_from([0, 2**16, 2**40, 2**62]))
+def test_label_histogram_depends_on_distinct_labels_only(query, labels, shift):
+    """The sorting road (labels >= 2**16) and the counting road agree, and a histogram
+    is the same whatever the values of the labels above 0."""
+    query = np.array(query)
+    labels = np.array(labels[: len(query)])
+    small, small_levels = label_histogram(query, labels, 4)
+    moved = np.where(labels > 0, labels + shift, labels)
+    big, big_levels = label_histogram(query, moved, 4)
+    assert big.tolist() == small.tolist()
+    assert big_levels.tolist() == [v + shift if v > 0 else v for v in small_levels.tolist()]
+    want = {}
+    for q, v in zip(query.tolist(), labels.tolist()):
+        if v >= 0:
+            want[q, v] = want.get((q, v), 0) + 1
+    got = {(q, int(small_levels[j])): int(small[q, j]) for q in range(4)
+           for j in range(len(small_levels)) if small[q, j]}
+    assert got == want
+
+
+QRELS_BIG = {"1": {"a": 30000, "b": 1, "c": 0, "d": -1}, "2": {"a": 2, "e": 1, "f": 30000},
+             "3": {"x": 0}}
+RUN_BIG = {"1": {"a": 1.0, "b": 2.0, "z": 3.0, "c": 0.5}, "2": {"e": 2.0, "f": 1.0},
+           "3": {"x": 1.0}}
+
+
+@pytest.mark.parametrize("pairs", ["ndcg.1=3,2=9,-1=2", "ndcg.0=-2,300=1", "ndcg.300=0,3=301",
+                                   "rbp.p=0.8,300=-5", "Rndcg.300=1,0=2", "G.1=4"])
+def test_label_300_matches_reference(pairs):
+    # the reference builds trec_eval's full gain table (quadratic in the largest label)
+    qrels = {q: {d: 300 if v == 30000 else v for d, v in docs.items()}
+             for q, docs in QRELS_BIG.items()}
+    measures = ["map", "ndcg", "ndcg_cut.1,2", "Rprec", "bpref", "P.2", "rbp", pairs]
+    want = ref.evaluate(qrels, RUN_BIG, measures).per_query
+    got = irm.evaluate(qrels, RUN_BIG, measures).to_dict()
+    for qid, values in want.items():
+        for name, value in values.items():
+            if name != "runid":
+                assert same_value(got[qid][name], value), (qid, name)
+
+
+def test_label_30000_matches_pytrec_eval():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    measures = {"map", "ndcg", "ndcg_cut", "Rprec", "bpref", "P", "Rndcg", "ndcg_rel", "G",
+                "binG", "infAP"}
+    measures &= set(pytrec_eval.supported_measures)
+    expected = pytrec_eval.RelevanceEvaluator(QRELS_BIG, measures).evaluate(RUN_BIG)
+    mine = irm.evaluate(QRELS_BIG, RUN_BIG, sorted(measures), semantics="pytrec_eval").to_dict()
+    cells = 0
+    for qid, values in expected.items():
+        for name, value in values.items():
+            assert mine[qid][name] == pytest.approx(value, rel=1e-12, abs=1e-12), (qid, name)
+            cells += 1
+    assert cells > 30
+
+
+def test_fractional_gains_with_a_huge_label_are_refused():
+    qrels = {"q": {"d": DENSE_TABLE_LIMIT, "e": 1}}
+    with pytest.raises(ParameterError, match="gain values.*whole numbers.*got 0.5"):
+        irm.evaluate(qrels, RUN_DE, ["ndcg.1=0.5"])
+    # below the limit, trec_eval's full table (truncating comparator) is reproduced
+    qrels = {"q": {"d": 300, "e": 1, "f": 2}}
+    run = {"q": {"d": 1.0, "e": 2.0, "f": 0.5}}
+    want = ref.evaluate(qrels, run, ["ndcg.1=0.5,2=1.5"]).per_query["q"]
+    got = irm.evaluate(qrels, run, ["ndcg.1=0.5,2=1.5"]).to_dict()["q"]
+    assert got == {k: v for k, v in want.items() if k != "runid"}
