@@ -189,3 +189,90 @@ def test_fractional_gains_with_a_huge_label_are_refused():
     want = ref.evaluate(qrels, run, ["ndcg.1=0.5,2=1.5"]).per_query["q"]
     got = irm.evaluate(qrels, run, ["ndcg.1=0.5,2=1.5"]).to_dict()["q"]
     assert got == {k: v for k, v in want.items() if k != "runid"}
+
+
+# --------------------------------------------------------------------------------------
+# item 3: boolean options are validated, not taken by truthiness
+# --------------------------------------------------------------------------------------
+
+QRELS_MAP = {"q": {"a": 1, "b": 0, "c": 1}, "r": {"a": 1}}
+RUN_MAP = {"q": {"a": 1.0, "b": 2.0, "c": 0.5}}
+
+
+@pytest.mark.parametrize("option", ["complete", "judged_only"])
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, 0.0, [True]])
+def test_boolean_options_refuse_non_booleans(option, value):
+    with pytest.raises(ParameterError, match=f"`{option}` must be True or False; got"):
+        irm.evaluate(QRELS_MAP, RUN_MAP, ["map"], **{option: value})
+    with pytest.raises(ParameterError, match=f"`{option}` must be True or False"):
+        irm.Evaluator(QRELS_MAP, ["map"], **{option: value})
+
+
+def test_boolean_options_accept_numpy_bools():
+    # complete='no' used to mean True: map 0.5833 became 0.2917
+    assert irm.evaluate(QRELS_MAP, RUN_MAP, ["map"], complete=np.bool_(False)).aggregate() == \
+        irm.evaluate(QRELS_MAP, RUN_MAP, ["map"], complete=False).aggregate()
+    got = irm.evaluate(QRELS_MAP, RUN_MAP, ["map"], complete=np.bool_(True)).aggregate()["map"]
+    assert got == irm.evaluate(QRELS_MAP, RUN_MAP, ["map"], complete=True).aggregate()["map"]
+    assert got == pytest.approx((1 / 2 + 2 / 3) / 2 / 2)  # query r counts as 0
+
+
+def test_boolean_options_of_formats_adapters_and_dropin():
+    jg = irm.JudgmentGroups.from_records([("q", "u1", "a", 1)])
+    with pytest.raises(ParameterError, match="`judged_only` must be True or False"):
+        irm.evaluate_jg(jg, {"q": {"a": 1.0}}, ["P_avgjg.1"], judged_only="yes")
+    with pytest.raises(ParameterError, match="`complete` must be True or False"):
+        irm.evaluate_jg(jg, {"q": {"a": 1.0}}, ["P_avgjg.1"], complete="no")
+    prefs = irm.Prefs.from_records([("q", "g", "1", "a", 2), ("q", "g", "1", "b", 1)])
+    with pytest.raises(ParameterError, match="`complete` must be True or False"):
+        irm.evaluate_prefs(prefs, {"q": {"a": 1.0}}, ["prefs_simp"], complete="no")
+    emb = np.eye(3)
+    with pytest.raises(ParameterError, match="`exclude_self` must be True or False"):
+        irm.adapters.from_embeddings(emb, [0, 1, 0], k=2, exclude_self="no")
+    with pytest.raises(ParameterError, match="`keep_doc_ids` must be True or False"):
+        irm.adapters.to_ranked(QRELS_MAP, RUN_MAP, keep_doc_ids="yes")
+    with pytest.raises(ParameterError, match="`judged_docs_only_flag` must be True or False"):
+        RelevanceEvaluator(QRELS_MAP, {"map"}, judged_docs_only_flag="no")
+
+
+# --------------------------------------------------------------------------------------
+# item 10: typed errors instead of raw Python exceptions
+# --------------------------------------------------------------------------------------
+
+
+def test_measures_none_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="`measures` must be a measure name or a list"):
+        irm.evaluate(QRELS_MAP, RUN_MAP, None)
+
+
+def test_huge_python_int_score_is_an_input_error():
+    with pytest.raises(irm.exceptions.InputFormatError,
+                       match=r"score overflows float64 .*332 digits.*query_id 'q', doc_id 'a'"):
+        irm.evaluate(QRELS_MAP, {"q": {"a": 2**1100}}, ["map"])
+    with pytest.raises(irm.exceptions.InputFormatError, match="relevance out of the 64-bit"):
+        irm.evaluate({"q": {"a": 2**1100}}, RUN_MAP, ["map"])
+
+
+@pytest.mark.parametrize("where", ["qrels_query", "qrels_doc", "run_doc", "run_query"])
+def test_lone_surrogate_in_an_id_is_a_parameter_error(where):
+    bad = "x\ud800"
+    qrels = {bad if where == "qrels_query" else "q": {bad if where == "qrels_doc" else "a": 1}}
+    run = {bad if where == "run_query" else "q": {bad if where == "run_doc" else "a": 1.0}}
+    with pytest.raises(ParameterError, match=r"must be valid Unicode text .*'x\\ud800'"):
+        irm.evaluate(qrels, run, ["map"])
+
+
+@pytest.mark.parametrize("value", [[1, 2], None, "q 0 d 1"])
+def test_pytrec_eval_dropin_refuses_non_mappings(value):
+    with pytest.raises(ParameterError, match="`query_relevance` must be a mapping"):
+        RelevanceEvaluator(value, {"map"})
+
+
+def test_cutoff_beyond_long_saturates_like_atol():
+    # trec_eval reads cutoffs with atol, which saturates at LONG_MAX
+    res = irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P.99999999999999999999"])
+    (name,) = res.names
+    assert name == "P_9223372036854775807"
+    assert res.to_dict()["q"][name] == 1 / (2**63 - 1)
+    with pytest.raises(ParameterError, match="must be positive"):
+        irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P.-99999999999999999999"])

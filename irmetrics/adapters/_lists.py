@@ -21,6 +21,7 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
+from .._validation import check_bool
 from ..containers import Qrels, Run
 from ..engine import segments as sg
 from ..engine.pack import BOGUS_DOC_ID
@@ -405,4 +406,5 @@ def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval
     from ..evaluate import Evaluator, as_run  # lazy: irmetrics imports adapters first
 
     evaluator = Evaluator(qrels, [], max_docs=max_docs, complete=complete, semantics=semantics)
-    return evaluator._pack(as_run(run), None, keep_doc_ids=keep_doc_ids)
+    return evaluator._pack(as_run(run), None,
+                           keep_doc_ids=check_bool("keep_doc_ids", keep_doc_ids))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
 from ..exceptions import ParameterError, ShapeError
@@ -172,7 +172,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
                              f"{g_labels.dtype}.") from exc
     codes = codes.reshape(-1)
     q_code, g_code = codes[: len(queries)], codes[len(queries):]
-    self_excluded = self_gallery and bool(exclude_self)
+    self_excluded = check_bool("exclude_self", exclude_self) and self_gallery
     n_gallery = len(gallery)
     if chunk_size is None:
         chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
