@@ -276,3 +276,122 @@ def test_cutoff_beyond_long_saturates_like_atol():
     assert res.to_dict()["q"][name] == 1 / (2**63 - 1)
     with pytest.raises(ParameterError, match="must be positive"):
         irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P.-99999999999999999999"])
+
+
+# --------------------------------------------------------------------------------------
+# item 7: wrong or endless files fail at the first bad line, in bounded memory and time
+# --------------------------------------------------------------------------------------
+
+QRELS_TEXT = "1 0 d 1\n1 0 e 0\n"
+RUN_TEXT = "1 Q0 d 1 2.5 r\n1 Q0 e 2 1 r\n"
+
+
+def _written(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return str(path)
+
+
+def _eval_error(qrels, run):
+    with pytest.raises(irm.exceptions.InputFormatError) as info:
+        irm.evaluate(qrels, run, ["map"])
+    return str(info.value)
+
+
+def test_binary_run_fails_on_the_first_piece(tmp_path):
+    rng = np.random.default_rng(16)
+    run = _written(tmp_path, "run.bin", rng.integers(0, 256, 40 << 20, dtype=np.uint8).tobytes())
+    qrels = _written(tmp_path, "qrels.txt", QRELS_TEXT)
+    peak = _peak_mib(lambda: pytest.raises(irm.exceptions.InputFormatError,
+                                           irm.evaluate, qrels, run, ["map"]))
+    assert peak < 120  # the 40 MiB file is never read whole
+    message = _eval_error(qrels, run)
+    assert message.startswith(f"{run}:1: ") and "binary file, not a TREC run file" in message
+
+
+def test_endless_nul_device_fails_fast():
+    if not __import__("os").path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    from irmetrics.io import read_qrels, read_run
+    for read, kind in ((read_run, "run"), (read_qrels, "qrels")):
+        with pytest.raises(irm.exceptions.InputFormatError,
+                           match=f"/dev/zero:1: a NUL byte: this looks like a binary file, "
+                                 f"not a TREC {kind} file"):
+            read("/dev/zero")
+
+
+def test_gzip_of_nul_bytes_stops_after_one_piece():
+    import gzip
+    from irmetrics.io import read_run_bytes
+    bomb = gzip.compress(b"\0" * (64 << 20))
+    peak = _peak_mib(lambda: pytest.raises(irm.exceptions.InputFormatError, read_run_bytes, bomb))
+    assert peak < 100
+
+
+def test_nul_after_good_lines_reports_an_earlier_error_first(tmp_path):
+    run = _written(tmp_path, "run.txt", b"1 Q0 d 1 2.5 r\n1 Q0 e 2 x r\n1 Q0 \0 3 1 r\n")
+    assert "run.txt:2: score is not a number" in _eval_error({"1": {"d": 1}}, run)
+    run = _written(tmp_path, "run2.txt", b"1 Q0 d 1 2.5 r\n1 Q0 \0 3 1 r\n")
+    assert "run2.txt:2: a NUL byte" in _eval_error({"1": {"d": 1}}, run)
+
+
+@pytest.mark.parametrize("encoding, expected", [
+    ("utf-16", "UTF-16 text (byte order mark FF FE)"),
+    ("utf-16-be", "this looks like UTF-16 text"),
+    ("utf-16-le", "this looks like UTF-16 text"),
+])
+def test_utf16_files_are_named(tmp_path, encoding, expected):
+    qrels = _written(tmp_path, "qrels.txt", QRELS_TEXT.encode(encoding))
+    run = _written(tmp_path, "run.txt", RUN_TEXT.encode(encoding))
+    good_qrels = _written(tmp_path, "q.txt", QRELS_TEXT)
+    good_run = _written(tmp_path, "r.txt", RUN_TEXT)
+    for q, r, bad in ((qrels, good_run, qrels), (good_qrels, run, run)):
+        message = _eval_error(q, r)
+        assert message.startswith(f"{bad}:1: ") and expected in message and "iconv" in message
+
+
+def test_carriage_return_only_line_ends_are_named(tmp_path):
+    qrels = _written(tmp_path, "qrels.txt", QRELS_TEXT.replace("\n", "\r"))
+    run = _written(tmp_path, "run.txt", RUN_TEXT.replace("\n", "\r"))
+    good_qrels = _written(tmp_path, "q.txt", QRELS_TEXT)
+    good_run = _written(tmp_path, "r.txt", RUN_TEXT)
+    for q, r in ((qrels, good_run), (good_qrels, run)):
+        assert "lines end with a carriage return only" in _eval_error(q, r)
+    # CRLF and a CR used as a blank inside one line stay fine (trec_eval's whitespace)
+    crlf = _written(tmp_path, "crlf.txt", RUN_TEXT.replace("\n", "\r\n"))
+    one = _written(tmp_path, "one.txt", "1\rQ0 d 1 2.5 r\r")
+    assert irm.evaluate(good_qrels, crlf, ["map"]).aggregate() == {"map": 1.0}
+    assert irm.evaluate(good_qrels, one, ["map"]).aggregate() == {"map": 1.0}
+
+
+@pytest.mark.parametrize("space, name", [("\u00a0", "U+00A0 NO-BREAK SPACE"),
+                                         ("\u3000", "U+3000 IDEOGRAPHIC SPACE"),
+                                         ("\u2009", "U+2009 THIN SPACE")])
+def test_non_ascii_separators_are_named(tmp_path, space, name):
+    qrels = _written(tmp_path, "qrels.txt", QRELS_TEXT.replace(" ", space, 1))
+    run = _written(tmp_path, "run.txt", RUN_TEXT.replace(" ", space, 2))
+    good_qrels = _written(tmp_path, "q.txt", QRELS_TEXT)
+    good_run = _written(tmp_path, "r.txt", RUN_TEXT)
+    for q, r in ((qrels, good_run), (good_qrels, run)):
+        message = _eval_error(q, r)
+        assert ":1: expected" in message and f"the line holds {name}" in message
+
+
+def test_swapped_qrels_and_run_are_named(tmp_path):
+    qrels = _written(tmp_path, "qrels.txt", QRELS_TEXT)
+    run = _written(tmp_path, "run.txt", RUN_TEXT)
+    assert "this looks like a run file; the qrels come first, the run second" in \
+        _eval_error(run, qrels)
+    assert "this looks like a qrels file; the qrels come first, the run second" in \
+        _eval_error(qrels, qrels)
+    # a short run line that is no qrels line gets no such hint
+    short = _written(tmp_path, "short.txt", "1 Q0 d x\n")
+    assert "looks like" not in _eval_error(qrels, short)
+
+
+def test_latin1_ids_are_refused_with_the_conversion(tmp_path):
+    qrels = _written(tmp_path, "qrels.txt", b"1 0 caf\xe9 1\n")
+    run = _written(tmp_path, "run.txt", RUN_TEXT)
+    message = _eval_error(qrels, run)
+    assert message.startswith(f"{qrels}:1: invalid UTF-8 (byte 0xe9)")
+    assert "iconv -f latin1 -t utf8" in message
