@@ -395,3 +395,60 @@ def test_latin1_ids_are_refused_with_the_conversion(tmp_path):
     message = _eval_error(qrels, run)
     assert message.startswith(f"{qrels}:1: invalid UTF-8 (byte 0xe9)")
     assert "iconv -f latin1 -t utf8" in message
+
+
+# --------------------------------------------------------------------------------------
+# item 13: the last differences from trec_eval 10
+# --------------------------------------------------------------------------------------
+
+
+def _cli(tmp_path, qrels, run, *args):
+    from irmetrics.cli import main
+    q = _written(tmp_path, "qrels.txt", qrels)
+    r = _written(tmp_path, "run.txt", run)
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["eval", *args, q, r])
+    assert code in (0, None)
+    return out.getvalue()
+
+
+def test_summary_of_negative_zeros_is_positive_zero(tmp_path):
+    # every query -0.0: trec_eval's sum starts at +0.0, so the summary prints 0.0000
+    out = _cli(tmp_path, "1 0 a -1\n2 0 b -1\n", "1 Q0 x 1 5 r\n2 Q0 y 1 5 r\n",
+               "-q", "-J", "-m", "utility.-1,-1,-1,-1")
+    assert out.splitlines() == [
+        "utility_-1,-1,-1,-1   \t1\t-0.0000",
+        "utility_-1,-1,-1,-1   \t2\t-0.0000",
+        "utility_-1,-1,-1,-1   \tall\t0.0000",
+    ]
+    res = irm.evaluate({"1": {"a": -1}}, {"1": {"x": 5.0}}, ["utility.-1,-1,-1,-1"],
+                       judged_only=True)
+    assert math.copysign(1.0, res.aggregate()["utility_-1,-1,-1,-1"]) == 1.0
+
+
+def test_yaap_log_of_a_negative_ratio_is_negative_nan(tmp_path):
+    # -l -1: five unpooled documents count as relevant, S = 5 > 1 + R: log(-3) = -nan (glibc)
+    run = "".join(f"1 Q0 {d} {i} {9 - i} r\n" for i, d in enumerate("vwxyz", 1))
+    out = _cli(tmp_path, "1 0 a 0\n1 0 b 1\n", run, "-q", "-l", "-1", "-m", "yaap")
+    assert out.splitlines() == ["yaap                  \t1\t  -nan",
+                                "yaap                  \tall\t  -nan"]
+    from irmetrics.engine.libm import libm_log, libm_log2
+    got = np.concatenate([libm_log([-3.0, -np.inf, -0.5]), libm_log2([-3.0, -1e-300])])
+    assert np.isnan(got).all() and np.signbit(got).all()
+    assert libm_log([-0.0])[0] == -np.inf and libm_log([0.0])[0] == -np.inf
+
+
+def test_map_avgjg_divides_by_zero_like_trec_eval(tmp_path):
+    # JG u1 has only a negative label: under -l -1 the unpooled b is relevant, R = 0,
+    # and trec_eval's m_map_avgjg.c divides anyway: inf for u1, and for the JG mean.
+    qrels = "q u1 a -1\nq u2 b 1\n"
+    run = "q Q0 a 1 2 r\nq Q0 b 2 1 r\n"
+    out = _cli(tmp_path, qrels, run, "-R", "qrels_jg", "-q", "-l", "-1", "-m", "map_avgjg")
+    assert out.splitlines() == ["map_avgjg             \tq\t   inf",
+                                "map_avgjg             \tall\t   inf"]
+    # at the default level nothing changes: u1 0 (nothing relevant), u2 1/2
+    out = _cli(tmp_path, qrels, run, "-R", "qrels_jg", "-q", "-m", "map_avgjg")
+    assert out.splitlines()[-1] == "map_avgjg             \tall\t0.2500"
