@@ -49,7 +49,9 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
     hist, levels = ranked_label_histogram(query, labels, n_queries)
     if extra_positive is not None and extra_positive.any():
         one = int(np.searchsorted(levels, 1))
-        if one == len(levels) or levels[one] != 1:
+        if not hist.any() and levels.tolist() == [0]:  # no judged label: only level 1
+            levels, hist, one = np.ones(1, np.int64), np.zeros((n_queries, 1), np.int64), 0
+        elif one == len(levels) or levels[one] != 1:
             levels = np.insert(levels, one, 1)
             hist = np.insert(hist, one, 0, axis=1)
         hist[:, one] += extra_positive
