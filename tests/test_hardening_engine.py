@@ -231,8 +231,14 @@ def test_boolean_options_of_formats_adapters_and_dropin():
         irm.adapters.from_embeddings(emb, [0, 1, 0], k=2, exclude_self="no")
     with pytest.raises(ParameterError, match="`keep_doc_ids` must be True or False"):
         irm.adapters.to_ranked(QRELS_MAP, RUN_MAP, keep_doc_ids="yes")
-    with pytest.raises(ParameterError, match="`judged_docs_only_flag` must be True or False"):
-        RelevanceEvaluator(QRELS_MAP, {"map"}, judged_docs_only_flag="no")
+    # pytrec_eval's flag is a C int: ints are fine (non-zero is True), 'no' is refused
+    for bad in ("no", None, 1.0):
+        with pytest.raises(ParameterError, match="`judged_docs_only_flag` must be an integer"):
+            RelevanceEvaluator(QRELS_MAP, {"map"}, judged_docs_only_flag=bad)
+    run = {"q": {"a": 1.0, "x": 3.0}}
+    for flag, judged in ((2, True), (0, False), (np.bool_(True), True)):
+        assert RelevanceEvaluator(QRELS_MAP, {"P_1"}, judged_docs_only_flag=flag).evaluate(run) \
+            == RelevanceEvaluator(QRELS_MAP, {"P_1"}, judged_docs_only_flag=judged).evaluate(run)
 
 
 # --------------------------------------------------------------------------------------

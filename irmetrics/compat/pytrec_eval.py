@@ -23,7 +23,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .._validation import check_bool, parameter_error
+from .._validation import check_bool, check_int, parameter_error
 from ..containers import Qrels, Run
 from ..containers import _to_id as to_id
 from ..evaluate import Evaluator
@@ -79,6 +79,13 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
     return out + [s for s in passthrough if s.split(".", 1)[0] not in params]
 
 
+def _flag(name, value) -> bool:
+    """pytrec_eval's C flags: a bool, or any int (non-zero is True); nothing else."""
+    if isinstance(value, (bool, np.bool_)):
+        return check_bool(name, value)
+    return check_int(name, value) != 0
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator on irmetrics' engine.
 
@@ -111,7 +118,7 @@ class RelevanceEvaluator:
         self._measures = _combine_measures(measures)
         self._evaluator = Evaluator(
             qrels, self._measures, relevance_level=relevance_level,
-            judged_only=check_bool("judged_docs_only_flag", judged_docs_only_flag),
+            judged_only=_flag("judged_docs_only_flag", judged_docs_only_flag),
             semantics="pytrec_eval",
         )
         # Single-valued measures keep their bare name in pytrec_eval's output.
