@@ -62,6 +62,23 @@ def test_big_label_evaluates_in_small_memory(big):
     assert got["relstring"] == "1>"
 
 
+def test_every_qrels_measure_takes_a_huge_label_quietly():
+    import warnings
+    from irmetrics.measures import REGISTRY
+    from irmetrics.measures.rel_format import QRELS, rel_formats_of
+    names = [n for n, m in REGISTRY.items() if QRELS in rel_formats_of(m)]
+    assert len(names) > 40
+    qrels = {"q": {"d": 2**62, "e": 1, "f": -1}, "r": {"g": 0}}
+    run = {"q": {"d": 1.0, "e": 2.0, "x": 3.0}, "r": {"g": 1.0}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = irm.evaluate(qrels, run, names)
+    small = irm.evaluate({**qrels, "q": {"d": 2, "e": 1, "f": -1}}, run, ["map", "P.5"])
+    assert res.to_dict()["q"]["map"] == small.to_dict()["q"]["map"] == (1 / 2 + 2 / 3) / 2
+    assert res.to_dict()["q"]["P_5"] == small.to_dict()["q"]["P_5"]
+    assert res.to_dict()["q"]["ltr_dcg"] == math.inf  # 2**(2**62) - 1 overflows, as in float
+
+
 def test_big_label_issue_inputs():
     # RelevanceEvaluator({'q': {'d': 2**40, 'e': 1}}, {'map'}) asked for 8 TiB.
     peak = _peak_mib(lambda: RelevanceEvaluator({"q": {"d": 2**40, "e": 1}}, {"map"})
