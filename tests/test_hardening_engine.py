@@ -475,3 +475,27 @@ def test_map_avgjg_divides_by_zero_like_trec_eval(tmp_path):
     # at the default level nothing changes: u1 0 (nothing relevant), u2 1/2
     out = _cli(tmp_path, qrels, run, "-R", "qrels_jg", "-q", "-m", "map_avgjg")
     assert out.splitlines()[-1] == "map_avgjg             \tall\t0.2500"
+
+
+def test_large_file_wrong_from_its_first_line_fails_on_the_head(tmp_path):
+    from irmetrics.io import read_qrels, read_run
+    prose = b"lorem ipsum dolor sit amet\n" * (1 << 20)  # 27 MiB of valid UTF-8, no TREC
+    path = _written(tmp_path, "prose.txt", prose)
+    peak = _peak_mib(lambda: pytest.raises(irm.exceptions.InputFormatError, read_run, path))
+    assert peak < 2.5 * len(prose) / 2**20  # the bytes, not a parse of all of them
+    with pytest.raises(irm.exceptions.InputFormatError, match=r"prose.txt:1: expected at least"):
+        read_run(path)
+    # errors past the head, and duplicates before a bad line, are still found in file order
+    good = b"".join(b"q%d Q0 d%d 1 1.0 r\n" % (i // 100, i) for i in range(60000))
+    path = _written(tmp_path, "late.txt", good + b"q 0 d x\n")
+    with pytest.raises(irm.exceptions.InputFormatError, match=r"late.txt:60001: expected"):
+        read_run(path)
+    first = good.split(b"\n", 10)
+    head = b"\n".join(first[:10]) + b"\n"
+    path = _written(tmp_path, "dup.txt", head + first[0] + b"\nbad\n" + good)
+    with pytest.raises(irm.exceptions.DuplicateEntryError, match="dup.txt:11"):
+        read_run(path)
+    qrels = b"".join(b"q%d 0 d%d 1\n" % (i // 100, i) for i in range(80000))
+    path = _written(tmp_path, "qrels.txt", qrels[:5000] + b"q 0 d 1 x\n" + qrels)
+    with pytest.raises(irm.exceptions.InputFormatError, match=r"qrels.txt:\d+: expected 4"):
+        read_qrels(path)

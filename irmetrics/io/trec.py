@@ -608,6 +608,8 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     if unreadable is not None:
         df, pending = _lines_before(data, layout, source, *unreadable)
         return _finish(df, pending, layout, source, on_duplicate)
+    if len(data) > _HEAD_BYTES:
+        _check_head(data, layout, source, on_duplicate)
     sep = " "
     if any(c in data for c in _OTHER_WS):
         if b"\t" in data and b" " not in data and not any(c in data for c in _OTHER_WS[1:]):
@@ -640,6 +642,24 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
             result = _general_parse(_collapse_spaces(data), layout, source)
         df, pending = result
     return _finish(df, pending, layout, source, on_duplicate, data)
+
+
+#: Bytes of a large file parsed on their own first, so that a file wrong from its first
+#: lines (another format, prose) fails without parsing all of it.
+_HEAD_BYTES = 1 << 20
+
+
+def _check_head(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> None:
+    """Raise the error of the first bad line if it lies in the head of ``data`` (its
+    first whole lines up to :data:`_HEAD_BYTES`): nothing before it can be worse."""
+    cut = data.rfind(b"\n", 0, _HEAD_BYTES) + 1
+    if cut == 0:
+        return
+    try:
+        _parse(data[:cut], layout, source, on_duplicate)
+    except InputFormatError as error:
+        if error.line is not None:  # not "no data lines": the rest of the file may have some
+            raise
 
 
 def _finish(df, pending, layout, source, on_duplicate, data=None):
