@@ -21,7 +21,9 @@ Reading rules (shared by both formats)
   invalid UTF-8 (binary data, or Latin-1 ids: convert them with ``iconv``), and lines
   ended by a carriage return only (a file that would otherwise be one long line). The
   reading stops at the first 16 MiB piece holding a NUL byte or invalid UTF-8, so a
-  binary file or ``/dev/zero`` costs one piece of memory and time.
+  binary file or ``/dev/zero`` costs one piece of memory and time; and the first MiB of
+  a large file is parsed on its own first, so a text file that is wrong from its first
+  lines fails without a parse of all of it.
 * A first data line with the other format's shape (a qrels line where the run is
   expected, or the reverse) is reported as "qrels and run swapped".
 * Runs: blank and whitespace-only lines are skipped, and a line whose first
