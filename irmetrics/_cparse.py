@@ -21,10 +21,19 @@ _HEX_FLOAT = re.compile(
 _SPECIAL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)(infinity|inf|nan)", re.IGNORECASE)
 
 
+#: C long on the 64-bit platforms trec_eval runs on.
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
 def c_atol(text: str) -> int:
-    """C ``atol``: optional sign then digits; no digits gives 0."""
+    """C ``atol``: optional sign then digits; no digits gives 0. Out of range values
+    saturate at ``LONG_MIN``/``LONG_MAX``, as glibc's ``atol`` (``strtol``) does.
+
+    >>> c_atol("23.4"), c_atol("abc"), c_atol("99999999999999999999")
+    (23, 0, 9223372036854775807)
+    """
     m = _LONG.match(text.encode())
-    return int(m.group(1)) if m else 0
+    return min(max(int(m.group(1)), LONG_MIN), LONG_MAX) if m else 0
 
 
 def c_atof(text: str) -> float:

@@ -157,9 +157,11 @@ def resolve_duplicates(
 
 def _to_id(x: Any, what: str) -> str:
     """Convert one id to str: str as is, int / numpy integer via ``str(int(x))``."""
-    if type(x) is str:
-        return x
-    if isinstance(x, str):  # numpy.str_ and other subclasses
+    if isinstance(x, str):  # numpy.str_ and other subclasses too
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate such as '\ud800'
+            raise parameter_error(what, "valid Unicode text (no lone surrogates)", x) from None
         return str(x)
     if isinstance(x, (bool, np.bool_)):
         raise parameter_error(what, "a str or an integer (not a bool)", x)
@@ -185,7 +187,7 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
         )
     if not _INT64_MIN <= r <= _INT64_MAX:
         raise InputFormatError(
-            f"relevance out of the 64-bit integer range: {r}",
+            f"relevance out of the 64-bit integer range: {_show(r)}",
             path=source,
             line=pos if unit else None,
             query_id=q,
@@ -196,9 +198,14 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
 
 def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | None) -> float:
     if isinstance(v, (int, float, np.integer, np.floating, np.bool_)):
-        return float(v)  # finiteness is checked vectorised afterwards
+        try:
+            return float(v)  # finiteness is checked vectorised afterwards
+        except OverflowError:  # a Python int beyond float64's range
+            reason = f"score overflows float64 (must be finite), found {_show(v)}"
+    else:
+        reason = f"score must be a real number, found {_show(v)}"
     raise InputFormatError(
-        f"score must be a real number, found {_show(v)}",
+        reason,
         path=source,
         line=pos if unit else None,
         query_id=q,
@@ -207,6 +214,8 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
 
 
 def _show(v: Any) -> str:
+    if isinstance(v, int) and not -10**30 < v < 10**30:  # keep the message one short line
+        return f"an integer of {len(str(abs(v)))} digits ({str(v)[:12]}...)"
     return repr(v.item()) if isinstance(v, np.generic) else repr(v)
 
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
-from ._validation import check_choice, check_int, parameter_error
+from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
 from .engine.stream import encode_qrels_file, pack_run_file
@@ -87,6 +87,8 @@ class Evaluator:
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
         check_int("num_docs_in_coll", num_docs_in_coll)
+        check_bool("judged_only", judged_only)
+        check_bool("complete", complete)
         # A qrels path is encoded straight from the file when it is plain; the Qrels
         # table itself is then read only if something asks for it.
         self._qrels_source = qrels

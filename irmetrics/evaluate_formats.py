@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ._validation import check_int
+from ._validation import check_bool, check_int
 from .engine.judgment_groups import pack_judgment_groups
 from .engine.prefs import pack_prefs
 from .engine.ranked import sorted_query_ids
@@ -104,7 +104,8 @@ def evaluate_prefs(prefs, run, measures, *, max_docs=None, complete=False) -> Re
         check_int("max_docs", max_docs, min=0)
     requests = parse_measures(measures)
     check_rel_format(requests, PREFS)
-    lists = pack_prefs(prefs.df, run.df, max_docs=max_docs, complete=bool(complete),
+    lists = pack_prefs(prefs.df, run.df, max_docs=max_docs,
+                       complete=check_bool("complete", complete),
                        run_query_ids=present,
                        run_name=run.name)
     needs = frozenset(n for r in requests for n in r.measure.extra.get("needs", ()))
@@ -151,11 +152,13 @@ def evaluate_jg(jg, run, measures, *, relevance_level=1, judged_only=False, max_
     present = list(run) if isinstance(run, dict) else None  # {qid: {}}: an empty ranking
     run = as_run(run)
     relevance_level = check_int("relevance_level", relevance_level)
+    judged_only = check_bool("judged_only", judged_only)
     if max_docs is not None:
         check_int("max_docs", max_docs, min=0)
     requests = parse_measures(measures)
     check_rel_format(requests, QRELS_JG)
-    groups = pack_judgment_groups(jg.df, run.df, max_docs=max_docs, complete=bool(complete),
+    groups = pack_judgment_groups(jg.df, run.df, max_docs=max_docs,
+                                  complete=check_bool("complete", complete),
                                   run_name=run.name, run_query_ids=present)
     contexts: dict = {}
 

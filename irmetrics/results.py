@@ -18,7 +18,7 @@ LISTED_IDS = 5
 
 def sequential_sum(values: np.ndarray) -> float:
     """Sum in query order with plain double additions, as trec_eval accumulates."""
-    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+    return float(np.cumsum(values)[-1]) + 0.0 if len(values) else 0.0  # sum starts at +0.0
 
 
 class Results:

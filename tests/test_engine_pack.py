@@ -33,7 +33,8 @@ def test_query_order_is_byte_order_and_rank_column_is_ignored():
 def test_relevance_codes_not_in_pool_and_unjudged():
     lists = packed({"1": {"a": 2, "b": -1, "c": 0}}, {"1": {"a": 4, "b": 3, "c": 2, "z": 1}})
     assert lists.code.tolist() == [2, -2, 0, -1]
-    assert lists.rel_hist.tolist() == [[1, 0, 1]]  # negative labels are not counted
+    # negative labels are not counted; columns are the distinct labels (0 and 2)
+    assert lists.rel_hist.tolist() == [[1, 1]] and lists.levels.tolist() == [0, 2]
 
 
 def test_max_docs_then_judged_only():

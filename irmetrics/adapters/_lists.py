@@ -21,10 +21,12 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
+from .._validation import check_bool
 from ..containers import Qrels, Run
 from ..engine import segments as sg
 from ..engine.pack import BOGUS_DOC_ID
 from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
+from ..engine.ranked import label_histogram as ranked_label_histogram
 from ._ids import IdVocab
 
 RUN_NAME = "irmetrics"
@@ -38,33 +40,29 @@ def relevance_code(labels: np.ndarray) -> np.ndarray:
 def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra_positive=None):
     """``rel_hist`` as ``encode_qrels`` builds it, plus facts about the qrels.
 
-    Returns ``(rel_hist, has_qrels, positive_total)``: per-query counts of every
-    label ``>= 0`` (width ``max label + 1``, at least 1), whether the query has any
-    qrels line (negative labels included), and the number of lines with label > 0.
-    ``extra_positive`` adds per-query lines with label 1 that have no entry arrays.
+    Returns ``(rel_hist, rel_levels, has_qrels, positive_total)``: per-query counts of
+    every distinct label ``>= 0`` (:func:`~irmetrics.engine.ranked.label_histogram`),
+    whether the query has any qrels line (negative labels included), and the number of
+    lines with label > 0. ``extra_positive`` adds per-query lines with label 1 that
+    have no entry arrays.
     """
-    lowest = int(labels.min()) if len(labels) else 0
-    if lowest >= 0:  # the usual case: every line judged, no masking pass
-        judged_query, judged_labels = query, labels
-    else:
-        judged = labels >= 0
-        judged_query, judged_labels = query[judged], labels[judged]
-    top = int(judged_labels.max()) + 1 if len(judged_labels) else 0
+    hist, levels = ranked_label_histogram(query, labels, n_queries)
     if extra_positive is not None and extra_positive.any():
-        top = max(top, 2)
-    width = max(top, 1)
-    hist = np.bincount(judged_query * width + judged_labels,
-                       minlength=n_queries * width).reshape(n_queries, width)
-    if extra_positive is not None and extra_positive.any():
-        hist[:, 1] += extra_positive
-    positive_total = int(hist[:, 1:].sum())
-    if lowest >= 0:
+        one = int(np.searchsorted(levels, 1))
+        if not hist.any() and levels.tolist() == [0]:  # no judged label: only level 1
+            levels, hist, one = np.ones(1, np.int64), np.zeros((n_queries, 1), np.int64), 0
+        elif one == len(levels) or levels[one] != 1:
+            levels = np.insert(levels, one, 1)
+            hist = np.insert(hist, one, 0, axis=1)
+        hist[:, one] += extra_positive
+    positive_total = int(hist[:, levels > 0].sum())
+    if len(labels) == 0 or int(labels.min()) >= 0:  # every line judged: no second pass
         has_qrels = hist.sum(axis=1) > 0
     else:
         has_qrels = np.bincount(query, minlength=n_queries) > 0
         if extra_positive is not None:
             has_qrels |= extra_positive > 0
-    return hist.astype(np.int64, copy=False), has_qrels, positive_total
+    return hist, levels, has_qrels, positive_total
 
 
 def descending_keys(scores: np.ndarray) -> np.ndarray:
@@ -94,6 +92,7 @@ class Judgments:
     query_vocab: IdVocab
     doc_vocab: IdVocab
     rel_hist: np.ndarray
+    rel_levels: np.ndarray
     has_qrels: np.ndarray
     positive_total: int
 
@@ -151,6 +150,7 @@ class Judgments:
             offsets=offsets,
             code=code.astype(np.int64, copy=False),
             rel_hist=self.rel_hist[queries],
+            rel_levels=self.rel_levels,
             bogus=bogus,
             doc_ids=doc_ids,
             scores=scores,
@@ -210,8 +210,8 @@ class DenseJudgments(Judgments):
             rows, valid_labels = np.repeat(np.arange(n_rows), n_cols), labels.reshape(-1)
         else:
             rows, valid_labels = np.repeat(np.arange(n_rows), lengths), labels[self._valid]
-        self.rel_hist, self.has_qrels, self.positive_total = label_histogram(
-            rows, valid_labels, n_rows, extra_relevant)
+        self.rel_hist, self.rel_levels, self.has_qrels, self.positive_total = \
+            label_histogram(rows, valid_labels, n_rows, extra_relevant)
         self._negative = bool(len(valid_labels)) and int(valid_labels.min()) < 0
 
     @cached_property
@@ -305,11 +305,12 @@ class SparseJudgments(Judgments):
     """
 
     def __init__(self, query_vocab, doc_vocab, run_query, run_doc, run_score, run_label,
-                 rel_hist, has_qrels, positive_total, qrels_arrays):
+                 rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays):
         self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
         self.run_query, self.run_doc = run_query, run_doc
         self.run_score, self.run_label = run_score, run_label
-        self.rel_hist, self.has_qrels, self.positive_total = rel_hist, has_qrels, positive_total
+        self.rel_hist, self.rel_levels = rel_hist, rel_levels
+        self.has_qrels, self.positive_total = has_qrels, positive_total
         self._qrels_arrays = qrels_arrays
 
     def sorted_run(self, semantics):
@@ -413,4 +414,5 @@ def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval
     from ..evaluate import Evaluator, as_run  # lazy: irmetrics imports adapters first
 
     evaluator = Evaluator(qrels, [], max_docs=max_docs, complete=complete, semantics=semantics)
-    return evaluator._pack(as_run(run), None, keep_doc_ids=keep_doc_ids)
+    return evaluator._pack(as_run(run), None,
+                           keep_doc_ids=check_bool("keep_doc_ids", keep_doc_ids))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
 from ..exceptions import ParameterError, ShapeError
@@ -175,7 +175,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
                              f"{g_labels.dtype}.") from exc
     codes = codes.reshape(-1)
     q_code, g_code = codes[: len(queries)], codes[len(queries):]
-    self_excluded = self_gallery and bool(exclude_self)
+    self_excluded = check_bool("exclude_self", exclude_self) and self_gallery
     n_gallery = len(gallery)
     if chunk_size is None:
         chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
@@ -200,7 +200,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     label_count = np.bincount(g_code, minlength=int(codes.max()) + 1 if len(codes) else 0)
     n_rel = label_count[q_code] - int(self_excluded)
     hits = np.bincount(run_q, weights=labels, minlength=len(queries)).astype(np.int64)
-    rel_hist, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
                                                           extra_positive=n_rel - hits)
 
     def qrels_arrays():
@@ -219,6 +219,6 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
                 np.concatenate([np.ones(len(pair_q), np.int64), labels[other]]))
 
     judgments = SparseJudgments(query_vocab(query_ids, len(queries)), docs, run_q, run_g,
-                                scores, labels, rel_hist, has_qrels, positive_total,
+                                scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
                                 qrels_arrays)
     return make_pair(judgments)

@@ -78,10 +78,10 @@ def from_flat(preds, target, indexes, *, ignore_index=None):
     query = query.reshape(-1).astype(np.int64, copy=False)
     doc = group_ordinals(query, len(numbers))
     n_docs = int(doc.max()) + 1 if len(doc) else 0
-    rel_hist, has_qrels, positive_total = label_histogram(query, labels, len(numbers))
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(query, labels, len(numbers))
     judgments = SparseJudgments(
         IdVocab.numbered("q", numbers), IdVocab.numbered("d", np.arange(n_docs)),
-        query, doc, scores, labels, rel_hist, has_qrels, positive_total,
+        query, doc, scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
         lambda: (query, doc, labels),
     )
     return make_pair(judgments)

@@ -148,9 +148,9 @@ def from_neighbours(retrieved_ids, gt_ids, *, scores=None, query_ids=None, doc_i
     else:
         codes = qrels_g
     run_docs = codes[: len(ret)]
-    rel_hist, has_qrels, positive_total = label_histogram(qrels_q, qrels_labels, n_queries)
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(qrels_q, qrels_labels, n_queries)
     judgments = SparseJudgments(
         query_vocab(query_ids, n_queries), docs, ret_q, run_docs, values, labels,
-        rel_hist, has_qrels, positive_total, lambda: (qrels_q, codes, qrels_labels),
+        rel_hist, rel_levels, has_qrels, positive_total, lambda: (qrels_q, codes, qrels_labels),
     )
     return make_pair(judgments)

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from .._validation import check_bool, check_int, parameter_error
 from ..containers import Qrels, Run
 from ..containers import _to_id as to_id
 from ..evaluate import Evaluator
@@ -78,6 +79,13 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
     return out + [s for s in passthrough if s.split(".", 1)[0] not in params]
 
 
+def _flag(name, value) -> bool:
+    """pytrec_eval's C flags: a bool, or any int (non-zero is True); nothing else."""
+    if isinstance(value, (bool, np.bool_)):
+        return check_bool(name, value)
+    return check_int(name, value) != 0
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator on irmetrics' engine.
 
@@ -102,12 +110,16 @@ class RelevanceEvaluator:
 
     def __init__(self, query_relevance: Mapping, measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
+        if not isinstance(query_relevance, Mapping):
+            raise parameter_error("query_relevance", "a mapping {query_id: {doc_id: relevance}}",
+                                  type(query_relevance).__name__)
         # Queries without judgments are dropped, as pytrec_eval does.
         qrels = Qrels.from_dict({q: docs for q, docs in query_relevance.items() if len(docs)})
         self._measures = _combine_measures(measures)
         self._evaluator = Evaluator(
             qrels, self._measures, relevance_level=relevance_level,
-            judged_only=bool(judged_docs_only_flag), semantics="pytrec_eval",
+            judged_only=_flag("judged_docs_only_flag", judged_docs_only_flag),
+            semantics="pytrec_eval",
         )
         # Single-valued measures keep their bare name in pytrec_eval's output.
         self._rename = {}

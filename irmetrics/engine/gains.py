@@ -18,14 +18,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._validation import parameter_error
 from .libm import log2_int_table
 from .ranked import NOT_IN_POOL
 
 _INT_NAME = re.compile(r"[+-]?[0-9]+\Z")
-
-#: Lowest relevance code a gain can be looked up for (POOL_UNJUDGED).
-_CODE_BASE = -2
-
 
 def _truncating_cmp(a: float, b: float) -> int:
     # C's (int)(a - b): truncation toward zero.
@@ -51,27 +48,69 @@ def _merge_sort(entries: list) -> list:
     return out + left[i:] + right[j:]
 
 
+#: Largest label for which a gain table with fractional gains is built in full.
+DENSE_TABLE_LIMIT = 1 << 16
+
+
 @lru_cache(maxsize=256)
-def sorted_table(pairs: tuple, nlev: int) -> tuple:
+def sorted_table(pairs: tuple, nlev: int, unnamed: tuple | None = None) -> tuple:
     """Sorted gain table for one ``nlev``: tuple of ``(level, gain, counted)``.
 
     ``counted`` marks the entry that receives the query's count for its level
-    (the first entry naming it, for levels ``0 .. nlev-1``).
+    (the first entry naming it, for levels ``0 .. nlev-1``). ``unnamed`` lists the
+    levels not named by ``pairs`` that get an entry (``gain = level``); None means all
+    of ``0 .. nlev-1`` (trec_eval's table).
     """
     entries = []
     seen = set()
-    for name, gain in pairs:
-        if not _INT_NAME.match(name):
-            continue  # trec_eval ignores non-integer names silently (e.g. rbp's "p")
-        level = int(name)
+    for level, gain in named_entries(pairs):
         counted = 0 <= level < nlev and level not in seen
         if counted:
             seen.add(level)
-        entries.append((level, float(gain), counted))
-    for level in range(nlev):
-        if level not in seen:
-            entries.append((level, float(level), True))
+        entries.append((level, gain, counted))
+    levels = range(nlev) if unnamed is None else unnamed
+    entries.extend((level, float(level), True) for level in levels if level not in seen)
     return tuple(_merge_sort(entries))
+
+
+def named_entries(pairs: tuple) -> list:
+    """``(level, gain)`` of the pairs whose names are decimal integers, in order."""
+    # trec_eval ignores non-integer names silently (e.g. rbp's "p")
+    return [(int(name), float(gain)) for name, gain in pairs if _INT_NAME.match(name)]
+
+
+def _exact_order(gains) -> bool:
+    """Whether the truncating comparator orders these gains (and any integer gain)
+    consistently: whole numbers or infinities, whose differences truncate exactly.
+    Then the sorted table is a plain stable sort by gain, and leaving out entries
+    without judgments leaves the others in the same order."""
+    return all(math.isinf(g) or (math.isfinite(g) and g == int(g)) for g in gains)
+
+
+def table_levels(pairs: tuple, top: int, present: np.ndarray) -> tuple | None:
+    """The unnamed levels a query whose largest judged label is ``top`` needs in its
+    table, or None for all of ``0 .. top`` (trec_eval's full table).
+
+    With exactly ordered gains, the levels nobody judged (count 0) change neither the
+    order of the others, nor the ideal walk, nor the gains of judged documents; of
+    them only the smallest and largest are kept, for the table's minimum, maximum and
+    top entry (rbp and the walk read those). ``present`` are the judged labels.
+    """
+    named = named_entries(pairs)
+    if not _exact_order([g for _, g in named]):
+        if top >= DENSE_TABLE_LIMIT:
+            bad = next(g for _, g in named if not _exact_order([g]))
+            raise parameter_error(
+                "gain values", f"whole numbers when a judged label exceeds "
+                f"{DENSE_TABLE_LIMIT - 1} (trec_eval's gain table would need one entry "
+                f"per level up to {top}, ordered by a truncating comparator)", bad)
+        return None
+    names = {level for level, _ in named}
+    keep = {int(v) for v in present[present <= top]} - names
+    low = next((v for v in range(len(names) + 1) if v not in names), None)
+    high = next((top - i for i in range(len(names) + 1) if top - i not in names), None)
+    keep.update(v for v in (low, high) if v is not None and 0 <= v <= top)
+    return tuple(sorted(keep))
 
 
 @dataclass
@@ -115,60 +154,71 @@ class Gains:
         return np.diff(self.ideal_offsets)
 
 
-def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.ndarray) -> Gains:
-    """Build gains for ranked entries ``code`` (query ``seg``) and the ideal sequences."""
+def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.ndarray,
+                  rel_levels: np.ndarray | None = None) -> Gains:
+    """Build gains for ranked entries ``code`` (query ``seg``) and the ideal sequences.
+
+    ``rel_hist`` counts judgments per query and label ``rel_levels`` (default
+    ``0 .. width - 1``). Work and memory grow with the number of distinct labels, not
+    with their values (see :func:`table_levels`).
+    """
     n_q, width = rel_hist.shape
+    levels = np.arange(width, dtype=np.int64) if rel_levels is None else rel_levels
     nz = rel_hist > 0
-    # nlev = 1 + largest label with a qrels line; 0 for a query with none.
-    nlev = np.where(nz.any(axis=1), width - np.argmax(nz[:, ::-1], axis=1), 0)
-    distinct = np.unique(nlev)
-    # Codes are -2, -1 or a label below ``width``; entries for other levels never match.
-    max_code = width
-    lookup = np.zeros((len(distinct), max_code - _CODE_BASE + 1), dtype=np.float64)
-    in_table = np.zeros(lookup.shape, dtype=bool)
+    has_judged = nz.any(axis=1)
+    # The largest judged label (nlev - 1, kept below 2**63); -1 for a query with none.
+    top = np.where(has_judged, levels[width - 1 - np.argmax(nz[:, ::-1], axis=1)], -1)
+    distinct = np.unique(top)
+    named = named_entries(tuple(pairs))
+    # Named levels that can be codes (int64), for the entry lookup below.
+    lookup_levels = np.array(sorted({lv for lv, _ in named if -2**63 <= lv < 2**63}),
+                             dtype=np.int64)
+    lookup = np.zeros((len(distinct), len(lookup_levels)), dtype=np.float64)
     table_min = np.zeros(n_q)
     table_max = np.zeros(n_q)
     table_size = np.zeros(n_q, dtype=np.int64)
     stop_gain = np.zeros(n_q)
     top_gain = np.zeros(n_q)
     ideal_parts_q, ideal_parts_g = [], []
-    group_of_query = np.searchsorted(distinct, nlev)
-    for g, lev in enumerate(distinct):
-        table = sorted_table(tuple(pairs), int(lev))
-        rows = np.flatnonzero(nlev == lev)
+    group_of_query = np.searchsorted(distinct, top)
+    for g, t in enumerate(distinct.tolist()):
+        table = sorted_table(tuple(pairs), t + 1, table_levels(tuple(pairs), t, levels))
         if not table:
             continue
-        levels = np.array([e[0] for e in table], dtype=np.int64)
+        rows = np.flatnonzero(top == t)
+        lv = [e[0] for e in table]
         gains = np.array([e[1] for e in table], dtype=np.float64)
         counted = np.array([e[2] for e in table], dtype=bool)
-        # Gain lookup: the first entry in sorted order naming the code wins.
-        for level, gain in zip(levels[::-1], gains[::-1]):
-            if _CODE_BASE <= level < max_code:
-                lookup[g, level - _CODE_BASE] = gain
-                in_table[g, level - _CODE_BASE] = True
+        # Gain lookup of named levels: the first entry in sorted order naming it wins.
+        for level, gain in zip(lv[::-1], gains[::-1]):
+            if -2**63 <= level < 2**63 and level in lookup_levels:
+                lookup[g, np.searchsorted(lookup_levels, level)] = gain
         table_min[rows] = gains.min()
         table_max[rows] = gains.max()
-        table_size[rows] = len(table)
+        named_in_range = len({lv_ for lv_, _ in named if 0 <= lv_ <= t})
+        table_size[rows] = min(len(named) + t + 1 - named_in_range, 2**63 - 1)
         top_gain[rows] = gains[-1]
-        # Walk from the top entry down (reverse table order).
-        top_down = slice(None, None, -1)
-        lv, gn, ct = levels[top_down], gains[top_down], counted[top_down]
-        counts = np.zeros((len(rows), len(lv)), dtype=np.int64)
-        cols = np.flatnonzero(ct)
-        counts[:, cols] = rel_hist[rows][:, lv[cols]]
-        if gn[0] <= 0:
-            stop_gain[rows] = gn[0]
+        if gains[-1] <= 0:
+            stop_gain[rows] = gains[-1]
             continue
+        # Walk from the top entry down (reverse table order) over the entries holding
+        # judgments: the others neither emit a gain nor stop the walk.
+        level_arr = np.array([min(max(v, -1), 2**63 - 1) for v in lv], dtype=np.int64)
+        column = np.minimum(np.searchsorted(levels, level_arr), width - 1)
+        walk = np.flatnonzero(counted & (levels[column] == level_arr))[::-1]
+        counts = rel_hist[rows][:, column[walk]]
+        gn = gains[walk]
         stops = (counts >= 1) & (gn <= 0)[None, :]
         has_stop = stops.any(axis=1)
-        stop_at = np.where(has_stop, np.argmax(stops, axis=1), len(lv))
-        stop_gain[rows] = np.where(has_stop, gn[np.minimum(stop_at, len(lv) - 1)], 0.0)
-        emit = (np.arange(len(lv))[None, :] < stop_at[:, None]) & (gn > 0)[None, :]
+        stop_at = np.where(has_stop, np.argmax(stops, axis=1), len(walk))
+        if len(walk):
+            stop_gain[rows] = np.where(has_stop, gn[np.minimum(stop_at, len(walk) - 1)], 0.0)
+        emit = (np.arange(len(walk))[None, :] < stop_at[:, None]) & (gn > 0)[None, :]
         reps = (counts * emit).ravel()
-        ideal_parts_q.append(np.repeat(np.repeat(rows, len(lv)), reps))
+        ideal_parts_q.append(np.repeat(np.repeat(rows, len(walk)), reps))
         ideal_parts_g.append(np.repeat(np.tile(gn, len(rows)), reps))
-    entry_gain, entry_in_table = _entry_lookup(lookup, in_table, group_of_query, seg, code,
-                                               max_code)
+    entry_gain, entry_in_table = _entry_lookup(lookup, lookup_levels, group_of_query,
+                                               top, seg, code)
     if ideal_parts_q:
         iq = np.concatenate(ideal_parts_q)
         ig = np.concatenate(ideal_parts_g)
@@ -181,24 +231,34 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
                  table_size, entry_in_table)
 
 
-def _entry_lookup(lookup, in_table, group_of_query, seg, code, max_code):
-    """Gain and table membership of every entry: ``lookup[group of its query, code]``.
+def _entry_lookup(lookup, lookup_levels, group_of_query, top, seg, code):
+    """Gain and table membership of every entry.
 
-    Most retrieved documents are outside the pool (code -1); when no table names -1,
-    they all get gain 0 and no entry, and only the other entries are looked up.
+    A code named by a pair takes the gain of its first entry in the sorted table of
+    its query's group; any other judged code ``c`` (at most the query's top label) has
+    its own entry with gain ``c`` (the label as a double, as in trec_eval); codes -1
+    and -2 without a pair have neither.
     """
     gain = np.zeros(code.size)
     member = np.zeros(code.size, dtype=bool)
     if code.size == 0:
         return gain, member
-    unpooled = NOT_IN_POOL - _CODE_BASE
-    if lookup[:, unpooled].any() or in_table[:, unpooled].any():
-        at = slice(None)
+    # Most retrieved documents are outside the pool (code -1): unless a pair names -1,
+    # only the other entries are looked up.
+    if NOT_IN_POOL in lookup_levels:
+        at = np.arange(code.size)
     else:
         at = np.flatnonzero(code != NOT_IN_POOL)
-    cell = (group_of_query[seg[at]], np.clip(code[at], _CODE_BASE, max_code) - _CODE_BASE)
-    gain[at] = lookup[cell]
-    member[at] = in_table[cell]
+    c = code[at]
+    judged = (c >= 0) & (c <= top[seg[at]])
+    gain[at] = np.where(judged, c, 0.0)
+    member[at] = judged
+    if lookup_levels.size:
+        k = np.minimum(np.searchsorted(lookup_levels, c), lookup_levels.size - 1)
+        is_named = lookup_levels[k] == c
+        hit = at[is_named]
+        gain[hit] = lookup[group_of_query[seg[hit]], k[is_named]]
+        member[hit] = True
     return gain, member
 
 

@@ -6,7 +6,8 @@ the libm result: integer arguments of ``log2`` come from a cached table built wi
 ``math.log2`` (the common case: discounts of ranks and counts), every other finite
 positive argument is passed to Python's ``math`` module (which calls libm), and
 non-positive or non-finite arguments go through numpy, whose results there are
-exact special values (``-inf``, ``nan``, ``inf``) like libm's.
+exact special values (``-inf``, ``nan``, ``inf``) like libm's -- except the NaN of a
+negative argument, which glibc returns with its sign bit set (``-nan``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def _through_math(values: np.ndarray, math_func, numpy_func) -> np.ndarray:
     regular = np.isfinite(x) & (x > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out[~regular] = numpy_func(x[~regular])
+    # glibc's domain error is 0/0 computed in SSE, the x86 default NaN, whose sign bit is
+    # set (trec_eval prints "-nan"); numpy's NaN there is positive.
+    out[x < 0] = -np.nan
     if regular.any():
         out[regular] = math_func(x[regular]).astype(np.float64)
     return out

@@ -27,7 +27,8 @@ import numpy as np
 import polars as pl
 
 from . import segments as sg
-from .ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists, no_query_ids, sorted_query_ids
+from .ranked import (NOT_IN_POOL, POOL_UNJUDGED, RankedLists, label_histogram, no_query_ids,
+                     sorted_query_ids)
 
 #: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
 BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
@@ -49,6 +50,8 @@ class EncodedQrels:
     query_ids : ndarray of str
         Unique qrels query ids, ascending byte order; position = query code.
     rel_hist : ndarray of int64, shape (n_queries, n_levels)
+        Judgment counts per query and distinct label ``rel_levels``
+        (:func:`~irmetrics.engine.ranked.label_histogram`).
     positive_total : int
         Qrels lines with a label > 0 (trec_eval's ``-c`` summary of num_rel).
     keys : ndarray of uint64 or None
@@ -79,6 +82,7 @@ class EncodedQrels:
     doc_ids: pl.Series
     doc_row: np.ndarray
     key_offsets: np.ndarray | None = None
+    rel_levels: np.ndarray | None = None
 
     def judgment_doc_ids(self, judgments: np.ndarray | None = None) -> pl.Series:
         """Doc ids of the judgments at key-order positions ``judgments`` (all for None)."""
@@ -106,16 +110,11 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     n_q = len(query_ids)
     block_code = query_codes(blocks.query_ids, query_ids)
     labels = qrels["relevance"].to_numpy().astype(np.int64, copy=False)
-    judged = np.flatnonzero(labels >= 0)
-    judged_labels = labels[judged]
-    n_levels = int(judged_labels.max()) + 1 if judged.size else 1
-    # Relevance codes fit in one byte for the usual labels (-2 for negative ones).
-    code_type = np.result_type(np.int8, np.min_scalar_type(n_levels))
+    hist, levels = label_histogram(np.repeat(block_code, blocks.lengths), labels, n_q)
+    # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
+    # negated top label asks for a signed type, which int64 labels always fit.
+    code_type = np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
     codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
-    judged_query = np.repeat(block_code, blocks.lengths)[judged]
-    hist = np.bincount(judged_query * n_levels + judged_labels,
-                       minlength=n_q * n_levels).reshape(n_q, n_levels)
-    del judged, judged_labels, judged_query
 
     # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
     order, judgment_query = block_move(blocks.starts, blocks.lengths, block_code)
@@ -128,7 +127,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
             key_offsets = np.concatenate(
                 ([0], np.cumsum(np.bincount(judgment_query, minlength=n_q)))).astype(np.int64)
     return EncodedQrels(
-        query_ids=query_ids, rel_hist=hist.astype(np.int64),
+        query_ids=query_ids, rel_hist=hist, rel_levels=levels,
         positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
         key_index=None if keys is None else pl.DataFrame(
             {"key": keys, "judgment": np.arange(len(keys), dtype=order.dtype)}),
@@ -198,6 +197,7 @@ def pack(
         qrels_positive_total=qrels.positive_total,
         missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
         ignored_query_ids=sorted_query_ids(ignored),
+        rel_levels=qrels.rel_levels,
     )
 
 

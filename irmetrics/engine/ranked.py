@@ -6,8 +6,10 @@ Relevance codes follow trec_eval (spec §3.3):
 * ``-2``  the document is in the qrels with a negative label ("pool, unjudged");
 * ``v >= 0`` the judged label.
 
-Per-query judgment counts ``rel_hist[q, v]`` (qrels lines with label ``v >= 0``)
-are independent of the run. Views derive everything a kernel needs for one
+Per-query judgment counts ``rel_hist[q, j]`` (qrels lines with label
+``rel_levels[j]``, over the distinct labels ``>= 0``) are independent of the run;
+they are sized by the number of distinct labels, never by the labels' values, so a
+label of ``2**40`` costs one column like a label of 1. Views derive everything a kernel needs for one
 ``(relevance_level, judged_only)`` pair and cache it.
 """
 
@@ -34,6 +36,41 @@ def sorted_query_ids(ids) -> np.ndarray:
     an object array; for the query-set bookkeeping of :class:`RankedLists`, never per
     entry."""
     return np.asarray(sorted(set(ids)), dtype=object)
+#: Below this largest label, one counting pass finds the distinct labels (no sort).
+_COUNTED_LABELS = 1 << 16
+
+
+def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query counts of each distinct judged label: ``(rel_hist, rel_levels)``.
+
+    ``rel_levels`` holds the distinct labels ``>= 0`` ascending (``[0]`` when there is
+    none, so the table always has a column) and ``rel_hist[q, j]`` counts the lines of
+    query ``q`` (codes ``0 .. n_queries - 1``) with label ``rel_levels[j]``. Negative
+    labels are not counted. Memory is ``n_queries x distinct labels``, whatever the
+    labels' values: trec_eval reads labels as C longs, and ``2**63 - 1`` is one column.
+
+    >>> hist, levels = label_histogram(np.array([0, 0, 1]), np.array([2**40, -1, 0]), 2)
+    >>> hist.tolist(), levels.tolist()
+    ([[0, 1], [1, 0]], [0, 1099511627776])
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if labels.size and labels.min() < 0:
+        judged = labels >= 0
+        query, labels = query[judged], labels[judged]
+    if labels.size == 0:
+        return np.zeros((n_queries, 1), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    top = int(labels.max())
+    if top < _COUNTED_LABELS:  # the usual small grades
+        seen = np.bincount(labels, minlength=top + 1) > 0
+        levels = np.flatnonzero(seen).astype(np.int64)
+        column = labels if levels.size == top + 1 else (np.cumsum(seen) - 1)[labels]
+    else:
+        levels, column = np.unique(labels, return_inverse=True)
+        column = column.reshape(-1)
+    width = levels.size
+    hist = np.bincount(query * width + column, minlength=n_queries * width)
+    return hist.reshape(n_queries, width).astype(np.int64, copy=False), levels
 
 
 @dataclass(eq=False)
@@ -48,8 +85,8 @@ class RankedLists:
         Entries of query ``q`` are ``offsets[q]:offsets[q + 1]``.
     code : ndarray of int64, shape (N,)
         trec_eval relevance code of each ranked document.
-    rel_hist : ndarray of int64, shape (Q, n_levels)
-        Number of qrels lines of each query per label ``0 .. n_levels - 1``.
+    rel_hist : ndarray of int64, shape (Q, L)
+        Number of qrels lines of each query with label ``rel_levels[j]``.
     bogus : ndarray of bool, shape (Q,)
         Queries absent from the run that ``complete=True`` evaluated on trec_eval's
         one-document placeholder ranking.
@@ -65,6 +102,9 @@ class RankedLists:
         empty under ``complete``), ascending byte order.
     ignored_query_ids : ndarray of str
         Run queries absent from the qrels (never evaluated), ascending byte order.
+    rel_levels : ndarray of int64, shape (L,), or None
+        The label of each ``rel_hist`` column, ascending (see :func:`label_histogram`);
+        None means ``0 .. L - 1``.
     """
 
     query_ids: np.ndarray
@@ -78,12 +118,20 @@ class RankedLists:
     qrels_positive_total: int = 0
     missing_query_ids: np.ndarray = field(default_factory=lambda: no_query_ids())
     ignored_query_ids: np.ndarray = field(default_factory=lambda: no_query_ids())
+    rel_levels: np.ndarray | None = None
     _views: dict = field(default_factory=dict, repr=False)
     _judged: "RankedLists | None" = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def levels(self) -> np.ndarray:
+        """The label of each ``rel_hist`` column."""
+        if self.rel_levels is None:
+            return np.arange(self.rel_hist.shape[1], dtype=np.int64)
+        return self.rel_levels
 
     def view(self, relevance_level: int = 1, judged_only: bool = False) -> "View":
         """Cached derived arrays for one relevance level and judged-only choice."""
@@ -111,6 +159,7 @@ class RankedLists:
                 qrels_positive_total=self.qrels_positive_total,
                 missing_query_ids=self.missing_query_ids,
                 ignored_query_ids=self.ignored_query_ids,
+                rel_levels=self.rel_levels,
             )
         return self._judged
 
@@ -121,6 +170,7 @@ class RankedLists:
         assert np.all(np.diff(self.offsets) >= 0)
         assert self.offsets[-1] == len(self.code)
         assert self.rel_hist.shape[0] == q and np.all(self.rel_hist >= 0)
+        assert self.levels.shape == (self.rel_hist.shape[1],) and np.all(np.diff(self.levels) > 0)
         assert self.bogus.shape == (q,)
         assert np.all(self.code >= POOL_UNJUDGED)
         ids = [s.encode() for s in self.query_ids]
@@ -138,6 +188,7 @@ class View:
         # Only arrays are kept, not ``lists`` itself: the lists cache their views, and a
         # back reference would make a cycle that frees large arrays only on a GC pass.
         self.rel_hist = lists.rel_hist
+        self.rel_levels = lists.levels
         self.level = relevance_level
         self.judged_only = judged_only
         self.offsets = lists.offsets
@@ -194,12 +245,12 @@ class View:
     @cached_property
     def num_rel(self) -> np.ndarray:
         """R: qrels lines with label ``>= level``."""
-        return self.rel_hist[:, max(self.level, 0):].sum(axis=1)
+        return self.rel_hist[:, self.rel_levels >= self.level].sum(axis=1)
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
         """NR: qrels lines with label in ``[0, level)``."""
-        return self.rel_hist[:, : max(self.level, 0)].sum(axis=1)
+        return self.rel_hist[:, self.rel_levels < self.level].sum(axis=1)
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:

@@ -176,6 +176,7 @@ class _Chunks:
             qrels_positive_total=qrels.positive_total,
             missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
             ignored_query_ids=sorted_query_ids(pl.concat(self.ignored_ids).to_list()),
+            rel_levels=qrels.rel_levels,
         )
 
     def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:

@@ -14,6 +14,18 @@ Reading rules (shared by both formats)
   ``\\f`` and ``\\r``; ``\\n`` ends a line. Leading/trailing whitespace and CRLF line ends
   are fine. Bytes >= 0x80 are not whitespace, so UTF-8 ids are fine. The file must be
   valid UTF-8; a UTF-8 byte order mark at the very start of the file is dropped.
+  Non-ASCII spaces (U+00A0, U+3000, ...) separate nothing; a wrong field count on a
+  line holding one says so.
+* Files that are no TREC text fail at their first bad line with the actual cause: NUL
+  bytes (binary files, UTF-16 without a byte order mark), a UTF-16 byte order mark,
+  invalid UTF-8 (binary data, or Latin-1 ids: convert them with ``iconv``), and lines
+  ended by a carriage return only (a file that would otherwise be one long line). The
+  reading stops at the first 16 MiB piece holding a NUL byte or invalid UTF-8, so a
+  binary file or ``/dev/zero`` costs one piece of memory and time; and the first MiB of
+  a large file is parsed on its own first, so a text file that is wrong from its first
+  lines fails without a parse of all of it.
+* A first data line with the other format's shape (a qrels line where the run is
+  expected, or the reverse) is reported as "qrels and run swapped".
 * Runs: blank and whitespace-only lines are skipped, and a line whose first
   non-whitespace character is ``#`` is a comment, anywhere (trec_eval's results reader
   does the same).
@@ -70,12 +82,14 @@ written line-by-line reference reader.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
 import re
 import stat
 import sys
+import unicodedata
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -303,7 +317,12 @@ def _as_bytes(data: Any) -> bytes:
 
 
 def _read_source(path: Any) -> tuple[bytes, str]:
-    """Return (raw bytes, name for messages); decompresses gzip."""
+    """Return (raw bytes, name for messages); decompresses gzip.
+
+    The bytes are screened as they arrive (see :func:`_read_screened`): a binary file,
+    UTF-16 text or an endless device such as ``/dev/zero`` stops the reading after one
+    piece, and the parser then reports the first bad line.
+    """
     try:
         p = os.fspath(path)
     except TypeError:
@@ -312,25 +331,107 @@ def _read_source(path: Any) -> tuple[bytes, str]:
         p = os.fsdecode(p)
     if p == STDIN:
         stream = getattr(sys.stdin, "buffer", None)
-        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
-        return _maybe_gunzip(data, _STDIN_NAME, False), _STDIN_NAME
+        if stream is None:
+            return _maybe_gunzip(sys.stdin.read().encode("utf-8"), _STDIN_NAME, False), _STDIN_NAME
+        return _read_screened(stream, _STDIN_NAME, False), _STDIN_NAME
     try:
         with open(p, "rb") as f:
-            data = f.read()
+            return _read_screened(f, p, p.endswith(".gz")), p
     except OSError as e:
         reason = e.strerror or str(e)
         raise InputFormatError(f"cannot read file: {reason}", path=p) from e
-    return _maybe_gunzip(data, p, p.endswith(".gz")), p
+
+
+#: Bytes the full readers screen at a time for NUL bytes and invalid UTF-8.
+SCREEN_BYTES = 16 << 20
+
+
+def _read_screened(raw, name: str, by_suffix: bool) -> bytes:
+    """Read a binary stream (gzip-decompressed when it starts with the gzip magic, or
+    when ``by_suffix``) to its end -- or only up to the end of the first piece of
+    :data:`SCREEN_BYTES` that holds a NUL byte or invalid UTF-8: the file cannot be
+    read past that line anyway, and memory and time stay bounded for binary files and
+    endless devices."""
+    head = raw.read(SCREEN_BYTES)
+    gzipped = head[:2] == _GZIP_MAGIC or (by_suffix and bool(head))
+    if not gzipped:
+        if _unreadable(head, None) or len(head) < SCREEN_BYTES:
+            return head
+        if _is_regular(raw):  # the whole file in one allocation; the parser checks it
+            raw.seek(0)
+            return raw.read()
+        return _read_pieces(raw, [head])
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(head) if len(head) < SCREEN_BYTES
+                           else _Rejoined(head, raw)) as stream:
+            return _read_pieces(stream, [])
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputFormatError(f"cannot decompress gzip data: {e}", path=name) from e
+
+
+def _read_pieces(stream, pieces: list) -> bytes:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for piece in pieces:
+        _unreadable(piece, decoder)
+    while True:
+        piece = stream.read(SCREEN_BYTES)
+        if not piece:
+            break
+        pieces.append(piece)
+        if _unreadable(piece, decoder):
+            break
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _unreadable(piece: bytes, decoder) -> bool:
+    """Whether ``piece`` holds a NUL byte or invalid UTF-8 (``decoder`` carries a
+    sequence cut at the previous piece's end; None for a first piece)."""
+    if b"\x00" in piece:
+        return True
+    if decoder is None:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+    if piece.isascii() and not decoder.getstate()[0]:
+        return False
+    try:
+        decoder.decode(piece)
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _is_regular(f) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
+class _Rejoined(io.RawIOBase):
+    """``head`` followed by the rest of ``stream``, as one readable stream."""
+
+    def __init__(self, head: bytes, stream):
+        self._head, self._stream = memoryview(head), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
-    """Decompress gzip data (recognised by its magic bytes, or by a ``.gz`` name)."""
+    """Decompress gzip data (recognised by its magic bytes, or by a ``.gz`` name),
+    screened like a file (:func:`_read_screened`)."""
     if not (data[:2] == _GZIP_MAGIC or (by_suffix and data)):
         return data
-    try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise InputFormatError(f"cannot decompress gzip data: {e}", path=name) from e
+    return _read_screened(io.BytesIO(data), name, by_suffix)
 
 
 # --------------------------------------------------------------------------------------
@@ -352,8 +453,9 @@ _PLAIN = {
     "qrels": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
                "relevance": pl.Int64}, True, ("query_id", "doc_id", "relevance")),
 }
-#: Bytes whose presence makes a chunk not plain: other whitespace and comment marks.
-_NOT_PLAIN_BYTES = (b"\t", b"\r", b"\x0b", b"\x0c", b"#")
+#: Bytes whose presence makes a chunk not plain: other whitespace, comment marks, and
+#: NUL (binary or UTF-16 data, which the full reader names).
+_NOT_PLAIN_BYTES = (b"\t", b"\r", b"\x0b", b"\x0c", b"#", b"\x00")
 
 
 class NotPlain(Exception):
@@ -367,7 +469,7 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
 
     Plain means what :func:`read_run` and :func:`read_qrels` read on their typed fast
     path with nothing to fix: fields separated by single spaces, no leading blanks, no
-    tabs, carriage returns, ``\\v``, ``\\f`` or ``#``, no blank lines, no byte order
+    tabs, carriage returns, ``\\v``, ``\\f``, ``#`` or NUL bytes, no blank lines, no byte order
     mark starting a chunk, valid UTF-8, at least six fields per run line (an integer
     rank) and exactly four per qrels line, a finite score or an integer label on every
     line. The values are the ones the
@@ -504,6 +606,12 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     data line (runs only))."""
     if data.startswith(_UTF8_BOM):
         data = data[len(_UTF8_BOM) :]
+    unreadable = _unreadable_bytes(data, layout)
+    if unreadable is not None:
+        df, pending = _lines_before(data, layout, source, *unreadable)
+        return _finish(df, pending, layout, source, on_duplicate)
+    if len(data) > _HEAD_BYTES:
+        _check_head(data, layout, source, on_duplicate)
     sep = " "
     if any(c in data for c in _OTHER_WS):
         if b"\t" in data and b" " not in data and not any(c in data for c in _OTHER_WS[1:]):
@@ -535,6 +643,30 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
             # 3. last resort, if polars refused the bytes for a reason not foreseen here
             result = _general_parse(_collapse_spaces(data), layout, source)
         df, pending = result
+    return _finish(df, pending, layout, source, on_duplicate, data)
+
+
+#: Bytes of a large file parsed on their own first, so that a file wrong from its first
+#: lines (another format, prose) fails without parsing all of it.
+_HEAD_BYTES = 1 << 20
+
+
+def _check_head(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> None:
+    """Raise the error of the first bad line if it lies in the head of ``data`` (its
+    first whole lines up to :data:`_HEAD_BYTES`): nothing before it can be worse."""
+    cut = data.rfind(b"\n", 0, _HEAD_BYTES) + 1
+    if cut == 0:
+        return
+    try:
+        _parse(data[:cut], layout, source, on_duplicate)
+    except InputFormatError as error:
+        if error.line is not None:  # not "no data lines": the rest of the file may have some
+            raise
+
+
+def _finish(df, pending, layout, source, on_duplicate, data=None):
+    """Checks shared by every road: no data at all, a pending error (after any earlier
+    duplicate), duplicates; returns ``(frame, run_id of the last data line)``."""
     line_col = "_line" if "_line" in df.columns else None  # else row i is line i + 1
     if df.height == 0 and pending is None:
         raise InputFormatError(
@@ -544,10 +676,38 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     if pending is not None:
         if on_duplicate == "error":  # a duplicate before the bad line is reported first
             resolve_duplicates(df, value=value, policy="error", source=source, line_col=line_col)
-        raise pending
+        raise _swapped_hint(pending, data, layout) if data is not None else pending
     last_run_id = df["run_id"][-1] if layout.kind == "run" else None
     df = resolve_duplicates(df, value=value, policy=on_duplicate, source=source, line_col=line_col)
     return df.select(list(layout.fields)), last_run_id
+
+
+_INT_FIELD = re.compile(rb"[+-]?[0-9]+")
+_FLOAT_FIELD = re.compile(_FLOAT_RE[1:-1].encode())
+
+
+def _swapped_hint(error: InputFormatError, data: bytes, layout: _Layout) -> InputFormatError:
+    """A wrong field count, with its likely cause when the line shows it: the other
+    format (qrels and run swapped), or non-ASCII spaces, which separate nothing."""
+    if error.line is None or not error.reason.startswith("expected"):
+        return error
+    line = _physical_line(data, error.line)
+    fields = line.split()
+    if layout.kind == "run" and len(fields) == 4 and _INT_FIELD.fullmatch(fields[3]):
+        hint = "this looks like a qrels file; the qrels come first, the run second"
+    elif (layout.kind == "qrels" and len(fields) >= 6 and _FLOAT_FIELD.fullmatch(fields[4])
+          and _INT_FIELD.fullmatch(fields[3])):
+        hint = "this looks like a run file; the qrels come first, the run second"
+    else:
+        text = line.decode("utf-8", "replace")
+        spaces = sorted({c for c in text if ord(c) > 127 and unicodedata.category(c) == "Zs"})
+        if not spaces:
+            return error
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in spaces)
+        hint = (f"the line holds {named}, which does not separate fields (only ASCII "
+                "spaces and tabs do)")
+    return type(error)(f"{error.reason}; {hint}", path=error.path, line=error.line,
+                       query_id=error.query_id, doc_id=error.doc_id)
 
 
 def _looks_padded(data: bytes, layout: _Layout) -> bool:
@@ -693,20 +853,70 @@ def _utf8_prefix(data: bytes, layout: _Layout, source: str):
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line_start = data.rfind(b"\n", 0, e.start) + 1
-        utf8_error = InputFormatError(
-            f"invalid UTF-8 (byte 0x{data[e.start]:02x})",
-            path=source,
-            line=data.count(b"\n", 0, e.start) + 1,
-        )
-        if line_start == 0:
-            return _empty_frame(layout), utf8_error
-        result = _string_parse(data[:line_start], layout, source)
-        if not isinstance(result, tuple):
-            return result
-        frame, pending = result
-        return frame, pending if pending is not None else utf8_error
+        return _lines_before(data, layout, source, e.start, _utf8_reason(data, e.start, layout))
     return _FAILED
+
+
+#: Control bytes that text files do not hold (C isspace ones excepted).
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _utf8_reason(data: bytes, offset: int, layout: _Layout) -> str:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    if _CONTROL.search(data, line_start, line_start + 4096):
+        return (f"invalid UTF-8 (byte 0x{data[offset]:02x}) among control bytes: this "
+                f"looks like a binary file, not a TREC {layout.kind} file")
+    return (f"invalid UTF-8 (byte 0x{data[offset]:02x}); ids must be UTF-8 text: convert "
+            "a Latin-1 file first, e.g. `iconv -f latin1 -t utf8`")
+
+
+def _lines_before(data: bytes, layout: _Layout, source: str, offset: int, reason: str):
+    """``(frame, error)``: the lines before the one holding byte ``offset`` (which may
+    hold an earlier error, reported first), and ``reason`` at that line."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    error = InputFormatError(reason, path=source, line=data.count(b"\n", 0, offset) + 1)
+    if line_start == 0:
+        return _empty_frame(layout), error
+    head = data[:line_start]
+    if any(c in head for c in _OTHER_WS):
+        head = head.translate(_TO_SPACE)
+    result = _string_parse(head, layout, source)
+    if result is _COLLAPSE:
+        result = _string_parse(_collapse_spaces(head), layout, source)
+    if not isinstance(result, tuple):
+        result = _general_parse(_collapse_spaces(head), layout, source)
+    frame, pending = result
+    return frame, pending if pending is not None else error
+
+
+_UTF16_BOMS = {b"\xff\xfe": "FF FE", b"\xfe\xff": "FE FF"}
+
+
+def _unreadable_bytes(data: bytes, layout: _Layout) -> tuple[int, str] | None:
+    """``(offset, reason)`` for bytes no TREC file holds, so the message names the actual
+    cause: UTF-16 text, NUL bytes (binary files), lines ended by a carriage return only."""
+    bom = _UTF16_BOMS.get(data[:2])
+    if bom is not None:
+        return 0, (f"UTF-16 text (byte order mark {bom}); irmetrics reads UTF-8: convert it "
+                   "first, e.g. `iconv -f UTF-16 -t UTF-8`")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        head = data[:64]
+        odd, even = head[1::2].count(0), head[0::2].count(0)
+        if len(head) >= 4 and {odd, even} in ({0, len(head[1::2])}, {0, len(head[0::2])}):
+            return nul, ("NUL bytes between the characters: this looks like UTF-16 text; "
+                         "convert it to UTF-8 first, e.g. `iconv -f UTF-16LE -t UTF-8`")
+        return nul, f"a NUL byte: this looks like a binary file, not a TREC {layout.kind} file"
+    if b"\n" not in data and b"\r" in data.strip():
+        # One line only, cut by carriage returns into pieces that are each a whole line
+        # of this format: CR line ends (trec_eval would read one long line).
+        pieces = [p.split() for p in data.strip().split(b"\r", 2)[:2]]
+        if len(pieces) == 2 and all(len(p) == layout.n if layout.exact else len(p) >= layout.n
+                                    for p in pieces):
+            return data.index(b"\r", len(data) - len(data.lstrip())), (
+                "lines end with a carriage return only (old Mac line ends), so the whole "
+                "file is one line: convert them, e.g. `tr '\\r' '\\n'`")
+    return None
 
 
 def _empty_frame(layout: _Layout) -> pl.DataFrame:
@@ -762,8 +972,7 @@ def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFr
     except UnicodeDecodeError as e:
         line_start = data.rfind(b"\n", 0, e.start) + 1
         pending = InputFormatError(
-            f"invalid UTF-8 (byte 0x{data[e.start]:02x})",
-            path=source,
+            _utf8_reason(data, e.start, layout), path=source,
             line=data.count(b"\n", 0, e.start) + 1,
         )
         text = data[:line_start].decode("utf-8")  # earlier lines may hold an earlier error

@@ -38,7 +38,8 @@ def safe_div(num, den) -> np.ndarray:
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape)
-    np.divide(num, den, out=out, where=den > 0)
+    with np.errstate(invalid="ignore"):  # inf / inf (gains of huge labels) is NaN, quietly
+        np.divide(num, den, out=out, where=den > 0)
     return out
 
 

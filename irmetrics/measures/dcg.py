@@ -17,7 +17,8 @@ def gains_for(view, pairs=()):
     cache = view.cache
     key = ("gains", tuple(pairs))
     if key not in cache:
-        cache[key] = compute_gains(tuple(pairs), view.rel_hist, view.code, view.seg)
+        cache[key] = compute_gains(tuple(pairs), view.rel_hist, view.code, view.seg,
+                                   view.rel_levels)
     return cache[key]
 
 
@@ -29,7 +30,8 @@ def ideal_gains_for(view, pairs=()):
     ideal_key = ("ideal_gains", tuple(pairs))
     if ideal_key not in view.cache:
         empty = np.zeros(0, dtype=np.int64)
-        view.cache[ideal_key] = compute_gains(tuple(pairs), view.rel_hist, empty, empty)
+        view.cache[ideal_key] = compute_gains(tuple(pairs), view.rel_hist, empty, empty,
+                                                 view.rel_levels)
     return view.cache[ideal_key]
 
 

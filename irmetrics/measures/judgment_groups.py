@@ -17,8 +17,8 @@ import numpy as np
 
 from ..engine.judgment_groups import JudgmentGroupLists
 from ..engine.ranked import View
-from .average_precision import average_precision_values
-from .context import columns
+from .average_precision import precision_sum
+from .context import columns, safe_div
 from .params import DoubleCutoffs, LongCutoffs
 from .precision import STANDARD_CUTOFFS
 from .registry import measure
@@ -82,7 +82,10 @@ def map_avgjg(ctx, params):
 
     Per JG ``AP = (sum_{i: rel(i)} relat(i) / i) / R`` with that JG's judgments (0 when
     nothing relevant is retrieved); the query value is the JG mean. With a single JG
-    it equals ``map``.
+    it equals ``map``, except that trec_eval divides by ``R`` whenever something
+    relevant was retrieved: a JG with ``R = 0`` (only negative labels, under a
+    relevance level ``<= 0`` that counts unjudged documents as relevant) gives
+    ``inf``, and so does the query's mean, as in trec_eval 10.
 
     Examples
     --------
@@ -92,7 +95,11 @@ def map_avgjg(ctx, params):
     >>> res.aggregate()["map_avgjg"]   # u1: 1/1, u2: (1/2)/1
     0.75
     """
-    return columns(ctx.average(average_precision_values(ctx.view)))
+    v = ctx.view
+    s = precision_sum(v)
+    # trec_eval (m_map_avgjg.c) tests "relevant retrieved", not R, before dividing by R
+    ap = np.where((v.num_rel == 0) & (s > 0), np.inf, safe_div(s, v.num_rel))
+    return columns(ctx.average(ap))
 
 
 @measure("P_avgjg", order=52, params=LongCutoffs(STANDARD_CUTOFFS), groups="J",

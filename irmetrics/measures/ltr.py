@@ -24,8 +24,10 @@ from .registry import measure
 
 
 def exp_gain(label) -> np.ndarray:
-    """pytorchltr's exponential gain ``2^y - 1``."""
-    return np.exp2(np.asarray(label, dtype=np.float64)) - 1.0
+    """pytorchltr's exponential gain ``2^y - 1`` (``inf`` from label 1024 on, as in
+    pytorchltr's floating point)."""
+    with np.errstate(over="ignore"):
+        return np.exp2(np.asarray(label, dtype=np.float64)) - 1.0
 
 
 def graded_labels(view) -> np.ndarray:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._validation import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
 from .params import DoubleCutoffs, LongCutoffs, PairParams
 from .registry import NICKNAMES, REGISTRY, MeasureDef
@@ -78,6 +80,8 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
     """
     if isinstance(specs, str):
         specs = [specs]
+    elif not isinstance(specs, Iterable):
+        raise parameter_error("measures", "a measure name or a list of measure names", specs)
     marked: list[str] = []
     raw_by_name: dict[str, str] = {}
     friendly: list[Request] = []
