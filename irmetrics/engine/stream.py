@@ -34,7 +34,7 @@ import polars as pl
 from ..io.trec import NotPlain, plain_chunks
 from . import segments as sg
 from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
-                   doc_hash, encode_qrels, key_index_for, lookup_codes, ordering_scores,
+                   doc_hash, encode_qrels, lookup_codes, ordering_scores,
                    query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists
 
@@ -198,7 +198,7 @@ class _Chunks:
         codes = lookup_codes(
             self.qrels, qcode, hashes[rows],
             lambda at: doc_col.gather(rows if at is None else rows[at]),
-            key_index=key_index_for(self.qrels, np.unique(block_code[evaluated])))
+            queries=np.unique(block_code[evaluated]))
         _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
         kept_blocks = np.flatnonzero(evaluated)
