@@ -427,7 +427,7 @@ def _match_keys(qrels: EncodedQrels, keys: np.ndarray,
             on="key", how="left", maintain_order="left")["judgment"]
         hit = np.flatnonzero(matched.is_not_null().to_numpy())
         return hit, matched.gather(hit).to_numpy()
-    sorted_keys, sorted_judgment = qrels.sorted_keys.index
+    sorted_keys, sorted_judgment = qrels.sorted_keys.built(qrels.keys)
     # Keys searched in ascending order: each search starts where the last one ended and
     # walks memory the last one warmed (in row order they are ~2x slower).
     probe_row = np.argsort(keys)
@@ -457,18 +457,22 @@ class SortedKeys:
         self.joined_rows = 0
 
     def worth_searching(self, keys: np.ndarray, n_build: int, n_probes: int) -> bool:
-        """Whether a binary search beats a join with ``n_build`` judgment rows (building
-        the index when it starts to pay)."""
+        """Whether to search the sorted ``keys`` for ``n_probes`` keys rather than join
+        them with ``n_build`` judgment rows."""
         # Measured crossover: a join whose build side is under half the probes is as fast.
         if 2 * n_build <= n_probes:
             return False
         if self.index is None:
             self.joined_rows += n_build
-            if 4 * self.joined_rows < len(keys):
-                return False
+            return 4 * self.joined_rows >= len(keys)
+        return True
+
+    def built(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``index``, sorting ``keys`` (those of the qrels) the first time."""
+        if self.index is None:
             order = np.argsort(keys)
             self.index = (keys[order], order)  # one assignment: safe to share by threads
-        return True
+        return self.index
 
 
 def key_index_for(qrels: EncodedQrels, query_codes: np.ndarray) -> pl.DataFrame | None:
