@@ -98,6 +98,9 @@ def encode_qrels_file(path) -> EncodedQrels | None:
         frame = pl.concat(list(plain_chunks(path, "qrels")), rechunk=False)
     except NotPlain:
         return None
+    # Doc ids in one piece: every run gathers them at its matched judgments to verify
+    # the hashes, several times faster than across the file's chunks.
+    frame = frame.with_columns(frame["doc_id"].rechunk())
     encoded = encode_qrels(frame)
     return encoded if encoded.keys is not None else None
 
