@@ -82,8 +82,9 @@ class EncodedQrels:
     doc_ids: pl.Series
     doc_row: np.ndarray
     key_offsets: np.ndarray | None = None
-    sorted_keys: SortedKeys = field(default_factory=lambda: SortedKeys(), compare=False,
-                                    repr=False)
+    # Not an __init__ argument: dataclasses.replace() must not share it with other keys.
+    sorted_keys: SortedKeys = field(default_factory=lambda: SortedKeys(), init=False,
+                                    compare=False, repr=False)
 
     def judgment_doc_ids(self, judgments: np.ndarray | None = None) -> pl.Series:
         """Doc ids of the judgments at key-order positions ``judgments`` (all for None)."""
@@ -448,6 +449,17 @@ class SortedKeys:
     pays for its build side on every lookup, the sort once per qrels; so joins run until
     the judgment rows they built would have paid for the sort (about a quarter of all
     keys, measured), and the sorted keys serve every later lookup that prefers them.
+
+    Examples
+    --------
+    >>> keys = np.array([30, 10, 20, 40], dtype=np.uint64)
+    >>> index = SortedKeys()
+    >>> index.worth_searching(keys, 1, 8)  # deep ranking: a join builds 1 row for 8 probes
+    False
+    >>> index.worth_searching(keys, 1, 1)  # shallow: a quarter of the keys joined, sort
+    True
+    >>> [a.tolist() for a in index.built(keys)]  # sorted keys, position of each in ``keys``
+    [[10, 20, 30, 40], [1, 2, 0, 3]]
     """
 
     __slots__ = ("index", "joined_rows")
