@@ -206,3 +206,15 @@ def test_recall_at_fixed_precision_decides_in_float32():
     assert metric(preds, target, indexes=indexes) == (1.0, 7)
     assert tm.RetrievalRecallAtFixedPrecision(min_precision=0.51)(
         preds, target, indexes=indexes) == (0.0, 7)
+
+
+def test_oml_int_cutoff_is_a_parameter_error():
+    # issue 16 item 10: cmc_top_k=5 (not a tuple) raised a raw TypeError.
+    from irmetrics.compat import oml
+    from irmetrics.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match=r"`cmc_top_k` must be a non-empty tuple of"
+                                             r" positive integers; got 5\."):
+        oml.calc_retrieval_metrics([[1, 0]], [[1]], cmc_top_k=5)
+    assert oml.calc_retrieval_metrics([[1, 0]], [[1]], cmc_top_k=(), precision_top_k=(1,),
+                                      map_top_k=())["precision"][1] == 1.0

@@ -210,7 +210,9 @@ def _retrieval_metrics_from_view(view, families, query_categories, reduce):
 
 
 def _families(cmc_top_k, precision_top_k, map_top_k):
-    return tuple(as_cutoffs(t, name) if len(t) else ()
+    # An empty family is allowed (OML skips it); anything else must be cutoffs (an int
+    # such as ``cmc_top_k=5`` is refused by as_cutoffs with the parameter's name).
+    return tuple(() if hasattr(t, "__len__") and len(t) == 0 else as_cutoffs(t, name)
                  for t, name in ((cmc_top_k, "cmc_top_k"), (precision_top_k, "precision_top_k"),
                                  (map_top_k, "map_top_k")))
 
