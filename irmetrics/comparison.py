@@ -524,11 +524,18 @@ def _align(scored: dict, systems: list, names: list):
 
 
 def _missing_summary(missing: dict) -> str:
-    parts = []
+    """`` run 'a' lacks 2 ('q1', 'q2')``; runs lacking the same queries share one clause."""
+    by_set: dict = {}
     for system, qids in missing.items():
+        by_set.setdefault(tuple(qids), []).append(system)
+    parts = []
+    for qids, systems in by_set.items():
         shown = ", ".join(repr(q) for q in qids[:_LIST])
         more = f" and {len(qids) - _LIST} more" if len(qids) > _LIST else ""
-        parts.append(f" run {system!r} lacks {len(qids)} ({shown}{more})")
+        who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
+               f"runs {', '.join(map(repr, systems[:_LIST]))}"
+               f"{f' and {len(systems) - _LIST} more' if len(systems) > _LIST else ''} lack")
+        parts.append(f" {who} {len(qids)} ({shown}{more})")
     return ";".join(parts)
 
 
