@@ -5,11 +5,9 @@ Each test is named for one defect and asserts the behaviour a user should get.
 
 from __future__ import annotations
 
-import io
 import os
 import json
 import re
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,24 +15,14 @@ import numpy as np
 import pytest
 
 import irmetrics as irm
-from irmetrics.cli import main
 from irmetrics.exceptions import InputFormatError, ParameterError
 from irmetrics.io.per_query import PerQueryScores, read_per_query
+
+from .test_compare import cli
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "compare"
 QRELS = str(FIX / "qrels.txt")
 RUNS = {name: str(FIX / f"{name}.run") for name in ("bm25", "dense", "tweak")}
-
-
-def cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        status = main(list(argv))
-    finally:
-        sys.stdout, sys.stderr = old
-    return status, out.getvalue(), err.getvalue()
 
 
 def write(path: Path, text: str, encoding: str = "utf-8") -> str:
