@@ -13,9 +13,10 @@ import os
 import warnings
 
 from .._validation import check_float, parameter_error
-from ..comparison import COMPARE_TESTS, CORRECTIONS, compare
+from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
 from ..io.per_query import read_per_query
+from ..io.trec import _read_source
 from .inputs import open_lines
 from .options import EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version, parse_int
 
@@ -108,13 +109,14 @@ def build_parser() -> CliParser:
 
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
-    alpha = _parse_float("--alpha", args.alpha)
-    if not 0.0 < alpha < 1.0:
-        raise parameter_error("--alpha", "a real number strictly between 0 and 1", args.alpha)
+    alpha = check_alpha("--alpha", _parse_float("--alpha", args.alpha))
     margin = None if args.margin is None else _parse_float("--margin", args.margin)
     if margin is not None and margin < 0:
         raise parameter_error("--margin", "a finite real number >= 0", args.margin)
     n_resamples = parse_int("--resamples", args.resamples, minimum=1)
+    if n_resamples > MAX_RESAMPLES:
+        raise parameter_error("--resamples", f"an integer between 1 and {MAX_RESAMPLES}",
+                              args.resamples)
     seed = parse_int("--seed", args.seed, minimum=0)
     if args.fail_if_worse and not args.baseline:
         raise CliError("--fail-if-worse needs --baseline (which run is the reference?)",
@@ -203,7 +205,10 @@ def _looks_like_per_query(path: str) -> bool:
                 return len(fields) == 3
             if number > 1000:
                 break
-    except (OSError, EOFError):
+    except OSError:
+        if path != "-":
+            _read_source(path)  # raises the readers' one-line "cannot read file" error
+    except EOFError:
         pass
     return False
 
@@ -226,7 +231,7 @@ def _resolve(baseline: str, names: list[str], runs: list) -> str:
         return baseline
     paths = [r if isinstance(r, str) else r.source for r in runs]
     for name, path in zip(names, paths):
-        if os.path.normpath(path) == os.path.normpath(baseline):
+        if os.path.abspath(path) == os.path.abspath(baseline):
             return name
     raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
                    EXIT_USAGE)
@@ -238,6 +243,8 @@ def _common_names(runs: list) -> list[str]:
     from ..measures.registry import MEAN, REGISTRY
 
     def is_score(name: str) -> bool:
+        if name.startswith("Z") and name not in REGISTRY:
+            name = name[1:]  # trec_eval -Z prefixes every name with Z
         measure = REGISTRY.get(name) or REGISTRY.get(name.rsplit("_", 1)[0])
         return measure is None or measure.summary == MEAN
 
