@@ -6,8 +6,10 @@ Each test is named for one defect and asserts the behaviour a user should get.
 from __future__ import annotations
 
 import os
+import io
 import json
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -237,3 +239,25 @@ def test_json_of_review_edge_cases_is_strict(tmp_path):
         text = irm.compare(None, runs, "map").to_json()
     row = json.loads(text)["rows"][0]
     assert row["p_value"] is None and row["diff"] == -0.25
+
+
+def test_evaluation_options_with_only_eval_files_are_not_silently_ignored(tmp_path):
+    # `irmetrics compare -c a.eval b.eval` printed a table as if -c had scored the
+    # missing queries; the files are already evaluated, so -c cannot apply.
+    a = eval_file(tmp_path, "a.eval", {"q1": 0.5, "q2": 0.25, "q3": 0.1})
+    b = eval_file(tmp_path, "b.eval", {"q1": 0.4, "q2": 0.35, "q3": 0.2})
+    for option in (["-c"], ["-J"], ["-M", "10"], ["-l", "2"], ["--semantics", "pytrec_eval"]):
+        status, out, err = cli("compare", *option, a, b)
+        assert status == 1, (option, out)
+        assert option[0] in err and err.count("\n") == 1, err
+
+
+def test_eval_file_on_stdin_is_read(tmp_path, monkeypatch):
+    # `trec_eval -q qrels a.run | irmetrics compare - b.eval` said "give at least two
+    # runs": '-' was never recognised as a -q evaluation file.
+    text = "map                   \tq1\t0.5000\nmap                   \tq2\t0.2500\n"
+    b = eval_file(tmp_path, "b.eval", {"q1": 0.4, "q2": 0.35})
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    status, out, err = cli("compare", "--format", "csv", "-", b)
+    assert status == 0, err
+    assert out.splitlines()[1].startswith("map,b.eval,-,")
