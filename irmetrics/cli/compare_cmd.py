@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import warnings
 
 from .._validation import check_float, parameter_error
@@ -125,6 +126,8 @@ def run(argv: list[str], stdout, stderr) -> int:
         raise CliError("--margin goes with --fail-if-worse", EXIT_USAGE)
 
     qrels, runs = _inputs(args.files)
+    if qrels is None:
+        _refuse_evaluation_options(args)
     measures = args.measures
     if measures is None:
         measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
@@ -154,6 +157,19 @@ def run(argv: list[str], stdout, stderr) -> int:
         if regressions:
             return EXIT_WORSE
     return EXIT_OK
+
+
+def _refuse_evaluation_options(args) -> None:
+    """-q evaluation files are already evaluated: an option that changes evaluation
+    cannot apply, and ignoring it would print a table the user did not ask for."""
+    given = [flag for flag, used in (
+        ("-c", args.complete_rel_info_wanted), ("-J", args.Judged_docs_only),
+        ("-M", args.Max_retrieved_per_topic is not None), ("-l", args.level_for_rel != "1"),
+        ("--semantics", args.semantics != "trec_eval")) if used]
+    if given:
+        raise CliError(f"{', '.join(given)} change how runs are evaluated; the -q evaluation"
+                       " files are already evaluated (give the qrels and the runs instead)",
+                       EXIT_USAGE)
 
 
 def _render(comparison, fmt: str) -> str:
@@ -198,6 +214,8 @@ def _inputs(files: list[str]):
 def _looks_like_per_query(path: str) -> bool:
     """The first data line has three fields (``measure query_id value``), not four
     (qrels) or six (a run). Unreadable files answer False: their reader says why."""
+    if path == "-":
+        return _stdin_looks_like_per_query()
     try:
         for number, line in enumerate(open_lines(path)):
             fields = line.split()
@@ -210,6 +228,19 @@ def _looks_like_per_query(path: str) -> bool:
             _read_source(path)  # raises the readers' one-line "cannot read file" error
     except EOFError:
         pass
+    return False
+
+
+def _stdin_looks_like_per_query() -> bool:
+    """The same test on standard input, by peeking at its buffer (nothing is consumed:
+    the reader still gets every byte)."""
+    peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
+    if peek is None:
+        return False
+    for line in peek(1 << 16).splitlines():
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return len(fields) == 3
     return False
 
 
