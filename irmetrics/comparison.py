@@ -188,13 +188,15 @@ class Comparison:
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join(["---"] * 3 + ["---:"] * 8 + ["---"]) + "|"]
         for r in self._table.iter_rows(named=True):
-            cells = [r["measure"], r["system"], r["baseline"], _num(r["mean"]),
+            # Names are escaped; the numbers are markdown-safe as they are.
+            cells = [_md_escape(r["measure"]), _md_escape(r["system"]),
+                     _md_escape(r["baseline"]), _num(r["mean"]),
                      _num(r["baseline_mean"]), _signed(r["diff"]),
                      f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
                      _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
                      "yes" if r["significant"] else "no",
                      f"{r['wins']}/{r['ties']}/{r['losses']}"]
-            lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+            lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + f"\n\n{self.describe()}\n"
 
     def to_latex(self, *, digits: int = 4) -> str:
