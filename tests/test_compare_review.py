@@ -263,3 +263,20 @@ def test_eval_file_on_stdin_is_read(tmp_path, monkeypatch):
     assert status == 0, err
     row = out.splitlines()[1].split(",")
     assert row[:2] == ["map", "b.eval"] and float(row[5]) == pytest.approx(0.0)
+
+
+def test_margin_failure_message_reads_as_a_sentence():
+    # Was: "'b' is worse beyond the margin than baseline 'a' on map".
+    runs = {"a": scores([0.5, 0.4, 0.3, 0.6]), "b": scores([0.49, 0.41, 0.28, 0.6])}
+    (regression,) = irm.compare(None, runs, "map", baseline="a").regressions(margin=0.001)
+    assert str(regression).startswith("'b' is worse than baseline 'a' by more than the"
+                                      " margin on map: diff -0.0050")
+
+
+def test_a_single_common_query_is_reported_not_silently_nan():
+    # One common query: t and bootstrap have no variance estimate and return NaN; the
+    # table printed "nan" without saying why.
+    runs = {"a": scores([0.5]), "b": scores([0.25])}
+    for test in ("t", "bootstrap"):
+        with pytest.warns(irm.exceptions.IrMetricsWarning, match="1 query"):
+            irm.compare(None, runs, "map", test=test)
