@@ -71,9 +71,10 @@ class Regression:
     significant: bool
 
     def __str__(self) -> str:
-        verdict = "significantly worse" if self.significant else "worse beyond the margin"
-        return (f"{self.system!r} is {verdict} than baseline {self.baseline!r} on"
-                f" {self.measure}: diff {self.diff:+.4f}, adjusted p {self.p_adjusted:.4g}")
+        verdict = ("significantly worse than baseline {!r}" if self.significant
+                   else "worse than baseline {!r} by more than the margin").format(self.baseline)
+        return (f"{self.system!r} is {verdict} on {self.measure}: diff {self.diff:+.4f},"
+                f" adjusted p {self.p_adjusted:.4g}")
 
 
 @dataclass
@@ -359,6 +360,10 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     scored = _score_systems(qrels, named, measures, evaluate_options, progress)
     names = _comparable_measures(scored, measures)
     query_ids, scores, missing = _align(scored, systems, names)
+    if len(query_ids) < 2 and test in ("t", "bootstrap"):
+        warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
+                      " or more to estimate a variance (its p-value and interval are NaN)",
+                      IrMetricsWarning, stacklevel=2)
     pairs = _pairs(systems, baselines)
     if test == "bootstrap" and n_resamples * len(pairs) * len(names) > _MAX_BOOTSTRAP_VALUES:
         most = _MAX_BOOTSTRAP_VALUES // (len(pairs) * len(names))
