@@ -39,6 +39,14 @@ COLUMNS = ("measure", "system", "baseline", "mean", "baseline_mean", "diff", "ci
            "ci_high", "effect_size", "statistic", "p_value", "p_adjusted", "significant",
            "wins", "ties", "losses", "n_queries")
 
+#: Most resamples a comparison draws (beyond this, time or memory run out before any
+#: gain in precision: the Monte Carlo error is already below 2e-4).
+MAX_RESAMPLES = 10_000_000
+
+#: Most resampled values the bootstrap test keeps in memory (n_resamples x comparisons):
+#: 2 GiB of float64.
+_MAX_BOOTSTRAP_VALUES = 2**28
+
 #: How many ids a message lists before "and N more".
 _LIST = 5
 
@@ -63,9 +71,10 @@ class Regression:
     significant: bool
 
     def __str__(self) -> str:
-        verdict = "significantly worse" if self.significant else "worse beyond the margin"
-        return (f"{self.system!r} is {verdict} than baseline {self.baseline!r} on"
-                f" {self.measure}: diff {self.diff:+.4f}, adjusted p {self.p_adjusted:.4g}")
+        verdict = ("significantly worse than baseline {!r}" if self.significant
+                   else "worse than baseline {!r} by more than the margin").format(self.baseline)
+        return (f"{self.system!r} is {verdict} on {self.measure}: diff {self.diff:+.4f},"
+                f" adjusted p {self.p_adjusted:.4g}")
 
 
 @dataclass
@@ -142,7 +151,7 @@ class Comparison:
                       else f"{_CORRECTION_NAMES[self.correction]} correction per measure")
         against = ("every pair of systems" if self.baselines is None
                    else "baseline " + ", ".join(repr(b) for b in self.baselines))
-        return (f"{test}; {correction}; alpha = {self.alpha:g}; {self.level:.0%} confidence"
+        return (f"{test}; {correction}; alpha = {self.alpha:g}; {_percent(self.level)} confidence"
                 f" intervals; {len(self.query_ids)} queries; against {against}.")
 
     def __str__(self) -> str:
@@ -152,7 +161,7 @@ class Comparison:
         """A table for the terminal: per measure, each system against its baseline."""
         head = ["system", "baseline", "mean", "base", "diff", "95% CI", "d", "p", "p_adj",
                 "W/T/L"]
-        head[5] = f"{self.level:.0%} CI"
+        head[5] = f"{_percent(self.level)} CI"
         blocks = [self.describe(), ""]
         for name in self.measures:
             rows = self._table.filter(pl.col("measure") == name)
@@ -176,17 +185,19 @@ class Comparison:
     def to_markdown(self) -> str:
         """The table as GitHub-flavoured markdown, one row per comparison."""
         head = ["measure", "system", "baseline", "mean", "baseline mean", "diff",
-                f"{self.level:.0%} CI", "d_z", "p", "p adj.", "sig.", "W/T/L"]
+                f"{_percent(self.level)} CI", "d_z", "p", "p adj.", "sig.", "W/T/L"]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join(["---"] * 3 + ["---:"] * 8 + ["---"]) + "|"]
         for r in self._table.iter_rows(named=True):
-            cells = [r["measure"], r["system"], r["baseline"], _num(r["mean"]),
+            # Names are escaped; the numbers are markdown-safe as they are.
+            cells = [_md_escape(r["measure"]), _md_escape(r["system"]),
+                     _md_escape(r["baseline"]), _num(r["mean"]),
                      _num(r["baseline_mean"]), _signed(r["diff"]),
                      f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
                      _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
                      "yes" if r["significant"] else "no",
                      f"{r['wins']}/{r['ties']}/{r['losses']}"]
-            lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+            lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + f"\n\n{self.describe()}\n"
 
     def to_latex(self, *, digits: int = 4) -> str:
@@ -198,6 +209,8 @@ class Comparison:
         """
         check_int("digits", digits, min=0, max=12)
         letters = _letters(len(self.systems))
+        # Beyond 26 systems labels have two letters: commas keep "n, w, aa" readable.
+        separator = "," if len(self.systems) > 26 else ""
         better = _significant_improvements(self)
         means = {name: self.scores[name].mean(axis=1) for name in self.measures}
         lines = [r"\begin{table}[t]", r"\centering",
@@ -211,7 +224,7 @@ class Comparison:
                 column = np.round(means[name], digits)
                 if column[i] == column.max():
                     value = rf"\textbf{{{value}}}"
-                marks = "".join(letters[j] for j in sorted(better.get((name, i), ())))
+                marks = separator.join(letters[j] for j in sorted(better.get((name, i), ())))
                 cells.append(value + (rf"$^{{{marks}}}$" if marks else ""))
             lines.append(" & ".join(cells) + r" \\")
         caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
@@ -326,23 +339,37 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     """
     check_choice("test", test, COMPARE_TESTS)
     check_choice("correction", correction, CORRECTIONS)
-    alpha = check_float("alpha", alpha)
-    if not 0.0 < alpha < 1.0:
-        raise parameter_error("alpha", "a real number strictly between 0 and 1", alpha)
+    alpha = check_alpha("alpha", alpha)
     n_resamples = check_int("n_resamples", n_resamples, min=1)
+    if n_resamples > MAX_RESAMPLES:
+        raise parameter_error("n_resamples", f"at most {MAX_RESAMPLES:,} (the Monte Carlo error"
+                              " is already below 2e-4)", n_resamples)
     seed = check_int("seed", seed, min=0)
     if progress is not None:
         progress = check_bool("progress", progress)
     else:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
 
+    if not (isinstance(measures, str) or (isinstance(measures, (list, tuple))
+                                          and all(isinstance(m, str) for m in measures))):
+        raise parameter_error("measures", "a measure name or a list of measure names",
+                              measures)
     named = _named_runs(runs)
     systems = list(named)
     baselines = _baselines(baseline, systems)
     scored = _score_systems(qrels, named, measures, evaluate_options, progress)
     names = _comparable_measures(scored, measures)
     query_ids, scores, missing = _align(scored, systems, names)
+    if len(query_ids) < 2 and test in ("t", "bootstrap"):
+        warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
+                      " or more to estimate a variance (its p-value and interval are NaN)",
+                      IrMetricsWarning, stacklevel=2)
     pairs = _pairs(systems, baselines)
+    if test == "bootstrap" and n_resamples * len(pairs) * len(names) > _MAX_BOOTSTRAP_VALUES:
+        most = _MAX_BOOTSTRAP_VALUES // (len(pairs) * len(names))
+        raise parameter_error("n_resamples", f"at most {most:,} for the bootstrap test over"
+                              f" {len(pairs) * len(names)} comparisons (every resampled mean"
+                              " is kept for the interval)", n_resamples)
     if progress:
         resampled = f" x {n_resamples:,} resamples" if test in _RESAMPLING else ""
         sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
@@ -353,6 +380,15 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                       query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
                       correction="none" if test == "tukey" else correction, alpha=alpha,
                       level=1.0 - alpha, n_resamples=n_resamples, seed=seed, _table=table)
+
+
+def check_alpha(name: str, alpha) -> float:
+    """``alpha`` as a float in (0, 1) whose confidence level ``1 - alpha`` is below 1."""
+    alpha = check_float(name, alpha)
+    if not (0.0 < alpha < 1.0 and 1.0 - alpha < 1.0):
+        raise parameter_error(name, "a real number strictly between 0 and 1 (at least 1e-16,"
+                              " so that the confidence level 1 - alpha is below 1)", alpha)
+    return alpha
 
 
 # -- inputs --------------------------------------------------------------------------
@@ -393,6 +429,8 @@ def _label_of(run) -> str:
 def _baselines(baseline, systems: list) -> list | None:
     if baseline is None:
         return None
+    if not isinstance(baseline, (str, list, tuple)):
+        raise parameter_error("baseline", "a run name, a list of run names or None", baseline)
     chosen = [baseline] if isinstance(baseline, str) else list(baseline)
     if not chosen:
         raise parameter_error("baseline", "a run name, a list of run names or None", baseline)
@@ -463,7 +501,10 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
             if all(testable(spec) for spec in specs) and text not in names:
                 names.append(text)
             continue
-        for request in parse_measures([text]):
+        requests = parse_measures([text])
+        for request in requests:
+            if len(requests) > 1 and request.measure.summary != MEAN:
+                continue  # a set (official, all_trec): its scores, not its counts or gm_*
             if testable(request.measure):
                 names.extend(n for n in request.output_names if n not in names)
     if not names:
@@ -494,7 +535,7 @@ def _align(scored: dict, systems: list, names: list):
         if len(lacking):
             missing[s] = lacking.tolist()
     if len(common) == 0:
-        raise ComparisonError("the runs have no query in common: nothing to compare"
+        raise ComparisonError("the runs have no query in common, nothing to compare:"
                               + _missing_summary(missing))
     if missing:
         warnings.warn(f"{len(union) - len(common)} of {len(union)} queries are not scored for"
@@ -647,13 +688,25 @@ def _p(value) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
+def _percent(level: float) -> str:
+    """95%, 99.9%: the confidence level without rounding it to a whole percent."""
+    return f"{level * 100:.10g}%"
+
+
+#: Characters that GitHub markdown would read as a cell border, emphasis, code, a link,
+#: HTML or math inside a table cell; a backslash prints them literally.
+_MARKDOWN_SPECIAL = frozenset("\\|*_`[]<>$~")
+
+
 def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in str(text))
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+                  "^": r"\textasciicircum{}",
+                  # OT1, LaTeX's default font encoding, prints these as other glyphs.
+                  "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def _latex_escape(text: str) -> str:
@@ -666,5 +719,5 @@ def _json_value(value):
     return value
 
 
-__all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "Comparison", "ComparisonError",
+__all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "MAX_RESAMPLES", "Comparison", "ComparisonError",
            "QueryAlignmentWarning", "Regression", "compare"]

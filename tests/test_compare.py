@@ -347,7 +347,7 @@ def test_cli_gate_exit_status():
     assert drop.height and not drop["significant"].any()
     status, _, err = cli("compare", "--baseline", "tweak.run", "--fail-if-worse", "--margin",
                          "0", "-m", "P.10", "-m", "map", QRELS, RUNS["tweak"], RUNS["bm25"])
-    assert status == 3 and "worse beyond the margin" in err
+    assert status == 3 and "by more than the margin" in err
     status, _, err = cli("compare", "--baseline", "tweak.run", "--fail-if-worse", "--margin",
                          "0.5", "-m", "P.10", "-m", "map", QRELS, RUNS["tweak"], RUNS["bm25"])
     assert status == 0, err

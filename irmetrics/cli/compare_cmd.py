@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import warnings
 
 from .._validation import check_float, parameter_error
-from ..comparison import COMPARE_TESTS, CORRECTIONS, compare
+from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
 from ..io.per_query import read_per_query
+from ..io.trec import _read_source
 from .inputs import open_lines
 from .options import EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version, parse_int
 
@@ -108,13 +110,14 @@ def build_parser() -> CliParser:
 
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
-    alpha = _parse_float("--alpha", args.alpha)
-    if not 0.0 < alpha < 1.0:
-        raise parameter_error("--alpha", "a real number strictly between 0 and 1", args.alpha)
+    alpha = check_alpha("--alpha", _parse_float("--alpha", args.alpha))
     margin = None if args.margin is None else _parse_float("--margin", args.margin)
     if margin is not None and margin < 0:
         raise parameter_error("--margin", "a finite real number >= 0", args.margin)
     n_resamples = parse_int("--resamples", args.resamples, minimum=1)
+    if n_resamples > MAX_RESAMPLES:
+        raise parameter_error("--resamples", f"an integer between 1 and {MAX_RESAMPLES}",
+                              args.resamples)
     seed = parse_int("--seed", args.seed, minimum=0)
     if args.fail_if_worse and not args.baseline:
         raise CliError("--fail-if-worse needs --baseline (which run is the reference?)",
@@ -123,6 +126,8 @@ def run(argv: list[str], stdout, stderr) -> int:
         raise CliError("--margin goes with --fail-if-worse", EXIT_USAGE)
 
     qrels, runs = _inputs(args.files)
+    if qrels is None:
+        _refuse_evaluation_options(args)
     measures = args.measures
     if measures is None:
         measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
@@ -152,6 +157,19 @@ def run(argv: list[str], stdout, stderr) -> int:
         if regressions:
             return EXIT_WORSE
     return EXIT_OK
+
+
+def _refuse_evaluation_options(args) -> None:
+    """-q evaluation files are already evaluated: an option that changes evaluation
+    cannot apply, and ignoring it would print a table the user did not ask for."""
+    given = [flag for flag, used in (
+        ("-c", args.complete_rel_info_wanted), ("-J", args.Judged_docs_only),
+        ("-M", args.Max_retrieved_per_topic is not None), ("-l", args.level_for_rel != "1"),
+        ("--semantics", args.semantics != "trec_eval")) if used]
+    if given:
+        raise CliError(f"{', '.join(given)} change how runs are evaluated; the -q evaluation"
+                       " files are already evaluated (give the qrels and the runs instead)",
+                       EXIT_USAGE)
 
 
 def _render(comparison, fmt: str) -> str:
@@ -196,6 +214,8 @@ def _inputs(files: list[str]):
 def _looks_like_per_query(path: str) -> bool:
     """The first data line has three fields (``measure query_id value``), not four
     (qrels) or six (a run). Unreadable files answer False: their reader says why."""
+    if path == "-":
+        return _stdin_looks_like_per_query()
     try:
         for number, line in enumerate(open_lines(path)):
             fields = line.split()
@@ -203,8 +223,24 @@ def _looks_like_per_query(path: str) -> bool:
                 return len(fields) == 3
             if number > 1000:
                 break
-    except (OSError, EOFError):
+    except OSError:
+        if path != "-":
+            _read_source(path)  # raises the readers' one-line "cannot read file" error
+    except EOFError:
         pass
+    return False
+
+
+def _stdin_looks_like_per_query() -> bool:
+    """The same test on standard input, by peeking at its buffer (nothing is consumed:
+    the reader still gets every byte)."""
+    peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
+    if peek is None:
+        return False
+    for line in peek(1 << 16).splitlines():
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return len(fields) == 3
     return False
 
 
@@ -226,7 +262,7 @@ def _resolve(baseline: str, names: list[str], runs: list) -> str:
         return baseline
     paths = [r if isinstance(r, str) else r.source for r in runs]
     for name, path in zip(names, paths):
-        if os.path.normpath(path) == os.path.normpath(baseline):
+        if os.path.abspath(path) == os.path.abspath(baseline):
             return name
     raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
                    EXIT_USAGE)
@@ -238,6 +274,8 @@ def _common_names(runs: list) -> list[str]:
     from ..measures.registry import MEAN, REGISTRY
 
     def is_score(name: str) -> bool:
+        if name.startswith("Z") and name not in REGISTRY:
+            name = name[1:]  # trec_eval -Z prefixes every name with Z
         measure = REGISTRY.get(name) or REGISTRY.get(name.rsplit("_", 1)[0])
         return measure is None or measure.summary == MEAN
 

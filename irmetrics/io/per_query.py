@@ -104,6 +104,13 @@ def read_per_query(path) -> PerQueryScores:
         raise InputFormatError(
             f"holds {run_names.len()} runs ({', '.join(map(repr, run_names.to_list()))});"
             " give one run per file", path=source)
+    # Several runs evaluated at once (irmetrics eval -q a.run b.run > x.eval) repeat the
+    # summary lines, one block per run, even when no runid line says so.
+    blocks = (frame.filter((pl.col("query_id") == SUMMARY_ID) & (pl.col("measure") != "runid"))
+              .group_by("measure").len()["len"].max())
+    if blocks is not None and blocks > 1:
+        raise InputFormatError(f"holds {blocks} runs (its summary lines repeat); give one run"
+                               " per file", path=source)
     per_query = frame.filter((pl.col("query_id") != SUMMARY_ID)
                              & ~pl.col("measure").is_in(_NOT_NUMERIC))
     if per_query.height == 0:
@@ -116,9 +123,9 @@ def read_per_query(path) -> PerQueryScores:
         row = not_number.row(0, named=True)
         raise InputFormatError(f"value of {row['measure']!r} is not a number: {row['value']!r}",
                                path=source, line=row["line"], query_id=row["query_id"])
-    repeated = per_query.filter(pl.struct("measure", "query_id").is_duplicated())
+    repeated = per_query.filter(~pl.struct("measure", "query_id").is_first_distinct())
     if repeated.height:
-        row = repeated.sort("line").row(1, named=True)
+        row = repeated.sort("line").row(0, named=True)
         raise InputFormatError(f"measure {row['measure']!r} is given twice for this query",
                                path=source, line=row["line"], query_id=row["query_id"])
     wide = per_query.pivot(on="measure", index="query_id", values="number",
@@ -141,7 +148,7 @@ def _read_lines(path: str) -> pl.DataFrame:
     """The file's lines as one string column (gzip is decompressed)."""
     data, _ = _read_source(path)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a BOM from a Windows editor is not a character
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise InputFormatError("invalid UTF-8", path=path, line=line) from None
