@@ -56,6 +56,9 @@ __all__ = [
     "confidence_interval",
 ]
 
+#: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
+_ROUNDING_SPREAD = 4
+
 TESTS = ("t", "randomization", "bootstrap", "wilcoxon", "sign")
 CORRECTIONS = ("none", "bonferroni", "holm", "holm-sidak", "hommel", "fdr_bh", "fdr_by")
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -245,19 +248,25 @@ def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _mean_var(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mean_var(x: np.ndarray, scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Column means and sample variances (ddof=1; NaN when n = 1).
 
     A constant column gets its value as the mean and variance 0 exactly: summing n copies
     of 0.1 does not give n * 0.1, and a variance of 1e-34 would turn "no spread" into a
-    huge but finite t statistic instead of the defined infinity.
+    huge but finite t statistic instead of the defined infinity. ``scale`` (per column)
+    is the magnitude of the values ``x`` was computed from (``max(|a|, |b|)`` for
+    ``x = a - b``): a spread within a few ulps of it is rounding of the inputs (0.1234
+    and 0.0609 read from text differ by 0.0625 only up to one ulp), so it counts as none.
     """
     n = x.shape[0]
     constant = np.all(x == x[:1], axis=0)
     mean = np.where(constant, x[0], x.mean(axis=0))
     if n < 2:
         return mean, np.full(x.shape[1], np.nan)
-    return mean, np.where(constant, 0.0, x.var(axis=0, ddof=1))
+    var = x.var(axis=0, ddof=1)
+    if scale is not None:
+        constant |= np.sqrt(var) <= _ROUNDING_SPREAD * np.finfo(np.float64).eps * scale
+    return mean, np.where(constant, 0.0, var)
 
 
 def _tail_probabilities(level: float, alternative: str) -> tuple[float, float]:
@@ -388,7 +397,9 @@ def paired_test(
     * all :math:`d_i = 0` (per column): p = 1 for every test and alternative (no evidence
       either way); effect size NaN; CI ``[0, 0]``; statistic NaN for t and wilcoxon, 0 for
       the others.
-    * constant non-zero :math:`d` (:math:`s_d = 0`, n >= 2): t is :math:`\pm\infty` with
+    * constant non-zero :math:`d` (:math:`s_d = 0`, n >= 2; a spread within 4 ulps of
+      :math:`\max(|a|, |b|)` is rounding of the inputs and counts as 0, where scipy
+      reports a huge finite t): t is :math:`\pm\infty` with
       p = 0 (or 1 for the opposite one-sided alternative); effect size :math:`\pm\infty`;
       every CI is ``[mean, mean]``; the bootstrap p-value is :math:`1/(B+1)` for the
       alternatives the data favour.
@@ -430,7 +441,7 @@ def paired_test(
     with np.errstate(over="ignore"):  # reported just below, as a parameter error
         d = A - B
     _check_finite("a - b", d)
-    mean, var = _mean_var(d)
+    mean, var = _mean_var(d, scale=np.maximum(np.abs(A), np.abs(B)).max(axis=0))
     sd = np.sqrt(var)
     with np.errstate(divide="ignore", invalid="ignore"):
         effect_size = mean / sd

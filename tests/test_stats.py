@@ -403,3 +403,13 @@ def test_every_test_gives_coherent_results(pair, test, alternative, kind):
             assert np.all(res.ci_low == -np.inf)
         if alternative == "greater":
             assert np.all(res.ci_high == np.inf)
+
+
+def test_differences_constant_up_to_input_rounding_count_as_constant():
+    # 0.1 - 0.0, 0.2 - 0.1, 0.3 - 0.2 are 0.1 up to one ulp: scipy's t is ~1e16.
+    r = paired_test([0.1, 0.2, 0.3], [0.0, 0.1, 0.2], test="t")
+    assert r.statistic == np.inf and r.p_value == 0.0 and r.effect_size == np.inf
+    assert r.ci_low == r.ci_high == r.mean_diff
+    # A real spread, however small, is kept.
+    r = paired_test([0.1, 0.2, 0.3 + 1e-9], [0.0, 0.1, 0.2], test="t")
+    assert np.isfinite(r.statistic)
