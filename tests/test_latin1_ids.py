@@ -23,14 +23,11 @@ from irmetrics.cli import main
 from irmetrics.exceptions import InputFormatError, MissingQueriesWarning, NotUtf8Error
 from irmetrics.io import read_qrels, read_run
 from irmetrics.io.trec import latin1_ids, read_qrels_bytes, read_run_bytes
-from irmetrics.measures.registry import REGISTRY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_goldens import ALL_TREC  # noqa: E402
+from test_cli_reference_parity import MEASURES, _argv  # noqa: E402  (same options)
 
 ref = pytest.importorskip("tests.reference.trec_eval_ref")
-
-MEASURES = [m for m in ALL_TREC if m in REGISTRY]
 
 #: Ids that are valid UTF-8, and ids that are not (Latin-1 bytes, lone UTF-8 pieces).
 #: ``caf\xe9`` (Latin-1) and ``caf\xc3\xa9`` (UTF-8) are different ids, as for trec_eval;
@@ -74,17 +71,6 @@ def files(draw):
         "relevance_level": draw(st.integers(0, 2)),
     }
     return qrels, run, run_id, options
-
-
-def _argv(options):
-    argv = ["-q"] if options["per_query"] else []
-    argv += ["-c"] if options["complete"] else []
-    argv += ["-J"] if options["judged_only"] else []
-    argv += [] if options["max_docs"] is None else [f"-M{options['max_docs']}"]
-    argv += ["-l", str(options["relevance_level"])]
-    for m in MEASURES:
-        argv += ["-m", m]
-    return argv
 
 
 @settings(max_examples=80, deadline=None,
