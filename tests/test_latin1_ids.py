@@ -113,17 +113,38 @@ def test_the_issue_example_through_a_real_stdout(tmp_path):
                            b"map                   \tall\t0.5000\n")
 
 
-@pytest.mark.parametrize("stdin_is", ["qrels", "run"])
-def test_standard_input_is_read_once(tmp_path, stdin_is):
-    qrels, run = b"1 0 caf\xe9 1\n1 0 b 1\n", b"1 Q0 caf\xe9 1 1 r\xe9\n"
-    (tmp_path / "f").write_bytes(run if stdin_is == "qrels" else qrels)
-    files = ["-", str(tmp_path / "f")] if stdin_is == "qrels" else [str(tmp_path / "f"), "-"]
+@pytest.mark.parametrize("qrels, run, tag", [
+    # the file on stdin is the one that is not UTF-8: it cannot be read a second time
+    (b"1 0 b 1\n1 0 caf\xe9 1\n", b"1 Q0 caf\xc3\xa9 1 1 r\xc3\xa9\n1 Q0 b 2 0.5 r\xc3\xa9\n",
+     "qrels"),
+    (b"1 0 b 1\n1 0 caf\xc3\xa9 1\n", b"1 Q0 caf\xe9 1 1 r\xe9\n1 Q0 b 2 0.5 r\xe9\n", "run"),
+])
+def test_standard_input_is_read_once(tmp_path, qrels, run, tag):
+    (tmp_path / "f").write_bytes(run if tag == "qrels" else qrels)
+    files = ["-", str(tmp_path / "f")] if tag == "qrels" else [str(tmp_path / "f"), "-"]
     proc = subprocess.run([sys.executable, "-m", "irmetrics", "eval", "-m", "map", "-m",
-                           "runid", *files], input=qrels if stdin_is == "qrels" else run,
+                           "runid", *files], input=qrels if tag == "qrels" else run,
                           capture_output=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == (b"runid                 \tall\tr\xe9\n"
-                           b"map                   \tall\t0.5000\n")
+    # caf\xe9 and caf\xc3\xa9 differ: b, relevant at rank 2, is the only match
+    assert proc.stdout == (b"runid                 \tall\t" + run.split()[5] + b"\n"
+                           b"map                   \tall\t0.2500\n")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes")
+def test_a_pipe_is_read_once(tmp_path):
+    import os
+    import threading
+    (tmp_path / "q").write_bytes(b"1 0 caf\xe9 1\n1 0 b 1\n".replace(b"\xe9", b"\xc3\xa9"))
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(b"1 Q0 caf\xe9 1 1 r\n",))
+    writer.start()
+    try:
+        res = irm.evaluate(str(tmp_path / "q"), str(fifo), ["map"])
+    finally:
+        writer.join(timeout=10)
+    assert res.id_encoding == "latin-1" and res.aggregate() == {"map": 0.0}
 
 
 def test_readers_name_the_encoding_and_read_latin1_on_request():

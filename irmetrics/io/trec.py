@@ -266,8 +266,9 @@ def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = Fa
     """``(Qrels or Run, encoding)``: the ``kind`` (``"qrels"`` or ``"run"``) file read as
     UTF-8, or as Latin-1 when it is not UTF-8 (:class:`NotUtf8Error`) or when ``latin1``.
 
-    Standard input cannot be read twice: its bytes are read once (stopping at a NUL
-    byte only) and parsed from memory, its errors naming ``<stdin>``.
+    Standard input, pipes and other files that are not regular (``<(zcat run.gz)``)
+    cannot be read twice: their bytes are read once (stopping at a NUL byte only) and
+    parsed from memory.
 
     >>> import tempfile, os
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -280,8 +281,8 @@ def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = Fa
     """
     from_path, from_bytes = (read_qrels, read_qrels_bytes) if kind == "qrels" else \
         (read_run, read_run_bytes)
-    if os.fspath(path) == STDIN:
-        data, name = _read_source(STDIN, LATIN1)
+    if not _is_regular_path(path):
+        data, name = _read_source(path, LATIN1)
         read = lambda encoding: from_bytes(data, source=name, encoding=encoding)  # noqa: E731
     else:
         read = lambda encoding: from_path(path, encoding=encoding)  # noqa: E731
@@ -456,6 +457,17 @@ def _unreadable(piece: bytes, decoder, utf8: bool = True) -> bool:
     except UnicodeDecodeError:
         return True
     return False
+
+
+def _is_regular_path(path) -> bool:
+    """Whether ``path`` names a regular file (which can be read twice): False for
+    ``"-"``, pipes and devices; True for a path that cannot be stat'ed (the reader
+    then reports why)."""
+    try:
+        p = os.fspath(path)
+        return p != STDIN and stat.S_ISREG(os.stat(p).st_mode)
+    except (TypeError, OSError):
+        return True  # not readable at all: the first read names the problem
 
 
 def _is_regular(f) -> bool:
