@@ -65,6 +65,8 @@ Sources
 ``path`` may be a str or ``os.PathLike``; ``"-"`` reads ``sys.stdin.buffer`` (reported as
 ``<stdin>`` in errors). Gzip input is detected by the ``.gz`` suffix or the gzip magic
 bytes. :func:`read_qrels_bytes` and :func:`read_run_bytes` parse bytes already in memory.
+:func:`read_utf8_or_latin1` reads a file as UTF-8, or as Latin-1 when it is not UTF-8
+(what :func:`~irmetrics.evaluate` does with paths).
 
 Implementation
 --------------
