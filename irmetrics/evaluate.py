@@ -6,12 +6,14 @@ import os
 from collections import defaultdict
 
 import numpy as np
+import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
 from .engine.stream import encode_qrels_file, pack_run_file
+from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
@@ -72,6 +74,16 @@ class Evaluator:
     num_docs_in_coll : int, default 0
         Collection size, used only by ``utility`` (``-N``).
 
+    Notes
+    -----
+    Ids are compared as bytes, as in trec_eval. Files are read as UTF-8; when the qrels
+    file or a run file is not UTF-8 (the ids of a Latin-1 collection: ``1 0 caf\xe9 1``),
+    that evaluation reads *both* sides byte by byte as Latin-1 (ids given as str count
+    as their UTF-8 bytes), which keeps matches and the byte order of ties exactly as
+    trec_eval has them; ``Results.id_encoding`` is then ``"latin-1"`` and
+    ``query_id.encode("latin-1")`` gives the original bytes. Files with NUL bytes,
+    UTF-16 text and binary data are still refused.
+
     Examples
     --------
     >>> from irmetrics import Evaluator
@@ -94,10 +106,16 @@ class Evaluator:
         self._qrels_source = qrels
         self._qrels = None
         self._encoded = None
+        self._latin1_encoded = None  # the qrels' Latin-1 view, made when a run needs it
+        # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
+        self.id_encoding = UTF8
         if isinstance(qrels, (str, os.PathLike)):
             self._encoded = encode_qrels_file(qrels)
         if self._encoded is None:
-            self._qrels = as_qrels(qrels)
+            if isinstance(qrels, (str, os.PathLike)):
+                self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels")
+            else:
+                self._qrels = as_qrels(qrels)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
@@ -122,15 +140,50 @@ class Evaluator:
         return self._encoded_qrels().query_ids
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
-        """RankedLists for ``run`` by the cheapest road: a plain run file chunk by chunk
-        (:mod:`irmetrics.engine.stream`, which keeps no doc ids); an adapter's own pair
-        without strings (``Run.pack_direct``); everything else read whole and put through
-        encode_qrels + pack."""
-        if isinstance(run, (str, os.PathLike)) and run_query_ids is None and not keep_doc_ids:
-            lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
-                                  complete=self.complete, semantics=self.semantics)
-            if lists is not None:
-                return lists
+        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a plain run
+        file chunk by chunk (:mod:`irmetrics.engine.stream`, which keeps no doc ids);
+        other files read whole (as UTF-8, or byte by byte as Latin-1 when they are not
+        UTF-8); an adapter's own pair without strings (``Run.pack_direct``); everything
+        else put through encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels
+        file or the run file is not UTF-8: then both sides are decoded as Latin-1."""
+        if isinstance(run, (str, os.PathLike)):
+            if self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids:
+                lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
+                                      complete=self.complete, semantics=self.semantics)
+                if lists is not None:
+                    return lists, UTF8
+            run, encoding = read_utf8_or_latin1(run, "run", latin1=self.id_encoding == LATIN1)
+            if encoding == LATIN1:
+                return self._pack_latin1(run.df, run.name, run_query_ids, keep_doc_ids), LATIN1
+        elif self.id_encoding == LATIN1:
+            # str ids stand for their UTF-8 bytes
+            run = as_run(run)
+            df = run.df.with_columns(latin1_ids(run.df["query_id"]),
+                                     latin1_ids(run.df["doc_id"]))
+            if run_query_ids is not None:
+                run_query_ids = latin1_ids(
+                    pl.Series(list(run_query_ids), dtype=pl.String)).to_list()
+            run_name = latin1_ids(pl.Series([run.name], dtype=pl.String))[0]
+            return self._pack_latin1(df, run_name, run_query_ids, keep_doc_ids), LATIN1
+        return self._pack_utf8(run, run_query_ids, keep_doc_ids=keep_doc_ids), UTF8
+
+    def _pack_latin1(self, df, run_name, run_query_ids, keep_doc_ids):
+        """RankedLists of a run table whose ids are Latin-1 decoded, against the qrels'
+        Latin-1 view (made once: a qrels table read as UTF-8 is converted)."""
+        if self._latin1_encoded is None:
+            qrels = self.qrels.df
+            if self.id_encoding == UTF8:  # read as UTF-8: its Latin-1 view, made once
+                qrels = qrels.with_columns(latin1_ids(qrels["query_id"]),
+                                           latin1_ids(qrels["doc_id"]))
+            self._latin1_encoded = encode_qrels(qrels)
+        return pack(
+            self._latin1_encoded, df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            complete=self.complete, semantics=self.semantics, run_name=run_name,
+            keep_doc_ids=keep_doc_ids,
+        )
+
+    def _pack_utf8(self, run, run_query_ids, *, keep_doc_ids=False):
+        """RankedLists of ``run`` (not a path) with UTF-8 ids."""
         run = as_run(run)
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
@@ -186,7 +239,7 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        lists = self._pack(run, run_query_ids)
+        lists, id_encoding = self._pack(run, run_query_ids)
         columns, specs = {}, {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
@@ -210,7 +263,7 @@ class Evaluator:
         return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
                        complete_num_rel=complete_num_rel,
                        missing_query_ids=lists.missing_query_ids,
-                       ignored_query_ids=lists.ignored_query_ids)
+                       ignored_query_ids=lists.ignored_query_ids, id_encoding=id_encoding)
 
 
 def _kernel_groups(requests: list[Request]):

@@ -11,6 +11,9 @@ class                       raised when
                             the source, the 1-based line, the query id and doc id
 ``DuplicateEntryError``     a (query_id, doc_id) pair occurs twice and
                             ``on_duplicate="error"``
+``NotUtf8Error``            a text file read as UTF-8 holds ids that are not UTF-8
+                            (Latin-1 collections); ``evaluate`` then reads the files
+                            as Latin-1 bytes instead
 ``UnknownMeasureError``     a measure name is not known; carries close matches
 ``ParameterError``          an argument has a bad value (one message template, see
                             :mod:`irmetrics._validation`)
@@ -38,6 +41,7 @@ __all__ = [
     "IrMetricsError",
     "InputFormatError",
     "DuplicateEntryError",
+    "NotUtf8Error",
     "UnknownMeasureError",
     "ParameterError",
     "ShapeError",
@@ -124,6 +128,15 @@ class DuplicateEntryError(InputFormatError):
 
     ``line`` is the second occurrence (the first in input order that repeats an earlier
     pair); the reason names the line of the first occurrence when it is known.
+    """
+
+
+class NotUtf8Error(InputFormatError):
+    """A text file read with ``encoding="utf-8"`` holds bytes that are not UTF-8 (but no
+    NUL or other sign of binary data): typically the ids of a Latin-1 collection.
+
+    :func:`~irmetrics.evaluate` and :class:`~irmetrics.Evaluator` catch it and evaluate
+    such files byte for byte, as trec_eval does (``Results.id_encoding == "latin-1"``).
     """
 
 

@@ -38,10 +38,16 @@ class Results:
         :class:`~irmetrics.exceptions.MissingQueriesWarning`.
     ignored_query_ids : ndarray of str
         Run queries that are not in the qrels and were ignored (ascending byte order).
+    id_encoding : {"utf-8", "latin-1"}
+        How the ids (and ``run_name``) were decoded from the bytes of the files.
+        ``"latin-1"`` when a qrels or run file of this evaluation is not UTF-8: then every
+        byte is one character, so ``query_id.encode("latin-1")`` gives the bytes of the
+        file back (for ids that came as str, their UTF-8 bytes).
     """
 
     def __init__(self, query_ids, columns, specs, *, run_name="irmetrics",
-                 complete_num_rel=None, missing_query_ids=(), ignored_query_ids=()):
+                 complete_num_rel=None, missing_query_ids=(), ignored_query_ids=(),
+                 id_encoding="utf-8"):
         self.query_ids = query_ids
         self._columns = columns  # name -> ndarray (Q,), float64 or object for strings
         self._specs = specs  # name -> MeasureDef
@@ -50,6 +56,7 @@ class Results:
         self._complete_num_rel = complete_num_rel
         self.missing_query_ids = np.asarray(missing_query_ids, dtype=object)
         self.ignored_query_ids = np.asarray(ignored_query_ids, dtype=object)
+        self.id_encoding = id_encoding
 
     def __repr__(self) -> str:
         return (f"Results({len(self.query_ids)} queries, {len(self.names)} values: "
@@ -174,7 +181,8 @@ class Results:
         return Results(self.query_ids, new_columns, new_specs, run_name=self.run_name,
                        complete_num_rel=self._complete_num_rel,
                        missing_query_ids=self.missing_query_ids,
-                       ignored_query_ids=self.ignored_query_ids)
+                       ignored_query_ids=self.ignored_query_ids,
+                       id_encoding=self.id_encoding)
 
 
 def listed_ids(ids, limit: int = LISTED_IDS) -> str:

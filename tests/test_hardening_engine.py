@@ -412,12 +412,15 @@ def test_swapped_qrels_and_run_are_named(tmp_path):
     assert "looks like" not in _eval_error(qrels, short)
 
 
-def test_latin1_ids_are_refused_with_the_conversion(tmp_path):
+def test_latin1_ids_are_named_by_the_reader_and_evaluated_as_bytes(tmp_path):
+    # issue 16 item 13a: trec_eval compares ids as bytes (tests/test_latin1_ids.py)
     qrels = _written(tmp_path, "qrels.txt", b"1 0 caf\xe9 1\n")
-    run = _written(tmp_path, "run.txt", RUN_TEXT)
-    message = _eval_error(qrels, run)
-    assert message.startswith(f"{qrels}:1: invalid UTF-8 (byte 0xe9)")
-    assert "iconv -f latin1 -t utf8" in message
+    run = _written(tmp_path, "run.txt", b"1 Q0 caf\xe9 1 1 r\n")
+    with pytest.raises(irm.exceptions.NotUtf8Error) as info:
+        irm.io.read_qrels(qrels)
+    assert str(info.value).startswith(f"{qrels}:1: invalid UTF-8 (byte 0xe9)")
+    res = irm.evaluate(qrels, run, ["map"])
+    assert res.id_encoding == "latin-1" and res.aggregate() == {"map": 1.0}
 
 
 # --------------------------------------------------------------------------------------

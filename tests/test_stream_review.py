@@ -66,9 +66,19 @@ def _outcome(fn):
 
 
 def full_road(qrels, run, measures=MEASURES, **options):
-    """What the general road gives: whole readers, then evaluate."""
-    return _outcome(lambda: irmetrics.evaluate(read_qrels(qrels), read_run(run), measures,
-                                               **options).to_dict())
+    """What the general road gives: whole readers, then evaluate; when a file is not
+    UTF-8, both read as Latin-1 (what evaluate() does with paths)."""
+    def evaluate(encoding):
+        return irmetrics.evaluate(read_qrels(qrels, encoding=encoding),
+                                  read_run(run, encoding=encoding), measures,
+                                  **options).to_dict()
+
+    def either():
+        try:
+            return evaluate("utf-8")
+        except irmetrics.exceptions.NotUtf8Error:
+            return evaluate("latin-1")
+    return _outcome(either)
 
 
 def path_road(qrels, run, measures=MEASURES, **options):
@@ -86,7 +96,10 @@ def assert_lists_agree(qrels_path, run_path, **options):
     """pack_run_file declines or equals pack(encode_qrels(read_qrels), read_run)."""
     enc = encode_qrels_file(qrels_path)
     if enc is None:
-        enc = encode_qrels(read_qrels(qrels_path).df)
+        try:
+            enc = encode_qrels(read_qrels(qrels_path).df)
+        except irmetrics.exceptions.NotUtf8Error:
+            return False  # Latin-1 qrels: evaluate() takes the general road
     got = pack_run_file(enc, run_path, **options)
     if got is None:
         return False

@@ -182,8 +182,8 @@ def run(argv: list[str], stdout, stderr) -> int:
         if len(missing):
             stderr.write(_missing_warning(label, missing))
         if args.format == "trec":
-            stdout.write(trec_text(results, per_query=per_query, summary=summary,
-                                   zscore=zscores is not None))
+            write_as_read(stdout, trec_text(results, per_query=per_query, summary=summary,
+                                            zscore=zscores is not None), results.id_encoding)
         else:
             blocks.append(RunBlock(label, results))
     if args.format == "json":
@@ -248,10 +248,25 @@ def _stop_like_trec_eval(results, zscores, first_missing, args, stdout):
         if len(results.query_ids) and results.query_ids[0] < first_missing:
             if zscores is not None:
                 results = apply_zscores(results, zscores, path=args.Zscore)
-            stdout.write(trec_text(results, per_query=True, summary=False,
-                                   zscore=zscores is not None, before_query=first_missing))
+            write_as_read(stdout, trec_text(results, per_query=True, summary=False,
+                                            zscore=zscores is not None,
+                                            before_query=first_missing), results.id_encoding)
     raise CliError(f"trec_eval: result qid '{first_missing}' not found in qrels",
                    EXIT_COMPUTE, verbatim=True)
+
+
+def write_as_read(stdout, text: str, id_encoding: str) -> None:
+    """Write ``text`` with its ids as the bytes they were read from: a Latin-1 evaluation
+    (ids decoded byte by byte, ``Results.id_encoding``) is written back as Latin-1, so
+    stdout holds the bytes trec_eval prints. A stream without bytes underneath (a
+    StringIO) gets the str."""
+    buffer = getattr(stdout, "buffer", None)
+    if id_encoding == "utf-8" or buffer is None:
+        stdout.write(text)
+        return
+    stdout.flush()  # keep the order of what was written as text before
+    buffer.write(text.encode(id_encoding))
+    buffer.flush()
 
 
 def _missing_warning(label: str, missing) -> str:

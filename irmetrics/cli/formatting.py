@@ -161,15 +161,19 @@ def _json_value(value):
 
 
 def render_json(blocks: list[RunBlock], *, per_query: bool, summary: bool) -> str:
-    """``{"runs": [{"file", "run_id", "summary": {...}, "per_query": {qid: {...}}}]}``.
+    """``{"runs": [{"file", "run_id", "id_encoding", "summary": {...},
+    "per_query": {qid: {...}}}]}``.
 
     Runs are listed in command-line order, each with its file and run tag; a query
     whose id is ``all`` is an ordinary ``per_query`` key. NaN and infinities become
-    ``null`` (JSON has no NaN).
+    ``null`` (JSON has no NaN). ``id_encoding`` (``Results.id_encoding``) says how the
+    ids were decoded: under ``"latin-1"`` each character of an id (and of the run tag)
+    stands for one byte of the files, ``id.encode("latin-1")``.
     """
     runs = []
     for block in blocks:
-        entry = {"file": block.path, "run_id": block.results.run_name}
+        entry = {"file": block.path, "run_id": block.results.run_name,
+                 "id_encoding": block.results.id_encoding}
         per_q: dict = {}
         summ: dict = {}
         for scope, qid, name, value in _records(block.results, per_query=per_query,

@@ -13,12 +13,16 @@ Reading rules (shared by both formats)
 * Fields are separated by any run of the C-locale whitespace bytes space, ``\\t``, ``\\v``,
   ``\\f`` and ``\\r``; ``\\n`` ends a line. Leading/trailing whitespace and CRLF line ends
   are fine. Bytes >= 0x80 are not whitespace, so UTF-8 ids are fine. The file must be
-  valid UTF-8; a UTF-8 byte order mark at the very start of the file is dropped.
+  valid UTF-8 (``encoding="utf-8"``, the default), or is read byte by byte as Latin-1
+  (``encoding="latin-1"``: every byte is one character, U+0000-U+00FF, so the ids keep
+  their byte order and ``id.encode("latin-1")`` gives the bytes of the file back); a
+  UTF-8 byte order mark at the very start of the file is dropped in both cases.
   Non-ASCII spaces (U+00A0, U+3000, ...) separate nothing; a wrong field count on a
   line holding one says so.
 * Files that are no TREC text fail at their first bad line with the actual cause: NUL
   bytes (binary files, UTF-16 without a byte order mark), a UTF-16 byte order mark,
-  invalid UTF-8 (binary data, or Latin-1 ids: convert them with ``iconv``), and lines
+  invalid UTF-8 (binary data; Latin-1 ids raise :class:`NotUtf8Error`, which
+  :func:`~irmetrics.evaluate` answers by reading both files as Latin-1), and lines
   ended by a carriage return only (a file that would otherwise be one long line). The
   reading stops at the first 16 MiB piece holding a NUL byte or invalid UTF-8, so a
   binary file or ``/dev/zero`` costs one piece of memory and time; and the first MiB of
@@ -61,6 +65,8 @@ Sources
 ``path`` may be a str or ``os.PathLike``; ``"-"`` reads ``sys.stdin.buffer`` (reported as
 ``<stdin>`` in errors). Gzip input is detected by the ``.gz`` suffix or the gzip magic
 bytes. :func:`read_qrels_bytes` and :func:`read_run_bytes` parse bytes already in memory.
+:func:`read_utf8_or_latin1` reads a file as UTF-8, or as Latin-1 when it is not UTF-8
+(what :func:`~irmetrics.evaluate` does with paths).
 
 Implementation
 --------------
@@ -106,7 +112,7 @@ from irmetrics.containers import (
     Run,
     resolve_duplicates,
 )
-from irmetrics.exceptions import InputFormatError
+from irmetrics.exceptions import InputFormatError, NotUtf8Error
 
 __all__ = [
     "read_qrels",
@@ -130,6 +136,11 @@ _FLOAT_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 _NONFINITE_RE = r"(?i)^[+-]?(?:inf|infinity|nan)$"
 _HEX_RE = r"(?i)^[+-]?0x"
 _WRITE_BAD_ID_RE = r"[ \t\n\x0B\x0C\r]"
+
+#: How the bytes of ids become str: UTF-8 (the default), or Latin-1, the one decoding
+#: of any byte string that keeps byte order (trec_eval compares ids as bytes).
+UTF8, LATIN1 = "utf-8", "latin-1"
+ENCODINGS = (UTF8, LATIN1)
 
 
 @dataclass(frozen=True)
@@ -159,7 +170,8 @@ _RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
 # --------------------------------------------------------------------------------------
 
 
-def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels:
+def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
+               encoding: str = UTF8) -> Qrels:
     """Read a TREC qrels file (``query_id iteration doc_id relevance``).
 
     Parameters
@@ -169,6 +181,10 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     on_duplicate : {"error", "first", "last", "max"}
         What to do with a repeated (query_id, doc_id) pair; ``"max"`` keeps the largest
         relevance.
+    encoding : {"utf-8", "latin-1"}
+        How ids are decoded: UTF-8, or every byte as one character (Latin-1; see the
+        module notes). A file that is not UTF-8 raises :class:`NotUtf8Error` under
+        ``"utf-8"``.
 
     Returns
     -------
@@ -188,12 +204,14 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     [1, 0]
     """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-    data, name = _read_source(path)
-    df = _parse_qrels(data, name, on_duplicate)
+    check_choice("encoding", encoding, ENCODINGS)
+    data, name = _read_source(path, encoding)
+    df = _parse_qrels(_as_utf8(data, encoding), name, on_duplicate)
     return Qrels._trusted(df, path=name if name != _STDIN_NAME else STDIN)
 
 
-def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
+def read_run(path: str | os.PathLike, *, on_duplicate: str = "error",
+             encoding: str = UTF8) -> Run:
     """Read a TREC run file (``query_id iteration doc_id rank score run_id``).
 
     Parameters
@@ -203,6 +221,8 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
     on_duplicate : {"error", "first", "last", "max"}
         What to do with a repeated (query_id, doc_id) pair; ``"max"`` keeps the largest
         score.
+    encoding : {"utf-8", "latin-1"}
+        As for :func:`read_qrels`.
 
     Returns
     -------
@@ -218,24 +238,62 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
     ('b', [2.5, 1.0])
     """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-    data, name = _read_source(path)
-    df, run_id = _parse(data, _RUN, name, on_duplicate)
+    check_choice("encoding", encoding, ENCODINGS)
+    data, name = _read_source(path, encoding)
+    df, run_id = _parse(_as_utf8(data, encoding), _RUN, name, on_duplicate)
     return Run._trusted(df, name=run_id, path=name if name != _STDIN_NAME else STDIN)
 
 
-def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error") -> Qrels:
+def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
+                     encoding: str = UTF8) -> Qrels:
     """Parse qrels already in memory (plain or gzip bytes); ``source`` names it in errors."""
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-    data = _maybe_gunzip(_as_bytes(data), source, False)
-    df = _parse_qrels(data, source, on_duplicate)
+    check_choice("encoding", encoding, ENCODINGS)
+    data = _maybe_gunzip(_as_bytes(data), source, False, encoding)
+    df = _parse_qrels(_as_utf8(data, encoding), source, on_duplicate)
     return Qrels._trusted(df)
 
 
-def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error") -> Run:
+def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
+                   encoding: str = UTF8) -> Run:
     """Parse a run already in memory (plain or gzip bytes); ``source`` names it in errors."""
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-    df, run_id = _parse(_maybe_gunzip(_as_bytes(data), source, False), _RUN, source, on_duplicate)
+    check_choice("encoding", encoding, ENCODINGS)
+    data = _maybe_gunzip(_as_bytes(data), source, False, encoding)
+    df, run_id = _parse(_as_utf8(data, encoding), _RUN, source, on_duplicate)
     return Run._trusted(df, name=run_id)
+
+
+def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = False):
+    """``(Qrels or Run, encoding)``: the ``kind`` (``"qrels"`` or ``"run"``) file read as
+    UTF-8, or as Latin-1 when it is not UTF-8 (:class:`NotUtf8Error`) or when ``latin1``.
+
+    Standard input, pipes and other files that are not regular (``<(zcat run.gz)``)
+    cannot be read twice: their bytes are read once (stopping at a NUL byte only) and
+    parsed from memory.
+
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"1 0 caf\\xe9 1\\n")
+    ...     qrels, encoding = read_utf8_or_latin1(path, "qrels")
+    >>> encoding, qrels.df["doc_id"][0].encode("latin-1")
+    ('latin-1', b'caf\\xe9')
+    """
+    from_path, from_bytes = (read_qrels, read_qrels_bytes) if kind == "qrels" else \
+        (read_run, read_run_bytes)
+    if not _is_regular_path(path):
+        data, name = _read_source(path, LATIN1)
+        read = lambda encoding: from_bytes(data, source=name, encoding=encoding)  # noqa: E731
+    else:
+        read = lambda encoding: from_path(path, encoding=encoding)  # noqa: E731
+    if not latin1:
+        try:
+            return read(UTF8), UTF8
+        except NotUtf8Error:
+            pass
+    return read(LATIN1), LATIN1
 
 
 def write_qrels(qrels: Qrels | Any, path: str | os.PathLike) -> None:
@@ -316,7 +374,7 @@ def _as_bytes(data: Any) -> bytes:
     raise parameter_error("data", "bytes", type(data).__name__)
 
 
-def _read_source(path: Any) -> tuple[bytes, str]:
+def _read_source(path: Any, encoding: str = UTF8) -> tuple[bytes, str]:
     """Return (raw bytes, name for messages); decompresses gzip.
 
     The bytes are screened as they arrive (see :func:`_read_screened`): a binary file,
@@ -332,11 +390,12 @@ def _read_source(path: Any) -> tuple[bytes, str]:
     if p == STDIN:
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:
-            return _maybe_gunzip(sys.stdin.read().encode("utf-8"), _STDIN_NAME, False), _STDIN_NAME
-        return _read_screened(stream, _STDIN_NAME, False), _STDIN_NAME
+            return (_maybe_gunzip(sys.stdin.read().encode("utf-8"), _STDIN_NAME, False,
+                                  encoding), _STDIN_NAME)
+        return _read_screened(stream, _STDIN_NAME, False, encoding), _STDIN_NAME
     try:
         with open(p, "rb") as f:
-            return _read_screened(f, p, p.endswith(".gz")), p
+            return _read_screened(f, p, p.endswith(".gz"), encoding), p
     except OSError as e:
         reason = e.strerror or str(e)
         raise InputFormatError(f"cannot read file: {reason}", path=p) from e
@@ -346,48 +405,51 @@ def _read_source(path: Any) -> tuple[bytes, str]:
 SCREEN_BYTES = 16 << 20
 
 
-def _read_screened(raw, name: str, by_suffix: bool) -> bytes:
+def _read_screened(raw, name: str, by_suffix: bool, encoding: str = UTF8) -> bytes:
     """Read a binary stream (gzip-decompressed when it starts with the gzip magic, or
     when ``by_suffix``) to its end -- or only up to the end of the first piece of
-    :data:`SCREEN_BYTES` that holds a NUL byte or invalid UTF-8: the file cannot be
-    read past that line anyway, and memory and time stay bounded for binary files and
-    endless devices."""
+    :data:`SCREEN_BYTES` that holds a NUL byte or (``encoding="utf-8"``) invalid UTF-8:
+    the file cannot be read past that line anyway, and memory and time stay bounded for
+    binary files and endless devices."""
+    utf8 = encoding == UTF8
     head = raw.read(SCREEN_BYTES)
     gzipped = head[:2] == _GZIP_MAGIC or (by_suffix and bool(head))
     if not gzipped:
-        if _unreadable(head, None) or len(head) < SCREEN_BYTES:
+        if _unreadable(head, None, utf8) or len(head) < SCREEN_BYTES:
             return head
         if _is_regular(raw):  # the whole file in one allocation; the parser checks it
             raw.seek(0)
             return raw.read()
-        return _read_pieces(raw, [head])
+        return _read_pieces(raw, [head], utf8)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(head) if len(head) < SCREEN_BYTES
                            else _Rejoined(head, raw)) as stream:
-            return _read_pieces(stream, [])
+            return _read_pieces(stream, [], utf8)
     except (OSError, EOFError, zlib.error) as e:
         raise InputFormatError(f"cannot decompress gzip data: {e}", path=name) from e
 
 
-def _read_pieces(stream, pieces: list) -> bytes:
+def _read_pieces(stream, pieces: list, utf8: bool) -> bytes:
     decoder = codecs.getincrementaldecoder("utf-8")()
     for piece in pieces:
-        _unreadable(piece, decoder)
+        _unreadable(piece, decoder, utf8)
     while True:
         piece = stream.read(SCREEN_BYTES)
         if not piece:
             break
         pieces.append(piece)
-        if _unreadable(piece, decoder):
+        if _unreadable(piece, decoder, utf8):
             break
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
-def _unreadable(piece: bytes, decoder) -> bool:
-    """Whether ``piece`` holds a NUL byte or invalid UTF-8 (``decoder`` carries a
-    sequence cut at the previous piece's end; None for a first piece)."""
+def _unreadable(piece: bytes, decoder, utf8: bool = True) -> bool:
+    """Whether ``piece`` holds a NUL byte or (``utf8``) invalid UTF-8 (``decoder``
+    carries a sequence cut at the previous piece's end; None for a first piece)."""
     if b"\x00" in piece:
         return True
+    if not utf8:
+        return False
     if decoder is None:
         decoder = codecs.getincrementaldecoder("utf-8")()
     if piece.isascii() and not decoder.getstate()[0]:
@@ -397,6 +459,17 @@ def _unreadable(piece: bytes, decoder) -> bool:
     except UnicodeDecodeError:
         return True
     return False
+
+
+def _is_regular_path(path) -> bool:
+    """Whether ``path`` names a regular file (which can be read twice): False for
+    ``"-"``, pipes and devices; True for a path that cannot be stat'ed (the reader
+    then reports why)."""
+    try:
+        p = os.fspath(path)
+        return p != STDIN and stat.S_ISREG(os.stat(p).st_mode)
+    except (TypeError, OSError):
+        return True  # not readable at all: the first read names the problem
 
 
 def _is_regular(f) -> bool:
@@ -426,12 +499,51 @@ class _Rejoined(io.RawIOBase):
         return len(data)
 
 
-def _maybe_gunzip(data: bytes, name: str, by_suffix: bool) -> bytes:
+def _maybe_gunzip(data: bytes, name: str, by_suffix: bool, encoding: str = UTF8) -> bytes:
     """Decompress gzip data (recognised by its magic bytes, or by a ``.gz`` name),
     screened like a file (:func:`_read_screened`)."""
     if not (data[:2] == _GZIP_MAGIC or (by_suffix and data)):
         return data
-    return _read_screened(io.BytesIO(data), name, by_suffix)
+    return _read_screened(io.BytesIO(data), name, by_suffix, encoding)
+
+
+def _as_utf8(data: bytes, encoding: str) -> bytes:
+    """The file's bytes as the parser reads them: unchanged for UTF-8; for Latin-1 each
+    byte >= 0x80 becomes its UTF-8 pair (U+0080-U+00FF), so the ids are the Latin-1
+    decoding of the file while line breaks, separators and numbers stay where they were.
+    A leading UTF-8 byte order mark is dropped first, as on the UTF-8 road, and a UTF-16
+    one is kept so that the parser names it."""
+    if encoding == UTF8 or data.isascii():
+        return data
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    elif data[:2] in _UTF16_BOMS:
+        return data
+    return data.decode("latin-1").encode("utf-8")
+
+
+#: Latin-1 decoding of UTF-8 bytes, as hex pairs: byte ``b`` >= 0x80 is U+00bb, whose
+#: UTF-8 form is ``C2 b`` (b < 0xC0) or ``C3 b-0x40``.
+_LATIN1_HEX = {f"{b:02x}": f"c2{b:02x}" if b < 0xC0 else f"c3{b - 0x40:02x}"
+               for b in range(0x80, 0x100)}
+
+
+def latin1_ids(ids: pl.Series) -> pl.Series:
+    """The Latin-1 view of str ids: each id's UTF-8 bytes decoded as Latin-1, i.e. the
+    str :func:`read_run` gives with ``encoding="latin-1"`` for a file holding those
+    bytes. ASCII ids are unchanged. Vectorised (polars hex strings, one pass).
+
+    >>> latin1_ids(pl.Series(["café", "d1"])).to_list()
+    ['cafÃ©', 'd1']
+    """
+    wide = ids.str.len_bytes() != ids.str.len_chars()
+    if not wide.any():
+        return ids
+    where = wide.arg_true()
+    converted = (ids.gather(where).str.encode("hex").str.extract_all("..")
+                 .list.eval(pl.element().replace(_LATIN1_HEX)).list.join("")
+                 .str.decode("hex").cast(pl.String))
+    return ids.clone().scatter(where, converted)
 
 
 # --------------------------------------------------------------------------------------
@@ -608,7 +720,9 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
         data = data[len(_UTF8_BOM) :]
     unreadable = _unreadable_bytes(data, layout)
     if unreadable is not None:
-        df, pending = _lines_before(data, layout, source, *unreadable)
+        offset, reason = unreadable
+        df, pending = _lines_before(data, layout, source, offset, InputFormatError(
+            reason, path=source, line=data.count(b"\n", 0, offset) + 1))
         return _finish(df, pending, layout, source, on_duplicate)
     if len(data) > _HEAD_BYTES:
         _check_head(data, layout, source, on_duplicate)
@@ -853,7 +967,8 @@ def _utf8_prefix(data: bytes, layout: _Layout, source: str):
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        return _lines_before(data, layout, source, e.start, _utf8_reason(data, e.start, layout))
+        return _lines_before(data, layout, source, e.start,
+                             _utf8_error(data, e.start, layout, source))
     return _FAILED
 
 
@@ -861,20 +976,27 @@ def _utf8_prefix(data: bytes, layout: _Layout, source: str):
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
 
 
-def _utf8_reason(data: bytes, offset: int, layout: _Layout) -> str:
+def _utf8_error(data: bytes, offset: int, layout: _Layout, source: str) -> InputFormatError:
+    """The error of invalid UTF-8 at byte ``offset``: binary data when control bytes
+    surround it, else :class:`NotUtf8Error` (text in another encoding, e.g. Latin-1 ids,
+    which evaluate() reads as bytes)."""
+    line = data.count(b"\n", 0, offset) + 1
     line_start = data.rfind(b"\n", 0, offset) + 1
     if _CONTROL.search(data, line_start, line_start + 4096):
-        return (f"invalid UTF-8 (byte 0x{data[offset]:02x}) among control bytes: this "
-                f"looks like a binary file, not a TREC {layout.kind} file")
-    return (f"invalid UTF-8 (byte 0x{data[offset]:02x}); ids must be UTF-8 text: convert "
-            "a Latin-1 file first, e.g. `iconv -f latin1 -t utf8`")
+        return InputFormatError(
+            f"invalid UTF-8 (byte 0x{data[offset]:02x}) among control bytes: this looks "
+            f"like a binary file, not a TREC {layout.kind} file", path=source, line=line)
+    return NotUtf8Error(
+        f"invalid UTF-8 (byte 0x{data[offset]:02x}); ids that are not UTF-8 are read as "
+        "Latin-1 bytes by evaluate(), or by the readers with encoding='latin-1'",
+        path=source, line=line)
 
 
-def _lines_before(data: bytes, layout: _Layout, source: str, offset: int, reason: str):
+def _lines_before(data: bytes, layout: _Layout, source: str, offset: int,
+                  error: InputFormatError):
     """``(frame, error)``: the lines before the one holding byte ``offset`` (which may
-    hold an earlier error, reported first), and ``reason`` at that line."""
+    hold an earlier error, reported first), and ``error`` otherwise."""
     line_start = data.rfind(b"\n", 0, offset) + 1
-    error = InputFormatError(reason, path=source, line=data.count(b"\n", 0, offset) + 1)
     if line_start == 0:
         return _empty_frame(layout), error
     head = data[:line_start]
@@ -971,10 +1093,7 @@ def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFr
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line_start = data.rfind(b"\n", 0, e.start) + 1
-        pending = InputFormatError(
-            _utf8_reason(data, e.start, layout), path=source,
-            line=data.count(b"\n", 0, e.start) + 1,
-        )
+        pending = _utf8_error(data, e.start, layout, source)
         text = data[:line_start].decode("utf-8")  # earlier lines may hold an earlier error
 
     tok = pl.col("raw").str.split(" ")
