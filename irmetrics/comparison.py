@@ -521,9 +521,18 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
 
 def _align(scored: dict, systems: list, names: list):
     """Restrict every system to the queries all of them have; report the others."""
-    ids = {s: np.asarray(scored[s].query_ids, dtype=str) for s in systems}
+    # Runs read as Latin-1 (ids that are not UTF-8) carry ids as decoded bytes: when
+    # some runs are and some are not, every id is compared by its bytes.
+    latin1 = any(getattr(scored[s], "id_encoding", "utf-8") == "latin-1" for s in systems)
+
+    def as_read(system, values):
+        if latin1 and getattr(scored[system], "id_encoding", "utf-8") != "latin-1":
+            values = [q.encode("utf-8").decode("latin-1") for q in values]
+        return np.asarray(values, dtype=str)
+
+    ids = {s: as_read(s, list(scored[s].query_ids)) for s in systems}
     # Qrels queries a run did not answer count as missing even when no run answered them.
-    unanswered = [np.asarray(getattr(scored[s], "missing_query_ids", ()), dtype=str)
+    unanswered = [as_read(s, list(getattr(scored[s], "missing_query_ids", ())))
                   for s in systems]
     union = np.unique(np.concatenate(list(ids.values()) + unanswered))
     common = union

@@ -431,3 +431,20 @@ def test_docs_worked_example_is_current():
     status, _, err = cli("compare", "--baseline", "dense.run", "--fail-if-worse", "-m", "map",
                          QRELS, RUNS["dense"], RUNS["bm25"])
     assert status == 3 and err.strip() in doc
+
+
+def test_latin1_and_utf8_runs_align_by_bytes(tmp_path):
+    # Query 'é' is written in UTF-8 in the qrels and one run, in Latin-1 in the other run.
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes("\u00e9 0 d1 1\n\u00e9 0 d2 0\nq2 0 d3 1\n".encode("utf-8"))
+    utf8 = tmp_path / "a.run"
+    utf8.write_bytes("\u00e9 Q0 d2 1 2.0 a\n\u00e9 Q0 d1 2 1.0 a\nq2 Q0 d3 1 1.0 a\n"
+                     .encode("utf-8"))
+    latin1 = tmp_path / "b.run"
+    latin1.write_bytes(b"q2 Q0 d3 1 1.0 b\n" + "\u00e9 Q0 d1 1 2.0 b\n".encode("utf-8")
+                       + b"x\xe9 Q0 d9 1 1.0 b\n")  # one Latin-1 id: the file is read as bytes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = irm.compare(str(qrels), {"a": str(utf8), "b": str(latin1)}, ["map"])
+    assert len(cmp.query_ids) == 2 and cmp.missing_queries == {}
+    assert cmp.scores["map"].tolist() == [[1.0, 0.5], [1.0, 1.0]]  # queries q2, then é
