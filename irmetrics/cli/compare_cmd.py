@@ -212,41 +212,39 @@ def _inputs(files: list[str]):
 
 
 def _looks_like_per_query(path: str) -> bool:
-    """The first data line has three fields (``measure query_id value``), not four
-    (qrels) or six (a run). Unreadable files answer False: their reader says why."""
+    """Whether ``path`` is a -q evaluation file. Unreadable files raise the readers'
+    one-line "cannot read file" error."""
     if path == "-":
-        return _stdin_looks_like_per_query()
+        # Peek at stdin's buffer: nothing is consumed, the reader still gets every byte.
+        peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
+        return peek is not None and _three_fields(peek(1 << 16).splitlines())
     try:
-        for number, line in enumerate(open_lines(path)):
-            fields = line.split()
-            if fields and not fields[0].startswith(b"#"):
-                return len(fields) == 3
-            if number > 1000:
-                break
+        return _three_fields(open_lines(path))
     except OSError:
-        if path != "-":
-            _read_source(path)  # raises the readers' one-line "cannot read file" error
+        _read_source(path)  # raises the readers' one-line error
     except EOFError:
         pass
     return False
 
 
-def _stdin_looks_like_per_query() -> bool:
-    """The same test on standard input, by peeking at its buffer (nothing is consumed:
-    the reader still gets every byte)."""
-    peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
-    if peek is None:
-        return False
-    for line in peek(1 << 16).splitlines():
+def _three_fields(lines) -> bool:
+    """The first data line among the first thousand has three fields (``measure
+    query_id value``), not four (qrels) or six (a run)."""
+    for _, line in zip(range(1000), lines):
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
             return len(fields) == 3
     return False
 
 
+def _paths(runs: list) -> list[str]:
+    """Each run's path as given (run files are paths, -q files were read from one)."""
+    return [r if isinstance(r, str) else r.source for r in runs]
+
+
 def _run_names(runs: list) -> list[str]:
     """File names, or the paths as given where two file names are the same."""
-    paths = [r if isinstance(r, str) else r.source for r in runs]
+    paths = _paths(runs)
     names = [os.path.basename(p) or p for p in paths]
     if len(set(names)) < len(names):
         names = paths
@@ -260,8 +258,7 @@ def _resolve(baseline: str, names: list[str], runs: list) -> str:
     """A ``--baseline`` value as a run name: the name itself or the path as given."""
     if baseline in names:
         return baseline
-    paths = [r if isinstance(r, str) else r.source for r in runs]
-    for name, path in zip(names, paths):
+    for name, path in zip(names, _paths(runs)):
         if os.path.abspath(path) == os.path.abspath(baseline):
             return name
     raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
