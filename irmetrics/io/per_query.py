@@ -87,8 +87,7 @@ def read_per_query(path) -> PerQueryScores:
     ('bm25', ['1', '2'], [0.5, 0.25])
     >>> os.unlink(fh.name)
     """
-    source = os.fspath(path)
-    lines = _read_lines(source)
+    lines, source = _read_lines(os.fspath(path))
     frame = (lines.with_row_index("line", offset=1)
              .filter(pl.col("text").str.strip_chars().str.len_bytes() > 0)
              .with_columns(pl.col("text").str.extract_groups(_LINE).alias("parts"))
@@ -144,12 +143,13 @@ def read_per_query(path) -> PerQueryScores:
         run_name=run_name, source=source)
 
 
-def _read_lines(path: str) -> pl.DataFrame:
-    """The file's lines as one string column (gzip is decompressed)."""
-    data, _ = _read_source(path)
+def _read_lines(path: str) -> tuple[pl.DataFrame, str]:
+    """The file's lines as one string column (gzip is decompressed), and the name
+    errors use for it (``<stdin>`` for ``-``)."""
+    data, source = _read_source(path)
     try:
         text = data.decode("utf-8-sig")  # a BOM from a Windows editor is not a character
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise InputFormatError("invalid UTF-8", path=path, line=line) from None
-    return pl.DataFrame({"text": text.splitlines()}, schema={"text": pl.String})
+        raise InputFormatError("invalid UTF-8", path=source, line=line) from None
+    return pl.DataFrame({"text": text.splitlines()}, schema={"text": pl.String}), source
