@@ -128,7 +128,7 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     >>> b = {"q1": {"d1": 2.0, "x": 1.0}, "q2": {"d2": 1.0, "y": 2.0}, "q3": {"d3": 1.0}}
     >>> cmp = irm.compare(qrels, {"A": a, "B": b}, "map", baseline="A")
     >>> fig = plot.per_query_differences(cmp)
-    >>> fig.axes[0].get_title()
+    >>> fig.axes[0].get_title(loc="left")
     'map: B - A'
     """
     _matplotlib()
@@ -279,9 +279,9 @@ def precision_recall(comparison):
     --------
     >>> import irmetrics as irm
     >>> from irmetrics import plot
-    >>> qrels = {"q1": {"d1": 1, "d2": 1}}
-    >>> a = {"q1": {"d1": 2.0, "x": 1.0, "d2": 0.5}}
-    >>> b = {"q1": {"x": 2.0, "d1": 1.0, "d2": 0.5}}
+    >>> qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}}
+    >>> a = {"q1": {"d1": 2.0, "x": 1.0, "d2": 0.5}, "q2": {"d3": 1.0}}
+    >>> b = {"q1": {"x": 2.0, "d1": 1.0, "d2": 0.5}, "q2": {"y": 2.0, "d3": 1.0}}
     >>> fig = plot.precision_recall(irm.compare(qrels, {"A": a, "B": b}, "map"))
     >>> [line.get_label() for line in fig.axes[0].get_lines()]
     ['A', 'B']
