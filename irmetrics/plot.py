@@ -32,6 +32,9 @@ SYSTEM_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e0
                   "#f0e442", "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                   "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
+#: One marker per system, so that curves lying on one another stay apart.
+SYSTEM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+
 #: Above this many queries, bars become one filled step outline (an SVG of thousands of
 #: bars is megabytes) and points are drawn as one raster image inside the SVG.
 _MANY_QUERIES = 300
@@ -293,8 +296,9 @@ def precision_recall(comparison):
         ax = fig.add_subplot()
         for i, system in enumerate(comparison.systems):
             rows = curves.filter(system=system)
-            ax.plot(rows["recall"].to_numpy(), rows["precision"].to_numpy(), marker="o",
-                    markersize=3.5, linewidth=1.6, color=_colour(i), label=system)
+            ax.plot(rows["recall"].to_numpy(), rows["precision"].to_numpy(),
+                    marker=SYSTEM_MARKERS[i % len(SYSTEM_MARKERS)], markersize=4.5,
+                    markerfacecolor="none", linewidth=1.5, color=_colour(i), label=system)
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(0.0, 1.02)
         ax.set_xticks(np.linspace(0.0, 1.0, 11))

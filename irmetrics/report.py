@@ -396,14 +396,25 @@ class _Page:
 
         head = "<section id=\"curves\">\n<h2>Interpolated precision-recall</h2>\n"
         try:
-            figure = plot.precision_recall(self.cmp)
+            curves = self.cmp.precision_recall_curves()
         except ComparisonError as exc:
             return (head + "<p class=\"omitted\">Not drawn: " + _e(str(exc)) + ".</p>\n"
                     "</section>")
         caption = ("Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval's"
                    " iprec_at_recall) over the common queries, with the comparison's"
                    " evaluation options.")
-        return head + f"<div class=\"plots single\">{self.svg(figure, caption)}</div>\n</section>"
+        figure = self.svg(plot.precision_recall(self.cmp), caption)
+        systems = self.cmp.systems
+        recall = curves.filter(system=systems[0])["recall"].to_list()
+        precision = {s: curves.filter(system=s)["precision"].to_list() for s in systems}
+        body = "".join(
+            f"<tr><td class=\"num\">{level:.1f}</td>"
+            + "".join(f"<td class=\"num\">{_num(precision[s][k])}</td>" for s in systems)
+            + "</tr>" for k, level in enumerate(recall))
+        values = ("<table class=\"curves\"><thead><tr><th class=\"num\">recall</th>"
+                  + "".join(f"<th class=\"num\">{_e(s)}</th>" for s in systems)
+                  + f"</tr></thead><tbody>{body}</tbody></table>")
+        return head + f"<div class=\"plots curves\">{figure}{values}</div>\n</section>"
 
     def missing_section(self) -> str:
         c = self.cmp
@@ -497,7 +508,8 @@ td.loss { color: var(--loss); }
 .omitted { background: var(--band); border-left: 4px solid var(--rule); padding: 8px 12px; }
 .plots { display: grid; grid-template-columns: minmax(0, 2.2fr) minmax(0, 1fr); gap: 18px;
          align-items: start; margin: 12px 0; }
-.plots.single { grid-template-columns: minmax(0, 640px); }
+.plots.curves { display: flex; flex-wrap: wrap; gap: 24px; }
+.plots.curves figure { flex: 0 1 600px; }
 figure { margin: 0; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.82em; margin-top: 4px; }

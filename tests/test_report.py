@@ -217,6 +217,17 @@ def test_precision_recall_curves_equal_irm_evaluate_with_the_same_options(baseli
                            baseline_cmp.precision_recall_curves()["precision"])
 
 
+def test_the_page_lists_the_curves_values(baseline_page, baseline_cmp):
+    (table,) = [t for t in outline(baseline_page).tables if t["class"] == "curves"]
+    assert table["rows"][0] == ["recall", *baseline_cmp.systems]
+    curves = baseline_cmp.precision_recall_curves()
+    printed = np.array([[float(c) for c in row] for row in table["rows"][1:]])
+    np.testing.assert_allclose(printed[:, 0], np.linspace(0, 1, 11))
+    for k, system in enumerate(baseline_cmp.systems):
+        np.testing.assert_allclose(printed[:, k + 1],
+                                   curves.filter(system=system)["precision"], atol=5e-5)
+
+
 def test_precision_recall_curves_equal_pytrec_eval_under_its_semantics():
     import pytrec_eval
 
