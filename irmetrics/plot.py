@@ -35,9 +35,12 @@ SYSTEM_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e0
 #: One marker per system, so that curves lying on one another stay apart.
 SYSTEM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
 
-#: Above this many queries, bars become one filled step outline (an SVG of thousands of
-#: bars is megabytes) and points are drawn as one raster image inside the SVG.
+#: Above this many queries, bars become one filled curve through sampled differences (an
+#: SVG of thousands of bars is megabytes) and points one raster image inside the SVG.
 _MANY_QUERIES = 300
+
+#: Points that draw the sorted differences of many queries (about two per pixel).
+_CURVE_SAMPLES = 1500
 
 #: Query ids label the x axis up to this many queries (beyond, they would overlap).
 _LABELLED_QUERIES = 60
@@ -180,9 +183,12 @@ def _difference_axes(ax, diff: np.ndarray, labels) -> None:
         nonzero = diff != 0
         ax.bar(x[nonzero], diff[nonzero], width=0.8, color=colours[nonzero], linewidth=0)
     else:
-        edges = np.arange(n + 1) - 0.5
-        for mask, colour in ((diff > 0, WIN), (diff < 0, LOSS)):
-            ax.stairs(np.where(mask, diff, 0.0), edges, fill=True, color=colour, linewidth=0)
+        # Sorted differences form a monotone curve: sampled at about two points per pixel
+        # it looks the same and the SVG stays small (each sample lies between its
+        # neighbours, so nothing between two samples can stick out).
+        x, y = _monotone_samples(diff, _CURVE_SAMPLES)
+        ax.fill_between(x, 0.0, y, where=y > 0, color=WIN, linewidth=0, interpolate=True)
+        ax.fill_between(x, 0.0, y, where=y < 0, color=LOSS, linewidth=0, interpolate=True)
     ax.axhline(0.0, color="#444444", linewidth=0.6)
     tied = np.flatnonzero(diff == 0)
     if len(tied):
@@ -198,6 +204,17 @@ def _difference_axes(ax, diff: np.ndarray, labels) -> None:
         ax.set_xticks(x, labels, rotation=90, fontsize=6.5)
     else:
         ax.set_xticks([])
+
+
+def _monotone_samples(values: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """About ``count`` evenly spaced positions of a descending array, with both ends and
+    the last win and first loss, so the extremes and the sign changes are exact."""
+    n = len(values)
+    boundaries = [np.count_nonzero(values > 0) - 1, n - np.count_nonzero(values < 0)]
+    positions = np.concatenate([np.linspace(0, n - 1, count).round().astype(np.int64),
+                                [b for b in boundaries if 0 <= b < n]])
+    positions = np.unique(positions)
+    return positions, values[positions]
 
 
 def score_distributions(comparison, measure=None):
@@ -239,19 +256,24 @@ def score_distributions(comparison, measure=None):
         fig = _new_figure(max(3.2, 1.0 + 0.9 * n_systems), 3.6)
         ax = fig.add_subplot()
         positions = np.arange(1, n_systems + 1)
+        many = n > _MANY_QUERIES
+        # The box is drawn over the points, see-through, so neither hides the other.
         ax.boxplot(list(scores), positions=positions, widths=0.6, showfliers=False,
-                   patch_artist=True, medianprops={"color": "#222222"},
-                   boxprops={"facecolor": "#f2f2f2", "edgecolor": "#555555"})
+                   patch_artist=True, zorder=4,
+                   medianprops={"color": "#222222", "linewidth": 1.4},
+                   boxprops={"facecolor": (1.0, 1.0, 1.0, 0.35), "edgecolor": "#333333"},
+                   whiskerprops={"color": "#333333"}, capprops={"color": "#333333"})
         for i in range(n_systems):
-            ax.scatter(positions[i] + offsets, scores[i], s=9, color=_colour(i), alpha=0.75,
-                       linewidths=0, zorder=3, rasterized=n > _MANY_QUERIES)
+            ax.scatter(positions[i] + offsets, scores[i], s=2.5 if many else 9,
+                       color=_colour(i), alpha=0.35 if many else 0.8, linewidths=0,
+                       zorder=3, rasterized=many)
         ax.scatter(positions, scores.mean(axis=1), marker="D", s=28, color="white",
-                   edgecolors="#222222", linewidths=0.9, zorder=4)
+                   edgecolors="#222222", linewidths=0.9, zorder=5)
         ax.set_xticks(positions, comparison.systems,
                       rotation=30 if max(map(len, comparison.systems)) > 10 else 0,
                       ha="right" if max(map(len, comparison.systems)) > 10 else "center")
         ax.set_ylabel(measure)
-        ax.set_title(f"{measure} per query ({n} queries; diamond: mean)", loc="left",
+        ax.set_title(f"{measure} per query\n{n} queries; diamond: mean", loc="left",
                      fontsize=9)
         ax.grid(axis="y", color="#dddddd", linewidth=0.5)
         ax.set_axisbelow(True)

@@ -389,12 +389,17 @@ def test_a_run_read_from_stdin_has_no_curve_and_the_page_says_why(monkeypatch):
 
 # -- CLI and the optional dependency ---------------------------------------------------------
 
-def test_cli_writes_the_report_with_o_and_other_formats_too(tmp_path, baseline_page):
-    # The README's example comparison, as docs/compare.md gives it.
+def test_the_docs_command_writes_the_report_and_o_serves_other_formats(
+        tmp_path, baseline_page, monkeypatch):
+    # The README's example comparison, run as docs/compare.md gives it.
+    doc = (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
+    (command,) = [line for line in doc.splitlines()
+                  if line.startswith("irmetrics compare") and "--format html -o" in line]
+    argv = command.split()[1:]
     target = tmp_path / "report.html"
-    status, out, err = cli("compare", "--baseline", "bm25.run", "-m", "map", "-m",
-                           "ndcg_cut.10", "--format", "html", "-o", str(target), QRELS,
-                           RUNS["bm25"], RUNS["dense"], RUNS["tweak"])
+    argv[argv.index("-o") + 1] = str(target)
+    monkeypatch.chdir(ROOT)
+    status, out, err = cli(*argv)
     assert (status, out, err) == (0, "", "")
     page = target.read_text(encoding="utf-8")
     # The CLI names runs by their file names.
