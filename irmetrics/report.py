@@ -511,6 +511,7 @@ td.loss { color: var(--loss); }
 .plots.curves { display: flex; flex-wrap: wrap; gap: 24px; }
 .plots.curves figure { flex: 0 1 600px; }
 figure { margin: 0; }
+.plots > figure + figure { max-width: 440px; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.82em; margin-top: 4px; }
 .pairs { display: flex; flex-wrap: wrap; gap: 8px 40px; }
@@ -531,6 +532,9 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
   h2 { break-after: avoid; page-break-after: avoid; }
   h3, h4 { break-after: avoid; page-break-after: avoid; }
   figure, table, .pair { break-inside: avoid; page-break-inside: avoid; }
+  table { font-size: 8pt; }
+  th, td, table.extremes th, table.extremes td { padding: 2px 4px; }
+  thead th.num { white-space: normal; }
   .plots { grid-template-columns: minmax(0, 1fr); }
   tbody tr:nth-child(even), .matrix td.sig-cell { -webkit-print-color-adjust: exact;
                                                    print-color-adjust: exact; }

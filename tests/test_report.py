@@ -491,3 +491,47 @@ def test_chromium_loads_the_report_without_console_errors(tmp_path, baseline_pag
     assert console == []
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000  # a page, not a blank
+
+
+# -- edge cases ---------------------------------------------------------------------------
+
+def per_query_results(values: dict, ids=None) -> dict:
+    """{name: Results} with map values given per system (queries q0, q1, ...)."""
+    spec = irm.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "map").measure_of("map")
+    out = {}
+    for name, column in values.items():
+        column = np.asarray(column, dtype=np.float64)
+        query_ids = np.array(ids[name] if ids else [f"q{i}" for i in range(len(column))])
+        out[name] = irm.Results(query_ids, {"map": column}, {"map": spec}, run_name=name)
+    return out
+
+
+def test_identical_runs_a_single_query_and_left_out_queries_render():
+    same = irm.compare(None, per_query_results({"a": [0.5, 0.2], "b": [0.5, 0.2]}), "map")
+    page = same.to_html()
+    assert_self_contained(page)
+    assert "0 wins, 2 ties, 0 losses" in page and page.count("<p class=\"note\">none</p>") == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = irm.compare(None, per_query_results({"a": [0.5], "b": [0.25]}), "map")
+    assert_self_contained(one.to_html())
+    runs = per_query_results({"a": [0.5, 0.2, 0.1], "b": [0.4, 0.3]},
+                             ids={"a": ["q1", "q2", "q<3>"], "b": ["q1", "q2"]})
+    with pytest.warns(irm.comparison.QueryAlignmentWarning):
+        missing = irm.compare(None, runs, "map")
+    page = missing.to_html()
+    assert_self_contained(page)
+    assert 'id="left-out"' in page and "lacks 1: <span class=\"qid\">q&lt;3&gt;</span>" in page
+    assert "1 left out" in page
+
+
+def test_all_pairs_of_many_systems_draw_the_first_twelve():
+    rng = np.random.default_rng(2)
+    runs = per_query_results({f"s{k:02d}": rng.random(20) for k in range(8)})
+    cmp = irm.compare(None, runs, "map")  # 28 pairs
+    page = cmp.to_html()
+    assert_self_contained(page)
+    assert "The first 12 of 28 comparisons are drawn." in page
+    assert page.count("<div class=\"pair\">") == 12
+    (matrix,) = [t for t in outline(page).tables if t["class"] == "matrix"]
+    assert len(matrix["rows"]) == 9 and len(matrix["rows"][0]) == 10  # no group column
