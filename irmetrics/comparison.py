@@ -288,20 +288,15 @@ class Comparison:
         letters = _letters(len(self.systems))
         # Beyond 26 systems labels have two letters: commas keep "n, w, aa" readable.
         separator = "," if len(self.systems) > 26 else ""
-        better = _significant_improvements(self)
-        means = {name: self.scores[name].mean(axis=1) for name in self.measures}
         lines = [r"\begin{table}[t]", r"\centering",
                  r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule",
                  "System & " + " & ".join(_latex_escape(m) for m in self.measures) + r" \\",
                  r"\midrule"]
-        for i, system in enumerate(self.systems):
+        for i, (system, row) in enumerate(zip(self.systems, _mean_cells(self, digits))):
             cells = [f"({letters[i]}) {_latex_escape(system)}"]
-            for name in self.measures:
-                value = f"{means[name][i]:.{digits}f}"
-                column = np.round(means[name], digits)
-                if column[i] == column.max():
-                    value = rf"\textbf{{{value}}}"
-                marks = separator.join(letters[j] for j in sorted(better.get((name, i), ())))
+            for value, best, marks in row:
+                value = rf"\textbf{{{value}}}" if best else value
+                marks = separator.join(marks)
                 cells.append(value + (rf"$^{{{marks}}}$" if marks else ""))
             lines.append(" & ".join(cells) + r" \\")
         caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
@@ -748,6 +743,18 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
     }, schema={**{c: pl.Float64 for c in COLUMNS}, "measure": pl.String, "system": pl.String,
                "baseline": pl.String, "significant": pl.Boolean, "wins": pl.Int64,
                "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64})
+
+
+def _mean_cells(comparison: Comparison, digits: int) -> list[list[tuple[str, bool, list]]]:
+    """Per system, per measure: ``(mean to digits, best of its column, letters of the
+    systems it is significantly better than)`` -- the summary table of LaTeX and HTML."""
+    letters = _letters(len(comparison.systems))
+    better = _significant_improvements(comparison)
+    means = {name: comparison.scores[name].mean(axis=1) for name in comparison.measures}
+    rounded = {name: np.round(means[name], digits) for name in comparison.measures}
+    return [[(f"{means[name][i]:.{digits}f}", bool(rounded[name][i] == rounded[name].max()),
+              [letters[j] for j in sorted(better.get((name, i), ()))])
+             for name in comparison.measures] for i in range(len(comparison.systems))]
 
 
 def _significant_improvements(comparison: Comparison) -> dict:

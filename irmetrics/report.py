@@ -20,8 +20,8 @@ import re
 import numpy as np
 
 from . import __version__
-from .comparison import (_CORRECTION_NAMES, _TEST_NAMES, _letters, _num, _p, _percent,
-                         _signed, _significant_improvements)
+from .comparison import (_CORRECTION_NAMES, _TEST_NAMES, _letters, _mean_cells, _num, _p,
+                         _percent, _signed)
 
 #: Queries listed per comparison among the largest wins and among the largest losses.
 TOP_QUERIES = 5
@@ -225,23 +225,18 @@ class _Page:
         """Means per system and measure, best in bold, letters of significant improvements."""
         c = self.cmp
         letters = _letters(len(c.systems))
-        better = _significant_improvements(c)
         head = "".join(f"<th class=\"num\">{_e(m)}</th>" for m in c.measures)
         body = []
-        means = {m: c.scores[m].mean(axis=1) for m in c.measures}
-        for i, system in enumerate(c.systems):
-            role = " <span class=\"tag\">baseline</span>" if c.baselines and system in c.baselines else ""
+        for i, (system, row) in enumerate(zip(c.systems, _mean_cells(c, 4))):
+            role = (" <span class=\"tag\">baseline</span>"
+                    if c.baselines and system in c.baselines else "")
             cells = [f"<td class=\"label\">({letters[i]})</td>",
                      f"<th scope=\"row\"><span class=\"swatch\" style=\"background:"
                      f"{_system_colour(i)}\"></span>{_e(system)}{role}</th>"]
-            for m in c.measures:
-                column = np.round(means[m], 4)
-                value = _num(means[m][i])
-                if column[i] == column.max():
-                    value = f"<strong>{value}</strong>"
-                marks = ",".join(letters[j] for j in sorted(better.get((m, i), ())))
-                cells.append(f"<td class=\"num\">{value}" +
-                             (f"<sup>{marks}</sup>" if marks else "") + "</td>")
+            for value, best, marks in row:
+                value = f"<strong>{value}</strong>" if best else value
+                cells.append(f"<td class=\"num\">{value}"
+                             + (f"<sup>{','.join(marks)}</sup>" if marks else "") + "</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         return (f"<section id=\"summary\">\n<h2>Summary</h2>\n"
                 f"<p>Mean over the {len(c.query_ids):,} common queries. Bold: best per measure."

@@ -178,6 +178,21 @@ def test_numbers_in_the_page_equal_the_table(baseline_page, baseline_cmp):
         assert cells[9] == f"{row['wins']} / {row['ties']} / {row['losses']}"
 
 
+def test_summary_marks_the_same_cells_as_the_latex_table(baseline_page, baseline_cmp):
+    latex_rows = [line for line in baseline_cmp.to_latex().splitlines()
+                  if line.startswith("(")]
+    (summary,) = re.findall(r'<table class="summary">.*?</table>', baseline_page, re.S)
+    html_rows = re.findall(r"<tr><td class=\"label\">.*?</tr>", summary, re.S)
+    assert len(html_rows) == len(latex_rows) == 3
+    for latex, row in zip(latex_rows, html_rows):
+        expected = [re.sub(r"\\textbf\{(.*?)\}", r"<strong>\1</strong>", cell.strip())
+                    .replace("$^{", "<sup>").replace("}$", "</sup>")
+                    for cell in latex.rstrip(" \\").split("&")[1:]]
+        cells = re.findall(r'<td class="num">(.*?)</td>', row)
+        assert cells == expected
+    assert "<strong>" in summary and "<sup>a</sup>" in summary
+
+
 def test_largest_wins_and_losses_equal_an_independent_evaluation(baseline_page):
     # Oracle: per-query values from irm.evaluate, sorted in plain Python.
     values = {}
