@@ -438,6 +438,10 @@ def _system_colour(index: int) -> str:
 
 _XMLNS = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
 
+#: A tag of matplotlib's SVG: its text content has ``<`` and ``>`` escaped, so this never
+#: reaches into text (a run name such as ``a id="b"`` stays as it is).
+_TAG = re.compile(r"<[^<>]+>")
+
 
 def _inline_svg(svg: str, prefix: str) -> str:
     """matplotlib's SVG document as an element for an HTML page.
@@ -445,13 +449,15 @@ def _inline_svg(svg: str, prefix: str) -> str:
     The XML prolog and DOCTYPE go (the DOCTYPE names a DTD by URL), and so do the
     namespace declarations, which the HTML parser supplies itself for inline SVG;
     ``xlink:href`` becomes SVG 2's ``href``. Every id, and every reference to one, gets
-    ``prefix`` so that the figures of one page never share an id.
+    ``prefix`` so that the figures of one page never share an id. Only tags are
+    rewritten, never text.
     """
-    svg = svg[svg.index("<svg"):]
-    svg = _XMLNS.sub("", svg, count=0)
-    svg = svg.replace("xlink:href=", "href=")
-    svg = re.sub(r'\bid="', f'id="{prefix}', svg)
-    svg = svg.replace('href="#', f'href="#{prefix}').replace("url(#", f"url(#{prefix}")
+    def rewrite(tag: re.Match) -> str:
+        text = _XMLNS.sub("", tag.group(0)).replace("xlink:href=", "href=")
+        text = re.sub(r'(\sid=")', rf"\1{prefix}", text)
+        return text.replace('href="#', f'href="#{prefix}').replace("url(#", f"url(#{prefix}")
+
+    svg = _TAG.sub(rewrite, svg[svg.index("<svg"):])
     return svg.replace("<svg ", "<svg role=\"img\" ", 1).rstrip()
 
 

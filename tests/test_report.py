@@ -4,6 +4,7 @@ equal the comparison's (and independent evaluations')."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -324,6 +325,21 @@ def test_names_and_query_ids_are_escaped():
     assert evil in cells and qid in cells and "b&<i>" in cells
 
 
+def test_svg_rewriting_touches_tags_never_text():
+    # Ids are prefixed per figure; a run name that looks like an attribute stays as is.
+    name = 'a id="b" url(#c) href="#d"'
+    runs = {"base": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}},
+            name: {"q1": {"x": 2.0, "d1": 1.0}, "q2": {"d2": 1.0}}}
+    page = irm.compare({"q1": {"d1": 1}, "q2": {"d2": 1}}, runs, "map",
+                       baseline="base").to_html()
+    assert_self_contained(page)
+    svg_text = re.findall(r"<text[^>]*>([^<]*)</text>", page)
+    assert f"map: {name} - base" in svg_text
+    ids = re.findall(r'<[a-z][^<>]*\sid="([^"]*)"', page)
+    assert "b" not in ids and "f1-b" not in ids  # the text was not read as a tag
+    assert sum(i.startswith("f1-") for i in ids) > 10
+
+
 # -- determinism ------------------------------------------------------------------------------
 
 def test_same_inputs_give_identical_bytes_across_processes(tmp_path):
@@ -333,7 +349,7 @@ def test_same_inputs_give_identical_bytes_across_processes(tmp_path):
     for k in range(2):
         out = tmp_path / f"r{k}.html"
         subprocess.run([sys.executable, "-m", "irmetrics", *args, "-o", str(out)], check=True,
-                       env={"PYTHONHASHSEED": str(k), "PATH": "/usr/bin:/bin"})
+                       env={**os.environ, "PYTHONHASHSEED": str(k)})
         pages.append(out.read_bytes())
     assert pages[0] == pages[1]
     assert_self_contained(pages[0].decode("utf-8"))
