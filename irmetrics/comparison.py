@@ -99,6 +99,12 @@ class Comparison:
     test, correction, alpha, level, n_resamples, seed
         How the table was computed (``level`` is the confidence level of the intervals,
         ``1 - alpha``).
+
+    Notes
+    -----
+    A comparison keeps what its per-query values came from (the runs as given and the
+    Evaluator holding the encoded qrels), so that :meth:`precision_recall_curves` and
+    :meth:`to_html` can evaluate the runs again with the same options.
     """
 
     systems: list
