@@ -7,7 +7,7 @@ import numpy as np
 from ..engine import segments as sg
 from ..engine.gains import compute_gains, log2_discount
 from .context import columns, safe_div
-from .params import LongCutoffs, PairParams
+from .params import LongCutoffs, Option, PairParams, with_binary
 from .precision import STANDARD_CUTOFFS
 from .registry import measure
 
@@ -59,6 +59,7 @@ def ideal_dcg_values(view, gains) -> np.ndarray:
 
 
 @measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG",
+         options=with_binary(dcg=Option(str, choices=("log2",)), gains=Option(dict, raw=True)),
          aliases={'ir_measures': 'nDCG', 'ranx': 'ndcg'})
 def ndcg(ctx, pairs):
     """Normalised DCG over the whole ranking: ``DCG / IDCG``, 0 when IDCG = 0.
@@ -75,6 +76,7 @@ def ndcg(ctx, pairs):
 
 @measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
          friendly="nDCG", friendly_cutoff=True,
+         options=with_binary(dcg=Option(str, choices=("log2",))),
          aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k',
                   'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
 def ndcg_at_cutoffs(ctx, cutoffs):

@@ -231,3 +231,8 @@ BINARY_OPTIONS = {
     "judged_only": Option(bool, default=False,
                           doc="drop unjudged documents first (this measure only)"),
 }
+
+
+def with_binary(**more: Option) -> dict:
+    """:data:`BINARY_OPTIONS` plus a measure's own options."""
+    return {**BINARY_OPTIONS, **more}

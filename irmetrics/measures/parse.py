@@ -55,8 +55,8 @@ def friendly_index() -> dict:
     """``{(friendly name lowercased, takes @k): [declarations in output order]}``."""
     index: dict = {}
     for m in sorted(REGISTRY.values(), key=lambda m: m.order):
-        if m.friendly:
-            index.setdefault((m.friendly.lower(), m.friendly_cutoff), []).append(m)
+        for name in (m.friendly, *m.extra.get("friendly_aliases", ())) if m.friendly else ():
+            index.setdefault((name.lower(), m.friendly_cutoff), []).append(m)
     return index
 
 
@@ -210,7 +210,10 @@ def _parse_friendly(spec: str) -> Request:
     for m in candidates:
         converted, why = _match(m, spec, args)
         if converted is not None:
-            return _friendly_request(m, spec, converted, cut)
+            try:
+                return _friendly_request(m, spec, converted, cut)
+            except ParameterError as err:  # e.g. MAP@R is not AP@k: try the next one
+                why = str(err).rstrip(".")
         reasons.append(why)
     raise ParameterError(reasons[0] + "." if len(reasons) == 1 else
                          f"{spec!r} matches no declaration of {base}: " + "; ".join(reasons) + ".")
@@ -250,6 +253,8 @@ def _friendly_request(m: MeasureDef, spec: str, args: dict, cut: str | None) -> 
 
 def _raw_text(m: MeasureDef, key: str, value) -> str:
     """An option declared ``raw`` as the measure's trec_eval parameter text."""
+    if isinstance(value, dict):  # gains={0: 0, 2: 3} is the pair list 0=0,2=3
+        return ",".join(f"{level}={gain}" for level, gain in sorted(value.items()))
     if isinstance(m.params, PairParams):
         return f"{key}={value}"
     return repr(value)
