@@ -40,8 +40,9 @@ def judged_at_cutoffs(ctx, cutoffs):
     {'Judged@2': 0.5, 'Judged@10': 0.6666666666666666}
     """
     v = ctx.view
-    judged_so_far = sg.seg_cumcount(v.code != NOT_IN_POOL, v.offsets)
-    return columns(*(safe_div(sg.at_rank(judged_so_far, v.offsets, k),
+    offsets, top = sg.truncate(v.offsets, max(cutoffs))  # only the top max(k) matter
+    judged_so_far = sg.seg_cumcount(v.code[top] != NOT_IN_POOL, offsets)
+    return columns(*(safe_div(sg.at_rank(judged_so_far, offsets, k),
                               np.minimum(k, v.num_ret)) for k in cutoffs))
 
 
