@@ -93,3 +93,9 @@ def test_bad_input_is_a_one_line_error():
         ours.calc_aggregate(ours.nDCG @ 10, QRELS, RUN)
     with pytest.raises(ParameterError, match="query_id, doc_id and score"):
         ours.calc_aggregate([ours.P @ 1], QRELS, [("1", "a", 1.0)])
+
+
+def test_a_name_that_reaches_a_different_definition_is_refused():
+    # ir_measures takes RBP from cwl_eval; irmetrics' rbp is trec_eval 10's.
+    with pytest.raises(ParameterError, match="does not follow the provider"):
+        ours.calc_aggregate([ours.RBP(rel=1)], QRELS, RUN)

@@ -19,6 +19,11 @@ Every measure is computed natively; the numbers are those of the provider ir_mea
   ``ir_measures_ties="doc_id_ascending"``; the run is re-ranked in that order here,
   vectorised, before the engine sees it).
 
+A declaration other than pytrec_eval's measures takes part only if it names the provider
+whose definition it follows (``measure(..., ir_measures_provider="gdeval")``); a name that
+reaches another irmetrics measure (``RBP`` is trec_eval 10's ``rbp`` here, cwl_eval's in
+ir_measures) is refused rather than computed differently.
+
 As in ir_measures, every qrels query gets a value: a query the run lacks scores 0
 (ir_measures' ``Measure.DEFAULT``), run queries absent from the qrels are ignored, and
 aggregates are the mean over those queries (the sum for ``NumQ``, ``NumRel``, ``NumRet``).
@@ -388,9 +393,15 @@ def _records(values, kind):
 _PYTREC_EVAL, _TREC_EVAL, _DOC_ID_ASCENDING = "pytrec_eval", "trec_eval", "doc_id_ascending"
 
 
-def _group_of(measure_def) -> str:
+def _group_of(measure_def, spelling: str) -> str:
+    """The group of a declaration that follows ir_measures' provider for ``spelling``:
+    pytrec_eval's measures, or a declaration naming its ``ir_measures_provider``."""
     if measure_def.pytrec_eval:
         return _PYTREC_EVAL
+    if "ir_measures_provider" not in measure_def.extra:
+        raise ParameterError(
+            f"{spelling!r} is irmetrics' {measure_def.name!r}, which does not follow the"
+            " provider ir_measures 0.4.3 uses for it; see docs/ir_measures.md.")
     if measure_def.extra.get("ir_measures_ties") == _DOC_ID_ASCENDING:
         return _DOC_ID_ASCENDING
     return _TREC_EVAL
@@ -428,7 +439,7 @@ class Evaluator:
         for m in self.measures:
             (req,) = parse_measures([str(m)])
             self._defs[m] = req.measure
-            by_group.setdefault(_group_of(req.measure), []).append(m)
+            by_group.setdefault(_group_of(req.measure, str(m)), []).append(m)
         self._groups = [
             (group, ms, _Evaluator(self.qrels, [str(m) for m in ms],
                                    semantics="pytrec_eval" if group == _PYTREC_EVAL

@@ -21,7 +21,8 @@ _NO_OPTIONS: dict = {}
 @measure("judged_cut", order=63, params=LongCutoffs((10,)), pytrec_eval=False,
          friendly="Judged", friendly_cutoff=True, options=_NO_OPTIONS,
          complete_reset=RESET_ALWAYS, aliases={"ir_measures": "Judged@k"},
-         ir_measures_ties="doc_id_ascending", source=_SOURCE, cousin=_COUSIN)
+         ir_measures_provider="judged", ir_measures_ties="doc_id_ascending",
+         source=_SOURCE, cousin=_COUSIN)
 def judged_at_cutoffs(ctx, cutoffs):
     """Judgment rate at k: ``#{i <= min(k, n): doc i is in the qrels} / min(k, n)``.
 
@@ -48,7 +49,8 @@ def judged_at_cutoffs(ctx, cutoffs):
 
 @measure("judged", order=64, pytrec_eval=False, friendly="Judged", options=_NO_OPTIONS,
          complete_reset=RESET_ALWAYS, aliases={"ir_measures": "Judged"},
-         ir_measures_ties="doc_id_ascending", source=_SOURCE, cousin=_COUSIN)
+         ir_measures_provider="judged", ir_measures_ties="doc_id_ascending",
+         source=_SOURCE, cousin=_COUSIN)
 def judged_whole_ranking(ctx, params):
     """Judgment rate of the whole ranking: ``#{judged retrieved} / n`` (``Judged`` without
     a cutoff), 0 for an empty ranking."""

@@ -12,10 +12,12 @@ from .registry import RESET_ALWAYS, measure
 
 
 @measure("recip_rank_cut", order=65, params=LongCutoffs((10,)), pytrec_eval=False,
-         friendly="RR", friendly_cutoff=True, friendly_aliases=("MRR",), complete_reset=RESET_ALWAYS,
+         friendly="RR", friendly_cutoff=True, friendly_aliases=("MRR",),
+         complete_reset=RESET_ALWAYS,
          options={"rel": Option(int, doc="minimum label counted as relevant")},
          aliases={"ir_measures": "RR@k (MRR@k)"},
-         ir_measures_ties="doc_id_ascending", source="MS MARCO's msmarco_eval.py, as run by ir_measures 0.4.3",
+         ir_measures_provider="msmarco", ir_measures_ties="doc_id_ascending",
+         source="MS MARCO's msmarco_eval.py, as run by ir_measures 0.4.3",
          cousin="trec_eval's recip_rank has no cutoff; RR@k is recip_rank with a first"
                 " relevant document beyond rank k counting as none.")
 def reciprocal_rank_at_cutoffs(ctx, cutoffs):
