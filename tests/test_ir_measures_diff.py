@@ -27,11 +27,17 @@ ir_measures = pytest.importorskip("ir_measures", reason="ir-measures 0.4.3 is th
 EXAMPLES = int(os.environ.get("IRMETRICS_IR_MEASURES_EXAMPLES", "40"))
 
 #: Measures whose ir_measures provider is pytrec_eval, msmarco or judged (exact).
+#: The judged_only ones go in a call of their own: ir_measures puts NumRet and NumQ into
+#: whichever pytrec_eval invocation its set of measures yields first (hash order, so it
+#: varies between processes), judged-only or not.
+JUDGED_ONLY = ["P(judged_only=True)@3", "AP(judged_only=True)", "nDCG(judged_only=True)@5",
+               "RR(judged_only=True)", "SetF(judged_only=True)", "nDCG@3"]
 EXACT = [
-    "P@1", "P@5", "P(rel=2)@3", "P(judged_only=True)@3", "R@4", "R(rel=2)@4", "AP",
-    "AP(rel=2)", "AP@3", "AP(judged_only=True)", "RR", "RR(rel=2)", "RR@1", "RR@3",
-    "RR(rel=2)@5", "RR(rel=0)@2", "MRR@10", "nDCG", "nDCG@3", "nDCG(judged_only=True)@5",
-    "nDCG(gains={0:1,1:3,2:7})", "Judged@1", "Judged@3", "Judged@20", "Judged", "Rprec",
+    "P@1", "P@5", "P(rel=2)@3", "R@4", "R(rel=2)@4", "AP",
+    "AP(rel=2)", "AP@3", "RR", "RR(rel=2)", "RR@1", "RR@3",
+    "RR(rel=2)@5", "RR(rel=0)@2", "MRR@10", "nDCG", "nDCG@3",
+    "nDCG(gains={0:1,1:3,2:7})", "nDCG(gains={0:1,1:3,2:0})@5", "nDCG(gains={3:1})@3",
+    "Judged@1", "Judged@3", "Judged@20", "Judged", "Rprec",
     "Rprec(rel=2)", "Bpref", "infAP", "SetP", "SetRelP", "SetR", "SetF", "SetF(beta=0.5)",
     "SetAP", "Success@2", "IPrec@0.2", "IPrec@0.0", "NumQ", "NumRet", "NumRelRet",
     "NumRet(rel=2)", "NumRel",
@@ -92,6 +98,7 @@ def test_exact_providers_equal_ir_measures(data):
     qrels, run = numeric_ids(data)
     assume(run)
     compare(EXACT, qrels, run, 1e-9)
+    compare(JUDGED_ONLY, qrels, run, 1e-9)
 
 
 @needs_perl

@@ -13,6 +13,7 @@ import numpy as np
 from ..engine import segments as sg
 from ..exceptions import InputFormatError
 from .context import columns, safe_div
+from .dcg import ideal_sequence
 from .params import LongCutoffs, Option
 from .precision import STANDARD_CUTOFFS
 from .registry import RESET_ALWAYS, measure
@@ -42,17 +43,6 @@ def gdeval_labels(ctx):
     return v.offsets, np.where(v.code > 0, v.code, 0)
 
 
-def ideal_labels(view) -> tuple[np.ndarray, np.ndarray]:
-    """``(offsets, label)``: every positive qrels label of each query, descending."""
-    levels = view.rel_levels
-    positive = levels > 0
-    desc_levels = levels[positive][::-1]
-    counts = view.rel_hist[:, positive][:, ::-1]
-    labels = np.repeat(np.tile(desc_levels, view.n_queries), counts.ravel())
-    offsets = np.concatenate(([0], np.cumsum(counts.sum(axis=1)))).astype(np.int64)
-    return offsets, labels
-
-
 def err_running(offsets, labels, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """``(offsets, running ERR)`` over the first ``depth`` entries, in gdeval's order of
     operations: ``r = (2^g - 1) / 2^4``, ``score += r * decay / i``, ``decay *= 1 - r``."""
@@ -80,7 +70,7 @@ def normalised_at_cutoffs(ctx, cutoffs, running_of):
     offsets, labels = gdeval_labels(ctx)
     depth = max(cutoffs)
     offsets, running = running_of(offsets, labels, depth)
-    ideal_offsets, ideal = running_of(*ideal_labels(ctx.view), depth)
+    ideal_offsets, ideal = running_of(*ideal_sequence(ctx.view), depth)
     return columns(*(safe_div(sg.at_rank(running, offsets, k, fill=0.0),
                               sg.at_rank(ideal, ideal_offsets, k, fill=0.0))
                      for k in cutoffs))
