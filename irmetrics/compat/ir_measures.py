@@ -446,17 +446,20 @@ class Evaluator:
                                    else "trec_eval"))
             for group, ms in by_group.items()
         ]
-        self.query_ids = [str(q) for q in self._groups[0][2].query_ids] if self._groups else []
+        # Qrels query ids in ascending byte order (numpy's str order is code point order,
+        # the same), so each evaluation's queries are found by one searchsorted.
+        self._query_ids = (np.asarray(self._groups[0][2].query_ids, dtype=str)
+                           if self._groups else np.array([], dtype=str))
+        self.query_ids = self._query_ids.tolist()
 
     def _values(self, run) -> dict:
         """``{measure: per-query float64 array aligned with query_ids}``."""
         run = _as_table(run, "score")
         out = {}
-        index = {q: i for i, q in enumerate(self.query_ids)}
         for group, ms, ev in self._groups:
             res = ev.evaluate_unchecked(_rerank_doc_id_ascending(run)
                                         if group == _DOC_ID_ASCENDING else run)
-            rows = np.array([index[str(q)] for q in res.query_ids], dtype=np.int64)
+            rows = np.searchsorted(self._query_ids, np.asarray(res.query_ids, dtype=str))
             for m in ms:
                 full = np.zeros(len(self.query_ids))  # ir_measures' DEFAULT for the rest
                 if len(rows):

@@ -26,7 +26,7 @@ from .registry import NICKNAMES, REGISTRY, MeasureDef
 _FRIENDLY_ONLY = re.compile(r".*[@(]")
 
 _FRIENDLY = re.compile(
-    r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>[^@()]+))?\Z"
+    r"(?P<base>[^\W\d]\w*)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>[^@()]+))?\Z"
 )
 
 #: trec_eval's dcg, ideal_dcg and ndcg share one gain-parameter block (spec §8.1).
