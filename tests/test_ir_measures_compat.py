@@ -99,3 +99,14 @@ def test_a_name_that_reaches_a_different_definition_is_refused():
     # ir_measures takes RBP from cwl_eval; irmetrics' rbp is trec_eval 10's.
     with pytest.raises(ParameterError, match="does not follow the provider"):
         ours.calc_aggregate([ours.RBP(rel=1)], QRELS, RUN)
+
+
+def test_trec_file_paths_are_read_by_irmetrics(tmp_path):
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in QRELS.items()
+                                  for d, r in docs.items()))
+    run_path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in RUN.items()
+                                for d, s in docs.items()))
+    measures = [ours.nDCG @ 10, ours.RR @ 10, ours.Judged @ 1, ours.ERR @ 5]
+    assert ours.calc_aggregate(measures, str(qrels_path), run_path) == \
+        ours.calc_aggregate(measures, QRELS, RUN)

@@ -353,10 +353,8 @@ def _as_table(value, kind: str):
     takes: dict of dicts, pandas/polars DataFrame, iterable of namedtuples; also irmetrics'
     own tables and TREC file paths."""
     cls = Qrels if kind == "relevance" else Run
-    if isinstance(value, cls):
-        return value
-    if isinstance(value, (str, os.PathLike)):
-        return cls.read(value)
+    if isinstance(value, (cls, str, os.PathLike)):
+        return value  # a TREC file path goes to irmetrics' streaming reader as it is
     if isinstance(value, Mapping):
         return cls.from_dict(value)
     if hasattr(value, "columns"):
@@ -407,10 +405,12 @@ def _group_of(measure_def, spelling: str) -> str:
     return _TREC_EVAL
 
 
-def _rerank_doc_id_ascending(run: Run) -> Run:
+def _rerank_doc_id_ascending(run) -> Run:
     """The run with scores replaced by ``-rank`` in the order score descending, doc id
     ascending (ir_measures' msmarco and judged providers), so that the engine's order
     (score descending) reproduces it exactly. Ids compare as code points = UTF-8 bytes."""
+    if not isinstance(run, Run):
+        run = Run.read(run)
     df = (run.df.sort(["query_id", "score", "doc_id"], descending=[False, True, False])
           .with_columns((-pl.int_range(1, pl.len() + 1).over("query_id"))
                         .cast(pl.Float64).alias("score")))
