@@ -79,7 +79,7 @@ def normalised_at_cutoffs(ctx, cutoffs, running_of):
 @measure("err_cut", order=60, params=LongCutoffs(STANDARD_CUTOFFS), pytrec_eval=False,
          friendly="ERR", friendly_cutoff=True, options=_NO_OPTIONS,
          complete_reset=RESET_ALWAYS, aliases={"ir_measures": "ERR@k"}, source=_SOURCE,
-         ir_measures_provider="gdeval",
+         ir_measures_provider="gdeval", max_label=MAX_JUDGMENT,
          cousin="trec_eval has no ERR; recip_rank is its binary, cutoff-free special case"
                " (one fully relevant document, stopping probability 1).")
 def expected_reciprocal_rank(ctx, cutoffs):
@@ -107,7 +107,7 @@ def expected_reciprocal_rank(ctx, cutoffs):
 
 @measure("nerr_cut", order=61, params=LongCutoffs(STANDARD_CUTOFFS), pytrec_eval=False,
          friendly="nERR", friendly_cutoff=True, options=_NO_OPTIONS,
-         complete_reset=RESET_ALWAYS, source="irmetrics, on gdeval's ERR@k",
+         complete_reset=RESET_ALWAYS, source="irmetrics, on gdeval's ERR@k", max_label=MAX_JUDGMENT,
          cousin="no trec_eval cousin; ir_measures has no nERR@k (its nERR_IA is ndeval's"
                " intent-aware form).")
 def normalised_expected_reciprocal_rank(ctx, cutoffs):
@@ -134,7 +134,7 @@ def normalised_expected_reciprocal_rank(ctx, cutoffs):
          options={"dcg": Option(str, choices=("exp-log2",), required=True,
                                 doc="exponential gains 2^g - 1 (gdeval)")},
          aliases={"ir_measures": "nDCG(dcg='exp-log2')@k"}, source=_SOURCE,
-         ir_measures_provider="gdeval",
+         ir_measures_provider="gdeval", max_label=MAX_JUDGMENT,
          cousin="trec_eval's ndcg_cut uses the label itself as gain (linear); this one uses"
                 " 2^g - 1, ignores negative labels and refuses labels above 4.")
 def ndcg_exponential_at_cutoffs(ctx, cutoffs):

@@ -96,7 +96,10 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
     **extra
         Free-form facts read by other layers: ``rel_formats``; ``source`` (the tool and
         version whose definition the measure follows) and ``cousin`` (how it differs from
-        its nearest trec_eval measure) for the generated docs.
+        its nearest trec_eval measure) for the generated docs; ``max_label`` (labels above
+        it are refused, as gdeval does); ``friendly_aliases`` (more friendly names, ``MRR``);
+        ``ir_measures_provider`` / ``ir_measures_ties`` (the ir_measures 0.4.3 provider the
+        definition follows and its tie order, read by ``irmetrics.compat.ir_measures``).
 
     The kernel is called as ``kernel(ctx, params)`` and returns an array of shape
     ``(n_queries, n_outputs)``.
