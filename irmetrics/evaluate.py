@@ -243,11 +243,13 @@ class Evaluator:
         columns, specs = {}, {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
+            req = requests[0]
             ctx = Context(
                 lists,
                 relevance_level=self.relevance_level if level is None else level,
-                judged_only=self.judged_only, semantics=self.semantics,
-                num_docs_in_coll=self.num_docs_in_coll,
+                judged_only=self.judged_only if req.judged_only is None else req.judged_only,
+                semantics=self.semantics, num_docs_in_coll=self.num_docs_in_coll,
+                options=dict(req.options),
             )
             block = measure.kernel(ctx, params)
             for req in requests:
@@ -273,7 +275,8 @@ def _kernel_groups(requests: list[Request]):
     for req in requests:
         cutoff = isinstance(req.measure.params, (LongCutoffs, DoubleCutoffs))
         if req.friendly and cutoff:
-            key = ("merge", req.measure.name, req.relevance_level)
+            key = ("merge", req.measure.name, req.relevance_level, req.judged_only,
+                   req.options)
         else:
             key = ("single", id(req))
         if key not in groups:
