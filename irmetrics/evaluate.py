@@ -12,7 +12,7 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
-from .engine.stream import encode_qrels_file, pack_run_file
+from .engine.stream import encode_qrels_file, evaluate_run_file
 from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
@@ -140,18 +140,13 @@ class Evaluator:
         return self._encoded_qrels().query_ids
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
-        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a plain run
-        file chunk by chunk (:mod:`irmetrics.engine.stream`, which keeps no doc ids);
-        other files read whole (as UTF-8, or byte by byte as Latin-1 when they are not
-        UTF-8); an adapter's own pair without strings (``Run.pack_direct``); everything
-        else put through encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels
-        file or the run file is not UTF-8: then both sides are decoded as Latin-1."""
+        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a file read
+        whole (as UTF-8, or byte by byte as Latin-1 when it is not UTF-8); an adapter's
+        own pair without strings (``Run.pack_direct``); everything else put through
+        encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels file or the run
+        file is not UTF-8: then both sides are decoded as Latin-1. (A plain run file is
+        evaluated chunk by chunk before this: :meth:`evaluate_unchecked`.)"""
         if isinstance(run, (str, os.PathLike)):
-            if self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids:
-                lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
-                                      complete=self.complete, semantics=self.semantics)
-                if lists is not None:
-                    return lists, UTF8
             run, encoding = read_utf8_or_latin1(run, "run", latin1=self.id_encoding == LATIN1)
             if encoding == LATIN1:
                 return self._pack_latin1(run.df, run.name, run_query_ids, keep_doc_ids), LATIN1
@@ -239,8 +234,20 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
+        if (isinstance(run, (str, os.PathLike)) and self.id_encoding == UTF8
+                and run_query_ids is None):
+            # A plain run file: evaluated chunk by chunk in bounded memory.
+            streamed = evaluate_run_file(
+                self._encoded_qrels(), run, self._columns, max_docs=self.max_docs,
+                complete=self.complete, semantics=self.semantics)
+            if streamed is not None:
+                return self._results(streamed, streamed.columns, UTF8)
         lists, id_encoding = self._pack(run, run_query_ids)
-        columns, specs = {}, {}
+        return self._results(lists, self._columns(lists), id_encoding)
+
+    def _columns(self, lists) -> dict:
+        """``{output name: per-query values}`` of every request on ``lists``."""
+        columns = {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
             ctx = Context(
@@ -258,12 +265,18 @@ class Evaluator:
                     picked = range(block.shape[1])
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
-                    specs[name] = measure
-        complete_num_rel = lists.qrels_positive_total if self.complete else None
-        return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
+        return columns
+
+    def _results(self, evaluated, columns: dict, id_encoding: str) -> Results:
+        """Results of per-query ``columns`` with the query set of ``evaluated`` (the
+        RankedLists or the streamed values they come from)."""
+        specs = {name: req.measure for req in self.requests for name in req.output_names}
+        complete_num_rel = evaluated.qrels_positive_total if self.complete else None
+        return Results(evaluated.query_ids, columns, specs, run_name=evaluated.run_name,
                        complete_num_rel=complete_num_rel,
-                       missing_query_ids=lists.missing_query_ids,
-                       ignored_query_ids=lists.ignored_query_ids, id_encoding=id_encoding)
+                       missing_query_ids=evaluated.missing_query_ids,
+                       ignored_query_ids=evaluated.ignored_query_ids,
+                       id_encoding=id_encoding)
 
 
 def _kernel_groups(requests: list[Request]):
