@@ -124,9 +124,9 @@ def test_split_blocks_are_partitioned_in_the_temporary_directory(tmp_path, monke
     made = []
     original = stream.partition_by_query
 
-    def spy(run_path, directory, **kw):
+    def spy(frames, directory, **kw):
         made.append(directory)
-        paths, name = original(run_path, directory, **kw)
+        paths, name = original(frames, directory, **kw)
         made.append(sum(os.path.getsize(p) for p in paths))
         made.append(len(paths))
         return paths, name
@@ -149,7 +149,8 @@ def test_partitions_keep_scores_bit_for_bit(tmp_path):
                              [5e-324, 1.7976931348623157e308, 0.1 + 0.2, -0.0, 1e16]])
     lines = [f"q{i % 7} Q0 d{i} 1 {float(s)!r} r" for i, s in enumerate(scores)]
     path = write(tmp_path, lines)
-    paths, name = stream.partition_by_query(path, str(tmp_path), n_parts=3)
+    paths, name = stream.partition_by_query(trec.plain_chunks(path, "run"), str(tmp_path),
+                                            n_parts=3)
     back = [f for p in paths if os.path.getsize(p) for f in trec.plain_chunks(p, "run")]
     got = {(q, d): s for f in back for q, d, s in f.select("query_id", "doc_id", "score")
            .iter_rows()}

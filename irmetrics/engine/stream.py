@@ -77,8 +77,8 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        return _stream(qrels, path, _Packed(qrels), max_docs=max_docs, complete=complete,
-                       semantics=semantics)
+        return _stream(qrels, plain_chunks(path, "run"), _Packed(qrels), max_docs=max_docs,
+                       complete=complete, semantics=semantics)
     except NotPlain:
         return None
 
@@ -131,35 +131,68 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     >>> values.query_ids.tolist(), values.columns["num_ret"].tolist()
     (['q1', 'q2'], [2, 1])
     """
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            size *= 4 if fh.read(2) == b"\x1f\x8b" else 1  # gzip: about 4x once read
+    except (TypeError, OSError):
+        return None  # not a regular file: the full reader reads it (or names the error)
+    return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
+                                text_bytes=size, max_docs=max_docs, complete=complete,
+                                semantics=semantics)
+
+
+def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
+                         text_bytes=0, max_docs: int | None = None,
+                         complete: bool = False,
+                         semantics: str = "trec_eval") -> StreamedValues | None:
+    """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
+    ``open_batches()`` returns a fresh iterator of frames with the columns
+    ``query_id``, ``doc_id``, ``score``, ``run_id`` (it is called a second time when
+    query blocks turn out split). ``text_bytes``, the run's size as text (or a function
+    giving it, called only then), sets the number of partitions.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> qrels = encode_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"],
+    ...                                    "relevance": [1]}))
+    >>> rows = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["b", "a"],
+    ...                      "score": [2.0, 1.0], "run_id": ["r", "r"]})
+    >>> values = evaluate_run_batches(qrels, lambda: iter([rows]),
+    ...                               lambda lists: {"code": lists.code[1:2]})
+    >>> values.columns["code"].tolist()
+    [1]
+    """
     options = dict(max_docs=max_docs, complete=complete, semantics=semantics)
     try:
         try:
-            return _stream(qrels, path, _Evaluated(qrels, evaluate_lists), **options)
+            return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
+                           **options)
         except _SplitBlocks:
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
-            parts, run_name = partition_by_query(path, directory)
+            size = text_bytes() if callable(text_bytes) else text_bytes
+            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
             frames = (_whole_queries(part) for part in parts)
-            return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists),
+            return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists), whole=True,
                            run_name=run_name, **options)
     except NotPlain:
         return None
 
 
-def _stream(qrels, source, sink, *, max_docs, complete, semantics, run_name=None):
-    """Feed ``source`` (a run path, read chunk by chunk, or an iterable of frames each
-    holding whole queries) through :class:`_Chunks` into ``sink``."""
+def _stream(qrels, frames, sink, *, max_docs, complete, semantics, whole=False,
+            run_name=None):
+    """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
+    through :class:`_Chunks` into ``sink``."""
     # Two helper threads: one reads and parses the next chunk, one checks the current
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
         chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics,
                          helpers=helpers)
-        if isinstance(source, (str, os.PathLike)):
-            for frame in _read_ahead(plain_chunks(source, "run"), helpers):
-                chunks.add(frame)
-        else:
-            for frame in source:
-                chunks.add(frame, whole=True)
+        for frame in _read_ahead(frames, helpers):
+            chunks.add(frame, whole=whole)
         return chunks.finish(complete=complete, run_name=run_name)
 
 
@@ -168,27 +201,27 @@ def _stream(qrels, source, sink, *, max_docs, complete, semantics, run_name=None
 PARTITION_BYTES = 256 << 20
 
 
-def partition_by_query(path, directory, *, n_parts: int | None = None):
-    """Split the plain run file at ``path`` into ``n_parts`` files in ``directory``,
-    every query's lines in one file (by a hash of its id), in file order; returns
-    ``(paths, run name of the file's last line)``. Raises NotPlain as plain_chunks.
+def partition_by_query(frames, directory, *, n_parts: int | None = None,
+                       text_bytes: int = 0):
+    """Write the run ``frames`` (``query_id``, ``doc_id``, ``score``, ``run_id``, in
+    file order) into ``n_parts`` files in ``directory``, every query's rows in one file
+    (by a hash of its id), in file order; returns ``(paths, run name of the last row)``.
 
-    The files hold the run's four useful fields as plain run lines (``query Q0 doc 0
-    score run``; polars writes floats in their shortest exact form, so the scores read
-    back bit for bit), about the size of the run itself (uncompressed). By default
-    there is one partition per :data:`PARTITION_BYTES` of run (four times the size of a
-    gzip file), so each is read whole in bounded memory.
+    The files hold plain run lines (``query Q0 doc 0 score run``; polars writes floats
+    in their shortest exact form, so the scores read back bit for bit), about the size
+    of the run as text. By default there is one partition per :data:`PARTITION_BYTES`
+    of ``text_bytes`` (the run's size as text), so that each is read whole in bounded
+    memory.
     """
     if n_parts is None:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            size *= 4 if fh.read(2) == b"\x1f\x8b" else 1
-        n_parts = max(1, -(-size // PARTITION_BYTES))
+        n_parts = max(1, -(-(text_bytes or 0) // PARTITION_BYTES))
     paths = [os.path.join(directory, f"part{k}.txt") for k in range(n_parts)]
     handles = [open(p, "wb") for p in paths]
     run_name = None
     try:
-        for frame in plain_chunks(path, "run"):
+        for frame in frames:
+            if frame.height == 0:
+                continue
             run_name = frame["run_id"][-1]
             part = (frame["query_id"].hash(seed=_PARTITION_SEED) % n_parts).to_numpy()
             lines = frame.select("query_id", pl.lit("Q0").alias("iteration"), "doc_id",
