@@ -228,3 +228,16 @@ def test_cli_columnar_files_print_what_the_text_files_print(tmp_path, capsys):
                  str(tmp_path / "qrels.parquet"), str(tmp_path / "run.feather")])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and "`--run-columns` must be" in err
+
+
+def test_docs_scale_example_prints_what_it_says(tmp_path, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "scale.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "write_parquet" in b)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "docs/scale.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    shown = re.search(r"print\(res\.aggregate\(\)\)\s+# (.*)", block).group(1)
+    assert printed == shown
