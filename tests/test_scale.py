@@ -3,6 +3,7 @@ bit-identical to the in-memory road, chunks evaluated and dropped, split query b
 partitioned through temporary files, bad lines deep in a file reported whole."""
 
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -179,8 +180,6 @@ def test_a_bad_line_deep_in_a_file_names_its_line_and_prints_nothing(tmp_path, c
 def test_chunked_and_in_memory_roads_agree_on_a_generated_file(tmp_path):
     """The benchmark's generator (graded labels, -1 labels, ties, queries missing on
     either side): every output of the official measures, -c and -M, bit for bit."""
-    import sys
-
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
     try:
         from generate import generate
@@ -193,3 +192,47 @@ def test_chunked_and_in_memory_roads_agree_on_a_generated_file(tmp_path):
         ev = Evaluator(tmp_path / "qrels.txt", ["all_trec"], **options)
         same_results(ev.evaluate_unchecked(tmp_path / "run.txt"),
                      ev.evaluate_unchecked(read_run(tmp_path / "run.txt")))
+
+
+BAD_LINES = ["q3 Q0 d1 0 not-a-number r", "q3 Q0 d1", "q3 Q0 d1 0 1.0", "q3 Q0 d1 x 1.0 r",
+             "q3 Q0 d1 0 inf r", "q3 Q0 d1 0 1.0 r\tx"]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.integers(0, 299), bad=st.sampled_from(BAD_LINES),
+       chunk=st.sampled_from([64, 500, 1 << 20]), split=st.booleans(),
+       duplicate=st.sampled_from([None, "same", "earlier"]))
+def test_a_bad_line_is_reported_from_its_chunk_as_the_full_reader_reports_it(
+        tmp_path, monkeypatch, where, bad, chunk, split, duplicate):
+    from irmetrics.exceptions import InputFormatError
+
+    qrels, path = _grouped_run(tmp_path, n_queries=15, depth=20, split=split)
+    lines = path.read_text().splitlines()
+    if duplicate == "same":  # a repeated pair just before the bad line: reported first
+        lines[max(where - 1, 0)] = lines[max(where - 2, 0)]
+    elif duplicate == "earlier":
+        lines[where // 2] = lines[0]
+    lines[where] = bad
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(trec, "PLAIN_CHUNK_BYTES", chunk)
+    try:
+        read_run(path)
+    except InputFormatError as exc:
+        want = (type(exc), str(exc))
+    else:
+        want = None  # a line the full reader accepts (a tab): the general road reads it
+    whole = []
+    evaluate_module = sys.modules["irmetrics.evaluate"]
+    original = evaluate_module.read_utf8_or_latin1
+    monkeypatch.setattr(evaluate_module, "read_utf8_or_latin1",
+                        lambda *a, **k: whole.append(1) or original(*a, **k))
+    try:
+        irmetrics.evaluate(qrels, path, ["map"])
+    except InputFormatError as exc:
+        got = (type(exc), str(exc))
+    else:
+        got = None
+    assert got == want
+    if want is not None and not duplicate and not split:
+        assert not whole, "a bad line in a grouped file is explained from its chunk"

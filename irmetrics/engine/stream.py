@@ -34,6 +34,7 @@ placeholder document may be judged.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,10 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..io.trec import NotPlain, plain_chunks
+from ..exceptions import InputFormatError
+from ..io.trec import NotPlain, chunk_error, plain_chunks
 from . import segments as sg
 from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
-                   doc_hash, encode_qrels, lookup_codes, ordering_scores,
+                   doc_hash, encode_judgments, lookup_codes, ordering_scores,
                    query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
@@ -132,25 +134,29 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     (['q1', 'q2'], [2, 1])
     """
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            size *= 4 if fh.read(2) == b"\x1f\x8b" else 1  # gzip: about 4x once read
-    except (TypeError, OSError):
-        return None  # not a regular file: the full reader reads it (or names the error)
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None  # a pipe or stdin: read once, by the full reader
+        with open(path, "rb") as fh:  # gzip: about 4x its size once read
+            size = info.st_size * (4 if fh.read(2) == b"\x1f\x8b" else 1)
+    except (TypeError, ValueError, OSError):
+        return None  # the full reader names what is wrong with the path
     return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
                                 text_bytes=size, max_docs=max_docs, complete=complete,
-                                semantics=semantics)
+                                semantics=semantics, source=os.fsdecode(os.fspath(path)))
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
-                         complete: bool = False,
-                         semantics: str = "trec_eval") -> StreamedValues | None:
+                         complete: bool = False, semantics: str = "trec_eval",
+                         source: str | None = None) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
     ``query_id``, ``doc_id``, ``score``, ``run_id`` (it is called a second time when
     query blocks turn out split). ``text_bytes``, the run's size as text (or a function
-    giving it, called only then), sets the number of partitions.
+    giving it, called only then), sets the number of partitions. ``source`` names a
+    TREC file whose bad lines are reported from their chunk (:meth:`_Chunks.line_error`);
+    otherwise, and when that cannot be decided, a file that is not plain returns None.
 
     Examples
     --------
@@ -169,7 +175,7 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     try:
         try:
             return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
-                           **options)
+                           source=source, **options)
         except _SplitBlocks:
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
@@ -183,16 +189,24 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
 
 
 def _stream(qrels, frames, sink, *, max_docs, complete, semantics, whole=False,
-            run_name=None):
+            run_name=None, source=None):
     """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
-    through :class:`_Chunks` into ``sink``."""
+    through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
+    that stops :func:`plain_chunks` is reported from its chunk when nothing before it
+    can be an earlier error (see :meth:`_Chunks.line_error`)."""
     # Two helper threads: one reads and parses the next chunk, one checks the current
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
         chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics,
                          helpers=helpers)
-        for frame in _read_ahead(frames, helpers):
-            chunks.add(frame, whole=whole)
+        try:
+            for frame in _read_ahead(frames, helpers):
+                chunks.add(frame, whole=whole)
+        except NotPlain as signal:
+            error = chunks.line_error(signal, source) if source is not None else None
+            if error is not None:
+                raise error from None
+            raise
         return chunks.finish(complete=complete, run_name=run_name)
 
 
@@ -271,15 +285,35 @@ def encode_qrels_file(path) -> EncodedQrels | None:
     >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
+    block_ids, block_lengths, labels, doc_ids = [], [], [], []
     try:
-        frame = pl.concat(list(plain_chunks(path, "qrels")), rechunk=False)
+        # Chunk by chunk, only what encoding needs is kept: the query id of each block
+        # of lines, the labels (in their smallest integer type) and the doc ids; no
+        # table of query ids per line.
+        for frame in plain_chunks(path, "qrels"):
+            blocks = run_blocks(frame)
+            block_ids.append(blocks.query_ids)
+            block_lengths.append(blocks.lengths)
+            label = frame["relevance"]
+            labels.append(label.cast(_smallest_int(label.min(), label.max())).to_numpy())
+            doc_ids.append(frame["doc_id"])
     except NotPlain:
         return None
+    labels = np.concatenate(labels)
     # Doc ids in one piece: every run gathers them at its matched judgments to verify
     # the hashes, several times faster than across the file's chunks.
-    frame = frame.with_columns(frame["doc_id"].rechunk())
-    encoded = encode_qrels(frame)
+    doc_ids = pl.concat(doc_ids, rechunk=True)
+    encoded = encode_judgments(pl.concat(block_ids), np.concatenate(block_lengths), labels,
+                               doc_ids)
     return encoded if encoded.keys is not None else None
+
+
+def _smallest_int(low: int, high: int):
+    """The smallest polars integer type holding ``low`` and ``high``."""
+    for dtype, bits in ((pl.Int8, 8), (pl.Int16, 16), (pl.Int32, 32)):
+        if -(1 << (bits - 1)) <= low and high < 1 << (bits - 1):
+            return dtype
+    return pl.Int64
 
 
 def _read_ahead(frames, helpers: ThreadPoolExecutor):
@@ -355,6 +389,33 @@ class _Chunks:
             evaluated, run_name=self.run_name if run_name is None else run_name,
             missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
             ignored_query_ids=sorted_query_ids(ignored.to_list()))
+
+    def line_error(self, signal: NotPlain, source: str) -> InputFormatError | None:
+        """The error the full reader gives for the file whose chunk raised ``signal``,
+        without reading the file whole: the chunk's first bad line, when no line before
+        it can be an earlier error. Every block packed so far holds no repeated document
+        and no query seen in another block; what remains to check is the unfinished
+        block and the chunk's lines before the bad one: no repeated (query, doc) pair
+        among them, and none of their queries seen before (a repeat across blocks)."""
+        found = chunk_error(signal, "run", source)
+        if found is None:
+            return None
+        error, before = found
+        lines = [f for f in (self.carry, before) if f is not None and f.height]
+        ignored = pl.concat(self.ignored_ids) if self.ignored_ids else \
+            pl.Series([], dtype=pl.String)
+        if ignored.n_unique() != len(ignored):
+            return None
+        if lines:
+            lines = pl.concat(lines)
+            if lines.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+                return None
+            queries = lines["query_id"].unique()
+            codes = query_codes(queries, self.qrels.query_ids)
+            if self.present[codes[codes >= 0]].any() or \
+                    not set(queries.to_list()).isdisjoint(ignored.to_list()):
+                return None
+        return error
 
     def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:
         """Pack ``frame``, whose query ``blocks`` are all whole."""
