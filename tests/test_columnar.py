@@ -241,3 +241,17 @@ def test_docs_scale_example_prints_what_it_says(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out.strip()
     shown = re.search(r"print\(res\.aggregate\(\)\)\s+# (.*)", block).group(1)
     assert printed == shown
+
+
+def test_cli_compare_reads_parquet_runs(tmp_path, capsys):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 a 1\n")
+    for name, scores in {"one": [2.0, 1.0], "two": [1.0, 2.0]}.items():
+        frame = pl.DataFrame({"qid": ["q1", "q1", "q2", "q2", "q3", "q3"],
+                              "docno": ["a", "b"] * 3, "score": scores * 3})
+        write_table(frame, tmp_path / f"{name}.parquet")
+    code = main(["compare", "-m", "recip_rank", str(qrels), str(tmp_path / "one.parquet"),
+                 str(tmp_path / "two.parquet")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "one.parquet" in out and "two.parquet" in out
