@@ -27,8 +27,11 @@ evaluated partition by partition, never held whole.
 Anything else returns None and the caller takes the general road (``read_run`` +
 ``pack``), which reads every file trec_eval reads and names the line of any error:
 a file that is not plain, a query split over several blocks (:func:`pack_run_file`
-only), a (query, doc) pair that may be duplicated (decided by ``read_run``), and ``complete=True`` runs whose
-placeholder document may be judged.
+only), a (query, doc) pair that may be duplicated (decided by ``read_run``), and
+``complete=True`` runs whose placeholder document may be judged. One exception keeps
+memory bounded on bad input: a line that stops the plain reader deep in a big file is
+reported from its own chunk, numbered in the file, when nothing before it can be an
+earlier error (:meth:`_Chunks.line_error`); the full reader would report the same.
 """
 
 from __future__ import annotations
