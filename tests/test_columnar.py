@@ -255,3 +255,18 @@ def test_cli_compare_reads_parquet_runs(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "one.parquet" in out and "two.parquet" in out
+
+
+@pytest.mark.parametrize("doc", ["a 5", "a\tb", "", "#x", "a\u00a0b"])
+def test_ids_that_are_no_text_field_survive_a_split_table(tmp_path, monkeypatch, doc):
+    # Query q1 split over the table: partitioned through text files, which cannot hold
+    # such ids; the table is then read whole, never misread.
+    runs = pl.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": [doc, "b", "c"],
+                         "score": [3.0, 2.0, 1.0], "run_id": ["r 1"] * 3})
+    path = write_table(runs, tmp_path / "run.parquet")
+    qrels = {"q1": {doc: 1, "c": 0}, "q2": {"b": 1}}
+    monkeypatch.setattr(columnar, "BATCH_ROWS", 1)
+    got = irmetrics.evaluate(qrels, path, ["map", "num_rel_ret", "runid"])
+    want = irmetrics.evaluate(qrels, runs, ["map", "num_rel_ret", "runid"])
+    same_results(got, want)
+    assert got.to_dict()["q1"]["map"] == 1.0

@@ -239,6 +239,8 @@ def partition_by_query(frames, directory, *, n_parts: int | None = None,
         for frame in frames:
             if frame.height == 0:
                 continue
+            if _not_a_field(frame):
+                raise NotPlain  # an id that is no single field of a line (from a table)
             run_name = frame["run_id"][-1]
             part = (frame["query_id"].hash(seed=_PARTITION_SEED) % n_parts).to_numpy()
             lines = frame.select("query_id", pl.lit("Q0").alias("iteration"), "doc_id",
@@ -253,6 +255,14 @@ def partition_by_query(frames, directory, *, n_parts: int | None = None,
 
 
 _PARTITION_SEED = 0x5EED
+
+
+def _not_a_field(frame: pl.DataFrame) -> bool:
+    """Whether an id of ``frame`` would not read back as one field of a plain line:
+    empty, or holding whitespace, ``#`` or NUL (ids from a table may)."""
+    ids = pl.col("query_id", "doc_id", "run_id")
+    return frame.select(pl.any_horizontal(
+        ids.str.contains(r"[\s#\x00]") | (ids.str.len_bytes() == 0)).any()).item()
 
 
 def _whole_queries(path) -> pl.DataFrame:
