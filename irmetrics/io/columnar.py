@@ -15,8 +15,8 @@ Errors name the file (``<LazyFrame>``, ``<DataFrame>`` for objects), the column 
 1-based row, in the place a TREC file's line goes: ``run.parquet:17: missing score
 (column 'score') (query_id '3', doc_id 'd9')``.
 
-A run file or LazyFrame is read in batches of rows (polars' streaming engine) and never
-collected whole on the bounded-memory road (:mod:`irmetrics.engine.stream`).
+A run file is read in slices of rows, a LazyFrame in batches of its streaming engine;
+neither is collected whole on the bounded-memory road (:mod:`irmetrics.engine.stream`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,11 @@ COLUMNS = {"run": ("query_id", "doc_id", "score"),
 #: PyTerrier's name of each column, recognised when it is the only candidate.
 PYTERRIER = {"query_id": "qid", "doc_id": "docno", "score": "score", "relevance": "label"}
 
-#: Rows per batch of a run read for the bounded-memory road.
+#: Rows per read of a run on the bounded-memory road (Parquet writers' usual row group:
+#: a smaller slice would decode a row group several times), and per frame handed on
+#: (about the lines of a 16 MiB chunk of a TREC file).
 BATCH_ROWS = 1 << 20
+FRAME_ROWS = 1 << 18
 
 
 def is_columnar(source) -> bool:
@@ -128,11 +131,30 @@ def run_batches(source, columns: dict | None = None, *, batch_rows: int | None =
         pl.col(mapping["score"]).cast(pl.Float64).alias("score"),
         run_id.alias("run_id"))
     first_row = 1
-    for batch in lazy.collect_batches(chunk_size=batch_rows or BATCH_ROWS,
-                                      maintain_order=True):
+    for batch in _batches(lazy, batch_rows or BATCH_ROWS, isinstance(source, pl.LazyFrame)):
         _check_rows(batch, mapping, name, first_row)
         first_row += batch.height
-        yield batch
+        for start in range(0, batch.height, FRAME_ROWS):
+            yield batch.slice(start, FRAME_ROWS)
+
+
+def _batches(lazy: pl.LazyFrame, rows: int, plan: bool):
+    """``lazy`` in frames of ``rows`` rows. A file is read slice by slice (polars reads
+    only the row groups or record batches a slice needs: memory stays at one slice,
+    while its streaming engine may decode ahead of a slower consumer); a LazyFrame's
+    own plan runs once, through the streaming engine."""
+    if plan:
+        yield from (b for b in lazy.collect_batches(chunk_size=rows, maintain_order=True)
+                    if b.height)
+        return
+    offset = 0
+    while True:
+        batch = lazy.slice(offset, rows).collect()
+        if batch.height:
+            yield batch
+        if batch.height < rows:
+            return
+        offset += rows
 
 
 #: Bytes a run row takes as a TREC line, about (to size temporary partitions).
