@@ -12,7 +12,9 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, encode_qrels, pack
-from .engine.stream import encode_qrels_file, pack_run_file
+from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file
+from .io import columnar
+from .io.columnar import column_names, is_columnar
 from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
@@ -22,29 +24,44 @@ from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results, report_query_set
 
 
-def _coerce(value, cls, what, read, from_dict=None):
+def _coerce(value, cls, what, read, from_dict=None, from_frame=None):
     """``value`` as ``cls``: kept if already one; a path goes to ``read``, a dict to
-    ``from_dict`` (when given) and a DataFrame (anything with ``columns``) to ``cls.from_df``."""
+    ``from_dict`` (when given), a DataFrame or LazyFrame (anything with ``columns``) to
+    ``from_frame`` (default ``cls.from_df``)."""
     if isinstance(value, cls):
         return value
     if isinstance(value, (str, os.PathLike)):
         return read(value)
     if from_dict is not None and isinstance(value, dict):
         return from_dict(value)
-    if hasattr(value, "columns"):
-        return cls.from_df(value)
+    if isinstance(value, pl.LazyFrame) or hasattr(value, "columns"):
+        return (from_frame or cls.from_df)(value)
     kinds = "a path, a dict or a DataFrame" if from_dict is not None else "a path or a DataFrame"
     raise TypeError(f"`{what}` must be {cls.__name__}, {kinds}; got {type(value)!r}.")
 
 
-def as_qrels(qrels) -> Qrels:
-    """Accept Qrels, a path, a pytrec_eval-shaped dict or a DataFrame."""
-    return _coerce(qrels, Qrels, "qrels", lambda path: Qrels.read(os.fspath(path)), Qrels.from_dict)
+def as_qrels(qrels, columns=None) -> Qrels:
+    """Accept Qrels, a path (TREC, Parquet, Arrow IPC), a pytrec_eval-shaped dict, a
+    DataFrame or a LazyFrame; ``columns`` names a table's columns
+    (:mod:`irmetrics.io.columnar`)."""
+    return _as_table(qrels, Qrels, "qrels", columns, columnar.read_qrels)
 
 
-def as_run(run) -> Run:
-    """Accept Run, a path, a pytrec_eval-shaped dict or a DataFrame."""
-    return _coerce(run, Run, "run", lambda path: Run.read(os.fspath(path)), Run.from_dict)
+def as_run(run, columns=None) -> Run:
+    """As :func:`as_qrels`, for a run."""
+    return _as_table(run, Run, "run", columns, columnar.read_run)
+
+
+def _as_table(value, cls, kind: str, columns, read_table):
+    """``value`` as ``cls``: a TREC file by ``cls.read``, a columnar file or a frame by
+    ``read_table`` with the ``columns`` given (``{kind}_columns``)."""
+    columns = column_names(columns, kind, f"{kind}_columns")
+
+    def read(path):
+        return read_table(path, columns) if is_columnar(path) else cls.read(os.fspath(path))
+
+    return _coerce(value, cls, kind, read, cls.from_dict,
+                   lambda frame: read_table(frame, columns))
 
 
 class Evaluator:
@@ -73,9 +90,21 @@ class Evaluator:
         float32 scores and its iprec_at_recall rounding.
     num_docs_in_coll : int, default 0
         Collection size, used only by ``utility`` (``-N``).
+    qrels_columns, run_columns : dict or sequence of str, optional
+        The columns of a table (Parquet or Arrow IPC file, LazyFrame, DataFrame) that
+        hold ``query_id``, ``doc_id`` and ``relevance`` (``score`` for runs): a dict
+        ``{"query_id": "qid", "doc_id": "docno", "score": "score"}`` or the three names
+        in that order. Default: those names, or PyTerrier's ``qid``, ``docno``,
+        ``score``/``label`` where unambiguous (docs/scale.md).
 
     Notes
     -----
+    A run given as a plain TREC file, a Parquet or Arrow IPC file, or a LazyFrame is
+    evaluated in bounded memory: chunk by chunk, keeping per-query values only
+    (:mod:`irmetrics.engine.stream`; a run whose queries are split over the file is
+    partitioned by query into temporary files first). The values are those of the
+    in-memory road, bit for bit.
+
     Ids are compared as bytes, as in trec_eval. Files are read as UTF-8; when the qrels
     file or a run file is not UTF-8 (the ids of a Latin-1 collection: ``1 0 caf\xe9 1``),
     that evaluation reads *both* sides byte by byte as Latin-1 (ids given as str count
@@ -93,8 +122,11 @@ class Evaluator:
     """
 
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
-                 max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0):
+                 max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
+                 qrels_columns=None, run_columns=None):
         check_choice("semantics", semantics, SEMANTICS)
+        self.qrels_columns = column_names(qrels_columns, "qrels", "qrels_columns")
+        self.run_columns = column_names(run_columns, "run", "run_columns")
         check_int("relevance_level", relevance_level)
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
@@ -109,13 +141,14 @@ class Evaluator:
         self._latin1_encoded = None  # the qrels' Latin-1 view, made when a run needs it
         # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
         self.id_encoding = UTF8
-        if isinstance(qrels, (str, os.PathLike)):
+        text_file = isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels)
+        if text_file:
             self._encoded = encode_qrels_file(qrels)
         if self._encoded is None:
-            if isinstance(qrels, (str, os.PathLike)):
+            if text_file:
                 self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels")
             else:
-                self._qrels = as_qrels(qrels)
+                self._qrels = as_qrels(qrels, self.qrels_columns)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
@@ -131,7 +164,7 @@ class Evaluator:
         """The judgments as a :class:`~irmetrics.containers.Qrels` table (a plain qrels
         file given as a path is encoded without one, and read again on first access)."""
         if self._qrels is None:
-            self._qrels = as_qrels(self._qrels_source)
+            self._qrels = as_qrels(self._qrels_source, self.qrels_columns)
         return self._qrels
 
     @property
@@ -140,24 +173,19 @@ class Evaluator:
         return self._encoded_qrels().query_ids
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
-        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a plain run
-        file chunk by chunk (:mod:`irmetrics.engine.stream`, which keeps no doc ids);
-        other files read whole (as UTF-8, or byte by byte as Latin-1 when they are not
-        UTF-8); an adapter's own pair without strings (``Run.pack_direct``); everything
-        else put through encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels
-        file or the run file is not UTF-8: then both sides are decoded as Latin-1."""
-        if isinstance(run, (str, os.PathLike)):
-            if self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids:
-                lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
-                                      complete=self.complete, semantics=self.semantics)
-                if lists is not None:
-                    return lists, UTF8
+        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a file read
+        whole (as UTF-8, or byte by byte as Latin-1 when it is not UTF-8); an adapter's
+        own pair without strings (``Run.pack_direct``); everything else put through
+        encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels file or the run
+        file is not UTF-8: then both sides are decoded as Latin-1. (A plain run file is
+        evaluated chunk by chunk before this: :meth:`evaluate_unchecked`.)"""
+        if isinstance(run, (str, os.PathLike)) and not is_columnar(run):
             run, encoding = read_utf8_or_latin1(run, "run", latin1=self.id_encoding == LATIN1)
             if encoding == LATIN1:
                 return self._pack_latin1(run.df, run.name, run_query_ids, keep_doc_ids), LATIN1
         elif self.id_encoding == LATIN1:
             # str ids stand for their UTF-8 bytes
-            run = as_run(run)
+            run = as_run(run, self.run_columns)
             df = run.df.with_columns(latin1_ids(run.df["query_id"]),
                                      latin1_ids(run.df["doc_id"]))
             if run_query_ids is not None:
@@ -183,8 +211,8 @@ class Evaluator:
         )
 
     def _pack_utf8(self, run, run_query_ids, *, keep_doc_ids=False):
-        """RankedLists of ``run`` (not a path) with UTF-8 ids."""
-        run = as_run(run)
+        """RankedLists of ``run`` (not a TREC file) with UTF-8 ids."""
+        run = as_run(run, self.run_columns)
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
             # Only the adapter's own qrels object qualifies, so a qrels file encoded
@@ -239,8 +267,27 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
+        if run_query_ids is None and self.id_encoding == UTF8:
+            # A plain run file, a columnar file or a LazyFrame: evaluated chunk by chunk
+            # in bounded memory (None: the road below, which reads it whole).
+            options = dict(max_docs=self.max_docs, complete=self.complete,
+                           semantics=self.semantics)
+            streamed = None
+            if is_columnar(run):
+                streamed = evaluate_run_batches(
+                    self._encoded_qrels(), lambda: columnar.run_batches(run, self.run_columns),
+                    self._columns, text_bytes=lambda: columnar.text_bytes(run), **options)
+            elif isinstance(run, (str, os.PathLike)):
+                streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
+                                             **options)
+            if streamed is not None:
+                return self._results(streamed, streamed.columns, UTF8)
         lists, id_encoding = self._pack(run, run_query_ids)
-        columns, specs = {}, {}
+        return self._results(lists, self._columns(lists), id_encoding)
+
+    def _columns(self, lists) -> dict:
+        """``{output name: per-query values}`` of every request on ``lists``."""
+        columns = {}
         for group, requests in _kernel_groups(self.requests):
             measure, level, params = group
             req = requests[0]
@@ -260,12 +307,18 @@ class Evaluator:
                     picked = range(block.shape[1])
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
-                    specs[name] = measure
-        complete_num_rel = lists.qrels_positive_total if self.complete else None
-        return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
+        return columns
+
+    def _results(self, evaluated, columns: dict, id_encoding: str) -> Results:
+        """Results of per-query ``columns`` with the query set of ``evaluated`` (the
+        RankedLists or the streamed values they come from)."""
+        specs = {name: req.measure for req in self.requests for name in req.output_names}
+        complete_num_rel = evaluated.qrels_positive_total if self.complete else None
+        return Results(evaluated.query_ids, columns, specs, run_name=evaluated.run_name,
                        complete_num_rel=complete_num_rel,
-                       missing_query_ids=lists.missing_query_ids,
-                       ignored_query_ids=lists.ignored_query_ids, id_encoding=id_encoding)
+                       missing_query_ids=evaluated.missing_query_ids,
+                       ignored_query_ids=evaluated.ignored_query_ids,
+                       id_encoding=id_encoding)
 
 
 def _kernel_groups(requests: list[Request]):
@@ -305,15 +358,19 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
-             complete=False, semantics="trec_eval", num_docs_in_coll=0) -> Results:
+             complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
+             run_columns=None) -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
     ----------
-    qrels : Qrels, path, dict or DataFrame
-        Judgments; a dict is pytrec_eval's ``{query_id: {doc_id: label}}``.
-    run : Run, path, dict or DataFrame
-        Scores; a dict is pytrec_eval's ``{query_id: {doc_id: score}}``. Documents are
+    qrels : Qrels, path, dict, DataFrame or LazyFrame
+        Judgments; a dict is pytrec_eval's ``{query_id: {doc_id: label}}``; a path is a
+        TREC qrels file (``.gz`` too), or Parquet / Arrow IPC by its suffix
+        (``.parquet``, ``.arrow``, ``.feather``, ``.ipc``).
+    run : Run, path, dict, DataFrame or LazyFrame
+        Scores; a dict is pytrec_eval's ``{query_id: {doc_id: score}}``; paths as for
+        ``qrels``. Documents are
         ranked by score descending, ties by doc id descending (byte order); the rank
         column of a run file is ignored, as in trec_eval.
     measures : str or list of str
@@ -321,6 +378,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
         See :class:`Evaluator`.
+    qrels_columns, run_columns
+        Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
 
     Returns
     -------
@@ -363,5 +422,6 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     return Evaluator(
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
-        num_docs_in_coll=num_docs_in_coll,
+        num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
+        run_columns=run_columns,
     )._evaluate_checked(run, None, stacklevel=2)

@@ -323,7 +323,8 @@ def test_split_query_blocks_decline_and_agree(tmp_path):
     run = write(tmp_path, "run", b"1 Q0 a 1 2 r\n2 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
     enc = encode_qrels_file(qrels)
     assert pack_run_file(enc, run) is None
-    # a query absent from the qrels split over two blocks also declines
+    # a query absent from the qrels split over two blocks also declines (only the whole
+    # query can say whether it repeats a document); evaluate() partitions both by query
     run2 = write(tmp_path, "run2", b"9 Q0 a 1 2 r\n1 Q0 a 1 2 r\n9 Q0 b 2 1 r\n")
     assert pack_run_file(enc, run2) is None
     for path in (run, run2):

@@ -16,6 +16,7 @@ import warnings
 from .._validation import check_float, parameter_error
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
+from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..io.trec import _read_source
 from .inputs import open_lines
@@ -244,6 +245,8 @@ def _inputs(files: list[str]):
 def _looks_like_per_query(path: str) -> bool:
     """Whether ``path`` is a -q evaluation file. Unreadable files raise the readers'
     one-line "cannot read file" error."""
+    if is_columnar(path):
+        return False  # a Parquet / Arrow run (or qrels), evaluated like a TREC file
     if path == "-":
         # Peek at stdin's buffer: nothing is consumed, the reader still gets every byte.
         peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)

@@ -19,6 +19,7 @@ from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..evaluate_formats import evaluate_jg, evaluate_prefs
 from ..exceptions import MissingQueriesWarning, NoQueriesError
+from ..io.columnar import column_names
 from ..measures.parse import parse_measures
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
@@ -34,7 +35,8 @@ byte for byte (same measures, names, order, rounding and options).
 
   irmetrics eval [options] qrels run [run ...]
 
-Files may be gzip-compressed; a run named '-' is read from stdin. Options may come
+Files may be gzip-compressed, or Parquet / Arrow IPC tables (by their suffix; see
+--run-columns); a run named '-' is read from stdin. Options may come
 before or after the file names, flags combine (-qc), arguments attach (-M100) or not
 (-M 100), and long options may be shortened (--meas=map)."""
 
@@ -115,9 +117,19 @@ def build_parser() -> CliParser:
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
                         " (e.g. --strict)")
-    p.add_argument("qrels", help="judgments file (e.g. qrels.txt or qrels.txt.gz)")
+    x.add_argument("--qrels-columns", metavar="Q,D,REL",
+                   help="columns of a Parquet/Arrow qrels file holding query id, doc id and"
+                        " label; default query_id,doc_id,relevance or PyTerrier's"
+                        " qid,docno,label (e.g. --qrels-columns qid,docno,label)")
+    x.add_argument("--run-columns", metavar="Q,D,SCORE",
+                   help="columns of Parquet/Arrow run files holding query id, doc id and"
+                        " score; default query_id,doc_id,score or PyTerrier's"
+                        " qid,docno,score (e.g. --run-columns qid,docno,score)")
+    p.add_argument("qrels", help="judgments file: TREC text (.gz too), or Parquet / Arrow IPC"
+                                 " (.parquet, .arrow, .feather, .ipc) (e.g. qrels.txt)")
     p.add_argument("runs", nargs="+", metavar="run",
-                   help="run file(s) in TREC format; '-' reads stdin (e.g. run.txt)")
+                   help="run file(s): TREC text (.gz too; '-' reads stdin), or Parquet /"
+                        " Arrow IPC (e.g. run.txt, run.parquet)")
     return p
 
 
@@ -162,10 +174,13 @@ def run(argv: list[str], stdout, stderr) -> int:
     supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
     parse_measures(measures, supported=supported)
 
+    columns = dict(qrels_columns=column_names(args.qrels_columns, "qrels", "--qrels-columns"),
+                   run_columns=column_names(args.run_columns, "run", "--run-columns"))
     evaluator = _evaluator_for(args.Rel_info_format, args.qrels, measures,
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
-                               semantics=args.semantics, num_docs_in_coll=num_docs)
+                               semantics=args.semantics, num_docs_in_coll=num_docs,
+                               **columns)
     zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
@@ -225,13 +240,18 @@ class _FormatEvaluator:
 
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
-                   max_docs, complete, semantics, num_docs_in_coll):
+                   max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
+                   run_columns):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
         return Evaluator(path, measures, relevance_level=relevance_level,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
-                         semantics=semantics, num_docs_in_coll=num_docs_in_coll)
+                         semantics=semantics, num_docs_in_coll=num_docs_in_coll,
+                         qrels_columns=qrels_columns, run_columns=run_columns)
+    if qrels_columns is not None or run_columns is not None:
+        raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
+                       " hold qrels and runs only)", EXIT_INPUT)
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,

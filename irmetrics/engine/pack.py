@@ -108,22 +108,33 @@ def _combine(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     """Encode a qrels table: sorted query ids, per-query label histogram, hashed keys."""
     blocks = run_blocks(qrels)  # qrels come grouped by query: few blocks to encode
-    query_ids_series = blocks.query_ids.unique().sort()
+    return encode_judgments(blocks.query_ids, blocks.lengths, qrels["relevance"].to_numpy(),
+                            qrels["doc_id"])
+
+
+def encode_judgments(block_ids: pl.Series, block_lengths: np.ndarray, labels: np.ndarray,
+                     doc_ids: pl.Series, hashes: np.ndarray | None = None) -> EncodedQrels:
+    """:func:`encode_qrels` of judgments given as runs of equal query ids (``block_ids``,
+    ``block_lengths``) and per-judgment ``labels``, ``doc_ids`` and, when already
+    computed, their :func:`doc_hash` (so that a file can be encoded chunk by chunk)."""
+    query_ids_series = block_ids.unique().sort()
     query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
     n_q = len(query_ids)
-    block_code = query_codes(blocks.query_ids, query_ids)
-    labels = qrels["relevance"].to_numpy().astype(np.int64, copy=False)
-    hist, levels = label_histogram(np.repeat(block_code, blocks.lengths), labels, n_q)
+    block_code = query_codes(block_ids, query_ids)
+    block_lengths = np.asarray(block_lengths, dtype=np.int64)
+    labels = labels.astype(np.int64, copy=False)
+    hist, levels = label_histogram(np.repeat(block_code, block_lengths), labels, n_q)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
     code_type = np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
     codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
 
     # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
-    order, judgment_query = block_move(blocks.starts, blocks.lengths, block_code)
+    order, judgment_query = block_move(np.cumsum(block_lengths) - block_lengths,
+                                       block_lengths, block_code)
     keys = key_offsets = None
     if n_q < 1 << _QUERY_BITS:
-        keys = _combine(judgment_query, doc_hash(qrels["doc_id"])[order])
+        keys = _combine(judgment_query, (doc_hash(doc_ids) if hashes is None else hashes)[order])
         if pl.Series(keys).n_unique() != len(keys):
             keys = None  # two judgments of one query share a key: exact joins only
         else:
@@ -132,7 +143,7 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     return EncodedQrels(
         query_ids=query_ids, rel_hist=hist, rel_levels=levels,
         positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
-        judgment_query=judgment_query, codes=codes[order], doc_ids=qrels["doc_id"],
+        judgment_query=judgment_query, codes=codes[order], doc_ids=doc_ids,
         doc_row=order, key_offsets=key_offsets,
     )
 

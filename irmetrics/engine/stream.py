@@ -17,24 +17,39 @@ which is what retrieval systems write. It gives the same RankedLists as
   code changes nothing any measure reads; the doc ids themselves are not kept;
 * a block whose scores are not descending is sorted inside its chunk, by score.
 
+:func:`evaluate_run_file` goes one step further for bounded memory: each chunk's whole
+query blocks are evaluated as soon as they are packed and only their per-query values
+are kept, so memory is bounded by the chunk, the judgments and the per-query results,
+not by the run's length. A run whose query blocks are split over the file is first
+partitioned by query into temporary files (:func:`partition_by_query`) and then
+evaluated partition by partition, never held whole.
+
 Anything else returns None and the caller takes the general road (``read_run`` +
 ``pack``), which reads every file trec_eval reads and names the line of any error:
-a file that is not plain, a query split over several blocks, a (query, doc) pair that
-may be duplicated (decided by ``read_run``), and ``complete=True`` runs whose
-placeholder document may be judged.
+a file that is not plain, a query split over several blocks (:func:`pack_run_file`
+only), a (query, doc) pair that may be duplicated (decided by ``read_run``), and
+``complete=True`` runs whose placeholder document may be judged. One exception keeps
+memory bounded on bad input: a line that stops the plain reader deep in a big file is
+reported from its own chunk, numbered in the file, when nothing before it can be an
+earlier error (:meth:`_Chunks.line_error`); the full reader would report the same.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
-from ..io.trec import NotPlain, plain_chunks
+from ..exceptions import InputFormatError
+from ..io.trec import NotPlain, chunk_error, plain_chunks
 from . import segments as sg
 from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
-                   doc_hash, encode_qrels, lookup_codes, ordering_scores,
+                   doc_hash, encode_judgments, lookup_codes, ordering_scores,
                    query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
@@ -48,7 +63,8 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
 
     Parameters are those of :func:`~irmetrics.engine.pack.pack`; the result equals
     ``pack(qrels, read_run(path).df, ...)`` in everything kernels read (codes,
-    offsets, query set, run name); ``doc_ids`` and ``scores`` are None.
+    offsets, query set, run name); ``doc_ids`` and ``scores`` are None. Every ranking is
+    kept: :func:`evaluate_run_file` is the bounded-memory road.
 
     Examples
     --------
@@ -66,15 +82,203 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        # Two helper threads: one reads and parses the next chunk, one checks the current
-        # chunk for duplicates while the main thread packs it.
-        with ThreadPoolExecutor(max_workers=2) as helpers:
-            chunks = _Chunks(qrels, max_docs=max_docs, semantics=semantics, helpers=helpers)
-            for frame in _read_ahead(plain_chunks(path, "run"), helpers):
-                chunks.add(frame)
-            return chunks.finish(complete=complete)
+        return _stream(qrels, plain_chunks(path, "run"), _Packed(qrels), max_docs=max_docs,
+                       complete=complete, semantics=semantics)
     except NotPlain:
         return None
+
+
+@dataclass
+class StreamedValues:
+    """Per-query values of a run evaluated chunk by chunk (:func:`evaluate_run_file`).
+
+    ``columns`` maps each output name to its per-query vector, rows in ``query_ids``
+    order (ascending byte order, as ``RankedLists.query_ids``); the other attributes
+    are those of :class:`~irmetrics.engine.ranked.RankedLists`.
+    """
+
+    query_ids: np.ndarray
+    columns: dict
+    run_name: str
+    qrels_positive_total: int
+    missing_query_ids: np.ndarray
+    ignored_query_ids: np.ndarray
+
+
+def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
+                      max_docs: int | None = None, complete: bool = False,
+                      semantics: str = "trec_eval") -> StreamedValues | None:
+    """Per-query values of the run file at ``path`` in bounded memory, or None when the
+    general road is needed (see the module notes).
+
+    Every chunk's whole query blocks are packed into RankedLists of their own (queries
+    ascending, as in the whole run's) and handed to ``evaluate_lists``, which returns
+    ``{output name: per-query vector}``; only those values are kept. Kernels compute
+    each query from its own entries alone, so the values are those of the whole run's
+    RankedLists, bit for bit, and put back in query order they give the same
+    aggregates. A run whose query blocks are split over the file is partitioned by
+    query into temporary files first (:func:`partition_by_query`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import polars as pl
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> qrels = encode_qrels(pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"],
+    ...                                    "relevance": [1, 1]}))
+    >>> def num_ret(lists):   # one value per query of the chunk
+    ...     return {"num_ret": lists.offsets[1:] - lists.offsets[:-1]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("q2 Q0 b 1 2.0 r\\nq1 Q0 c 1 3.0 r\\nq1 Q0 a 2 1.0 r\\n")
+    ...     values = evaluate_run_file(qrels, path, num_ret)
+    >>> values.query_ids.tolist(), values.columns["num_ret"].tolist()
+    (['q1', 'q2'], [2, 1])
+    """
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None  # a pipe or stdin: read once, by the full reader
+        with open(path, "rb") as fh:  # gzip: about 4x its size once read
+            size = info.st_size * (4 if fh.read(2) == b"\x1f\x8b" else 1)
+    except (TypeError, ValueError, OSError):
+        return None  # the full reader names what is wrong with the path
+    return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
+                                text_bytes=size, max_docs=max_docs, complete=complete,
+                                semantics=semantics, source=os.fsdecode(os.fspath(path)))
+
+
+def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
+                         text_bytes=0, max_docs: int | None = None,
+                         complete: bool = False, semantics: str = "trec_eval",
+                         source: str | None = None) -> StreamedValues | None:
+    """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
+    ``open_batches()`` returns a fresh iterator of frames with the columns
+    ``query_id``, ``doc_id``, ``score``, ``run_id`` (it is called a second time when
+    query blocks turn out split). ``text_bytes``, the run's size as text (or a function
+    giving it, called only then), sets the number of partitions. ``source`` names a
+    TREC file whose bad lines are reported from their chunk (:meth:`_Chunks.line_error`);
+    otherwise, and when that cannot be decided, a file that is not plain returns None.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> qrels = encode_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"],
+    ...                                    "relevance": [1]}))
+    >>> rows = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["b", "a"],
+    ...                      "score": [2.0, 1.0], "run_id": ["r", "r"]})
+    >>> values = evaluate_run_batches(qrels, lambda: iter([rows]),
+    ...                               lambda lists: {"code": lists.code[1:2]})
+    >>> values.columns["code"].tolist()
+    [1]
+    """
+    options = dict(max_docs=max_docs, complete=complete, semantics=semantics)
+    try:
+        try:
+            return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
+                           source=source, **options)
+        except _SplitBlocks:
+            pass
+        with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
+            size = text_bytes() if callable(text_bytes) else text_bytes
+            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
+            frames = (_whole_queries(part) for part in parts)
+            return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists), whole=True,
+                           run_name=run_name, **options)
+    except NotPlain:
+        return None
+
+
+def _stream(qrels, frames, sink, *, max_docs, complete, semantics, whole=False,
+            run_name=None, source=None):
+    """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
+    through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
+    that stops :func:`plain_chunks` is reported from its chunk when nothing before it
+    can be an earlier error (see :meth:`_Chunks.line_error`)."""
+    # Two helper threads: one reads and parses the next chunk, one checks the current
+    # chunk for duplicates while the main thread packs it.
+    with ThreadPoolExecutor(max_workers=2) as helpers:
+        chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics,
+                         helpers=helpers)
+        try:
+            for frame in _read_ahead(frames, helpers):
+                chunks.add(frame, whole=whole)
+        except NotPlain as signal:
+            error = chunks.line_error(signal, source) if source is not None else None
+            if error is not None:
+                raise error from None
+            raise
+        return chunks.finish(complete=complete, run_name=run_name)
+
+
+#: Run bytes per temporary partition of :func:`partition_by_query`; a partition is read
+#: whole (its strings take two to three times its size in memory).
+PARTITION_BYTES = 256 << 20
+
+
+def partition_by_query(frames, directory, *, n_parts: int | None = None,
+                       text_bytes: int = 0):
+    """Write the run ``frames`` (``query_id``, ``doc_id``, ``score``, ``run_id``, in
+    file order) into ``n_parts`` files in ``directory``, every query's rows in one file
+    (by a hash of its id), in file order; returns ``(paths, run name of the last row)``.
+
+    The files hold plain run lines (``query Q0 doc 0 score run``; polars writes floats
+    in their shortest exact form, so the scores read back bit for bit), about the size
+    of the run as text. By default there is one partition per :data:`PARTITION_BYTES`
+    of ``text_bytes`` (the run's size as text), so that each is read whole in bounded
+    memory.
+    """
+    if n_parts is None:
+        n_parts = max(1, -(-(text_bytes or 0) // PARTITION_BYTES))
+    paths = [os.path.join(directory, f"part{k}.txt") for k in range(n_parts)]
+    handles = [open(p, "wb") for p in paths]
+    run_name = None
+    try:
+        for frame in frames:
+            if frame.height == 0:
+                continue
+            if _not_a_field(frame):
+                raise NotPlain  # an id that is no single field of a line (from a table)
+            run_name = frame["run_id"][-1]
+            part = (frame["query_id"].hash(seed=_PARTITION_SEED) % n_parts).to_numpy()
+            lines = frame.select("query_id", pl.lit("Q0").alias("iteration"), "doc_id",
+                                 pl.lit(0).alias("rank"), "score", "run_id")
+            for k in np.unique(part):
+                lines.filter(part == k).write_csv(handles[k], include_header=False,
+                                                  separator=" ", quote_style="never")
+    finally:
+        for handle in handles:
+            handle.close()
+    return paths, run_name
+
+
+_PARTITION_SEED = 0x5EED
+
+
+def _not_a_field(frame: pl.DataFrame) -> bool:
+    """Whether an id of ``frame`` would not read back as one field of a plain line:
+    empty, or holding whitespace, ``#`` or NUL (ids from a table may)."""
+    ids = pl.col("query_id", "doc_id", "run_id")
+    return frame.select(pl.any_horizontal(
+        ids.str.contains(r"[\s#\x00]") | (ids.str.len_bytes() == 0)).any()).item()
+
+
+def _whole_queries(path) -> pl.DataFrame:
+    """A partition file read whole, its lines grouped by query (file order inside)."""
+    try:
+        frame = pl.concat(list(plain_chunks(path, "run")), rechunk=False)
+    except NotPlain:  # an empty partition
+        if os.path.getsize(path) == 0:
+            return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
+                                        "score": pl.Float64, "run_id": pl.String})
+        raise
+    return frame.sort("query_id", maintain_order=True)
+
+
+class _SplitBlocks(NotPlain):
+    """A query's lines form more than one block of the file (internal signal)."""
 
 
 def encode_qrels_file(path) -> EncodedQrels | None:
@@ -94,15 +298,35 @@ def encode_qrels_file(path) -> EncodedQrels | None:
     >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
+    block_ids, block_lengths, labels, doc_ids = [], [], [], []
     try:
-        frame = pl.concat(list(plain_chunks(path, "qrels")), rechunk=False)
+        # Chunk by chunk, only what encoding needs is kept: the query id of each block
+        # of lines, the labels (in their smallest integer type) and the doc ids; no
+        # table of query ids per line.
+        for frame in plain_chunks(path, "qrels"):
+            blocks = run_blocks(frame)
+            block_ids.append(blocks.query_ids)
+            block_lengths.append(blocks.lengths)
+            label = frame["relevance"]
+            labels.append(label.cast(_smallest_int(label.min(), label.max())).to_numpy())
+            doc_ids.append(frame["doc_id"])
     except NotPlain:
         return None
+    labels = np.concatenate(labels)
     # Doc ids in one piece: every run gathers them at its matched judgments to verify
     # the hashes, several times faster than across the file's chunks.
-    frame = frame.with_columns(frame["doc_id"].rechunk())
-    encoded = encode_qrels(frame)
+    doc_ids = pl.concat(doc_ids, rechunk=True)
+    encoded = encode_judgments(pl.concat(block_ids), np.concatenate(block_lengths), labels,
+                               doc_ids)
     return encoded if encoded.keys is not None else None
+
+
+def _smallest_int(low: int, high: int):
+    """The smallest polars integer type holding ``low`` and ``high``."""
+    for dtype, bits in ((pl.Int8, 8), (pl.Int16, 16), (pl.Int32, 32)):
+        if -(1 << (bits - 1)) <= low and high < 1 << (bits - 1):
+            return dtype
+    return pl.Int64
 
 
 def _read_ahead(frames, helpers: ThreadPoolExecutor):
@@ -115,20 +339,27 @@ def _read_ahead(frames, helpers: ThreadPoolExecutor):
 
 
 class _Chunks:
-    """Packed blocks accumulated chunk by chunk (numbers only)."""
+    """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, *, max_docs, semantics, helpers):
-        self.qrels, self.max_docs, self.semantics = qrels, max_docs, semantics
+    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, helpers):
+        self.qrels, self.sink = qrels, sink
+        self.max_docs, self.semantics = max_docs, semantics
         self.helpers = helpers  # threads for work that can run beside the packing
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
-        self.block_ids: list[pl.Series] = []  # query id of every block, evaluated or not
-        self.block_codes: list[np.ndarray] = []  # qrels code of every evaluated block
+        self.run_name = None
+        self.present = np.zeros(len(qrels.query_ids), dtype=bool)  # qrels queries seen
         self.ignored_ids: list[pl.Series] = []  # query ids of blocks not in the qrels
-        self.block_lengths: list[np.ndarray] = []
-        self.codes: list[np.ndarray] = []
         self.code_dtype = qrels.codes.dtype  # one byte for the usual labels
 
-    def add(self, frame: pl.DataFrame) -> None:
+    def add(self, frame: pl.DataFrame, *, whole: bool = False) -> None:
+        """Pack the blocks of ``frame`` known to be whole: all of them when ``whole``
+        (the frame ends a query), else all but the last, which waits for the next."""
+        if frame.height == 0:
+            return
+        self.run_name = frame["run_id"][-1]
+        if whole and self.carry is None:
+            self._pack(frame, run_blocks(frame))
+            return
         if self.carry is not None:
             frame = pl.concat([self.carry, frame])
         blocks = run_blocks(frame)
@@ -139,21 +370,24 @@ class _Chunks:
             self._pack(frame.slice(0, last), RunBlocks(
                 blocks.starts[whole], blocks.lengths[whole], blocks.query_ids[whole]))
 
-    def finish(self, *, complete: bool) -> RankedLists | None:
-        run_name = self.carry["run_id"][-1]
-        self._pack(self.carry, run_blocks(self.carry))
-        self.carry = None
-        block_ids = pl.concat(self.block_ids)
-        if block_ids.n_unique() != len(block_ids):
-            raise NotPlain  # a query in several blocks: the general road sorts it
-        qrels = self.qrels
-        codes = np.concatenate(self.block_codes)
-        lengths = np.concatenate(self.block_lengths)
-        present = np.zeros(len(qrels.query_ids), dtype=bool)
-        present[codes] = True
+    def flush(self) -> None:
+        """Pack the last block read: the caller knows it is whole."""
+        if self.carry is not None:
+            self._pack(self.carry, run_blocks(self.carry))
+            self.carry = None
+
+    def finish(self, *, complete: bool, run_name=None):
+        self.flush()
+        if self.run_name is None:
+            raise NotPlain  # no line at all: the full reader says so
+        ignored = pl.concat(self.ignored_ids) if self.ignored_ids else \
+            pl.Series([], dtype=pl.String)
+        if ignored.n_unique() != len(ignored):
+            # A query outside the qrels in several blocks: only the whole query can say
+            # whether it repeats a document (an error, as read_run reports it).
+            raise _SplitBlocks
+        qrels, present = self.qrels, self.present
         evaluated = np.ones(len(present), dtype=bool) if complete else present
-        code = np.concatenate(self.codes)
-        self.codes = []
         missing = np.flatnonzero(evaluated & ~present)
         if missing.size:
             if (qrels.doc_ids == BOGUS_DOC_ID).any():
@@ -161,39 +395,57 @@ class _Chunks:
             # trec_eval's -c placeholder: one document, not in the pool, score 1.0
             # (none at all under max_docs=0, like every other ranking).
             one = 0 if self.max_docs == 0 else 1
-            codes = np.append(codes, missing)
-            lengths = np.append(lengths, np.full(missing.size, one, dtype=np.int64))
-            code = np.append(code, np.full(missing.size * one, NOT_IN_POOL, dtype=code.dtype))
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        order, _ = block_move(starts, lengths, codes)
-        counts = np.zeros(len(present), dtype=np.int64)
-        counts[codes] = lengths
-        counts = counts[evaluated]
-        return RankedLists(
-            query_ids=qrels.query_ids[evaluated],
-            offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-            code=code[order].astype(np.int64),
-            rel_hist=qrels.rel_hist[evaluated],
-            bogus=~present[evaluated],
-            run_name=run_name,
-            qrels_positive_total=qrels.positive_total,
+            self.sink.add(missing, np.full(missing.size, one, dtype=np.int64),
+                          np.full(missing.size * one, NOT_IN_POOL, dtype=self.code_dtype),
+                          bogus=True)
+        return self.sink.finish(
+            evaluated, run_name=self.run_name if run_name is None else run_name,
             missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
-            ignored_query_ids=sorted_query_ids(pl.concat(self.ignored_ids).to_list()),
-            rel_levels=qrels.rel_levels,
-        )
+            ignored_query_ids=sorted_query_ids(ignored.to_list()))
+
+    def line_error(self, signal: NotPlain, source: str) -> InputFormatError | None:
+        """The error the full reader gives for the file whose chunk raised ``signal``,
+        without reading the file whole: the chunk's first bad line, when no line before
+        it can be an earlier error. Every block packed so far holds no repeated document
+        and no query seen in another block; what remains to check is the unfinished
+        block and the chunk's lines before the bad one: no repeated (query, doc) pair
+        among them, and none of their queries seen before (a repeat across blocks)."""
+        found = chunk_error(signal, "run", source)
+        if found is None:
+            return None
+        error, before = found
+        lines = [f for f in (self.carry, before) if f is not None and f.height]
+        ignored = pl.concat(self.ignored_ids) if self.ignored_ids else \
+            pl.Series([], dtype=pl.String)
+        if ignored.n_unique() != len(ignored):
+            return None
+        if lines:
+            lines = pl.concat(lines)
+            if lines.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+                return None
+            queries = lines["query_id"].unique()
+            codes = query_codes(queries, self.qrels.query_ids)
+            if self.present[codes[codes >= 0]].any() or \
+                    not set(queries.to_list()).isdisjoint(ignored.to_list()):
+                return None
+        return error
 
     def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:
         """Pack ``frame``, whose query ``blocks`` are all whole."""
         lengths = blocks.lengths
-        self.block_ids.append(blocks.query_ids)
         block_code = query_codes(blocks.query_ids, self.qrels.query_ids)
+        evaluated = block_code >= 0
+        kept_blocks = np.flatnonzero(evaluated)
+        kept_codes = block_code[kept_blocks]
+        if self.present[kept_codes].any() or np.unique(kept_codes).size != kept_codes.size:
+            raise _SplitBlocks  # a query in several blocks: partition the run by query
+        self.present[kept_codes] = True
         row_block = np.repeat(np.arange(len(lengths)), lengths)
         hashes = doc_hash(frame["doc_id"])
         # The duplicate test runs beside the lookups below (polars releases the GIL).
         repeats = self.helpers.submit(_may_repeat, hashes, row_block)
         scores = ordering_scores(frame["score"].to_numpy(), self.semantics)
 
-        evaluated = block_code >= 0
         rows = np.arange(frame.height) if evaluated.all() else \
             np.flatnonzero(evaluated[row_block])
         if np.any((scores[rows][1:] > scores[rows][:-1])
@@ -205,10 +457,9 @@ class _Chunks:
         codes = lookup_codes(
             self.qrels, qcode, hashes[rows],
             lambda at: doc_col.gather(rows if at is None else rows[at]),
-            queries=np.unique(block_code[evaluated]))
+            queries=np.unique(kept_codes))
         _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
-        kept_blocks = np.flatnonzero(evaluated)
         kept_len = lengths[kept_blocks]
         if self.max_docs is not None:
             offsets, top = sg.truncate(np.concatenate(([0], np.cumsum(kept_len))),
@@ -216,10 +467,83 @@ class _Chunks:
             codes, kept_len = codes[top], np.diff(offsets)
         if repeats.result():
             raise NotPlain  # read_run finds the duplicate (or the false alarm)
-        self.block_codes.append(block_code[kept_blocks])
         self.ignored_ids.append(blocks.query_ids.filter(~evaluated))
-        self.block_lengths.append(kept_len)
-        self.codes.append(codes.astype(self.code_dtype))
+        if kept_codes.size:
+            self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False)
+
+
+def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,
+                         **query_set) -> RankedLists:
+    """RankedLists of whole blocks (query codes, lengths and entry codes in file order;
+    each query once), the blocks moved into query-code order."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_)
+    by_code = np.argsort(query_codes_, kind="stable")
+    in_order = query_codes_[by_code]
+    return RankedLists(
+        query_ids=qrels.query_ids[in_order],
+        offsets=np.concatenate(([0], np.cumsum(lengths[by_code]))).astype(np.int64),
+        code=codes[order].astype(np.int64),
+        rel_hist=qrels.rel_hist[in_order],
+        bogus=np.asarray(bogus, dtype=bool)[by_code] if np.ndim(bogus) else
+        np.full(in_order.size, bool(bogus)),
+        qrels_positive_total=qrels.positive_total,
+        rel_levels=qrels.rel_levels,
+        **query_set,
+    )
+
+
+class _Packed:
+    """Sink of :func:`pack_run_file`: every block kept, one RankedLists at the end."""
+
+    def __init__(self, qrels: EncodedQrels):
+        self.qrels = qrels
+        self.query_codes, self.lengths, self.codes, self.bogus = [], [], [], []
+
+    def add(self, query_codes_, lengths, codes, *, bogus: bool) -> None:
+        self.query_codes.append(query_codes_)
+        self.lengths.append(lengths)
+        self.codes.append(codes)
+        self.bogus.append(np.full(query_codes_.size, bogus))
+
+    def finish(self, evaluated, **query_set) -> RankedLists:
+        if not self.query_codes:
+            return _lists_in_code_order(self.qrels, *_no_blocks(), False, **query_set)
+        return _lists_in_code_order(
+            self.qrels, np.concatenate(self.query_codes), np.concatenate(self.lengths),
+            np.concatenate(self.codes), np.concatenate(self.bogus), **query_set)
+
+
+class _Evaluated:
+    """Sink of :func:`evaluate_run_file`: each chunk's blocks evaluated at once, only
+    the per-query values kept."""
+
+    def __init__(self, qrels: EncodedQrels, evaluate_lists):
+        self.qrels, self.evaluate_lists = qrels, evaluate_lists
+        self.query_codes: list[np.ndarray] = []
+        self.values: list[dict] = []
+
+    def add(self, query_codes_, lengths, codes, *, bogus: bool) -> None:
+        lists = _lists_in_code_order(self.qrels, query_codes_, lengths, codes, bogus)
+        self.query_codes.append(np.sort(query_codes_))
+        self.values.append(self.evaluate_lists(lists))
+
+    def finish(self, evaluated, *, run_name, missing_query_ids, ignored_query_ids):
+        if not self.values:  # no query evaluated: the columns' shapes, zero rows
+            self.add(*_no_blocks(), bogus=False)
+        order = np.argsort(np.concatenate(self.query_codes), kind="stable")
+        columns = {name: np.concatenate([v[name] for v in self.values])[order]
+                   for name in self.values[0]}
+        self.values = []
+        return StreamedValues(
+            query_ids=self.qrels.query_ids[evaluated], columns=columns, run_name=run_name,
+            qrels_positive_total=self.qrels.positive_total,
+            missing_query_ids=missing_query_ids, ignored_query_ids=ignored_query_ids)
+
+
+def _no_blocks():
+    """Query codes, lengths and entry codes of zero blocks."""
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, np.int8)
 
 
 def _may_repeat(hashes: np.ndarray, row_block: np.ndarray) -> bool:

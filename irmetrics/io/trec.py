@@ -112,7 +112,7 @@ from irmetrics.containers import (
     Run,
     resolve_duplicates,
 )
-from irmetrics.exceptions import InputFormatError, NotUtf8Error
+from irmetrics.exceptions import DuplicateEntryError, InputFormatError, NotUtf8Error
 
 __all__ = [
     "read_qrels",
@@ -571,7 +571,45 @@ _NOT_PLAIN_BYTES = (b"\t", b"\r", b"\x0b", b"\x0c", b"#", b"\x00")
 
 
 class NotPlain(Exception):
-    """Raised by :func:`plain_chunks` when a file needs the full reader (internal)."""
+    """Raised by :func:`plain_chunks` when a file needs the full reader (internal).
+
+    When one chunk is the reason, ``data`` holds its bytes and ``first_line`` the file
+    line it starts on (every earlier chunk was plain: one line per row), so that a bad
+    line can be explained without reading the whole file (:func:`chunk_error`).
+    """
+
+    def __init__(self, data: bytes | None = None, first_line: int = 1):
+        super().__init__()
+        self.data, self.first_line = data, first_line
+
+
+def chunk_error(signal: NotPlain, kind: str, source: str
+                ) -> tuple[InputFormatError, pl.DataFrame | None] | None:
+    """The full reader's error for the first bad line of the chunk that made the file not
+    plain, numbered in the file, and the chunk's lines before it (as :func:`plain_chunks`
+    frames them, None when there are none); None when the chunk has no such line
+    (comments, tabs, Latin-1 ids: the file needs the full reader), when the error is a
+    duplicate (its message numbers both lines) or the lines before it are not plain."""
+    if signal.data is None:
+        return None
+    layout = _QRELS if kind == "qrels" else _RUN
+    try:
+        _parse(signal.data, layout, source, "error")
+    except (NotUtf8Error, DuplicateEntryError):
+        return None
+    except InputFormatError as error:
+        if error.line is None:
+            return None
+        offset = 0
+        for _ in range(error.line - 1):
+            offset = signal.data.index(b"\n", offset) + 1
+        try:
+            before = _plain_frame(signal.data[:offset], kind) if offset else None
+        except NotPlain:
+            return None
+        return type(error)(error.reason, path=source, line=error.line + signal.first_line - 1,
+                           query_id=error.query_id, doc_id=error.doc_id), before
+    return None
 
 
 def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None):
@@ -618,6 +656,7 @@ def _plain_chunks(stream, kind: str, chunk_bytes: int):
     block = stream.read(chunk_bytes)
     if not block:
         raise NotPlain  # an empty file
+    first_line = 1
     while block:
         if not block.endswith(b"\n"):
             block += stream.readline()  # whole lines only (one copy of the chunk)
@@ -625,7 +664,12 @@ def _plain_chunks(stream, kind: str, chunk_bytes: int):
             # polars drops a byte order mark at the start of whatever it parses; the full
             # readers drop one only at the start of the file and keep it anywhere else.
             raise NotPlain
-        yield _plain_frame(block, kind)
+        try:
+            frame = _plain_frame(block, kind)
+        except NotPlain:
+            raise NotPlain(block, first_line) from None
+        first_line += frame.height  # a plain chunk has one row per line
+        yield frame
         block = stream.read(chunk_bytes)
 
 
