@@ -1,12 +1,12 @@
 """irmetrics.spark.evaluate on a local[2] Spark session against single-machine irmetrics.
 
-Skipped, with the reason, when pyspark, pyarrow or Java is missing. One session serves
-the module; few hypothesis examples, because each evaluation is a Spark job.
+Skipped, with the reason, when pyspark, pyarrow or Java is missing. One session
+(tests/conftest.py) serves the run; few hypothesis examples, because each evaluation is
+a Spark job.
 """
 
 from __future__ import annotations
 
-import shutil
 import warnings
 
 import numpy as np
@@ -22,8 +22,6 @@ from tests._cases import qrels_and_run, same_value
 
 pytest.importorskip("pyarrow", reason="irmetrics.spark needs pyarrow (irmetrics[spark])")
 pytest.importorskip("pyspark", reason="irmetrics.spark needs pyspark (irmetrics[spark])")
-if shutil.which("java") is None:
-    pytest.skip("pyspark needs Java (no `java` on PATH)", allow_module_level=True)
 
 import irmetrics.spark as irm_spark  # noqa: E402
 
@@ -35,20 +33,6 @@ MEASURES = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_ma
             "iprec_at_recall.0.5", "success.1"]
 #: The hypothesis cases' ids, with non-ASCII ones so that byte order is exercised.
 RENAMED = {"a": "\u00e9", "9": "\u65e5\u672c", "B": "Z\u00c4"}
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("irmetrics-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "3")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def frames(qrels: dict, run: dict):
