@@ -11,6 +11,7 @@ the reason, when pyspark or Java is missing.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,6 +108,15 @@ def test_graded_gains_by_hand():
     assert math.isclose(RankingMetrics(rows, graded=True).ndcgAt(3), want, rel_tol=1e-15)
     binary = (1 / math.log(2) + 1 / math.log(4)) / (1 / math.log(2) + 1 / math.log(3)) / 2
     assert math.isclose(RankingMetrics(rows).ndcgAt(3), binary, rel_tol=1e-15)
+
+
+def test_docs_side_by_side_is_current(capsys):
+    """docs/spark.md prints what its side-by-side example really prints."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "spark.md").read_text()
+    code, shown = doc.split("```python\nimport irmetrics as irm\n", 1)[1].split(
+        "```\n\nprints\n\n```\n", 1)
+    exec("import irmetrics as irm\n" + code, {})
+    assert capsys.readouterr().out == shown.split("```", 1)[0]
 
 
 def test_bad_input_is_one_clear_error():
