@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import irmetrics as irm
 from irmetrics.exceptions import (DuplicateEntryError, InputFormatError, MissingQueriesWarning,
                                   NoQueriesError, ParameterError, UnknownMeasureError)
+from irmetrics.measures.parse import parse_measures
 from tests._cases import qrels_and_run, same_value
 
 pytest.importorskip("pyarrow", reason="irmetrics.spark needs pyarrow (irmetrics[spark])")
@@ -107,6 +108,45 @@ def test_example_fixture_and_outputs(spark, tmp_path):
     frame = pl.from_arrow(got.per_query().toArrow())
     assert frame.to_dicts() == want.per_query().to_dicts()
     assert got.to_dict() == want.to_dict()
+
+
+#: Every numeric measure of trec_eval's ``all_trec`` (``relstring`` is a string).
+ALL_TREC_NUMERIC = [r.measure.name for r in parse_measures(["all_trec"])
+                    if r.measure.name != "relstring"]
+
+
+@pytest.mark.parametrize("qrels_path, run_path, complete", [
+    ("fixtures/compare/qrels.txt", "fixtures/compare/bm25.run", False),
+    ("fixtures/compare/qrels.txt", "fixtures/compare/dense.run", True),
+    ("fixtures/cli/qrels.txt", "fixtures/cli/run_a.txt", True),
+])
+def test_repository_fixtures_all_trec(spark, qrels_path, run_path, complete):
+    """The repository's TREC fixtures (no internet here for DL19 / MS MARCO dev), every
+    numeric all_trec measure: bit-identical to irmetrics.evaluate on the files."""
+    run = irm.Run.read(run_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        want = irm.evaluate(qrels_path, run_path, ALL_TREC_NUMERIC, complete=complete)
+        got = irm_spark.evaluate(
+            to_spark(spark, irm.Qrels.read(qrels_path).df.select("query_id", "doc_id",
+                                                                   "relevance")),
+            to_spark(spark, run.df.select("query_id", "doc_id", "score")),
+            ALL_TREC_NUMERIC, complete=complete, run_name=run.name)
+    assert_identical(got, want)
+
+
+def test_query_ids_sorted_by_utf8_bytes(spark):
+    """Aggregation order is trec_eval's: query ids by UTF-8 bytes (not by locale, length
+    or code units); a sequential sum in another order would differ in the last bits."""
+    ids = ["Z", "a", "\u00e9", "\u65e5", "\U0001f600", "10", "9", "\uff21"]
+    q = pl.DataFrame({"query_id": ids, "doc_id": ["d"] * len(ids), "relevance": [1] * len(ids)})
+    r = pl.DataFrame({"query_id": ids * 2, "doc_id": ["d"] * len(ids) + ["e"] * len(ids),
+                      "score": [0.1 * i for i in range(2 * len(ids))]})
+    want = irm.evaluate(irm.Qrels.from_df(q), irm.Run.from_df(r), ["map", "recip_rank"])
+    got = irm_spark.evaluate(to_spark(spark, q), to_spark(spark, r), ["map", "recip_rank"],
+                             num_partitions=4)
+    assert got.results.query_ids.tolist() == sorted(ids, key=lambda s: s.encode())
+    assert_identical(got, want)
 
 
 def test_integer_ids_and_boolean_labels(spark):
