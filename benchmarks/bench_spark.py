@@ -61,6 +61,12 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
+def _count_rows(batches):
+    import pyarrow as pa
+
+    yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
+
+
 def same(a, b) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return a == b
@@ -104,6 +110,16 @@ def main() -> None:
         return session
 
     spark, t_start = timed(start)
+
+    def shuffle_only():
+        """The same read and shuffle by query id, with no evaluation: Spark's share."""
+        rows = irm_spark._partitioned_union(
+            irm_spark._spark_frame(spark, str(paths["qrels_parquet"]), "qrels"),
+            irm_spark._spark_frame(spark, str(paths["run_parquet"]), "run"), args.partitions)
+        return rows.mapInArrow(_count_rows, "n long").groupBy().sum("n").collect()[0][0]
+
+    shuffled, t_shuffle = timed(shuffle_only)
+    assert shuffled == run_rows + qrels_rows
     on_spark, t_spark = timed(lambda: irm_spark.evaluate(
         str(paths["qrels_parquet"]), str(paths["run_parquet"]), MEASURES, run_name="irmbench",
         num_partitions=args.partitions))
@@ -124,6 +140,8 @@ def main() -> None:
         "seconds": {"irmetrics.evaluate (TREC files)": round(t_local, 2),
                     "irmetrics.evaluate (Parquet via polars)": round(t_local_parquet, 2),
                     "Spark session start": round(t_start, 2),
+                    "Spark read + shuffle by query id + Arrow to Python, no evaluation":
+                        round(t_shuffle, 2),
                     "irmetrics.spark.evaluate (first)": round(t_spark, 2),
                     "irmetrics.spark.evaluate (warm)": round(t_spark_warm, 2)},
         "bit_identical": identical,

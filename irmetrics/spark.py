@@ -305,17 +305,19 @@ def _evaluate_partition(batches, *, measures, options, run_name, n_outputs):
                       "error": [pickle.dumps(err)]}, n_outputs, 1)
         return
     evaluated = len(results.query_ids)
-    ids = [*results.query_ids, *results.missing_query_ids, *results.ignored_query_ids, None]
+    ids = np.concatenate([np.asarray(results.query_ids, dtype=object),
+                          results.missing_query_ids, results.ignored_query_ids, [None]])
     kinds = np.repeat(np.array([_EVALUATED, _MISSING, _IGNORED, _PARTITION], np.int8),
                       [evaluated, len(results.missing_query_ids),
                        len(results.ignored_query_ids), 1])
-    count = [None] * (len(ids) - 1) + [int(np.count_nonzero(
-        qrels.df["relevance"].to_numpy() > 0))]
-    values = {f"v{j}": np.concatenate([results.values(name).astype(np.float64),
-                                       np.full(len(ids) - evaluated, np.nan)])
+    count = np.full(len(ids), None, dtype=object)
+    count[-1] = int(np.count_nonzero(qrels.df["relevance"].to_numpy() > 0))
+    padding = np.full(len(ids) - evaluated, np.nan)
+    values = {f"v{j}": np.concatenate([results.values(name).astype(np.float64), padding])
               for j, name in enumerate(results.names)}
-    yield _batch({"query_id": ids, "kind": kinds, "count": count, "error": [None] * len(ids),
-                  **values}, n_outputs, len(ids))
+    yield _batch({"query_id": ids, "kind": kinds, "count": count,
+                  "error": np.full(len(ids), None, dtype=object), **values},
+                 n_outputs, len(ids))
 
 
 def _batch(columns, n_outputs, n_rows):
