@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 
 from .._validation import check_bool, check_positive_int
 from ..engine.segments import ranks, seg_count, seg_cumcount, seg_sum, segment_ids
@@ -84,12 +85,13 @@ class RankingMetrics:
         lab, lab_offsets = as_ragged([r[1] for r in rows], "labels")
         self._seg = segment_ids(self._pred_offsets)
         self._pos = ranks(self._pred_offsets) - 1  # 0-based, Scala's i
-        # One integer code per (query, item): membership is a sorted-array lookup.
-        pred_key, lab_key = _pair_keys(pred, self._seg, lab, segment_ids(lab_offsets))
-        lab_set = np.unique(lab_key)
-        self._hit = np.isin(pred_key, lab_set, assume_unique=False)
-        self._lab_size = np.bincount(_query_of(lab_set, lab_offsets, lab_key),
-                                     minlength=self._n)
+        # One integer key per (query, item); membership and distinct counts are hash
+        # lookups (polars), not sorts.
+        lab_seg = segment_ids(lab_offsets)
+        pred_key, lab_key = _pair_keys(pred, self._seg, lab, lab_seg)
+        self._hit = pl.Series(pred_key).is_in(pl.Series(lab_key).implode()).to_numpy()
+        distinct = pl.DataFrame({"query": lab_seg, "key": lab_key}).unique()
+        self._lab_size = np.bincount(distinct["query"].to_numpy(), minlength=self._n)
         self._lengths = np.diff(self._pred_offsets)
         if self._graded:
             rel, rel_offsets = as_ragged([r[2] if len(r) == 3 else [] for r in rows],
@@ -105,12 +107,10 @@ class RankingMetrics:
         lab_rank = ranks(lab_offsets) - 1
         in_pair = lab_rank < np.repeat(paired, lab_lens)
         rel_index = np.repeat(rel_offsets[:-1], lab_lens) + lab_rank
-        pair_key, pair_rel = lab_key[in_pair], rel[rel_index[in_pair]]
-        # Last pair of each key wins: reverse, keep the first occurrence of each key.
-        keys, first = np.unique(pair_key[::-1], return_index=True)
-        values = pair_rel[::-1][first]
-        self._pred_gain = _lookup_gain(pred_key, keys, values)
-        self._ideal_gain = _lookup_gain(lab_key, keys, values)
+        relevance_of = pl.DataFrame({"key": lab_key[in_pair], "rel": rel[rel_index[in_pair]]}
+                                    ).unique("key", keep="last")  # a later pair wins
+        self._pred_gain = _gain(pred_key, relevance_of)
+        self._ideal_gain = _gain(lab_key, relevance_of)
         self._lab_offsets = lab_offsets
         self._binary = rel_lens == 0  # per query, as Scala's rel.isEmpty
 
@@ -187,34 +187,41 @@ class RankingMetrics:
 def _pair_keys(pred, pred_query, lab, lab_query):
     """Integer keys of ``(query, item)`` for predictions and labels, one shared code
     space: equal keys mean the same item of the same query."""
-    if (pred.dtype.kind in "US") == (lab.dtype.kind in "US"):
-        codes = np.unique(np.concatenate([pred, lab]), return_inverse=True)[1].reshape(-1)
+    n_q = int(max(pred_query.max(initial=0), lab_query.max(initial=0))) + 1
+    if (pred.dtype.kind in "US") != (lab.dtype.kind in "US") and pred.size and lab.size:
+        # numbers against strings: Spark's equality never matches them
+        pred_code, lab_code = _item_codes(pred), _item_codes(lab) + pred.size
+    else:
+        codes = _item_codes(np.concatenate([pred, lab]))
         pred_code, lab_code = codes[:pred.size], codes[pred.size:]
-    else:  # numbers against strings: Spark's equality never matches them
-        pred_code = np.unique(pred, return_inverse=True)[1].reshape(-1)
-        lab_code = np.unique(lab, return_inverse=True)[1].reshape(-1) + pred.size
-    n_items = pred.size + lab.size + 1
+    n_items = int(max(pred_code.max(initial=0), lab_code.max(initial=0))) + 1
+    if n_q * n_items >= 2**62:  # keys would overflow: number the items densely instead
+        codes = np.unique(np.concatenate([pred_code, lab_code]), return_inverse=True)[1]
+        pred_code, lab_code = codes[:pred.size], codes[pred.size:]
+        n_items = pred.size + lab.size + 1
     return (pred_query.astype(np.int64) * n_items + pred_code,
             lab_query.astype(np.int64) * n_items + lab_code)
 
 
-def _query_of(lab_set, lab_offsets, lab_key):
-    """Query index of each distinct label key (keys are ``query * n_items + code``)."""
-    if lab_set.size == 0:
+def _item_codes(items: np.ndarray) -> np.ndarray:
+    """Non-negative int64 codes, equal exactly for equal items: integers offset by their
+    minimum, anything else numbered by a hash table (first seen, first numbered)."""
+    if items.size == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(lab_key, kind="stable")
-    label_query = segment_ids(lab_offsets)[order]
-    return label_query[np.searchsorted(lab_key[order], lab_set)]
+    if items.dtype.kind in "iub":
+        items = items.astype(np.int64)
+        return items - items.min()
+    if items.dtype.kind in "US":
+        return pl.Series(items).cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    return np.unique(items, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
-def _lookup_gain(keys, map_keys, map_values):
+def _gain(keys: np.ndarray, relevance_of: pl.DataFrame) -> np.ndarray:
     """``2**rel - 1`` of each key's relevance value, 0 for a key without one."""
-    gain = np.zeros(keys.size, dtype=np.float64)
-    if map_keys.size and keys.size:
-        where = np.minimum(np.searchsorted(map_keys, keys), map_keys.size - 1)
-        found = map_keys[where] == keys
-        gain[found] = np.power(2.0, map_values[where[found]]) - 1.0
-    return gain
+    rel = pl.DataFrame({"key": keys}).join(relevance_of, on="key", how="left",
+                                           maintain_order="left")["rel"]
+    return np.where(rel.is_null().to_numpy(), 0.0,
+                    np.power(2.0, rel.fill_null(0.0).to_numpy()) - 1.0)
 
 
 def _ideal_discount_sums(count):
