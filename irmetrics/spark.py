@@ -137,8 +137,10 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Arguments come in irmetrics' order, qrels before run (the issue that asked for this
     function wrote ``evaluate(run, qrels, ...)``; every irmetrics function takes qrels
     first). The per-query values (one row of doubles per query) are collected on the
-    driver: that is how the aggregate keeps trec_eval's summation order, a sequential
-    sum in ascending query-id order, and so stays bit-identical to one machine.
+    driver: that is how the aggregate keeps trec_eval's summation order,
+    ``mean = ((v_1 + v_2) + ... + v_Q) / Q`` over the queries in ascending byte order of
+    their ids (``gm_map``: ``exp`` of that mean of logs), and so stays bit-identical to
+    one machine.
     Driver memory is therefore about ``8 x queries x outputs`` bytes plus the query
     ids; the rankings never leave the executors. Ids are compared as the UTF-8 bytes of
     Spark's strings (Latin-1 files are not re-read byte by byte as single-machine

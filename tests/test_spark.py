@@ -164,6 +164,7 @@ def test_integer_ids_and_boolean_labels(spark):
     ("run", [("q", "d", 1.0), ("q", "d", 2.0)], "query_id 'q', doc_id 'd'", DuplicateEntryError),
     ("run", [("q", "d", float("nan"))], "<Spark run>.*doc_id 'd'", InputFormatError),
     ("qrels", [("q", "d", 1.5)], "<Spark qrels>", InputFormatError),
+    ("run", [("q", "d", 1.0), ("q", None, 2.0)], "<Spark run>: missing doc_id", InputFormatError),
 ])
 def test_bad_rows_are_one_clear_error(spark, side, rows, match, error):
     good = {"run": [("q", "d", 1.0)], "qrels": [("q", "d", 1.0)]}
