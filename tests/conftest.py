@@ -1,0 +1,27 @@
+"""Fixtures shared by test modules."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session for the whole run (Spark starts in ~10 s); skipped, with
+    the reason, when pyspark, pyarrow or Java is missing."""
+    pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow (irmetrics[spark])")
+    pytest.importorskip("pyspark", reason="the Spark tests need pyspark (irmetrics[spark])")
+    if shutil.which("java") is None:
+        pytest.skip("pyspark needs Java: no `java` on PATH")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("irmetrics-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.default.parallelism", "2")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
