@@ -11,10 +11,11 @@ import polars as pl
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
-from .engine.pack import SEMANTICS, encode_qrels, pack
+from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.stream import encode_qrels_file, pack_run_file
 from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
+from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
@@ -73,6 +74,13 @@ class Evaluator:
         float32 scores and its iprec_at_recall rounding.
     num_docs_in_coll : int, default 0
         Collection size, used only by ``utility`` (``-N``).
+    ties : {"trec_eval", "input_order", "expected"}, default "trec_eval"
+        How documents with equal scores are ordered: by doc id descending (bytes), as
+        trec_eval and pytrec_eval do; in the run's own order (file lines, dict
+        insertion, array order); or not at all: ``"expected"`` reports every measure's
+        exact expected value over uniformly random orders of each group of tied
+        documents (only for measures with a closed form, see
+        :func:`irmetrics.measures.expected.accepted_names`). See docs/semantics.md.
 
     Notes
     -----
@@ -93,8 +101,10 @@ class Evaluator:
     """
 
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
-                 max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0):
+                 max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
+                 ties="trec_eval"):
         check_choice("semantics", semantics, SEMANTICS)
+        check_choice("ties", ties, TIES)
         check_int("relevance_level", relevance_level)
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
@@ -119,6 +129,9 @@ class Evaluator:
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
+        if ties == "expected":
+            check_expected_measures(self.requests, judged_only=judged_only, max_docs=max_docs)
+        self.ties = ties
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
         self.max_docs = None if max_docs is None else int(max_docs)
@@ -147,7 +160,10 @@ class Evaluator:
         else put through encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels
         file or the run file is not UTF-8: then both sides are decoded as Latin-1."""
         if isinstance(run, (str, os.PathLike)):
-            if self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids:
+            # The streaming road knows trec_eval's order only; other tie policies take
+            # the general one (read_run + pack).
+            if (self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids
+                    and self.ties == "trec_eval"):
                 lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
                                       complete=self.complete, semantics=self.semantics)
                 if lists is not None:
@@ -177,9 +193,9 @@ class Evaluator:
                                            latin1_ids(qrels["doc_id"]))
             self._latin1_encoded = encode_qrels(qrels)
         return pack(
-            self._latin1_encoded, df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            self._latin1_encoded, df, run_query_ids=run_query_ids, max_docs=self._pack_max_docs,
             complete=self.complete, semantics=self.semantics, run_name=run_name,
-            keep_doc_ids=keep_doc_ids,
+            keep_doc_ids=keep_doc_ids, ties=self.ties,
         )
 
     def _pack_utf8(self, run, run_query_ids, *, keep_doc_ids=False):
@@ -189,15 +205,22 @@ class Evaluator:
         if direct is not None and run_query_ids is None:
             # Only the adapter's own qrels object qualifies, so a qrels file encoded
             # straight from disk is never read into a table for this.
-            lists = direct(self._qrels, max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics, keep_doc_ids=keep_doc_ids)
+            lists = direct(self._qrels, max_docs=self._pack_max_docs, complete=self.complete,
+                           semantics=self.semantics, keep_doc_ids=keep_doc_ids,
+                           ties=self.ties)
             if lists is not None:
                 return lists
         return pack(
-            self._encoded_qrels(), run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
-            complete=self.complete, semantics=self.semantics, run_name=run.name,
-            keep_doc_ids=keep_doc_ids,
+            self._encoded_qrels(), run.df, run_query_ids=run_query_ids,
+            max_docs=self._pack_max_docs, complete=self.complete, semantics=self.semantics,
+            run_name=run.name, keep_doc_ids=keep_doc_ids, ties=self.ties,
         )
+
+    @property
+    def _pack_max_docs(self):
+        """``max_docs`` for pack: under ``ties="expected"`` rankings stay whole, since a
+        tie group straddling the cut decides which documents land above it."""
+        return None if self.ties == "expected" else self.max_docs
 
     def _encoded_qrels(self):
         if self._encoded is None:
@@ -249,7 +272,10 @@ class Evaluator:
                 judged_only=self.judged_only, semantics=self.semantics,
                 num_docs_in_coll=self.num_docs_in_coll,
             )
-            block = measure.kernel(ctx, params)
+            if self.ties == "expected" and measure.name not in ORDER_FREE:
+                block = EXPECTED_KERNELS[measure.name](ctx, params, self.max_docs)
+            else:
+                block = measure.kernel(ctx, params)
             for req in requests:
                 if len(requests) > 1 or req.params is not params:
                     # Merged friendly cutoffs: this request's column of the shared block.
@@ -264,6 +290,23 @@ class Evaluator:
                        complete_num_rel=complete_num_rel,
                        missing_query_ids=lists.missing_query_ids,
                        ignored_query_ids=lists.ignored_query_ids, id_encoding=id_encoding)
+
+
+def check_expected_measures(requests: list[Request], *, judged_only=False,
+                            max_docs=None) -> None:
+    """Refuse, under ``ties="expected"``, measures without an exact expected value, and
+    ``judged_only`` with ``max_docs`` (the cut would fall before unjudged documents are
+    dropped, and which ones it removes depends on the order)."""
+    refused = sorted({r.measure.name for r in requests if r.measure.name not in ORDER_FREE
+                      and r.measure.name not in EXPECTED_KERNELS})
+    if refused:
+        raise parameter_error(
+            "measures", "measures with an exact expected value under ties='expected' "
+            f"({', '.join(accepted_names())}, with their parameters and friendly names)",
+            refused)
+    if judged_only and max_docs is not None:
+        raise parameter_error("max_docs", "None when judged_only=True and ties='expected'",
+                              max_docs)
 
 
 def _kernel_groups(requests: list[Request]):
@@ -302,7 +345,8 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
-             complete=False, semantics="trec_eval", num_docs_in_coll=0) -> Results:
+             complete=False, semantics="trec_eval", num_docs_in_coll=0,
+             ties="trec_eval") -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -316,7 +360,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     measures : str or list of str
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
-    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
+    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties
         See :class:`Evaluator`.
 
     Returns
@@ -360,5 +404,5 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     return Evaluator(
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
-        num_docs_in_coll=num_docs_in_coll,
+        num_docs_in_coll=num_docs_in_coll, ties=ties,
     )._evaluate_checked(run, None, stacklevel=2)
