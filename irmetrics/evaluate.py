@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -19,7 +20,7 @@ from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
-from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results, report_query_set
 
 
@@ -263,8 +264,15 @@ class Evaluator:
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
         lists, id_encoding = self._pack(run, run_query_ids)
+        columns, specs = self.columns(lists, self.requests, expected=self.ties == "expected")
+        return self.results(lists, columns, specs, id_encoding)
+
+    def columns(self, lists, requests, *, expected: bool) -> tuple[dict, dict]:
+        """Per-query values of ``requests`` on ``lists``: ``({output name: values},
+        {output name: MeasureDef})``; ``expected`` computes expectations over tie
+        orders (``lists`` then whole, not cut at ``max_docs``)."""
         columns, specs = {}, {}
-        for group, requests in _kernel_groups(self.requests):
+        for group, merged in _kernel_groups(requests):
             measure, level, params = group
             ctx = Context(
                 lists,
@@ -272,12 +280,15 @@ class Evaluator:
                 judged_only=self.judged_only, semantics=self.semantics,
                 num_docs_in_coll=self.num_docs_in_coll,
             )
-            if self.ties == "expected" and measure.name not in ORDER_FREE:
+            if expected and measure.name not in ORDER_FREE:
                 block = EXPECTED_KERNELS[measure.name](ctx, params, self.max_docs)
+                if measure.printed == LONG and not np.array_equal(block, np.trunc(block)):
+                    # An expected count (a tie group cut by max_docs) keeps its fraction.
+                    measure = replace(measure, printed=DOUBLE)
             else:
                 block = measure.kernel(ctx, params)
-            for req in requests:
-                if len(requests) > 1 or req.params is not params:
+            for req in merged:
+                if len(merged) > 1 or req.params is not params:
                     # Merged friendly cutoffs: this request's column of the shared block.
                     picked = [list(params).index(req.params[0])]
                 else:
@@ -285,6 +296,10 @@ class Evaluator:
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
+        return columns, specs
+
+    def results(self, lists, columns, specs, id_encoding=UTF8) -> Results:
+        """:class:`Results` of per-query ``columns`` computed on ``lists``."""
         complete_num_rel = lists.qrels_positive_total if self.complete else None
         return Results(lists.query_ids, columns, specs, run_name=lists.run_name,
                        complete_num_rel=complete_num_rel,

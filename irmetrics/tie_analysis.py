@@ -1,0 +1,177 @@
+"""tie_report(): how much of a score depends on how tied documents are ordered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ._validation import parameter_error
+from .engine.ties import order_within_ties, tie_groups, truncated
+from .evaluate import Evaluator
+from .measures.dcg import gains_for
+from .measures.expected import ORDER_FREE, label_gain
+from .results import report_query_set
+
+#: The four values reported per measure, in column order.
+POLICIES = ("trec_eval", "expected", "best", "worst")
+
+
+@dataclass(frozen=True)
+class TieReport:
+    """Values of every measure under each way of ordering tied documents.
+
+    Attributes
+    ----------
+    summary : polars.DataFrame
+        One row per output name: ``measure``, ``tied_entries`` (entries in tie groups
+        whose documents differ for that measure), then the aggregate under each policy:
+        ``trec_eval``, ``expected``, ``best``, ``worst``.
+    results : dict of str to Results
+        Per-query values under each policy (``"trec_eval"``, ``"expected"``,
+        ``"best"``, ``"worst"``).
+    """
+
+    summary: pl.DataFrame
+    results: dict
+
+    def to_text(self) -> str:
+        """The summary as an aligned text table (what ``irmetrics eval --tie-report``
+        prints)."""
+        head = ("measure", "tied", *POLICIES)
+        rows = [head] + [
+            (row["measure"], str(row["tied_entries"]),
+             *(f"{row[p]:.4f}" for p in POLICIES))
+            for row in self.summary.iter_rows(named=True)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        return "\n".join(
+            "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                      for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows) + "\n"
+
+
+def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
+               complete=False, semantics="trec_eval") -> TieReport:
+    """Each measure under trec_eval's tie order, in expectation, at best and at worst.
+
+    A tie group is a set of documents of one query with equal scores. For every
+    measure the report gives its value with trec_eval's order inside tie groups (doc
+    id descending), its exact expected value over uniformly random orders
+    (``ties="expected"``), and the best and worst values any order can give, with
+    the number of tied entries whose order can matter.
+
+    Parameters
+    ----------
+    qrels, run, measures
+        As in :func:`irmetrics.evaluate`; measures must be among those
+        ``ties="expected"`` accepts (:func:`irmetrics.measures.expected.accepted_names`).
+    relevance_level, judged_only, max_docs, complete, semantics
+        See :class:`irmetrics.Evaluator`.
+
+    Returns
+    -------
+    TieReport
+
+    Notes
+    -----
+    *Best* puts, inside every tie group, the documents with the larger gain first:
+    relevant before non-relevant (``label >= relevance_level``) for the binary
+    measures, gains descending for dcg, ndcg and ndcg_cut (whose gains are the
+    labels, or the ``ndcg.l=g`` table). *Worst* puts them last. Moving a relevant
+    document (or a larger gain) up one place inside a group never lowers precision,
+    recall, success, reciprocal rank, AP or DCG at any cutoff, so these orders attain
+    the maximum and minimum over all tie orders. ``tied_entries`` counts entries of
+    tie groups that mix such documents, among those starting within ``max_docs``.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> qrels = {"q": {"a": 1, "b": 0}}
+    >>> run = {"q": {"a": 1.0, "b": 1.0}}          # a tie: trec_eval ranks "b" first
+    >>> report = irm.tie_report(qrels, run, ["P.1", "recip_rank"])
+    >>> report.summary.rows()
+    [('recip_rank', 2, 0.5, 0.75, 1.0, 0.5), ('P_1', 2, 0.0, 0.5, 1.0, 0.0)]
+    """
+    ev = Evaluator(qrels, measures, relevance_level=relevance_level,
+                   judged_only=judged_only, max_docs=max_docs, complete=complete,
+                   semantics=semantics, ties="expected")
+    if not ev.requests:
+        raise parameter_error("measures", "at least one measure name", [])
+    run_query_ids = list(run) if isinstance(run, dict) else None
+    whole, id_encoding = ev._pack(run, run_query_ids)  # not cut at max_docs, trec_eval order
+    results = {"expected": ev.results(whole, *ev.columns(whole, ev.requests, expected=True),
+                                      id_encoding)}
+    cut = truncated(whole, ev.max_docs)
+    results["trec_eval"] = ev.results(cut, *ev.columns(cut, ev.requests, expected=False),
+                                      id_encoding)
+    report_query_set(results["trec_eval"], stacklevel=2)
+    bounds = {"best": ({}, {}), "worst": ({}, {})}
+    tied = {}
+    for req in ev.requests:
+        level = ev.relevance_level if req.relevance_level is None else req.relevance_level
+        key = _order_key(whole, req, level)
+        for policy, (columns, specs) in bounds.items():
+            ordered = truncated(order_within_ties(whole, key, best=policy == "best"),
+                                ev.max_docs)
+            more_columns, more_specs = ev.columns(ordered, [req], expected=False)
+            columns.update(more_columns)
+            specs.update(more_specs)
+        count = _tied_entries(whole, key, judged_only, ev.max_docs, req.measure.name)
+        tied.update(dict.fromkeys(req.output_names, count))
+    for policy, (columns, specs) in bounds.items():
+        results[policy] = ev.results(whole, columns, specs, id_encoding)
+    names = results["trec_eval"].names
+    summaries = {p: results[p].aggregate() for p in POLICIES}
+    summary = pl.DataFrame({
+        "measure": names,
+        "tied_entries": pl.Series([tied[n] for n in names], dtype=pl.Int64),
+        **{p: pl.Series([_as_float(summaries[p].get(n)) for n in names], dtype=pl.Float64)
+           for p in POLICIES},
+    })
+    return TieReport(summary=summary, results=results)
+
+
+def _as_float(value):
+    return float(value) if isinstance(value, (int, float, np.number)) else None
+
+
+def _order_key(lists, req, level) -> np.ndarray:
+    """What the measure of ``req`` rewards near the top: its gain per entry for the
+    DCG family, else relevance at ``level`` (0/1)."""
+    name = req.measure.name
+    if name in ("dcg", "ndcg", "ideal_dcg"):
+        return gains_for(lists.view(level, False), req.params).entry_gain
+    if name == "ndcg_cut":
+        return label_gain(lists.code)
+    return (lists.code >= level).astype(np.float64)
+
+
+def _tied_entries(lists, key, judged_only, max_docs, name) -> int:
+    """Entries of tie groups whose ``key`` is not constant, among the groups whose
+    order can change measure ``name``: none for measures that ignore the order,
+    groups cut by ``max_docs`` for num_rel_ret, groups starting above ``max_docs``
+    for the others (after dropping unjudged entries with ``judged_only``)."""
+    if name in ORDER_FREE or name == "num_ret":
+        return 0
+    if judged_only:
+        key = key[lists.code >= 0]
+        lists = lists.judged_only()
+    groups = tie_groups(lists)
+    counted = groups.mixed(key)
+    if name == "num_rel_ret":
+        cut = np.inf if max_docs is None else max_docs
+        counted &= (groups.start_rank < cut) & (groups.start_rank + groups.size > cut)
+    elif max_docs is not None:
+        counted &= groups.start_rank < max_docs
+    return int(groups.size[counted].sum())
+
+
+def per_query_frame(report: TieReport) -> pl.DataFrame:
+    """Long per-query table: ``query_id``, ``measure`` and one column per policy."""
+    frames = [report.results[p].per_query().rename({"value": p}) for p in POLICIES]
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.join(frame, on=["query_id", "measure"], how="left", maintain_order="left")
+    return out
+
