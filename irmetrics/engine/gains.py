@@ -210,7 +210,9 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
         gn = gains[walk]
         stops = (counts >= 1) & (gn <= 0)[None, :]
         has_stop = stops.any(axis=1)
-        stop_at = np.where(has_stop, np.argmax(stops, axis=1), len(walk))
+        # (no entry holds a judgment when every label is negative: nothing to walk)
+        first_stop = np.argmax(stops, axis=1) if len(walk) else 0
+        stop_at = np.where(has_stop, first_stop, len(walk))
         if len(walk):
             stop_gain[rows] = np.where(has_stop, gn[np.minimum(stop_at, len(walk) - 1)], 0.0)
         emit = (np.arange(len(walk))[None, :] < stop_at[:, None]) & (gn > 0)[None, :]
