@@ -96,6 +96,13 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     ev = Evaluator(qrels, measures, relevance_level=relevance_level,
                    judged_only=judged_only, max_docs=max_docs, complete=complete,
                    semantics=semantics, ties="expected")
+    return report_ties(ev, run, stacklevel=3)
+
+
+def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
+    """:func:`tie_report` of ``run`` with the qrels, measures and options of ``ev``
+    (an :class:`~irmetrics.Evaluator` made with ``ties="expected"``), so that several
+    runs share one reading of the qrels."""
     if not ev.requests:
         raise parameter_error("measures", "at least one measure name", [])
     run_query_ids = list(run) if isinstance(run, dict) else None
@@ -105,7 +112,7 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     cut = truncated(whole, ev.max_docs)
     results["trec_eval"] = ev.results(cut, *ev.columns(cut, ev.requests, expected=False),
                                       id_encoding)
-    report_query_set(results["trec_eval"], stacklevel=2)
+    report_query_set(results["trec_eval"], stacklevel=stacklevel)
     bounds = {"best": ({}, {}), "worst": ({}, {})}
     tied = {}
     for req in ev.requests:
@@ -117,23 +124,20 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
             more_columns, more_specs = ev.columns(ordered, [req], expected=False)
             columns.update(more_columns)
             specs.update(more_specs)
-        count = _tied_entries(whole, key, judged_only, ev.max_docs, req.measure.name)
-        tied.update(dict.fromkeys(req.output_names, count))
+        tied.update(_tied_entries(whole, key, req, level, ev.judged_only, ev.max_docs))
     for policy, (columns, specs) in bounds.items():
         results[policy] = ev.results(whole, columns, specs, id_encoding)
-    names = results["trec_eval"].names
     summaries = {p: results[p].aggregate() for p in POLICIES}
+    # Numbers only: runid's summary is the run's name
+    names = [n for n in results["trec_eval"].names
+             if isinstance(summaries["trec_eval"].get(n), (int, float))]
     summary = pl.DataFrame({
         "measure": names,
         "tied_entries": pl.Series([tied[n] for n in names], dtype=pl.Int64),
-        **{p: pl.Series([_as_float(summaries[p].get(n)) for n in names], dtype=pl.Float64)
+        **{p: pl.Series([float(summaries[p][n]) for n in names], dtype=pl.Float64)
            for p in POLICIES},
     })
     return TieReport(summary=summary, results=results)
-
-
-def _as_float(value):
-    return float(value) if isinstance(value, (int, float, np.number)) else None
 
 
 def _order_key(lists, req, level) -> np.ndarray:
@@ -147,24 +151,44 @@ def _order_key(lists, req, level) -> np.ndarray:
     return (lists.code >= level).astype(np.float64)
 
 
-def _tied_entries(lists, key, judged_only, max_docs, name) -> int:
-    """Entries of tie groups whose ``key`` is not constant, among the groups whose
-    order can change measure ``name``: none for measures that ignore the order,
-    groups cut by ``max_docs`` for num_rel_ret, groups starting above ``max_docs``
-    for the others (after dropping unjudged entries with ``judged_only``)."""
+#: Measures reading the number of relevant documents above a cut, not their order.
+_COUNT_AT_CUT = frozenset({"P", "recall", "relative_P", "success"})
+#: Measures reading the order above a cut.
+_ORDER_TO_CUT = frozenset({"map_cut", "ndcg_cut"})
+
+
+def _tied_entries(lists, key, req, level, judged_only, max_docs) -> dict:
+    """Per output name of ``req``, the entries of tie groups whose order can change it:
+    groups where ``key`` is not constant that hold the cut (measures counting hits
+    above a cutoff, num_rel_ret at ``max_docs``, Rprec at R) or start above it
+    (measures reading the order: AP, RR, DCG; their cut is ``max_docs``). Measures
+    that ignore the order count none. Unjudged entries are dropped first under
+    ``judged_only``."""
+    name = req.measure.name
     if name in ORDER_FREE or name == "num_ret":
-        return 0
+        return dict.fromkeys(req.output_names, 0)
+    view = lists.view(level, judged_only)
     if judged_only:
         key = key[lists.code >= 0]
         lists = lists.judged_only()
     groups = tie_groups(lists)
-    counted = groups.mixed(key)
-    if name == "num_rel_ret":
-        cut = np.inf if max_docs is None else max_docs
-        counted &= (groups.start_rank < cut) & (groups.start_rank + groups.size > cut)
-    elif max_docs is not None:
-        counted &= groups.start_rank < max_docs
-    return int(groups.size[counted].sum())
+    mixed = groups.mixed(key)
+    depth = np.full(lists.n_queries, np.inf if max_docs is None else float(max_docs))
+    if name in _COUNT_AT_CUT or name in _ORDER_TO_CUT:
+        cuts = [np.minimum(depth, k) for k in req.params]
+    elif name == "Rprec":
+        cuts = [np.minimum(depth, view.num_rel)]
+    else:
+        cuts = [depth]
+    straddle = name in _COUNT_AT_CUT or name in ("num_rel_ret", "Rprec")
+    out = {}
+    for output, cut in zip(req.output_names, cuts):
+        cut = cut[groups.query]
+        counted = mixed & (groups.start_rank < cut)
+        if straddle:
+            counted &= groups.start_rank + groups.size > cut
+        out[output] = int(groups.size[counted].sum())
+    return out
 
 
 def per_query_frame(report: TieReport) -> pl.DataFrame:

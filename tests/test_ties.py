@@ -68,6 +68,12 @@ def _check_against_brute_force(qrels, run, measures, **options):
             assert _close(best, high) and _close(worst, low), (qid, name, best, high, worst, low)
             assert report.results["trec_eval"].to_dict()[qid][name] == trec[qid][name]
             assert _close(report.results["expected"].to_dict()[qid][name], mean)
+    # No tied entry that matters: no order can change the value.
+    tied = dict(zip(report.summary["measure"], report.summary["tied_entries"]))
+    for qid, values in brute.items():
+        for name, (_, low, high) in values.items():
+            if tied.get(name) == 0:
+                assert low == high, (qid, name)
 
 
 @SLOW

@@ -83,6 +83,11 @@ class TieGroups:
         """Entries of its query above every group (``c``), per group."""
         return self.first - np.repeat(self.offsets[:-1], np.diff(self.offsets))[self.first]
 
+    @cached_property
+    def query(self) -> np.ndarray:
+        """Query (segment) of every group."""
+        return np.searchsorted(self.offsets, self.first, side="right") - 1
+
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Hits per group (``r``)."""
         return np.bincount(self.group, weights=mask, minlength=len(self.size))
@@ -182,8 +187,7 @@ def expected_reciprocal_first_hit(groups: TieGroups, mask: np.ndarray,
     with_hit = np.flatnonzero(r_all > 0)
     if with_hit.size == 0:
         return out
-    query_of_group = np.searchsorted(groups.offsets, groups.first, side="right") - 1
-    owner = query_of_group[with_hit]
+    owner = groups.query[with_hit]
     keep = np.ones(len(owner), dtype=bool)
     keep[1:] = owner[1:] != owner[:-1]  # first group with a hit per query
     g, q = with_hit[keep], owner[keep]
