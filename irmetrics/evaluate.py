@@ -14,7 +14,7 @@ from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.stream import encode_qrels_file, pack_run_file
-from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
+from .io.trec import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
 from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
@@ -39,8 +39,16 @@ def _coerce(value, cls, what, read, from_dict=None):
     raise TypeError(f"`{what}` must be {cls.__name__}, {kinds}; got {type(value)!r}.")
 
 
-def as_qrels(qrels) -> Qrels:
-    """Accept Qrels, a path, a pytrec_eval-shaped dict or a DataFrame."""
+def as_qrels(qrels, relevance="int") -> Qrels:
+    """Accept Qrels, a path, a pytrec_eval-shaped dict or a DataFrame (labels read as
+    integers, or as floats with ``relevance="float"``)."""
+    if relevance == "float" and not isinstance(qrels, Qrels):
+        if isinstance(qrels, (str, os.PathLike)):
+            return Qrels.read(os.fspath(qrels), relevance="float")
+        if isinstance(qrels, dict):
+            return Qrels.from_dict(qrels, relevance_type="float")
+        if hasattr(qrels, "columns"):
+            return Qrels.from_df(qrels, relevance_type="float")
     return _coerce(qrels, Qrels, "qrels", lambda path: Qrels.read(os.fspath(path)), Qrels.from_dict)
 
 
@@ -82,6 +90,13 @@ class Evaluator:
         exact expected value over uniformly random orders of each group of tied
         documents (only for measures with a closed form, see
         :func:`irmetrics.measures.expected.accepted_names`). See docs/semantics.md.
+    relevance : {"int", "float"}, default "int"
+        How qrels labels are read: integers, as trec_eval (a label such as ``0.5`` is an
+        error naming the file and line), or finite real numbers (``"float"``: averaged
+        or LLM judgments). Float labels are the gains of ndcg, ndcg_cut, dcg and
+        ideal_dcg (the ideal sorts the labels themselves); binary measures count
+        ``label >= relevance_level``; other gain-based measures and gain parameters
+        are refused. See docs/semantics.md.
 
     Notes
     -----
@@ -103,9 +118,13 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
-                 ties="trec_eval"):
+                 ties="trec_eval", relevance="int"):
         check_choice("semantics", semantics, SEMANTICS)
         check_choice("ties", ties, TIES)
+        check_choice("relevance", relevance, RELEVANCE_TYPES)
+        if isinstance(qrels, Qrels) and qrels.relevance_type == "float":
+            relevance = "float"  # float labels already: never read as trec_eval's integers
+        self.relevance = relevance
         check_int("relevance_level", relevance_level)
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
@@ -120,18 +139,21 @@ class Evaluator:
         self._latin1_encoded = None  # the qrels' Latin-1 view, made when a run needs it
         # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
         self.id_encoding = UTF8
-        if isinstance(qrels, (str, os.PathLike)):
+        if isinstance(qrels, (str, os.PathLike)) and relevance == "int":
             self._encoded = encode_qrels_file(qrels)
         if self._encoded is None:
             if isinstance(qrels, (str, os.PathLike)):
-                self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels")
+                self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels",
+                                                                    relevance=relevance)
             else:
-                self._qrels = as_qrels(qrels)
+                self._qrels = as_qrels(qrels, relevance)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
         if ties == "expected":
             check_expected_measures(self.requests, judged_only=judged_only, max_docs=max_docs)
+        if relevance == "float":
+            check_float_measures(self.requests)
         self.ties = ties
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
@@ -163,8 +185,9 @@ class Evaluator:
         if isinstance(run, (str, os.PathLike)):
             # The streaming road knows trec_eval's order only; other tie policies take
             # the general one (read_run + pack).
+            # Float labels too (its codes are integers).
             if (self.id_encoding == UTF8 and run_query_ids is None and not keep_doc_ids
-                    and self.ties == "trec_eval"):
+                    and self.ties == "trec_eval" and self.relevance == "int"):
                 lists = pack_run_file(self._encoded_qrels(), run, max_docs=self.max_docs,
                                       complete=self.complete, semantics=self.semantics)
                 if lists is not None:
@@ -324,6 +347,28 @@ def check_expected_measures(requests: list[Request], *, judged_only=False,
                               max_docs)
 
 
+#: Measure families that read labels only through ``label >= relevance_level`` and
+#: ``label >= 0`` (judged), so float labels need nothing else.
+BINARY_FAMILIES = frozenset({"precision", "recall", "rank", "average_precision", "counts",
+                             "set_based", "interpolated"})
+#: Measures whose gain is the label itself (trec_eval's default gain table).
+LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
+
+
+def check_float_measures(requests: list[Request]) -> None:
+    """Refuse, under ``relevance="float"``, measures that read labels as trec_eval's
+    integer levels (gain tables, label strings, judgment groups) and gain parameters."""
+    refused = sorted({r.measure.name + ("." + r.raw if r.raw else "") for r in requests
+                      if not (r.measure.family in BINARY_FAMILIES
+                              or (r.measure.name in LABEL_GAIN_MEASURES
+                                  and (r.measure.name == "ndcg_cut" or not r.parameterised)))})
+    if refused:
+        raise parameter_error(
+            "measures", "binary measures (P, recall, map, recip_rank, ...) or ndcg, "
+            "ndcg_cut, dcg, ideal_dcg without gain parameters under relevance='float'",
+            refused)
+
+
 def _kernel_groups(requests: list[Request]):
     """Group requests that one kernel call can serve (friendly cutoffs of one measure)."""
     groups: dict = defaultdict(list)
@@ -361,7 +406,7 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0,
-             ties="trec_eval") -> Results:
+             ties="trec_eval", relevance="int") -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -375,7 +420,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     measures : str or list of str
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
-    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties
+    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
+    relevance
         See :class:`Evaluator`.
 
     Returns
@@ -419,5 +465,5 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     return Evaluator(
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
-        num_docs_in_coll=num_docs_in_coll, ties=ties,
+        num_docs_in_coll=num_docs_in_coll, ties=ties, relevance=relevance,
     )._evaluate_checked(run, None, stacklevel=2)

@@ -52,7 +52,7 @@ class TieReport:
 
 
 def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
-               complete=False, semantics="trec_eval") -> TieReport:
+               complete=False, semantics="trec_eval", relevance="int") -> TieReport:
     """Each measure under trec_eval's tie order, in expectation, at best and at worst.
 
     A tie group is a set of documents of one query with equal scores. For every
@@ -66,7 +66,7 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     qrels, run, measures
         As in :func:`irmetrics.evaluate`; measures must be among those
         ``ties="expected"`` accepts (:func:`irmetrics.measures.expected.accepted_names`).
-    relevance_level, judged_only, max_docs, complete, semantics
+    relevance_level, judged_only, max_docs, complete, semantics, relevance
         See :class:`irmetrics.Evaluator`.
 
     Returns
@@ -95,7 +95,7 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     """
     ev = Evaluator(qrels, measures, relevance_level=relevance_level,
                    judged_only=judged_only, max_docs=max_docs, complete=complete,
-                   semantics=semantics, ties="expected")
+                   semantics=semantics, ties="expected", relevance=relevance)
     return report_ties(ev, run, stacklevel=3)
 
 

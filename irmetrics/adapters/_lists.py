@@ -149,7 +149,7 @@ class Judgments:
         return RankedLists(
             query_ids=self._query_ids(queries),
             offsets=offsets,
-            code=code.astype(np.int64, copy=False),
+            code=code if code.dtype.kind == "f" else code.astype(np.int64, copy=False),
             rel_hist=self.rel_hist[queries],
             rel_levels=self.rel_levels,
             bogus=bogus,
@@ -172,7 +172,8 @@ class Judgments:
             "query_id": self.query_vocab.take(query),
             "iteration": pl.repeat("0", len(query), dtype=pl.String, eager=True),
             "doc_id": self.doc_vocab.take(doc),
-            "relevance": pl.Series(labels, dtype=pl.Int64),
+            "relevance": pl.Series(labels, dtype=pl.Float64 if labels.dtype.kind == "f"
+                                   else pl.Int64),
         })
 
     def run_frame(self, run_name: str = RUN_NAME) -> pl.DataFrame:
@@ -213,7 +214,7 @@ class DenseJudgments(Judgments):
             rows, valid_labels = np.repeat(np.arange(n_rows), lengths), labels[self._valid]
         self.rel_hist, self.rel_levels, self.has_qrels, self.positive_total = \
             label_histogram(rows, valid_labels, n_rows, extra_relevant)
-        self._negative = bool(len(valid_labels)) and int(valid_labels.min()) < 0
+        self._negative = bool(len(valid_labels)) and valid_labels.min() < 0
 
     @cached_property
     def _valid(self):
@@ -351,6 +352,11 @@ class AdapterQrels(Qrels):
         if self._frame is None:
             self._frame = self._judgments.qrels_frame()
         return self._frame
+
+    @property
+    def relevance_type(self) -> str:
+        """``"float"`` when the adapter was given float labels (no table is built)."""
+        return "float" if self._judgments.rel_levels.dtype.kind == "f" else "int"
 
 
 class AdapterRun(Run):

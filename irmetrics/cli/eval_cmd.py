@@ -112,6 +112,10 @@ def build_parser() -> CliParser:
                         " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
                         " (e.g. --semantics pytrec_eval)")
     add_ties(x)
+    x.add_argument("--float-relevance", action="store_true",
+                   help="read qrels labels as real numbers (0.5, 2.75): the gains of ndcg,"
+                        " ndcg_cut, dcg; binary measures count label >= -l; without it a"
+                        " non-integer label is an error (e.g. --float-relevance)")
     x.add_argument("--tie-report", action="store_true",
                    help="print, per run and measure, the number of tied entries that matter"
                         " and the value under trec_eval's tie order, in expectation, at best"
@@ -164,8 +168,10 @@ def run(argv: list[str], stdout, stderr) -> int:
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)
-    if (args.ties != "trec_eval" or args.tie_report) and args.Rel_info_format != "qrels":
-        raise CliError("--ties and --tie-report apply to -R qrels only", EXIT_USAGE)
+    if ((args.ties != "trec_eval" or args.tie_report or args.float_relevance)
+            and args.Rel_info_format != "qrels"):
+        raise CliError("--ties, --tie-report and --float-relevance apply to -R qrels only",
+                       EXIT_USAGE)
     if args.tie_report and (args.format != "trec" or args.ties != "trec_eval"
                             or args.Zscore is not None):
         raise CliError("--tie-report prints its own table: it takes neither --format,"
@@ -178,7 +184,8 @@ def run(argv: list[str], stdout, stderr) -> int:
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs,
-                               ties="expected" if args.tie_report else args.ties)
+                               ties="expected" if args.tie_report else args.ties,
+                               relevance="float" if args.float_relevance else "int")
     if args.tie_report:
         for path in args.runs:
             label = "<stdin>" if path == "-" else path
@@ -261,13 +268,15 @@ class _FormatEvaluator:
 
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
-                   max_docs, complete, semantics, num_docs_in_coll, ties="trec_eval"):
+                   max_docs, complete, semantics, num_docs_in_coll, ties="trec_eval",
+                   relevance="int"):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
         return Evaluator(path, measures, relevance_level=relevance_level,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
-                         semantics=semantics, num_docs_in_coll=num_docs_in_coll, ties=ties)
+                         semantics=semantics, num_docs_in_coll=num_docs_in_coll, ties=ties,
+                         relevance=relevance)
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,

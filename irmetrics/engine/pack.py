@@ -116,11 +116,14 @@ def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
     n_q = len(query_ids)
     block_code = query_codes(blocks.query_ids, query_ids)
-    labels = qrels["relevance"].to_numpy().astype(np.int64, copy=False)
+    labels = qrels["relevance"].to_numpy()
+    graded = labels.dtype.kind == "f"  # relevance="float": the labels are the gains
+    labels = labels.astype(np.float64 if graded else np.int64, copy=False)
     hist, levels = label_histogram(np.repeat(block_code, blocks.lengths), labels, n_q)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
-    code_type = np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
+    code_type = np.float64 if graded else \
+        np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
     codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
 
     # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
@@ -410,7 +413,9 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
     ``queries`` (distinct query codes, ascending), when given, holds every code of
     ``qcode``: only their judgments are searched.
     """
-    code = np.full(len(qcode), NOT_IN_POOL, dtype=np.int64)
+    # int64 codes, or float64 ones for float labels
+    code_type = np.result_type(np.int64, qrels.codes.dtype)
+    code = np.full(len(qcode), NOT_IN_POOL, dtype=code_type)
     if len(qcode) == 0 or len(qrels.codes) == 0:
         return code
     if qrels.keys is not None:
@@ -423,7 +428,7 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
                               "code": qrels.codes})
     joined = pl.DataFrame({"q": qcode, "doc_id": doc_ids_at(None)}).join(
         judgments, on=["q", "doc_id"], how="left", maintain_order="left")
-    return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)
+    return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(code_type)
 
 
 def _match_keys(qrels: EncodedQrels, keys: np.ndarray,
