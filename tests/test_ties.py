@@ -3,7 +3,9 @@ bounds attained by explicit orders, input_order against trec_eval, and refusals.
 
 from __future__ import annotations
 
+import doctest
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics.adapters import from_matrix, to_ranked
+from irmetrics.cli import main
 from irmetrics.exceptions import ParameterError
 from irmetrics.measures.expected import accepted_names
 
@@ -107,6 +110,23 @@ def test_worked_example_from_the_docs():
     # AP: E[rel(i) relat(i)] / i over ranks 2-4, plus d at rank 5 (relat 3), over R = 3
     terms = sum((2 / 3) * (1 + (j - 1) / 2) / (1 + j) for j in (1, 2, 3)) + 3 / 5
     assert res["map"] == pytest.approx(terms / 3)
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "semantics.md"
+
+
+def test_docs_examples_are_current(tmp_path, capsys, monkeypatch):
+    """docs/semantics.md: its >>> examples hold and its tie report is the real output."""
+    result = doctest.testfile(str(DOCS), module_relative=False)
+    assert result.failed == 0 and result.attempted >= 10
+    (tmp_path / "qrels.txt").write_text("q 0 a 1\nq 0 b 0\nq 0 c 1\nq 0 d 2\n")
+    (tmp_path / "run.txt").write_text("q Q0 x 1 0.9 run\nq Q0 b 2 0.5 run\nq Q0 a 3 0.5 run\n"
+                                      "q Q0 c 4 0.5 run\nq Q0 d 5 0.1 run\n")
+    command = "irmetrics eval --tie-report -m P.2 -m recip_rank -m map -m ndcg_cut.3"
+    shown = DOCS.read_text().split(f"$ {command} qrels.txt run.txt\n", 1)[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    assert main(command.split()[1:] + ["qrels.txt", "run.txt"]) == 0
+    assert capsys.readouterr().out == shown
 
 
 def test_no_ties_expected_equals_trec_eval():
