@@ -80,7 +80,7 @@ def _check_against_brute_force(qrels, run, measures, **options):
 
 
 @SLOW
-@given(tied_queries(), st.sampled_from([1, 2]), st.sampled_from([None, 1, 2, 4]))
+@given(tied_queries(), st.sampled_from([1, 2]), st.sampled_from([None, 0, 1, 2, 4]))
 def test_expected_and_bounds_equal_brute_force(case, level, max_docs):
     qrels, run = case
     _check_against_brute_force(qrels, run, MEASURES, relevance_level=level, max_docs=max_docs)
@@ -138,6 +138,17 @@ def test_no_ties_expected_equals_trec_eval():
     assert plain.keys() == expected.keys()
     for name in plain:
         assert expected[name] == pytest.approx(plain[name], abs=1e-15)
+
+
+def test_pytrec_eval_semantics_ties_in_float32():
+    # 1 + 2**-30 rounds to 1.0 in float32: a tie there, not under trec_eval 10.
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0 + 2**-30}}
+    assert irm.evaluate(qrels, run, ["P.1"], ties="expected").aggregate()["P_1"] == 0.0
+    res = irm.evaluate(qrels, run, ["P.1"], ties="expected", semantics="pytrec_eval")
+    assert res.aggregate()["P_1"] == 0.5
+    # the default stays pytrec_eval's: doc id descending inside the float32 tie
+    assert irm.evaluate(qrels, run, ["P.1"], semantics="pytrec_eval").aggregate()["P_1"] == 0.0
 
 
 # --- best and worst are attained by explicit orders ------------------------------------
