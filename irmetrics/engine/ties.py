@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-from scipy.special import gammaln
 
 from . import segments as sg
 from .ranked import RankedLists
@@ -143,6 +142,9 @@ def expected_precision_terms(groups: TieGroups, mask: np.ndarray, rank: np.ndarr
 
 
 def _log_comb(n, k):
+    """``ln C(n, k)``, elementwise."""
+    from scipy.special import gammaln  # lazy: scipy.special is not light to import
+
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
