@@ -10,8 +10,8 @@ import polars as pl
 from ._validation import parameter_error
 from .engine.ties import order_within_ties, tie_groups, truncated
 from .evaluate import Evaluator
-from .measures.dcg import gains_for
-from .measures.expected import ORDER_FREE, label_gain
+from .measures.dcg import gains_for, label_gain
+from .measures.expected import ORDER_FREE
 from .results import report_query_set
 
 #: The four values reported per measure, in column order.

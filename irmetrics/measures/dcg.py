@@ -39,6 +39,19 @@ def ideal_ranks(gains) -> np.ndarray:
     return sg.ranks(gains.ideal_offsets)
 
 
+def label_gain(code: np.ndarray) -> np.ndarray:
+    """``ndcg_cut``'s gain: the judged label when positive, else 0."""
+    return np.where(code > 0, code, 0).astype(np.float64)
+
+
+def running_ideal_dcg(view):
+    """``(running IDCG over the ideal sequence of labels as gains, its offsets)``: read
+    at rank k for IDCG@k."""
+    g = ideal_gains_for(view)
+    return sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets), \
+        g.ideal_offsets
+
+
 def dcg_values(view, gains) -> np.ndarray:
     """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order.
 
@@ -87,15 +100,13 @@ def ndcg_at_cutoffs(ctx, cutoffs):
     # Only ranks <= max(k) matter: the running sum over them is the same sequence of
     # additions, so truncating first is exact and avoids work on long rankings.
     offsets, top = sg.truncate(v.offsets, max(cutoffs))
-    code = v.code[top]
-    gain = np.where(code > 0, code, 0).astype(np.float64)
+    gain = label_gain(v.code[top])
     running = sg.seg_cumsum(gain / log2_discount(sg.ranks(offsets)), offsets)
-    g = ideal_gains_for(v)
-    ideal = sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
+    ideal, ideal_offsets = running_ideal_dcg(v)
     out = []
     for k in cutoffs:
         dcg = sg.at_rank(running, offsets, k, fill=0.0)
-        idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
+        idcg = sg.at_rank(ideal, ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)
 

@@ -18,7 +18,7 @@ from ..engine.gains import log2_discount
 from ..engine.ties import (expected_hits_at, expected_precision_terms,
                            expected_reciprocal_first_hit, prob_no_hit_in_top, tie_groups)
 from .context import columns, safe_div
-from .dcg import gains_for, ideal_dcg_values, ideal_gains_for, ideal_ranks
+from .dcg import gains_for, ideal_dcg_values, label_gain, running_ideal_dcg
 
 #: Measures whose value does not depend on the order of the ranking nor its length.
 ORDER_FREE = frozenset({"runid", "num_q", "num_rel", "ideal_dcg"})
@@ -158,19 +158,13 @@ def ndcg(ctx, pairs, depth):
     return columns(safe_div(dcg, ideal_dcg_values(v, gains_for(v, pairs))))
 
 
-def label_gain(code: np.ndarray) -> np.ndarray:
-    """``ndcg_cut``'s gain: the judged label when positive, else 0."""
-    return np.where(code > 0, code, 0).astype(np.float64)
-
-
 @expected("ndcg_cut")
 def ndcg_at_cutoffs(ctx, cutoffs, depth):
     v = ctx.view
-    g = ideal_gains_for(v)
-    ideal = sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets)
+    ideal, ideal_offsets = running_ideal_dcg(v)
     out = []
     for k in cutoffs:
         dcg = _dcg(ctx, "label_dcg", lambda: label_gain(v.code), k, depth)
-        idcg = sg.at_rank(ideal, g.ideal_offsets, k, fill=0.0)
+        idcg = sg.at_rank(ideal, ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)
