@@ -304,7 +304,7 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         Report evaluation progress on stderr; default: when stderr is a terminal.
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
-        ``num_docs_in_coll``, ``ties`` as for :func:`~irmetrics.evaluate`.
+        ``num_docs_in_coll``, ``ties``, ``relevance`` as for :func:`~irmetrics.evaluate`.
 
     Returns
     -------
@@ -449,7 +449,8 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
     from .evaluate import Evaluator
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
-                                       "complete", "semantics", "num_docs_in_coll", "ties"}
+                                       "complete", "semantics", "num_docs_in_coll", "ties",
+                                       "relevance"}
     if unknown:
         raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
     evaluator = None

@@ -96,3 +96,16 @@ def test_compare_passes_ties_through(cli, files, tmp_path):
     status, _, err = cli("compare", "--ties", "expected", "-m", "bpref",
                          files[0], files[1], str(other))
     assert status == 2 and "exact expected value" in err
+
+
+def test_compare_api_takes_ties_and_float_relevance():
+    qrels = {"q1": {"a": 0.5, "b": 0.0}, "q2": {"a": 2.5}}
+    runs = {"one": {"q1": {"a": 1.0, "b": 1.0}, "q2": {"a": 1.0, "b": 1.0}},
+            "two": {"q1": {"a": 2.0, "b": 1.0}, "q2": {"b": 2.0, "a": 1.0}}}
+    cmp = irm.compare(qrels, runs, ["ndcg"], ties="expected", relevance="float")
+    row = cmp.table().row(0, named=True)          # "two" against the baseline "one"
+    want = {name: sum(irm.evaluate(qrels, run, ["ndcg"], ties="expected", relevance="float")
+                      .values("ndcg")) / 2 for name, run in runs.items()}
+    assert (row["system"], row["baseline"]) == ("two", "one")
+    assert row["mean"] == pytest.approx(want["two"])
+    assert row["mean"] - row["diff"] == pytest.approx(want["one"])
