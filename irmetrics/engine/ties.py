@@ -93,14 +93,24 @@ class TieGroups:
 
     def hits_before(self, mask: np.ndarray) -> np.ndarray:
         """Hits of the same query above every group (``B``)."""
-        inclusive = sg.seg_cumcount(mask, self.offsets)
-        return inclusive[self.first] - mask[self.first]
+        before = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))  # hits above entry
+        return before[self.first] - before[self.offsets[:-1]][self.query]
+
+    @cached_property
+    def tied_entries(self) -> np.ndarray:
+        """Entries in groups of two or more (the only ones an order can move)."""
+        return np.flatnonzero(self.size[self.group] > 1)
 
     def mean(self, values: np.ndarray) -> np.ndarray:
         """Per entry, the mean of ``values`` over its tie group: the expected value at
         its place when the group is shuffled."""
-        totals = np.bincount(self.group, weights=values, minlength=len(self.size))
-        return (totals / self.size)[self.group]
+        out = np.array(values, dtype=np.float64)
+        tied = self.tied_entries
+        if tied.size:
+            g = self.group[tied]
+            totals = np.bincount(g, weights=out[tied], minlength=len(self.size))
+            out[tied] = totals[g] / self.size[g]
+        return out
 
     def mixed(self, key: np.ndarray) -> np.ndarray:
         """Per group, whether ``key`` takes more than one value inside it (the group's
@@ -133,12 +143,15 @@ def expected_precision_terms(groups: TieGroups, mask: np.ndarray, rank: np.ndarr
     r = groups.count(mask)
     t = groups.size.astype(np.float64)
     before = groups.hits_before(mask)
-    g = groups.group
-    j = np.arange(len(g)) - groups.first[g] + 1
+    out = np.zeros(len(groups.group))
+    at = np.flatnonzero(r[groups.group] > 0)  # only groups holding a hit contribute
+    g = groups.group[at]
+    j = at - groups.first[g] + 1
     # (j - 1)(r - 1) / (t - 1) is 0 for a group of one (then j = 1)
     others = np.divide((j - 1) * (r[g] - 1), t[g] - 1, out=np.zeros(len(g)),
                        where=t[g] > 1)
-    return (r[g] / t[g]) * (before[g] + 1 + others) / rank
+    out[at] = (r[g] / t[g]) * (before[g] + 1 + others) / rank[at]
+    return out
 
 
 def _log_comb(n, k):

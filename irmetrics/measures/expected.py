@@ -50,19 +50,25 @@ def _groups(ctx):
     return v.cache["tie_groups"]
 
 
-def _running(ctx, name, per_entry):
-    """Cached running sum over each ranking of a per-entry expectation."""
+def _terms(ctx, name, per_entry):
+    """Cached per-entry expectation ``name``: ``(entries where it is not 0, values)``."""
     v = ctx.view
     key = ("expected", name)
     if key not in v.cache:
-        v.cache[key] = sg.seg_cumsum(per_entry(), v.offsets)
+        values = per_entry()
+        at = np.flatnonzero(values)  # most entries contribute nothing (non-relevant)
+        v.cache[key] = (at, values[at])
     return v.cache[key]
 
 
 def _at(ctx, name, per_entry, k, depth):
-    """Running expectation read at rank ``min(k, depth, n)``; 0 above rank 1."""
-    return sg.at_rank(_running(ctx, name, per_entry), ctx.view.offsets,
-                      np.minimum(k, depth), fill=0.0)
+    """Sum of a per-entry expectation over ranks ``<= min(k, depth)``, per query,
+    added in rank order."""
+    v = ctx.view
+    at, values = _terms(ctx, name, per_entry)
+    seg = v.seg[at]
+    within = v.rank[at] <= np.minimum(k, depth)[seg]  # depth: one per query
+    return sg.seg_sum(values[within], seg[within], v.n_queries)
 
 
 def _hits(ctx, k, depth):
