@@ -8,13 +8,14 @@ from .results import Results
 
 __version__ = "0.1.0"
 __all__ = ["Comparison", "Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results",
-           "Run", "compare", "evaluate", "evaluate_jg", "evaluate_prefs", "read_per_query",
+           "Run", "compare", "evaluate", "evaluate_jg", "evaluate_prefs", "plot", "read_per_query",
            "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
     "adapters": ("irmetrics.adapters", None),
     "stats": ("irmetrics.stats", None),
+    "plot": ("irmetrics.plot", None),
     "compare": ("irmetrics.comparison", "compare"),
     "Comparison": ("irmetrics.comparison", "Comparison"),
     "read_per_query": ("irmetrics.io.per_query", "read_per_query"),

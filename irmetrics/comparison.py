@@ -12,6 +12,7 @@ Comparison never re-implements evaluation: runs go through :class:`~irmetrics.Ev
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -98,6 +99,12 @@ class Comparison:
     test, correction, alpha, level, n_resamples, seed
         How the table was computed (``level`` is the confidence level of the intervals,
         ``1 - alpha``).
+
+    Notes
+    -----
+    A comparison keeps what its per-query values came from (the runs as given and the
+    Evaluator holding the encoded qrels), so that :meth:`precision_recall_curves` and
+    :meth:`to_html` can evaluate the runs again with the same options.
     """
 
     systems: list
@@ -113,6 +120,12 @@ class Comparison:
     n_resamples: int
     seed: int
     _table: pl.DataFrame = field(repr=False, default=None)
+    # What the per-query values came from, kept for the precision-recall curves of a
+    # report: {system: Results or PerQueryScores}, {system: the run as given}, and the
+    # Evaluator (qrels already encoded) that scored the runs given as runs.
+    _scored: dict = field(repr=False, default=None)
+    _runs: dict = field(repr=False, default=None)
+    _evaluator: object = field(repr=False, default=None)
 
     def table(self) -> pl.DataFrame:
         """One row per (measure, system, baseline); see docs/compare.md for each column."""
@@ -139,6 +152,76 @@ class Comparison:
                 out.append(Regression(row["measure"], row["system"], row["baseline"],
                                       row["diff"], row["p_adjusted"], bool(row["significant"])))
         return out
+
+    def precision_recall_curves(self) -> pl.DataFrame:
+        """Interpolated precision at trec_eval's eleven recall levels, per system.
+
+        ``precision`` is the mean over the comparison's common queries of trec_eval's
+        ``iprec_at_recall`` at ``recall`` (0.0, 0.1, ..., 1.0): the highest precision at
+        any rank where recall is at least that level. Values are taken from the per-query
+        values when the runs already have them (``-m official``, a ``trec_eval -q`` file
+        with ``iprec_at_recall``); otherwise the runs are evaluated again with the
+        comparison's options (same qrels, ``-c -J -M -l``, semantics).
+
+        Returns
+        -------
+        polars.DataFrame
+            Columns ``system``, ``recall``, ``precision``; 11 rows per system, in the
+            order of :attr:`systems`.
+
+        Raises
+        ------
+        ComparisonError
+            A system has no ranking to evaluate: it was given as per-query values without
+            ``iprec_at_recall``, or read from standard input (which cannot be read twice).
+
+        Examples
+        --------
+        >>> import irmetrics as irm
+        >>> qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}}
+        >>> a = {"q1": {"d1": 2.0, "x": 1.0, "d2": 0.5}, "q2": {"d3": 1.0}}
+        >>> b = {"q1": {"x": 2.0, "d1": 1.0, "d2": 0.5}, "q2": {"y": 2.0, "d3": 1.0}}
+        >>> curves = irm.compare(qrels, {"A": a, "B": b}, "map").precision_recall_curves()
+        >>> [(s, round(p, 4)) for s, r, p in curves.filter(recall=1.0).rows()]
+        [('A', 0.8333), ('B', 0.5833)]
+        """
+        from .measures.parse import parse_measures
+
+        request = parse_measures(["iprec_at_recall"])[0]
+        names = list(request.output_names)
+        levels = [float(n.rsplit("_", 1)[1]) for n in names]
+        scored = {}
+        for system in self.systems:
+            given = (self._scored or {}).get(system)
+            if given is not None and all(n in given.names for n in names):
+                scored[system] = given
+                continue
+            run = (self._runs or {}).get(system)
+            if run is None or isinstance(run, (Results, PerQueryScores)) \
+                    or self._evaluator is None:
+                raise ComparisonError(f"run {system!r} was given as per-query values without"
+                                      " iprec_at_recall; give its run file to draw its curve")
+            if isinstance(run, str) and run == "-":
+                raise ComparisonError(f"run {system!r} was read from standard input, which"
+                                      " cannot be read a second time for its curve")
+            # The comparison's Evaluator with other measures: qrels and options shared.
+            evaluator = copy.copy(self._evaluator)
+            evaluator.requests = [request]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MissingQueriesWarning)
+                scored[system] = evaluator.evaluate(run)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", QueryAlignmentWarning)  # reported by compare()
+            query_ids, values, _ = _align(scored, self.systems, names)
+        if not np.array_equal(query_ids, self.query_ids):
+            raise ComparisonError("the runs evaluated again do not answer the queries they"
+                                  " answered for the comparison (were the files changed?)")
+        precision = np.stack([values[n].mean(axis=1) for n in names], axis=1)  # (systems, levels)
+        return pl.DataFrame({
+            "system": np.repeat(np.asarray(self.systems, dtype=object), len(levels)).tolist(),
+            "recall": np.tile(levels, len(self.systems)),
+            "precision": precision.reshape(-1),
+        })
 
     # -- writers ---------------------------------------------------------------------
 
@@ -211,20 +294,15 @@ class Comparison:
         letters = _letters(len(self.systems))
         # Beyond 26 systems labels have two letters: commas keep "n, w, aa" readable.
         separator = "," if len(self.systems) > 26 else ""
-        better = _significant_improvements(self)
-        means = {name: self.scores[name].mean(axis=1) for name in self.measures}
         lines = [r"\begin{table}[t]", r"\centering",
                  r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule",
                  "System & " + " & ".join(_latex_escape(m) for m in self.measures) + r" \\",
                  r"\midrule"]
-        for i, system in enumerate(self.systems):
+        for i, (system, row) in enumerate(zip(self.systems, _mean_cells(self, digits))):
             cells = [f"({letters[i]}) {_latex_escape(system)}"]
-            for name in self.measures:
-                value = f"{means[name][i]:.{digits}f}"
-                column = np.round(means[name], digits)
-                if column[i] == column.max():
-                    value = rf"\textbf{{{value}}}"
-                marks = separator.join(letters[j] for j in sorted(better.get((name, i), ())))
+            for value, best, marks in row:
+                value = rf"\textbf{{{value}}}" if best else value
+                marks = separator.join(marks)
                 cells.append(value + (rf"$^{{{marks}}}$" if marks else ""))
             lines.append(" & ".join(cells) + r" \\")
         caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
@@ -253,6 +331,28 @@ class Comparison:
     def to_csv(self, *, separator: str = ",") -> str:
         """The table as CSV; floats round-trip exactly, NaN as ``NaN``."""
         return self._table.write_csv(separator=separator, float_precision=None)
+
+    def to_html(self, path=None) -> str:
+        """A self-contained HTML report: the table, per-query plots, precision-recall
+        curves, the all-pairs p-value matrix and the queries won and lost the most.
+
+        Needs matplotlib (``pip install "irmetrics[plot]"``); plots are inline SVG and
+        the page has no external reference, so it opens offline and prints well. The same
+        comparison gives the same bytes. See :func:`irmetrics.report.html_report`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            Also write the page there (UTF-8).
+
+        Returns
+        -------
+        str
+            The page.
+        """
+        from .report import html_report
+
+        return html_report(self, path)
 
 
 _RESAMPLING = ("randomization", "bootstrap", "tukey")
@@ -357,7 +457,7 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     named = _named_runs(runs)
     systems = list(named)
     baselines = _baselines(baseline, systems)
-    scored = _score_systems(qrels, named, measures, evaluate_options, progress)
+    scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
     names = _comparable_measures(scored, measures)
     query_ids, scores, missing = _align(scored, systems, names)
     if len(query_ids) < 2 and test in ("t", "bootstrap"):
@@ -379,7 +479,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     return Comparison(systems=systems, baselines=baselines, measures=names,
                       query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
                       correction="none" if test == "tukey" else correction, alpha=alpha,
-                      level=1.0 - alpha, n_resamples=n_resamples, seed=seed, _table=table)
+                      level=1.0 - alpha, n_resamples=n_resamples, seed=seed, _table=table,
+                      _scored=scored, _runs=named, _evaluator=evaluator)
 
 
 def check_alpha(name: str, alpha) -> float:
@@ -445,7 +546,7 @@ def _baselines(baseline, systems: list) -> list | None:
 
 def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool):
     """Per-query values of every system: evaluated (one Evaluator, qrels encoded once)
-    or taken as given."""
+    or taken as given; and that Evaluator (None when nothing needed evaluating)."""
     from .evaluate import Evaluator
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
@@ -473,7 +574,7 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
             scored[name] = evaluator.evaluate(run)
     if progress and evaluator is not None:
         sys.stderr.write("\n")
-    return scored
+    return scored, evaluator
 
 
 def _comparable_measures(scored: dict, measures) -> list[str]:
@@ -649,6 +750,18 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
     }, schema={**{c: pl.Float64 for c in COLUMNS}, "measure": pl.String, "system": pl.String,
                "baseline": pl.String, "significant": pl.Boolean, "wins": pl.Int64,
                "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64})
+
+
+def _mean_cells(comparison: Comparison, digits: int) -> list[list[tuple[str, bool, list]]]:
+    """Per system, per measure: ``(mean to digits, best of its column, letters of the
+    systems it is significantly better than)`` -- the summary table of LaTeX and HTML."""
+    letters = _letters(len(comparison.systems))
+    better = _significant_improvements(comparison)
+    means = {name: comparison.scores[name].mean(axis=1) for name in comparison.measures}
+    rounded = {name: np.round(means[name], digits) for name in comparison.measures}
+    return [[(f"{means[name][i]:.{digits}f}", bool(rounded[name][i] == rounded[name].max()),
+              [letters[j] for j in sorted(better.get((name, i), ()))])
+             for name in comparison.measures] for i in range(len(comparison.systems))]
 
 
 def _significant_improvements(comparison: Comparison) -> dict:

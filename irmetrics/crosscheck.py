@@ -155,12 +155,12 @@ def _buckets(requests):
     would merge ``P`` and ``P.7`` into ``P.7``) and each has one relevance level."""
     buckets: list = []
     for req in requests:
-        level = req.relevance_level
+        level, judged = req.relevance_level, req.judged_only
         for b in buckets:
-            if b["level"] == level and req.measure.name not in b["names"]:
+            if (b["level"], b["judged"]) == (level, judged) and req.measure.name not in b["names"]:
                 break
         else:
-            b = {"level": level, "names": set(), "requests": []}
+            b = {"level": level, "judged": judged, "names": set(), "requests": []}
             buckets.append(b)
         b["names"].add(req.measure.name)
         b["requests"].append(req)
@@ -221,10 +221,11 @@ def crosscheck(qrels, run, measures=None, *, relevance_level=1, judged_only=Fals
     theirs: dict = {}  # irmetrics output name -> (pytrec name, {qid: value})
     for bucket in _buckets(requests):
         level = relevance_level if bucket["level"] is None else bucket["level"]
+        judged = judged_only if bucket["judged"] is None else bucket["judged"]
         specs = {_pytrec_spec(r) for r in bucket["requests"]}
         try:
             evaluator = pytrec_eval.RelevanceEvaluator(
-                qrels_dict, specs, relevance_level=level, judged_docs_only_flag=judged_only)
+                qrels_dict, specs, relevance_level=level, judged_docs_only_flag=judged)
         except (ValueError, TypeError) as exc:
             raise ParameterError(f"pytrec_eval rejected measures {sorted(specs)}: {exc}") \
                 from None

@@ -297,11 +297,13 @@ class Evaluator:
         columns, specs = {}, {}
         for group, merged in _kernel_groups(requests):
             measure, level, params = group
+            req = merged[0]
             ctx = Context(
                 lists,
                 relevance_level=self.relevance_level if level is None else level,
-                judged_only=self.judged_only, semantics=self.semantics,
-                num_docs_in_coll=self.num_docs_in_coll,
+                judged_only=self.judged_only if req.judged_only is None else req.judged_only,
+                semantics=self.semantics, num_docs_in_coll=self.num_docs_in_coll,
+                options=dict(req.options),
             )
             if expected and measure.name not in ORDER_FREE:
                 block = EXPECTED_KERNELS[measure.name](ctx, params, self.max_docs)
@@ -342,7 +344,7 @@ def check_expected_measures(requests: list[Request], *, judged_only=False,
             "measures", "measures with an exact expected value under ties='expected' "
             f"({', '.join(accepted_names())}, with their parameters and friendly names)",
             refused)
-    if judged_only and max_docs is not None:
+    if max_docs is not None and (judged_only or any(r.judged_only for r in requests)):
         raise parameter_error("max_docs", "None when judged_only=True and ties='expected'",
                               max_docs)
 
@@ -376,7 +378,8 @@ def _kernel_groups(requests: list[Request]):
     for req in requests:
         cutoff = isinstance(req.measure.params, (LongCutoffs, DoubleCutoffs))
         if req.friendly and cutoff:
-            key = ("merge", req.measure.name, req.relevance_level)
+            key = ("merge", req.measure.name, req.relevance_level, req.judged_only,
+                   req.options)
         else:
             key = ("single", id(req))
         if key not in groups:

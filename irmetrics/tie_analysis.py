@@ -124,7 +124,8 @@ def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
             more_columns, more_specs = ev.columns(ordered, [req], expected=False)
             columns.update(more_columns)
             specs.update(more_specs)
-        tied.update(_tied_entries(whole, key, req, level, ev.judged_only, ev.max_docs))
+        judged_only = ev.judged_only if req.judged_only is None else req.judged_only
+        tied.update(_tied_entries(whole, key, req, level, judged_only, ev.max_docs))
     for policy, (columns, specs) in bounds.items():
         results[policy] = ev.results(whole, columns, specs, id_encoding)
     summaries = {p: results[p].aggregate() for p in POLICIES}

@@ -175,7 +175,10 @@ def test_declarations():
 
 def test_fixed_suffix_names():
     with pytest.raises(ParameterError, match="only at @R"):
-        irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["MAP@10"])
+        irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["MAP@x"])
+    # MAP@10 is ir_measures' alias of AP@10 (issue 14), not MAP@R cut elsewhere.
+    res = irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["MAP@10", "AP@10"]).aggregate()
+    assert res["MAP@10"] == res["AP@10"]
     with pytest.raises(ParameterError, match="only at @1"):
         irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ML_P@5"])
     res = irm.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"b": 2.0, "a": 1.0}},

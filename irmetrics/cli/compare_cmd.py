@@ -19,7 +19,8 @@ from ..engine.pack import SEMANTICS
 from ..io.per_query import read_per_query
 from ..io.trec import _read_source
 from .inputs import open_lines
-from .options import EXIT_OK, EXIT_USAGE, CliError, CliParser, add_ties, add_version, parse_int
+from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_ties, add_version,
+                      parse_int)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
 EXIT_WORSE = 3
@@ -27,7 +28,7 @@ EXIT_WORSE = 3
 #: Measures compared when no ``-m`` is given and the runs need evaluating.
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 
-FORMATS = ("table", "markdown", "latex", "json", "csv")
+FORMATS = ("table", "markdown", "latex", "json", "csv", "html")
 
 DESCRIPTION = """\
 Compare runs measure by measure on the same queries: mean difference, confidence
@@ -46,6 +47,7 @@ examples:
   irmetrics compare --test randomization --resamples 100000 qrels.txt a.run b.run
   irmetrics compare --test tukey --format latex qrels.txt a.run b.run c.run
   irmetrics compare bm25.eval dense.eval                      from trec_eval -q outputs
+  irmetrics compare --format html -o report.html qrels.txt a.run b.run   report with plots
   irmetrics compare --baseline main.run --fail-if-worse --margin 0.01 qrels main.run pr.run
 
 tests: t (paired t-test, default), randomization (paired sign-flip, exact up to 20
@@ -83,7 +85,10 @@ def build_parser() -> CliParser:
     g.add_argument("--seed", default="0", metavar="S",
                    help="random seed; the same seed gives the same numbers (default 0)")
     g.add_argument("--format", choices=FORMATS, default="table",
-                   help="output: table (terminal, default), markdown, latex, json, csv")
+                   help="output: table (terminal, default), markdown, latex, json, csv, or html"
+                        " (a self-contained report with plots; needs irmetrics[plot])")
+    g.add_argument("-o", "--output", metavar="FILE",
+                   help="write the output to FILE instead of standard output")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
@@ -125,6 +130,8 @@ def run(argv: list[str], stdout, stderr) -> int:
                        EXIT_USAGE)
     if margin is not None and not args.fail_if_worse:
         raise CliError("--margin goes with --fail-if-worse", EXIT_USAGE)
+    if args.format == "html":
+        _require_matplotlib()
 
     qrels, runs = _inputs(args.files)
     if qrels is None:
@@ -151,7 +158,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's
         stderr.write(f"irmetrics compare: warning: {warning.message}\n")
-    stdout.write(_render(comparison, args.format))
+    _write(_render(comparison, args.format), args.output, stdout)
     if args.fail_if_worse:
         regressions = comparison.regressions(margin=margin)
         for regression in regressions:
@@ -184,7 +191,31 @@ def _render(comparison, fmt: str) -> str:
         return comparison.to_latex()
     if fmt == "json":
         return comparison.to_json()
+    if fmt == "html":
+        return comparison.to_html()
     return comparison.to_csv()
+
+
+def _require_matplotlib() -> None:
+    """Before any work: the report's plots need the optional matplotlib."""
+    from ..plot import INSTALL_HINT
+
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        raise CliError(f"--format html draws plots with matplotlib, which is not installed:"
+                       f" {INSTALL_HINT}", EXIT_USAGE) from None
+
+
+def _write(text: str, output: str | None, stdout) -> None:
+    if output is None:
+        stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CliError(f"cannot write {output!r}: {exc.strerror or exc}", EXIT_INPUT) from None
 
 
 def _parse_float(option: str, text: str) -> float:

@@ -36,7 +36,7 @@ def geometric_log(values: np.ndarray) -> np.ndarray:
     return libm_log(np.maximum(values, GEO_FLOOR))
 
 
-@measure("map", order=6, groups="O T", friendly="AP",
+@measure("map", order=6, groups="O T", friendly="AP", friendly_aliases=("MAP",),
          aliases={'ir_measures': 'AP', 'ranx': 'map', 'torchmetrics': 'RetrievalMAP'})
 def mean_average_precision(ctx, params):
     """Average precision: ``AP = (sum_{i: rel(i)} relat(i) / i) / R``.
@@ -58,7 +58,7 @@ def geometric_mean_average_precision(ctx, params):
 
 
 @measure("map_cut", order=28, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="AP", friendly_cutoff=True,
+         friendly="AP", friendly_cutoff=True, friendly_aliases=("MAP",),
          aliases={'ir_measures': 'AP@k', 'ranx': 'map@k'})
 def average_precision_at_cutoffs(ctx, cutoffs):
     """AP cut at k: ``(sum_{i <= min(k, n), rel(i)} relat(i) / i) / R``.

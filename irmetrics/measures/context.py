@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -16,6 +16,7 @@ class Context:
 
     ``view`` is the :class:`~irmetrics.engine.ranked.View` at the request's relevance
     level (a friendly name such as ``P(rel=2)@5`` overrides the evaluation's level).
+    ``options`` holds the request's declared keyword options (``Compat(p=0.8)``).
     """
 
     lists: RankedLists
@@ -23,6 +24,7 @@ class Context:
     judged_only: bool = False
     semantics: str = "trec_eval"
     num_docs_in_coll: int = 0
+    options: dict = field(default_factory=dict)
 
     @cached_property
     def view(self) -> View:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import columns
+from .params import BINARY_OPTIONS
 from .registry import HIDDEN, LONG, NUM_Q, RESET_ALWAYS, RUNID, SUM, measure
 from .rel_format import ALL_REL_FORMATS
 
@@ -27,6 +28,7 @@ def num_q(ctx, params):
 
 
 @measure("num_ret", order=3, printed=LONG, summary=SUM, groups="O T S", friendly="NumRet",
+         options={"judged_only": BINARY_OPTIONS["judged_only"]},
          complete_reset=RESET_ALWAYS,
          aliases={'ir_measures': 'NumRet'})
 def num_ret(ctx, params):
@@ -49,7 +51,7 @@ def num_rel(ctx, params):
 
 
 @measure("num_rel_ret", order=5, printed=LONG, summary=SUM, groups="O T S",
-         friendly="NumRelRet",
+         friendly="NumRelRet", friendly_aliases=("NumRet",),  # ir_measures: NumRet(rel=1)
          aliases={'ir_measures': 'NumRelRet', 'ranx': 'hits'})
 def num_rel_ret(ctx, params):
     """Relevant retrieved documents: ranked documents with a judged label ``>= level``."""

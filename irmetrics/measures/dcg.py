@@ -6,8 +6,9 @@ import numpy as np
 
 from ..engine import segments as sg
 from ..engine.gains import compute_gains, log2_discount
+from ..exceptions import ParameterError
 from .context import columns, safe_div
-from .params import LongCutoffs, PairParams
+from .params import LongCutoffs, Option, PairParams, with_binary
 from .precision import STANDARD_CUTOFFS
 from .registry import measure
 
@@ -35,6 +36,38 @@ def ideal_gains_for(view, pairs=()):
     return view.cache[ideal_key]
 
 
+def ideal_sequence(view, values=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, value)``: every qrels judgment of each query whose value is positive,
+    values descending. ``values`` gives each ``view.rel_levels`` entry's value (default:
+    the label itself)."""
+    levels = view.rel_levels
+    values = levels if values is None else np.asarray(values)
+    positive = values > 0
+    order = np.argsort(-values[positive], kind="stable")
+    counts = view.rel_hist[:, positive][:, order]
+    out = np.repeat(np.tile(values[positive][order], view.n_queries), counts.ravel())
+    offsets = np.concatenate(([0], np.cumsum(counts.sum(axis=1)))).astype(np.int64)
+    return offsets, out
+
+
+def relabelled(labels: np.ndarray, gains: tuple) -> np.ndarray:
+    """Labels mapped through ``gains`` (``((label, value), ...)``), others kept: the
+    qrels relabelling ir_measures does for ``nDCG(gains=...)``."""
+    keys = np.array([k for k, _ in gains], dtype=np.int64)
+    vals = np.array([v for _, v in gains], dtype=np.float64)
+    order = np.argsort(keys)
+    keys, vals = keys[order], vals[order]
+    pos = np.minimum(np.searchsorted(keys, labels), len(keys) - 1)
+    return np.where(keys[pos] == labels, vals[pos], labels.astype(np.float64))
+
+
+def _checked_gains(gains) -> tuple:
+    if any(k < 0 or v < 0 for k, v in gains):
+        raise ParameterError("`gains` of nDCG@k must map labels >= 0 to gains >= 0;"
+                             f" got {dict(gains)!r}.")
+    return gains
+
+
 def ideal_ranks(gains) -> np.ndarray:
     return sg.ranks(gains.ideal_offsets)
 
@@ -44,12 +77,10 @@ def label_gain(code: np.ndarray) -> np.ndarray:
     return np.where(code > 0, code, 0).astype(np.float64)
 
 
-def running_ideal_dcg(view):
-    """``(running IDCG over the ideal sequence of labels as gains, its offsets)``: read
-    at rank k for IDCG@k."""
-    g = ideal_gains_for(view)
-    return sg.seg_cumsum(g.ideal_gain / log2_discount(ideal_ranks(g)), g.ideal_offsets), \
-        g.ideal_offsets
+def running_ideal_dcg(ideal_offsets, ideal_gain):
+    """Running IDCG over each query's ideal gain sequence (CSR): read at rank k for
+    IDCG@k."""
+    return sg.seg_cumsum(ideal_gain / log2_discount(sg.ranks(ideal_offsets)), ideal_offsets)
 
 
 def dcg_values(view, gains) -> np.ndarray:
@@ -72,6 +103,7 @@ def ideal_dcg_values(view, gains) -> np.ndarray:
 
 
 @measure("ndcg", order=24, params=PairParams(), groups="T", friendly="nDCG",
+         options=with_binary(dcg=Option(str, choices=("log2",)), gains=Option(dict, raw=True)),
          aliases={'ir_measures': 'nDCG', 'ranx': 'ndcg'})
 def ndcg(ctx, pairs):
     """Normalised DCG over the whole ranking: ``DCG / IDCG``, 0 when IDCG = 0.
@@ -88,21 +120,34 @@ def ndcg(ctx, pairs):
 
 @measure("ndcg_cut", order=27, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
          friendly="nDCG", friendly_cutoff=True,
+         options=with_binary(dcg=Option(str, choices=("log2",)),
+                             gains=Option(dict, doc="relabel the qrels first, as"
+                                                    " ir_measures does (labels and gains >= 0)")),
          aliases={'ir_measures': 'nDCG@k', 'ranx': 'ndcg@k',
                   'torchmetrics': 'RetrievalNormalizedDCG(top_k=k)'})
 def ndcg_at_cutoffs(ctx, cutoffs):
     """nDCG at k with raw labels as gains: ``DCG@k / IDCG@k``, or ``DCG@k`` when IDCG@k = 0.
 
     ``IDCG@k`` sums the first ``min(k, #labels >= 1)`` labels sorted descending.
-    Ignores gain parameters and ``relevance_level``.
+    Ignores trec_eval gain parameters and ``relevance_level``. The friendly option
+    ``gains`` (``nDCG(gains={0: 0, 1: 1, 2: 3})@10``) relabels the qrels first (labels not
+    listed keep their value), as ir_measures does before calling pytrec_eval.
     """
     v = ctx.view
     # Only ranks <= max(k) matter: the running sum over them is the same sequence of
     # additions, so truncating first is exact and avoids work on long rankings.
     offsets, top = sg.truncate(v.offsets, max(cutoffs))
-    gain = label_gain(v.code[top])
-    running = sg.seg_cumsum(gain / log2_discount(sg.ranks(offsets)), offsets)
-    ideal, ideal_offsets = running_ideal_dcg(v)
+    code = v.code[top]
+    gains = ctx.options.get("gains")
+    if gains:  # ir_measures' nDCG(gains=...)@k: the qrels relabelled, then ndcg_cut
+        gains = _checked_gains(gains)
+        code = np.where(code >= 0, relabelled(code, gains), code)
+        ideal_offsets, ideal_gain = ideal_sequence(v, relabelled(v.rel_levels, gains))
+    else:
+        g = ideal_gains_for(v)
+        ideal_offsets, ideal_gain = g.ideal_offsets, g.ideal_gain
+    running = sg.seg_cumsum(label_gain(code) / log2_discount(sg.ranks(offsets)), offsets)
+    ideal = running_ideal_dcg(ideal_offsets, ideal_gain)
     out = []
     for k in cutoffs:
         dcg = sg.at_rank(running, offsets, k, fill=0.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 
 from . import REGISTRY, NICKNAMES
+from .params import BINARY_OPTIONS
 from .registry import DOUBLE, GEOMETRIC, HIDDEN, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
 
 _PRINTED = {DOUBLE: "per query `%6.4f`", LONG: "per query `%ld` (integer)",
@@ -32,9 +33,20 @@ def _groups(m) -> str:
 
 
 def _friendly(m) -> str:
+    """The friendly spelling with the options that tell it apart (``nDCG(dcg=...)@k``),
+    then its aliases."""
     if not m.friendly:
         return "—"
-    return f"`{m.friendly}@k`" if m.friendly_cutoff else f"`{m.friendly}`"
+    own = [o.describe(k) for k, o in m.options.items() if k not in BINARY_OPTIONS]
+    at = "@k" if m.friendly_cutoff else ""
+    names = [m.friendly, *m.extra.get("friendly_aliases", ())]
+    args = f"({', '.join(own)})" if own else ""
+    return " or ".join(f"`{name}{args}{at}`" for name in names)
+
+
+def _options(m) -> str:
+    shown = [f"`{k}`" + (f" ({o.doc})" if o.doc else "") for k, o in m.options.items()]
+    return ", ".join(shown) if shown else "none"
 
 
 def _section(m) -> list[str]:
@@ -46,6 +58,7 @@ def _section(m) -> list[str]:
         "",
         f"* trec_eval name: `{m.name}` (table row {m.order}); friendly name: {_friendly(m)}",
         f"* parameters: {m.params.describe()}",
+        f"* friendly-name options: {_options(m)}",
         f"* groups: {_groups(m)}",
         f"* pytrec_eval (semantics=\"pytrec_eval\"): "
         f"{'supported' if m.pytrec_eval else 'not supported'}",
@@ -55,6 +68,10 @@ def _section(m) -> list[str]:
         which = ("always" if m.complete_reset == "always"
                  else "only when requested without parameters")
         lines.append(f"* `complete=True`: reset on placeholder queries {which}")
+    if "source" in m.extra:
+        lines.append(f"* definition from: {m.extra['source']}")
+    if "cousin" in m.extra:
+        lines.append(f"* nearest trec_eval measure: {m.extra['cousin']}")
     lines.append(f"* other tools: {', '.join(others) if others else '—'}")
     lines.append(f"* module: `irmetrics.measures.{m.family}`")
     return lines + [""]

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import parameter_error
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ties import (expected_hits_at, expected_precision_terms,
                            expected_reciprocal_first_hit, prob_no_hit_in_top, tie_groups)
 from .context import columns, safe_div
-from .dcg import gains_for, ideal_dcg_values, label_gain, running_ideal_dcg
+from .dcg import gains_for, ideal_dcg_values, ideal_gains_for, label_gain, running_ideal_dcg
 
 #: Measures whose value does not depend on the order of the ranking nor its length.
 ORDER_FREE = frozenset({"runid", "num_q", "num_rel", "ideal_dcg"})
@@ -167,7 +168,11 @@ def ndcg(ctx, pairs, depth):
 @expected("ndcg_cut")
 def ndcg_at_cutoffs(ctx, cutoffs, depth):
     v = ctx.view
-    ideal, ideal_offsets = running_ideal_dcg(v)
+    if ctx.options.get("gains"):
+        raise parameter_error("measures", "nDCG@k without gains= under ties='expected'",
+                              ctx.options["gains"])
+    g = ideal_gains_for(v)
+    ideal, ideal_offsets = running_ideal_dcg(g.ideal_offsets, g.ideal_gain), g.ideal_offsets
     out = []
     for k in cutoffs:
         dcg = _dcg(ctx, "label_dcg", lambda: label_gain(v.code), k, depth)

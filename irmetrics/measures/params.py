@@ -158,3 +158,81 @@ class FixedSuffix:
 
     def describe(self) -> str:
         return f"none; the friendly name carries the fixed suffix `@{self.suffix}`"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A keyword option of a friendly spelling, ``Name(key=value)@k`` (ir_measures style).
+
+    Declared per measure in ``measure(..., options={"key": Option(...)})``; the parser
+    checks and converts the value from the declaration alone, so a new measure needs no
+    parser change. ``rel`` and ``judged_only`` are the evaluation's relevance level and
+    judged-only switch for that measure alone; other keys reach the kernel as
+    ``ctx.options[key]``, or, with ``raw=True``, become the measure's trec_eval parameter
+    string (``SetF(beta=0.5)`` is ``set_F.0.5``).
+
+    Parameters
+    ----------
+    kind : {int, float, bool, str, dict}
+    default : object, optional
+        Value when the option is absent; ``None`` with ``required=False`` means "unset".
+    choices : tuple, optional
+        The only values accepted. Two declarations may share a friendly name with
+        different choices (``nDCG(dcg='log2')`` and ``nDCG(dcg='exp-log2')``): the parser
+        picks the declaration whose options accept the given values.
+    required : bool
+        The option must be given for this declaration to match.
+    raw : bool
+        The value becomes the trec_eval parameter string of the measure.
+    doc : str
+        One line for the docs and the unknown-name suggestions.
+    """
+
+    kind: type
+    default: object = None
+    choices: tuple | None = None
+    required: bool = False
+    raw: bool = False
+    doc: str = ""
+
+    def accepts(self, value) -> bool:
+        """Whether ``value`` (already converted) is allowed by this declaration."""
+        return self.choices is None or value in self.choices
+
+    def convert(self, spec: str, key: str, value):
+        """``value`` (a Python literal from the spelling) as ``kind``, or a ParameterError."""
+        kind = self.kind
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+        if kind is dict and ok:
+            ok = all(isinstance(k, int) and isinstance(v, (int, float)) and
+                     not isinstance(v, bool) for k, v in value.items())
+        if not ok:
+            raise ParameterError(
+                f"`{key}` in {spec!r} must be {_KIND_WORDS[kind]}; got {value!r}.")
+        return value
+
+    def describe(self, key: str) -> str:
+        shown = f"{key}=<{self.kind.__name__}>"
+        if self.choices is not None:
+            shown = f"{key}=" + "|".join(repr(c) for c in self.choices)
+        return shown
+
+
+_KIND_WORDS = {int: "an integer", float: "a number", bool: "True or False",
+               str: "a string", dict: "a dict {int label: number gain}"}
+
+#: The options every friendly name takes unless its declaration says otherwise.
+BINARY_OPTIONS = {
+    "rel": Option(int, doc="minimum label counted as relevant (this measure only)"),
+    "judged_only": Option(bool, default=False,
+                          doc="drop unjudged documents first (this measure only)"),
+}
+
+
+def with_binary(**more: Option) -> dict:
+    """:data:`BINARY_OPTIONS` plus a measure's own options."""
+    return {**BINARY_OPTIONS, **more}

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Iterable
@@ -18,11 +19,14 @@ from dataclasses import dataclass
 
 from .._validation import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
-from .params import DoubleCutoffs, LongCutoffs, PairParams
+from .params import DoubleCutoffs, DoubleParams, LongCutoffs, PairParams
 from .registry import NICKNAMES, REGISTRY, MeasureDef
 
+#: Spellings that can only be friendly (an ``@`` or ``(``), never a printed trec_eval name.
+_FRIENDLY_ONLY = re.compile(r".*[@(]")
+
 _FRIENDLY = re.compile(
-    r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>[^@()]+))?\Z"
+    r"(?P<base>[^\W\d]\w*)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>[^@()]+))?\Z"
 )
 
 #: trec_eval's dcg, ideal_dcg and ndcg share one gain-parameter block (spec §8.1).
@@ -39,6 +43,8 @@ class Request:
     output_names: tuple
     relevance_level: int | None = None
     friendly: bool = False
+    judged_only: bool | None = None
+    options: tuple = ()
 
     @property
     def parameterised(self) -> bool:
@@ -46,26 +52,44 @@ class Request:
 
 
 def friendly_index() -> dict:
-    index = {}
-    for m in REGISTRY.values():
-        if m.friendly:
-            index[(m.friendly.lower(), m.friendly_cutoff)] = m
+    """``{(friendly name lowercased, takes @k): [declarations in output order]}``."""
+    index: dict = {}
+    for m in sorted(REGISTRY.values(), key=lambda m: m.order):
+        for name in (m.friendly, *m.extra.get("friendly_aliases", ())) if m.friendly else ():
+            index.setdefault((name.lower(), m.friendly_cutoff), []).append(m)
     return index
 
 
-def known_names() -> list[str]:
-    """Every spelling a user may type, for suggestions."""
-    out = list(REGISTRY) + list(NICKNAMES)
-    for m in REGISTRY.values():
+def friendly_spelling(m: MeasureDef) -> str:
+    """How to write a friendly name with its options: ``ERR@k``,
+    ``nDCG(dcg='exp-log2', judged_only=<bool>)@k``."""
+    opts = [o.describe(k) for k, o in m.options.items() if k not in ("rel", "judged_only")]
+    opts += [o.describe(k) for k, o in m.options.items() if k in ("rel", "judged_only")]
+    text = m.friendly + (f"({', '.join(opts)})" if opts else "")
+    return text + ("@k" if m.friendly_cutoff else "")
+
+
+def known_names() -> dict[str, str]:
+    """Every base spelling a user may type → the spelling shown with its parameters."""
+    out = {name: name for name in REGISTRY}  # trec_eval names: parameters after a '.'
+    out.update({name: name for name in NICKNAMES})
+    for m in sorted(REGISTRY.values(), key=lambda m: m.order):
         if m.friendly:
-            out.append(m.friendly + ("@k" if m.friendly_cutoff else ""))
+            key = m.friendly + ("@k" if m.friendly_cutoff else "")
+            shown = friendly_spelling(m)
+            out[key] = shown if key not in out else out[key] + " or " + shown
     return out
 
 
 def _unknown(spec: str) -> UnknownMeasureError:
-    base = re.split(r"[.@(]", spec, maxsplit=1)[0]
-    close = difflib.get_close_matches(base, known_names(), n=5, cutoff=0.5)
-    return UnknownMeasureError(spec, suggestions=close)
+    base = re.split(r"[.(]", spec, maxsplit=1)[0]
+    base = re.sub(r"@.*", "@k", base)
+    names = known_names()
+    by_lower = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    close = difflib.get_close_matches(base.lower(), list(by_lower), n=5, cutoff=0.5)
+    return UnknownMeasureError(spec, suggestions=[names[by_lower[c]] for c in close])
 
 
 def parse_measures(specs, *, supported=None) -> list[Request]:
@@ -89,6 +113,10 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
         if not isinstance(spec, str) or not spec:
             raise ParameterError(f"`measures` must be non-empty strings; got {spec!r}.")
         name, dot, raw = spec.partition(".")
+        if name not in REGISTRY and name not in NICKNAMES and not _FRIENDLY_ONLY.match(spec):
+            printed = printed_name_spec(spec)
+            if printed is not None:
+                name, dot, raw = printed.partition(".")
         if name in REGISTRY or name in NICKNAMES:
             if dot and raw == "":
                 raise ParameterError(f"measure {spec!r} has an empty parameter string.")
@@ -128,31 +156,85 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
     return requests
 
 
+def _friendly_args(spec: str, args: str | None) -> dict:
+    """``key=value`` arguments of a friendly spelling as Python literals (never evaluated
+    as code: ``ast.literal_eval`` of each value)."""
+    if not args or not args.strip():
+        return {}
+    try:
+        call = ast.parse(f"f({args})", mode="eval").body
+        if call.args:
+            raise ValueError
+        out = {}
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg in out:
+                raise ValueError
+            out[kw.arg] = ast.literal_eval(kw.value)
+        return out
+    except (SyntaxError, ValueError):
+        raise ParameterError(
+            f"arguments of {spec!r} must be name=value pairs with literal values"
+            f" (rel=2, p=0.8, dcg='exp-log2'); got {args!r}.") from None
+
+
+def _match(m: MeasureDef, spec: str, args: dict):
+    """``(converted args, None)`` if declaration ``m`` accepts ``args``, else ``(None, why)``."""
+    converted = {}
+    for key, value in args.items():
+        option = m.options.get(key)
+        if option is None:
+            if isinstance(m.params, PairParams) and isinstance(value, (int, float)):
+                converted[key] = value  # a trec_eval gain/option pair: RBP(p=0.8)
+                continue
+            return None, f"{spec!r}: {m.friendly} takes no argument {key!r}"
+        value = option.convert(spec, key, value)
+        if not option.accepts(value):
+            return None, f"{spec!r}: `{key}` must be one of {list(option.choices)}; got {value!r}"
+        converted[key] = value
+    missing = [k for k, o in m.options.items() if o.required and k not in converted]
+    if missing:
+        return None, f"{spec!r}: {m.friendly} needs {', '.join(missing)}"
+    return converted, None
+
+
 def _parse_friendly(spec: str) -> Request:
     match = _FRIENDLY.match(spec)
     if not match:
         raise _unknown(spec)
-    base, args, cut = match.group("base"), match.group("args"), match.group("cut")
-    m = friendly_index().get((base.lower(), cut is not None))
-    if m is None:
+    base, cut = match.group("base"), match.group("cut")
+    candidates = friendly_index().get((base.lower(), cut is not None))
+    if not candidates:
         raise _unknown(spec)
-    level = None
-    pairs = []
-    for item in filter(None, (a.strip() for a in (args or "").split(","))):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ParameterError(f"arguments of {spec!r} must be name=value; got {item!r}.")
-        if key.strip() == "rel":
+    args = _friendly_args(spec, match.group("args"))
+    reasons = []
+    for m in candidates:
+        converted, why = _match(m, spec, args)
+        if converted is not None:
             try:
-                level = int(value)
-            except ValueError:
-                raise ParameterError(
-                    f"`rel` in {spec!r} must be an integer; got {value!r}.") from None
-        elif isinstance(m.params, PairParams):
-            pairs.append(f"{key.strip()}={value.strip()}")
-        else:
-            raise ParameterError(f"{spec!r}: {m.friendly} takes no argument {key.strip()!r}.")
+                return _friendly_request(m, spec, converted, cut)
+            except ParameterError as err:  # e.g. MAP@R is not AP@k: try the next one
+                why = str(err).rstrip(".")
+        reasons.append(why)
+    raise ParameterError(reasons[0] + "." if len(reasons) == 1 else
+                         f"{spec!r} matches no declaration of {base}: " + "; ".join(reasons) + ".")
+
+
+def _friendly_request(m: MeasureDef, spec: str, args: dict, cut: str | None) -> Request:
+    level = args.pop("rel", None)
+    judged_only = args.pop("judged_only", None)
+    raw_parts, options = [], {}
+    for key, option in m.options.items():
+        if key in ("rel", "judged_only"):
+            continue
+        if option.raw:
+            if key in args:
+                raw_parts.append(_raw_text(m, key, args.pop(key)))
+        elif key in args or option.default is not None:
+            options[key] = args.pop(key, option.default)
+    raw_parts.extend(f"{k}={v}" for k, v in args.items())  # PairParams pairs
     if cut is not None:
+        if raw_parts:
+            raise ParameterError(f"{spec!r}: give either @{cut} or parameters, not both.")
         if isinstance(m.params, LongCutoffs) and not re.fullmatch(r"[0-9]+", cut):
             raise ParameterError(f"cutoff of {spec!r} must be a positive integer; got {cut!r}.")
         if isinstance(m.params, DoubleCutoffs):
@@ -163,6 +245,42 @@ def _parse_friendly(spec: str) -> Request:
                     from None
         raw = cut
     else:
-        raw = ",".join(pairs) if pairs else None
+        raw = ",".join(raw_parts) if raw_parts else None
     params = m.params.parse(m.name, raw)
-    return Request(m, raw, params, (spec,), relevance_level=level, friendly=True)
+    return Request(m, raw, params, (spec,), relevance_level=level, friendly=True,
+                   judged_only=judged_only, options=_frozen(options))
+
+
+def _raw_text(m: MeasureDef, key: str, value) -> str:
+    """An option declared ``raw`` as the measure's trec_eval parameter text."""
+    if isinstance(value, dict):  # gains={0: 0, 2: 3} is the pair list 0=0,2=3
+        return ",".join(f"{level}={gain}" for level, gain in sorted(value.items()))
+    if isinstance(m.params, PairParams):
+        return f"{key}={value}"
+    return repr(value)
+
+
+def _frozen(options: dict) -> tuple:
+    """Options as a hashable, order-independent tuple (dicts become sorted pairs)."""
+    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                        for k, v in options.items()))
+
+
+def printed_name_spec(spec: str) -> str | None:
+    """irmetrics' (trec_eval's) printed name as a ``-m`` spec: ``P_10`` → ``P.10``,
+    ``ndcg_cut_10`` → ``ndcg_cut.10``, ``iprec_at_recall_0.10`` → ``iprec_at_recall.0.10``,
+    ``set_F_0.5`` → ``set_F.0.5``; None when ``spec`` is not such a name. The longest
+    measure name that is followed by ``_`` and a parameter wins (``map_cut_5`` is
+    ``map_cut``, not ``map``)."""
+    best = None
+    for name, m in REGISTRY.items():
+        if (isinstance(m.params, (LongCutoffs, DoubleCutoffs, DoubleParams, PairParams))
+                and spec.startswith(name + "_") and len(spec) > len(name) + 1
+                and (best is None or len(name) > len(best))):
+            best = name
+    if best is None:
+        return None
+    rest = spec[len(best) + 1:]
+    if not re.fullmatch(r"[0-9.,=+-]+", rest):
+        return None
+    return f"{best}.{rest}"

@@ -12,7 +12,7 @@ STANDARD_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
 @measure("P", order=12, params=LongCutoffs(STANDARD_CUTOFFS), groups="O T",
-         friendly="P", friendly_cutoff=True,
+         friendly="P", friendly_cutoff=True, friendly_aliases=("Precision",),
          aliases={'ir_measures': 'P@k', 'ranx': 'precision@k',
                   'torchmetrics': 'RetrievalPrecision(top_k=k)'})
 def precision(ctx, cutoffs):

@@ -9,7 +9,7 @@ from .registry import measure
 
 
 @measure("recall", order=14, params=LongCutoffs(STANDARD_CUTOFFS), groups="T",
-         friendly="R", friendly_cutoff=True,
+         friendly="R", friendly_cutoff=True, friendly_aliases=("Recall",),
          aliases={'ir_measures': 'R@k', 'ranx': 'recall@k',
                   'torchmetrics': 'RetrievalRecall(top_k=k)'})
 def recall(ctx, cutoffs):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .params import NoParams
+from .params import BINARY_OPTIONS, NoParams
 
 #: Aggregations across queries (spec §6).
 MEAN, SUM, GEOMETRIC, NUM_Q, RUNID, NONE = "mean", "sum", "gm", "num_q", "runid", "none"
@@ -44,6 +44,7 @@ class MeasureDef:
     family: str = ""
     doc: str = ""
     aliases: dict = field(default_factory=dict)
+    options: dict = field(default_factory=lambda: dict(BINARY_OPTIONS))
     extra: dict = field(default_factory=dict)
 
 
@@ -62,7 +63,7 @@ _GROUP_KEYS = {"O": "official", "T": "all_trec", "S": "set",
 def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary=MEAN,
             groups: str = "", pytrec_eval: bool = True, friendly: str | None = None,
             friendly_cutoff: bool = False, complete_reset: str | None = None,
-            aliases: dict | None = None, **extra):
+            aliases: dict | None = None, options: dict | None = None, **extra):
     """Register the decorated kernel as measure ``name``.
 
     Parameters
@@ -89,6 +90,16 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
         How other tools spell the same concept, ``{tool: name}`` with tool one of
         ``"ir_measures"``, ``"ranx"``, ``"torchmetrics"`` (documentation only; their
         edge-case semantics may differ and the parsers do not accept these names).
+    options : dict of {str: params.Option}, optional
+        Keyword options of the friendly spelling (``ERR@k``, ``Compat(p=0.9)``); default
+        ``rel`` and ``judged_only`` (:data:`~irmetrics.measures.params.BINARY_OPTIONS`).
+    **extra
+        Free-form facts read by other layers: ``rel_formats``; ``source`` (the tool and
+        version whose definition the measure follows) and ``cousin`` (how it differs from
+        its nearest trec_eval measure) for the generated docs; ``max_label`` (labels above
+        it are refused, as gdeval does); ``friendly_aliases`` (more friendly names, ``MRR``);
+        ``ir_measures_provider`` / ``ir_measures_ties`` (the ir_measures 0.4.3 provider the
+        definition follows and its tie order, read by ``irmetrics.compat.ir_measures``).
 
     The kernel is called as ``kernel(ctx, params)`` and returns an array of shape
     ``(n_queries, n_outputs)``.
@@ -101,7 +112,8 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
             friendly_cutoff=friendly_cutoff, complete_reset=complete_reset,
             groups=frozenset(_GROUP_KEYS[g] for g in groups.split()),
             family=kernel.__module__.rsplit(".", 1)[-1], doc=kernel.__doc__ or "",
-            aliases=dict(aliases or {}), extra=extra,
+            aliases=dict(aliases or {}),
+            options=dict(BINARY_OPTIONS if options is None else options), extra=extra,
         )
         if name in REGISTRY:
             raise RuntimeError(f"measure {name!r} declared twice")

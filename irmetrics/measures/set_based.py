@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import columns, safe_div
-from .params import DoubleParams
+from .params import DoubleParams, Option, with_binary
 from .registry import RESET_UNPARAMETERISED, measure
 
 
@@ -47,6 +47,7 @@ def utility(ctx, coefficients):
 
 
 @measure("set_P", order=31, groups="T S", friendly="SetP",
+         options=with_binary(relative=Option(bool, choices=(False,))),
          aliases={'ir_measures': 'SetP'})
 def set_precision(ctx, params):
     """Precision of the retrieved set: ``num_rel_ret / n``, 0 when ``n = 0``.
@@ -57,7 +58,9 @@ def set_precision(ctx, params):
     return columns(safe_div(a, n))
 
 
-@measure("set_relative_P", order=32, groups="T S", friendly="SetRelP")
+@measure("set_relative_P", order=32, groups="T S", friendly="SetRelP",
+         friendly_aliases=("SetP",),  # ir_measures: SetP(relative=True)
+         options=with_binary(relative=Option(bool, choices=(True,))))
 def set_relative_precision(ctx, params):
     """``num_rel_ret / min(n, R)``, 0 when either is 0."""
     n, r, a = _counts(ctx.view)
@@ -84,6 +87,7 @@ def set_average_precision(ctx, params):
 
 
 @measure("set_F", order=35, params=DoubleParams((1.0,)), groups="T S", friendly="SetF",
+         options=with_binary(beta=Option(float, raw=True)),
          aliases={'ir_measures': 'SetF'})
 def set_f_measure(ctx, params):
     """F-measure of the retrieved set: ``(x + 1) * P * Rc / (x * P + Rc)``.
