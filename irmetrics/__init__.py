@@ -9,7 +9,7 @@ from .results import Results
 __version__ = "0.1.0"
 __all__ = ["Comparison", "Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results",
            "Run", "compare", "evaluate", "evaluate_jg", "evaluate_prefs", "plot", "read_per_query",
-           "stats"]
+           "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
@@ -23,6 +23,7 @@ _LAZY = {
     "evaluate_prefs": ("irmetrics.evaluate_formats", "evaluate_prefs"),
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
     "Prefs": ("irmetrics.io.prefs", "Prefs"),
+    "tie_report": ("irmetrics.tie_analysis", "tie_report"),
 }
 
 

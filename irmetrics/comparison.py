@@ -404,8 +404,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         Report evaluation progress on stderr; default: when stderr is a terminal.
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
-        ``num_docs_in_coll``, ``qrels_columns``, ``run_columns`` as for
-        :func:`~irmetrics.evaluate` (runs and qrels may be Parquet / Arrow IPC files or
+        ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance`` as
+        for :func:`~irmetrics.evaluate` (runs and qrels may be Parquet / Arrow IPC files or
         LazyFrames).
 
     Returns
@@ -553,7 +553,7 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
                                        "complete", "semantics", "num_docs_in_coll",
-                                       "qrels_columns", "run_columns"}
+                                       "qrels_columns", "run_columns", "ties", "relevance"}
     if unknown:
         raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
     evaluator = None

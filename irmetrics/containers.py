@@ -73,6 +73,9 @@ DEFAULT_QRELS_ITERATION = "0"
 DEFAULT_RUN_ITERATION = "Q0"
 DEFAULT_RUN_NAME = "irmetrics"
 
+#: Appended to "relevance must be an integer" when the label is a real number.
+FLOAT_LABEL_HINT = " (graded float labels: relevance='float', or --float-relevance)"
+
 _KEYS = ["query_id", "doc_id"]
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -178,8 +181,9 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
     elif isinstance(v, (float, np.floating)) and math.isfinite(float(v)) and float(v).is_integer():
         r = int(float(v))
     else:
+        hint = FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else ""
         raise InputFormatError(
-            f"relevance must be an integer, found {_show(v)}",
+            f"relevance must be an integer, found {_show(v)}{hint}",
             path=source,
             line=pos if unit else None,
             query_id=q,
@@ -240,6 +244,34 @@ def _relevance_series(values, qids, docs, source, unit) -> pl.Series:
             for i, (v, q, d) in enumerate(zip(values, qids, docs))
         ]
         s = pl.Series("relevance", out, dtype=pl.Int64)
+    return s
+
+
+def _float_relevance_series(values, qids, docs, source, unit) -> pl.Series:
+    """Graded float labels (``relevance_type="float"``): finite real numbers."""
+    if isinstance(values, pl.Series):
+        if not (values.dtype.is_numeric() or values.dtype == pl.Boolean):
+            raise parameter_error("relevance column", "of a numeric dtype", values.dtype)
+        values = values.to_list()
+    try:
+        s = pl.Series("relevance", values, dtype=pl.Float64, strict=True)
+    except (TypeError, ValueError, OverflowError):
+        s = None
+    if s is None or s.null_count():
+        bad = next(i for i, v in enumerate(values)
+                   if isinstance(v, (bool, np.bool_))
+                   or not isinstance(v, (int, float, np.integer, np.floating)))
+        if not isinstance(values[bad], (bool, np.bool_)):
+            raise InputFormatError(f"relevance must be a real number, found {_show(values[bad])}",
+                                   path=source, line=bad + 1 if unit else None,
+                                   query_id=qids[bad], doc_id=docs[bad])
+        s = pl.Series("relevance", [float(v) for v in values], dtype=pl.Float64)
+    finite = s.is_finite()
+    if not finite.all():
+        bad = int((~finite).arg_true()[0])
+        raise InputFormatError(f"relevance must be finite, found {s[bad]!r}", path=source,
+                               line=bad + 1 if unit else None, query_id=qids[bad],
+                               doc_id=docs[bad])
     return s
 
 
@@ -364,7 +396,7 @@ def _frame_values(col: Any, kind: str, qids: pl.Series, docs: pl.Series, source:
         if not ok.all():
             i = int((~ok).arg_true()[0])
             raise InputFormatError(
-                f"relevance must be an integer, found {f[i]!r}",
+                f"relevance must be an integer, found {f[i]!r}{FLOAT_LABEL_HINT}",
                 path=source,
                 line=i + 1,
                 query_id=qids[i],
@@ -499,14 +531,18 @@ class Qrels(_Frame):
         return read_qrels(path, **kw)
 
     @classmethod
-    def from_dict(cls, d: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
+    def from_dict(cls, d: Mapping[Any, Mapping[Any, Any]], *,
+                  relevance_type: str = "int") -> Qrels:
         """Build from the pytrec_eval shape ``{query_id: {doc_id: relevance}}``.
 
         Ids are converted with ``str`` (ints and numpy integers allowed); ``iteration`` is
         ``"0"``. ``{}`` gives an empty Qrels. Two keys that convert to the same string (``1``
-        and ``"1"``) are a :class:`DuplicateEntryError`.
+        and ``"1"``) are a :class:`DuplicateEntryError`. Labels are integers, or finite
+        real numbers with ``relevance_type="float"`` (a Float64 column).
         """
-        q, doc, rel = _dict_columns(d, _relevance_series)
+        check_choice("relevance_type", relevance_type, ("int", "float"))
+        q, doc, rel = _dict_columns(d, _float_relevance_series if relevance_type == "float"
+                                    else _relevance_series)
         df = pl.DataFrame(
             [q, pl.Series("iteration", [DEFAULT_QRELS_ITERATION] * len(q), dtype=pl.String), doc, rel]
         )
@@ -522,20 +558,28 @@ class Qrels(_Frame):
         doc_id: str = "doc_id",
         relevance: str = "relevance",
         on_duplicate: str = "error",
+        relevance_type: str = "int",
     ) -> Qrels:
         """Build from a polars (or pandas) DataFrame; the input is never modified.
 
         ``query_id``/``doc_id``/``relevance`` name the columns to use. A column named
         ``iteration``, if present, is kept (as strings), else ``"0"``. Id columns may be of a
         string, categorical or integer dtype; relevance of an integer, boolean or float dtype
-        (whole values only). Errors name the 1-based row.
+        (whole values only, unless ``relevance_type="float"``: finite real labels, kept as
+        Float64). Errors name the 1-based row.
         """
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
+        check_choice("relevance_type", relevance_type, ("int", "float"))
         cols, height = _user_columns(
             df, {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}, ["iteration"]
         )
         src = "<DataFrame>"
-        q, d, rel = _frame_columns(cols, "relevance", src)
+        if relevance_type == "float":
+            q = _frame_ids(cols["query_id"], "query_id", src)
+            d = _frame_ids(cols["doc_id"], "doc_id", src)
+            rel = _float_relevance_series(cols["relevance"], q.to_list(), d.to_list(), src, "row")
+        else:
+            q, d, rel = _frame_columns(cols, "relevance", src)
         it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION)
         out = pl.DataFrame([q, it, d, rel])
         out = resolve_duplicates(out, value="relevance", policy=on_duplicate, source=src, unit="row")
@@ -563,6 +607,11 @@ class Qrels(_Frame):
         return cls._trusted(df)
 
     # ---- views ----------------------------------------------------------------------------
+
+    @property
+    def relevance_type(self) -> str:
+        """``"float"`` for graded float labels (a Float64 column), else ``"int"``."""
+        return "float" if self._df["relevance"].dtype == pl.Float64 else "int"
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """The pytrec_eval shape ``{query_id: {doc_id: relevance}}`` (first-seen order)."""

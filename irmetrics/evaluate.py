@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -11,16 +12,17 @@ import polars as pl
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from ._validation import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
-from .engine.pack import SEMANTICS, encode_qrels, pack
+from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file
 from .io import columnar
 from .io.columnar import column_names, is_columnar
-from .io.trec import LATIN1, UTF8, latin1_ids, read_utf8_or_latin1
+from .io.trec import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids, read_utf8_or_latin1
 from .measures.context import Context
+from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
-from .measures.registry import RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .results import Results, report_query_set
 
 
@@ -40,10 +42,18 @@ def _coerce(value, cls, what, read, from_dict=None, from_frame=None):
     raise TypeError(f"`{what}` must be {cls.__name__}, {kinds}; got {type(value)!r}.")
 
 
-def as_qrels(qrels, columns=None) -> Qrels:
+def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
     """Accept Qrels, a path (TREC, Parquet, Arrow IPC), a pytrec_eval-shaped dict, a
     DataFrame or a LazyFrame; ``columns`` names a table's columns
-    (:mod:`irmetrics.io.columnar`)."""
+    (:mod:`irmetrics.io.columnar`); labels are read as integers, or as floats with
+    ``relevance="float"``."""
+    if relevance == "float" and not isinstance(qrels, Qrels):
+        if isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
+            return Qrels.read(os.fspath(qrels), relevance="float")
+        if isinstance(qrels, dict):
+            return Qrels.from_dict(qrels, relevance_type="float")
+        columns = column_names(columns, "qrels", "qrels_columns")
+        return columnar.read_qrels(qrels, columns, relevance_type="float")
     return _as_table(qrels, Qrels, "qrels", columns, columnar.read_qrels)
 
 
@@ -96,11 +106,25 @@ class Evaluator:
         ``{"query_id": "qid", "doc_id": "docno", "score": "score"}`` or the three names
         in that order. Default: those names, or PyTerrier's ``qid``, ``docno``,
         ``score``/``label`` where unambiguous (docs/scale.md).
+    ties : {"trec_eval", "input_order", "expected"}, default "trec_eval"
+        How documents with equal scores are ordered: by doc id descending (bytes), as
+        trec_eval and pytrec_eval do; in the run's own order (file lines, dict
+        insertion, array order); or not at all: ``"expected"`` reports every measure's
+        exact expected value over uniformly random orders of each group of tied
+        documents (only for measures with a closed form, see
+        :func:`irmetrics.measures.expected.accepted_names`). See docs/semantics.md.
+    relevance : {"int", "float"}, default "int"
+        How qrels labels are read: integers, as trec_eval (a label such as ``0.5`` is an
+        error naming the file and line), or finite real numbers (``"float"``: averaged
+        or LLM judgments). Float labels are the gains of ndcg, ndcg_cut, dcg and
+        ideal_dcg (the ideal sorts the labels themselves); binary measures count
+        ``label >= relevance_level``; other gain-based measures and gain parameters
+        are refused. See docs/semantics.md.
 
     Notes
     -----
     A run given as a plain TREC file, a Parquet or Arrow IPC file, or a LazyFrame is
-    evaluated in bounded memory: chunk by chunk, keeping per-query values only
+    evaluated in bounded memory (under the default ``ties`` and integer labels): chunk by chunk, keeping per-query values only
     (:mod:`irmetrics.engine.stream`; a run whose queries are split over the file is
     partitioned by query into temporary files first). The values are those of the
     in-memory road, bit for bit.
@@ -123,8 +147,13 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
-                 qrels_columns=None, run_columns=None):
+                 qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int"):
         check_choice("semantics", semantics, SEMANTICS)
+        check_choice("ties", ties, TIES)
+        check_choice("relevance", relevance, RELEVANCE_TYPES)
+        if isinstance(qrels, Qrels) and qrels.relevance_type == "float":
+            relevance = "float"  # float labels already: never read as trec_eval's integers
+        self.relevance = relevance
         self.qrels_columns = column_names(qrels_columns, "qrels", "qrels_columns")
         self.run_columns = column_names(run_columns, "run", "run_columns")
         check_int("relevance_level", relevance_level)
@@ -142,16 +171,22 @@ class Evaluator:
         # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
         self.id_encoding = UTF8
         text_file = isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels)
-        if text_file:
+        if text_file and relevance == "int":
             self._encoded = encode_qrels_file(qrels)
         if self._encoded is None:
             if text_file:
-                self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels")
+                self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels",
+                                                                    relevance=relevance)
             else:
-                self._qrels = as_qrels(qrels, self.qrels_columns)
+                self._qrels = as_qrels(qrels, self.qrels_columns, relevance)
         supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
+        if ties == "expected":
+            check_expected_measures(self.requests, judged_only=judged_only, max_docs=max_docs)
+        if relevance == "float":
+            check_float_measures(self.requests)
+        self.ties = ties
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
         self.max_docs = None if max_docs is None else int(max_docs)
@@ -164,7 +199,7 @@ class Evaluator:
         """The judgments as a :class:`~irmetrics.containers.Qrels` table (a plain qrels
         file given as a path is encoded without one, and read again on first access)."""
         if self._qrels is None:
-            self._qrels = as_qrels(self._qrels_source, self.qrels_columns)
+            self._qrels = as_qrels(self._qrels_source, self.qrels_columns, self.relevance)
         return self._qrels
 
     @property
@@ -205,9 +240,9 @@ class Evaluator:
                                            latin1_ids(qrels["doc_id"]))
             self._latin1_encoded = encode_qrels(qrels)
         return pack(
-            self._latin1_encoded, df, run_query_ids=run_query_ids, max_docs=self.max_docs,
+            self._latin1_encoded, df, run_query_ids=run_query_ids, max_docs=self._pack_max_docs,
             complete=self.complete, semantics=self.semantics, run_name=run_name,
-            keep_doc_ids=keep_doc_ids,
+            keep_doc_ids=keep_doc_ids, ties=self.ties,
         )
 
     def _pack_utf8(self, run, run_query_ids, *, keep_doc_ids=False):
@@ -217,15 +252,22 @@ class Evaluator:
         if direct is not None and run_query_ids is None:
             # Only the adapter's own qrels object qualifies, so a qrels file encoded
             # straight from disk is never read into a table for this.
-            lists = direct(self._qrels, max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics, keep_doc_ids=keep_doc_ids)
+            lists = direct(self._qrels, max_docs=self._pack_max_docs, complete=self.complete,
+                           semantics=self.semantics, keep_doc_ids=keep_doc_ids,
+                           ties=self.ties)
             if lists is not None:
                 return lists
         return pack(
-            self._encoded_qrels(), run.df, run_query_ids=run_query_ids, max_docs=self.max_docs,
-            complete=self.complete, semantics=self.semantics, run_name=run.name,
-            keep_doc_ids=keep_doc_ids,
+            self._encoded_qrels(), run.df, run_query_ids=run_query_ids,
+            max_docs=self._pack_max_docs, complete=self.complete, semantics=self.semantics,
+            run_name=run.name, keep_doc_ids=keep_doc_ids, ties=self.ties,
         )
+
+    @property
+    def _pack_max_docs(self):
+        """``max_docs`` for pack: under ``ties="expected"`` rankings stay whole, since a
+        tie group straddling the cut decides which documents land above it."""
+        return None if self.ties == "expected" else self.max_docs
 
     def _encoded_qrels(self):
         if self._encoded is None:
@@ -267,9 +309,11 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        if run_query_ids is None and self.id_encoding == UTF8:
+        if (run_query_ids is None and self.id_encoding == UTF8 and self.ties == "trec_eval"
+                and self.relevance == "int"):
             # A plain run file, a columnar file or a LazyFrame: evaluated chunk by chunk
-            # in bounded memory (None: the road below, which reads it whole).
+            # in bounded memory (None: the road below, which reads it whole). That road
+            # knows trec_eval's tie order and integer labels only.
             options = dict(max_docs=self.max_docs, complete=self.complete,
                            semantics=self.semantics)
             streamed = None
@@ -281,16 +325,26 @@ class Evaluator:
                 streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
                                              **options)
             if streamed is not None:
-                return self._results(streamed, streamed.columns, UTF8)
+                specs = {name: req.measure for req in self.requests
+                         for name in req.output_names}
+                return self.results(streamed, streamed.columns, specs, UTF8)
         lists, id_encoding = self._pack(run, run_query_ids)
-        return self._results(lists, self._columns(lists), id_encoding)
+        columns, specs = self.columns(lists, self.requests, expected=self.ties == "expected")
+        return self.results(lists, columns, specs, id_encoding)
 
     def _columns(self, lists) -> dict:
-        """``{output name: per-query values}`` of every request on ``lists``."""
-        columns = {}
-        for group, requests in _kernel_groups(self.requests):
+        """``{output name: per-query values}`` of every request on ``lists`` in trec_eval's
+        tie order: the per-chunk step of the bounded-memory road."""
+        return self.columns(lists, self.requests, expected=False)[0]
+
+    def columns(self, lists, requests, *, expected: bool) -> tuple[dict, dict]:
+        """Per-query values of ``requests`` on ``lists``: ``({output name: values},
+        {output name: MeasureDef})``; ``expected`` computes expectations over tie
+        orders (``lists`` then whole, not cut at ``max_docs``)."""
+        columns, specs = {}, {}
+        for group, merged in _kernel_groups(requests):
             measure, level, params = group
-            req = requests[0]
+            req = merged[0]
             ctx = Context(
                 lists,
                 relevance_level=self.relevance_level if level is None else level,
@@ -298,27 +352,73 @@ class Evaluator:
                 semantics=self.semantics, num_docs_in_coll=self.num_docs_in_coll,
                 options=dict(req.options),
             )
-            block = measure.kernel(ctx, params)
-            for req in requests:
-                if len(requests) > 1 or req.params is not params:
+            if expected and measure.name not in ORDER_FREE:
+                block = EXPECTED_KERNELS[measure.name](ctx, params, self.max_docs)
+                if measure.printed == LONG and not np.array_equal(block, np.trunc(block)):
+                    # An expected count (a tie group cut by max_docs) keeps its fraction.
+                    measure = replace(measure, printed=DOUBLE)
+            else:
+                block = measure.kernel(ctx, params)
+            for req in merged:
+                if len(merged) > 1 or req.params is not params:
                     # Merged friendly cutoffs: this request's column of the shared block.
                     picked = [list(params).index(req.params[0])]
                 else:
                     picked = range(block.shape[1])
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
-        return columns
+                    specs[name] = measure
+        return columns, specs
 
-    def _results(self, evaluated, columns: dict, id_encoding: str) -> Results:
-        """Results of per-query ``columns`` with the query set of ``evaluated`` (the
-        RankedLists or the streamed values they come from)."""
-        specs = {name: req.measure for req in self.requests for name in req.output_names}
+    def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8) -> Results:
+        """:class:`Results` of per-query ``columns`` (``specs``: their MeasureDefs) with the
+        query set of ``evaluated`` (the RankedLists or the streamed values they come
+        from)."""
         complete_num_rel = evaluated.qrels_positive_total if self.complete else None
         return Results(evaluated.query_ids, columns, specs, run_name=evaluated.run_name,
                        complete_num_rel=complete_num_rel,
                        missing_query_ids=evaluated.missing_query_ids,
                        ignored_query_ids=evaluated.ignored_query_ids,
                        id_encoding=id_encoding)
+
+
+def check_expected_measures(requests: list[Request], *, judged_only=False,
+                            max_docs=None) -> None:
+    """Refuse, under ``ties="expected"``, measures without an exact expected value, and
+    ``judged_only`` with ``max_docs`` (the cut would fall before unjudged documents are
+    dropped, and which ones it removes depends on the order)."""
+    refused = sorted({r.measure.name for r in requests if r.measure.name not in ORDER_FREE
+                      and r.measure.name not in EXPECTED_KERNELS})
+    if refused:
+        raise parameter_error(
+            "measures", "measures with an exact expected value under ties='expected' "
+            f"({', '.join(accepted_names())}, with their parameters and friendly names)",
+            refused)
+    if max_docs is not None and (judged_only or any(r.judged_only for r in requests)):
+        raise parameter_error("max_docs", "None when judged_only=True and ties='expected'",
+                              max_docs)
+
+
+#: Measure families that read labels only through ``label >= relevance_level`` and
+#: ``label >= 0`` (judged), so float labels need nothing else.
+BINARY_FAMILIES = frozenset({"precision", "recall", "rank", "average_precision", "counts",
+                             "set_based", "interpolated"})
+#: Measures whose gain is the label itself (trec_eval's default gain table).
+LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
+
+
+def check_float_measures(requests: list[Request]) -> None:
+    """Refuse, under ``relevance="float"``, measures that read labels as trec_eval's
+    integer levels (gain tables, label strings, judgment groups) and gain parameters."""
+    refused = sorted({r.measure.name + ("." + r.raw if r.raw else "") for r in requests
+                      if not (r.measure.family in BINARY_FAMILIES
+                              or (r.measure.name in LABEL_GAIN_MEASURES
+                                  and (r.measure.name == "ndcg_cut" or not r.parameterised)))})
+    if refused:
+        raise parameter_error(
+            "measures", "binary measures (P, recall, map, recip_rank, ...) or ndcg, "
+            "ndcg_cut, dcg, ideal_dcg without gain parameters under relevance='float'",
+            refused)
 
 
 def _kernel_groups(requests: list[Request]):
@@ -359,7 +459,7 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
-             run_columns=None) -> Results:
+             run_columns=None, ties="trec_eval", relevance="int") -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -376,7 +476,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     measures : str or list of str
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
-    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
+    relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
+    relevance
         See :class:`Evaluator`.
     qrels_columns, run_columns
         Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
@@ -423,5 +524,5 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
-        run_columns=run_columns,
+        run_columns=run_columns, ties=ties, relevance=relevance,
     )._evaluate_checked(run, None, stacklevel=2)

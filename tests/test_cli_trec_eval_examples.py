@@ -9,6 +9,7 @@ import math
 import pytest
 
 from irmetrics.cli import main
+from irmetrics.containers import FLOAT_LABEL_HINT
 
 
 def run_cli(tmp_path, capsys, qrels, run, *options):
@@ -74,8 +75,10 @@ def test_rel_parsing_atol_labels_refused(tmp_path, capsys, label, line, doc, mea
     qrels[line - 1] = f"1 0 {doc} {label}"
     status, out, err = run_cli(tmp_path, capsys, " / ".join(qrels), REL_RUN, "-q", "-m", measure)
     assert (status, out) == (2, "")
+    # a real number gets the hint about --float-relevance
+    hint = FLOAT_LABEL_HINT if label == "1.9" else ""
     assert err == (f"irmetrics eval: {tmp_path / 'qrels'}:{line}: relevance must be an integer,"
-                   f" found '{label}' (query_id '1', doc_id '{doc}')\n")
+                   f" found '{label}'{hint} (query_id '1', doc_id '{doc}')\n")
 
 
 def test_rel_parsing_atol_first_bad_label_reported(tmp_path, capsys):

@@ -120,10 +120,14 @@ def test_non_integer_relevance_in_frame_and_records_names_row():
     df = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "relevance": [1.0, 2.0, 1.5]})
     with pytest.raises(InputFormatError) as ei:
         Qrels.from_df(df)
-    assert str(ei.value) == "<DataFrame>:3: relevance must be an integer, found 1.5 (query_id '2', doc_id 'c')"
+    assert str(ei.value) == ("<DataFrame>:3: relevance must be an integer, found 1.5 (graded float"
+                             " labels: relevance='float', or --float-relevance) (query_id '2',"
+                             " doc_id 'c')")
     with pytest.raises(InputFormatError) as ei:
         Qrels.from_records([("1", "a", 1), ("1", "b", 0.5)])
-    assert str(ei.value) == "<records>:2: relevance must be an integer, found 0.5 (query_id '1', doc_id 'b')"
+    assert str(ei.value) == ("<records>:2: relevance must be an integer, found 0.5 (graded float"
+                             " labels: relevance='float', or --float-relevance) (query_id '1',"
+                             " doc_id 'b')")
 
 
 @pytest.mark.parametrize("bad_id", [True, np.bool_(False), 1.0, None, b"bytes", ("t",)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_choice
 from ..exceptions import ParameterError, ShapeError
 
 #: Integer ids and lengths are carried as int64 internally.
@@ -134,6 +135,15 @@ def check_integral(array: np.ndarray, name: str) -> np.ndarray:
             )
         return array.astype(INDEX_DTYPE)
     raise ParameterError(f"`{name}` must hold integers; got dtype {array.dtype}.")
+
+
+def check_labels(array: np.ndarray, name: str, relevance_type: str = "int") -> np.ndarray:
+    """Relevance labels: integers (int64), or finite real numbers (float64) for
+    ``relevance_type="float"``."""
+    check_choice("relevance_type", relevance_type, ("int", "float"))
+    if relevance_type == "float":
+        return check_numeric(array, name, finite=True)
+    return check_integral(array, name)
 
 
 def check_same_shape(array: np.ndarray, name: str, shape: tuple, like: str) -> None:

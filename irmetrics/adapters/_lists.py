@@ -96,12 +96,13 @@ class Judgments:
     has_qrels: np.ndarray
     positive_total: int
 
-    def sorted_run(self, semantics: str):
+    def sorted_run(self, semantics: str, ties: str = "trec_eval"):
         """Run entries in final order: ``(counts, code, score, doc)``.
 
         ``counts[q]`` is the number of entries of query code ``q``; the entry arrays
         hold queries in ascending byte order, each ranked by (score desc, doc id
-        desc). Scores are float32-rounded under ``semantics="pytrec_eval"``.
+        desc; the input's own order among equal scores for ``ties="input_order"``).
+        Scores are float32-rounded under ``semantics="pytrec_eval"``.
         """
         raise NotImplementedError
 
@@ -115,9 +116,9 @@ class Judgments:
         return np.argsort(self.query_vocab.byte_rank, kind="stable")
 
     def pack(self, *, max_docs=None, complete=False, semantics="trec_eval",
-             run_name=RUN_NAME, keep_doc_ids=False) -> RankedLists:
+             run_name=RUN_NAME, keep_doc_ids=False, ties="trec_eval") -> RankedLists:
         """The ``RankedLists`` ``pack(encode_qrels(qrels.df), run.df, ...)`` returns."""
-        counts, code, scores, docs = self.sorted_run(semantics)
+        counts, code, scores, docs = self.sorted_run(semantics, ties)
         order = self.query_order
         evaluated = self.has_qrels & ((counts > 0) | bool(complete))
         if not evaluated[counts > 0].all():  # run lines of queries without qrels
@@ -148,7 +149,7 @@ class Judgments:
         return RankedLists(
             query_ids=self._query_ids(queries),
             offsets=offsets,
-            code=code.astype(np.int64, copy=False),
+            code=code if code.dtype.kind == "f" else code.astype(np.int64, copy=False),
             rel_hist=self.rel_hist[queries],
             rel_levels=self.rel_levels,
             bogus=bogus,
@@ -171,7 +172,8 @@ class Judgments:
             "query_id": self.query_vocab.take(query),
             "iteration": pl.repeat("0", len(query), dtype=pl.String, eager=True),
             "doc_id": self.doc_vocab.take(doc),
-            "relevance": pl.Series(labels, dtype=pl.Int64),
+            "relevance": pl.Series(labels, dtype=pl.Float64 if labels.dtype.kind == "f"
+                                   else pl.Int64),
         })
 
     def run_frame(self, run_name: str = RUN_NAME) -> pl.DataFrame:
@@ -212,7 +214,7 @@ class DenseJudgments(Judgments):
             rows, valid_labels = np.repeat(np.arange(n_rows), lengths), labels[self._valid]
         self.rel_hist, self.rel_levels, self.has_qrels, self.positive_total = \
             label_histogram(rows, valid_labels, n_rows, extra_relevant)
-        self._negative = bool(len(valid_labels)) and int(valid_labels.min()) < 0
+        self._negative = bool(len(valid_labels)) and valid_labels.min() < 0
 
     @cached_property
     def _valid(self):
@@ -227,19 +229,22 @@ class DenseJudgments(Judgments):
             return (np.repeat(np.arange(n_rows), n_cols), np.tile(np.arange(n_cols), n_rows))
         return np.nonzero(self._valid)
 
-    def _ranking(self, semantics):
+    def _ranking(self, semantics, ties="trec_eval"):
         """Rows in query byte order; per row, (scores, columns) in trec_eval rank order.
 
-        Columns are first laid out doc id descending; a sort by score descending that
-        keeps that layout among ties then gives trec_eval's (score desc, doc id desc)
-        order. float32 scores (and every score under ``"pytrec_eval"``) take a faster
+        Columns are first laid out doc id descending (in column order for
+        ``ties="input_order"``); a sort by score descending that keeps that layout
+        among ties then gives trec_eval's (score desc, doc id desc) order. float32 scores (and every score under ``"pytrec_eval"``) take a faster
         road: score bits and layout position packed into one uint64 key per cell and
         sorted with an unstable SIMD sort (the position makes every key distinct).
         float32 order equals the order of its exact float64 widening.
         """
         rows = self.query_order
         n_cols = self.scores.shape[1]
-        desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
+        if ties == "input_order":
+            desc = np.arange(n_cols)
+        else:
+            desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
         scores = self.scores[np.ix_(rows, desc)]
         if semantics == "pytrec_eval" or scores.dtype.itemsize < 8:
             with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
@@ -270,8 +275,8 @@ class DenseJudgments(Judgments):
         in_run[rows[:, None], cols] = ranked_valid & (np.cumsum(ranked_valid, axis=1) <= self.top_k)
         return in_run
 
-    def sorted_run(self, semantics):
-        rows, scores, cols = self._ranking(semantics)
+    def sorted_run(self, semantics, ties="trec_eval"):
+        rows, scores, cols = self._ranking(semantics, ties)
         labels = self.labels[rows[:, None], cols]
         counts = np.empty(len(rows), dtype=np.int64)
         if self._in_run is None:
@@ -313,13 +318,14 @@ class SparseJudgments(Judgments):
         self.has_qrels, self.positive_total = has_qrels, positive_total
         self._qrels_arrays = qrels_arrays
 
-    def sorted_run(self, semantics):
+    def sorted_run(self, semantics, ties="trec_eval"):
         scores = self.run_score
         if semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
                 scores = scores.astype(np.float32).astype(np.float64)
-        order = np.lexsort((-self.doc_vocab.byte_rank[self.run_doc], -scores,
-                            self.query_vocab.byte_rank[self.run_query]))
+        tie_key = (np.arange(len(scores)) if ties == "input_order"
+                   else -self.doc_vocab.byte_rank[self.run_doc])
+        order = np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[self.run_query]))
         counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
         return (counts, relevance_code(self.run_label[order]), scores[order],
                 self.run_doc[order])
@@ -347,6 +353,11 @@ class AdapterQrels(Qrels):
             self._frame = self._judgments.qrels_frame()
         return self._frame
 
+    @property
+    def relevance_type(self) -> str:
+        """``"float"`` when the adapter was given float labels (no table is built)."""
+        return "float" if self._judgments.rel_levels.dtype.kind == "f" else "int"
+
 
 class AdapterRun(Run):
     """``Run`` produced by an adapter; evaluated against its own qrels without strings."""
@@ -366,7 +377,7 @@ class AdapterRun(Run):
         return self._frame
 
     def pack_direct(self, qrels, *, max_docs=None, complete=False, semantics="trec_eval",
-                    keep_doc_ids=False):
+                    keep_doc_ids=False, ties="trec_eval"):
         """``RankedLists`` against ``qrels`` without string work, or None if not possible.
 
         Only the adapter's own qrels object qualifies. The one case left to the string
@@ -378,7 +389,7 @@ class AdapterRun(Run):
         if complete and self._judgments.doc_vocab.contains(BOGUS_DOC_ID):
             return None
         return self._judgments.pack(max_docs=max_docs, complete=complete, semantics=semantics,
-                                    run_name=self.name, keep_doc_ids=keep_doc_ids)
+                                    run_name=self.name, keep_doc_ids=keep_doc_ids, ties=ties)
 
 
 def make_pair(judgments: Judgments) -> tuple[AdapterQrels, AdapterRun]:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..engine import segments as sg
 from ..exceptions import ShapeError
-from ._arrays import as_array, check_integral, check_numeric
+from ._arrays import as_array, check_integral, check_labels, check_numeric
 from ._ids import IdVocab
 from ._lists import SparseJudgments, label_histogram, make_pair
 
@@ -20,7 +20,7 @@ def group_ordinals(groups: np.ndarray, n_groups: int) -> np.ndarray:
     return ordinal
 
 
-def from_flat(preds, target, indexes, *, ignore_index=None):
+def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int"):
     """Qrels and run from flat predictions grouped by query index (torchmetrics style).
 
     Element ``t`` is a document of query ``q{indexes[t]}``; within a query, documents
@@ -39,6 +39,9 @@ def from_flat(preds, target, indexes, *, ignore_index=None):
     ignore_index : int, optional
         Drop every element whose target equals this value before anything else (a
         query whose elements are all dropped disappears).
+    relevance_type : {"int", "float"}, default "int"
+        ``"float"`` accepts finite real targets (graded judgments such as 0.5), used
+        as gains by nDCG (see ``relevance="float"`` of :func:`irmetrics.evaluate`).
 
     Returns
     -------
@@ -73,7 +76,7 @@ def from_flat(preds, target, indexes, *, ignore_index=None):
         kept = target != ignore_index
         preds, target, indexes = preds[kept], target[kept], indexes[kept]
     scores = check_numeric(preds, "preds", finite=True)
-    labels = check_integral(target, "target")
+    labels = check_labels(target, "target", relevance_type)
     numbers, query = np.unique(check_integral(indexes, "indexes"), return_inverse=True)
     query = query.reshape(-1).astype(np.int64, copy=False)
     doc = group_ordinals(query, len(numbers))

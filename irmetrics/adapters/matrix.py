@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..exceptions import ParameterError, ShapeError
-from ._arrays import as_array, check_integral, check_numeric, check_same_shape
+from ._arrays import as_array, check_integral, check_labels, check_numeric, check_same_shape
 from ._ids import IdVocab
 from ._lists import DenseJudgments, make_pair
 
@@ -22,7 +22,8 @@ def query_vocab(query_ids, n_queries: int) -> IdVocab:
     return IdVocab.from_user(query_ids, "query_ids", n_queries)
 
 
-def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=None):
+def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=None,
+                relevance_type="int"):
     """Qrels and run from a (queries x documents) score matrix and graded labels.
 
     Row ``i`` is query ``q{i}``, column ``j`` document ``d{j}`` (pytorchltr's
@@ -49,6 +50,9 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
     k : int >= 1, optional
         Keep only each row's first ``k`` documents in the run, in trec_eval order; the
         qrels keep every valid cell.
+    relevance_type : {"int", "float"}, default "int"
+        ``"float"`` accepts finite real labels (graded judgments such as 0.5), used
+        as gains by nDCG (see ``relevance="float"`` of :func:`irmetrics.evaluate`).
 
     Returns
     -------
@@ -101,7 +105,7 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
         scores = np.where(valid, scores, 0.0) if scores.dtype.kind in "fc" else scores
         relevance = np.where(valid, relevance, 0)
     values = check_numeric(scores, "scores", keep_float=True, finite=True)
-    labels = check_integral(relevance, "relevance")
+    labels = check_labels(relevance, "relevance", relevance_type)
     if k is not None:
         k = check_positive_int("k", k)
     docs = (IdVocab.numbered("d", np.arange(n_cols)) if doc_ids is None

@@ -20,7 +20,8 @@ from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..io.trec import _read_source
 from .inputs import open_lines
-from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version, parse_int
+from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_ties, add_version,
+                      parse_int)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
 EXIT_WORSE = 3
@@ -108,6 +109,7 @@ def build_parser() -> CliParser:
                    help="lowest label counted as relevant (default 1)")
     e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
                    help="trec_eval (default) or pytrec_eval")
+    add_ties(e)
     p.add_argument("files", nargs="+", metavar="file",
                    help="qrels then two or more runs; or two or more -q evaluation files")
     return p
@@ -146,7 +148,8 @@ def run(argv: list[str], stdout, stderr) -> int:
                     else parse_int("-M", args.Max_retrieved_per_topic, minimum=0))
         options = dict(relevance_level=parse_int("-l", args.level_for_rel),
                        judged_only=args.Judged_docs_only, max_docs=max_docs,
-                       complete=args.complete_rel_info_wanted, semantics=args.semantics)
+                       complete=args.complete_rel_info_wanted, semantics=args.semantics,
+                       ties=args.ties)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,
@@ -172,7 +175,8 @@ def _refuse_evaluation_options(args) -> None:
     given = [flag for flag, used in (
         ("-c", args.complete_rel_info_wanted), ("-J", args.Judged_docs_only),
         ("-M", args.Max_retrieved_per_topic is not None), ("-l", args.level_for_rel != "1"),
-        ("--semantics", args.semantics != "trec_eval")) if used]
+        ("--semantics", args.semantics != "trec_eval"),
+        ("--ties", args.ties != "trec_eval")) if used]
     if given:
         raise CliError(f"{', '.join(given)} change how runs are evaluated; the -q evaluation"
                        " files are already evaluated (give the qrels and the runs instead)",

@@ -25,8 +25,8 @@ from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
     trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
-from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, CliError, CliParser,
-                      add_version, check_measure_syntax, parse_int)
+from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
+                      CliParser, add_ties, add_version, check_measure_syntax, parse_int)
 from .zscores import apply_zscores, read_zscores
 
 DESCRIPTION = """\
@@ -113,6 +113,15 @@ def build_parser() -> CliParser:
                    help="trec_eval (trec_eval 10, default) or pytrec_eval (pytrec-eval-terrier"
                         " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
                         " (e.g. --semantics pytrec_eval)")
+    add_ties(x)
+    x.add_argument("--float-relevance", action="store_true",
+                   help="read qrels labels as real numbers (0.5, 2.75): the gains of ndcg,"
+                        " ndcg_cut, dcg; binary measures count label >= -l; without it a"
+                        " non-integer label is an error (e.g. --float-relevance)")
+    x.add_argument("--tie-report", action="store_true",
+                   help="print, per run and measure, the number of tied entries that matter"
+                        " and the value under trec_eval's tie order, in expectation, at best"
+                        " and at worst (e.g. --tie-report -m map -m P.10)")
     x.add_argument("--strict", action="store_true",
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
@@ -168,8 +177,17 @@ def run(argv: list[str], stdout, stderr) -> int:
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
     num_docs = parse_int("-N", args.Number_docs_in_coll)
-    measures = args.measures or ["official"]
+    tie_aware = args.ties == "expected" or args.tie_report
+    measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)
+    if ((args.ties != "trec_eval" or args.tie_report or args.float_relevance)
+            and args.Rel_info_format != "qrels"):
+        raise CliError("--ties, --tie-report and --float-relevance apply to -R qrels only",
+                       EXIT_USAGE)
+    if args.tie_report and (args.format != "trec" or args.ties != "trec_eval"
+                            or args.Zscore is not None):
+        raise CliError("--tie-report prints its own table: it takes neither --format,"
+                       " --ties nor -Z", EXIT_USAGE)
     # Measures are checked before any file is read, as trec_eval does (exit 1 first).
     supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
     parse_measures(measures, supported=supported)
@@ -180,7 +198,17 @@ def run(argv: list[str], stdout, stderr) -> int:
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs,
-                               **columns)
+                               **columns, ties="expected" if args.tie_report else args.ties,
+                               relevance="float" if args.float_relevance else "int")
+    if args.tie_report:
+        for path in args.runs:
+            label = "<stdin>" if path == "-" else path
+            report = _evaluate_run(evaluator, path, label, args, report=True)
+            missing = report.results["trec_eval"].missing_query_ids
+            if len(missing):
+                stderr.write(_missing_warning(label, missing))
+            stdout.write(f"# {label}\n{report.to_text()}")
+        return EXIT_OK
     zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
@@ -211,12 +239,26 @@ def run(argv: list[str], stdout, stderr) -> int:
     return EXIT_OK
 
 
-def _evaluate_run(evaluator, path, label, args):
-    """Results of one run; no common query stops with trec_eval's exit 7 (exit 4 under
-    --strict, where trec_eval 10 stops at the first qrels query, missing from the run)."""
+def expected_official() -> list[str]:
+    """The ``official`` measures that ``--ties expected`` accepts (the default -m there)."""
+    from ..measures.expected import accepted_names
+    from ..measures.registry import NICKNAMES
+
+    accepted = set(accepted_names())
+    return [name for name in NICKNAMES["official"] if name in accepted]
+
+
+def _evaluate_run(evaluator, path, label, args, *, report=False):
+    """Results (or with ``report`` the TieReport) of one run; no common query stops with
+    trec_eval's exit 7 (exit 4 under --strict, where trec_eval 10 stops at the first
+    qrels query, missing from the run)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingQueriesWarning)
+            if report:
+                from ..tie_analysis import report_ties
+
+                return report_ties(evaluator, path)
             # A path, not a Run: a plain run file is read chunk by chunk into the engine.
             return evaluator.evaluate(path)
     except NoQueriesError as exc:
@@ -241,14 +283,15 @@ class _FormatEvaluator:
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
-                   run_columns):
+                   run_columns, ties="trec_eval", relevance="int"):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
         return Evaluator(path, measures, relevance_level=relevance_level,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
                          semantics=semantics, num_docs_in_coll=num_docs_in_coll,
-                         qrels_columns=qrels_columns, run_columns=run_columns)
+                         qrels_columns=qrels_columns, run_columns=run_columns, ties=ties,
+                         relevance=relevance)
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)

@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from .. import __version__
+from ..engine.pack import TIES
 from ..exceptions import ParameterError
 
 #: trec_eval's exit statuses (spec §1).
@@ -93,3 +94,12 @@ def check_measure_syntax(specs: list[str]) -> None:
         if not name or (dot and not raw):
             raise CliError(f"illegal measure {spec!r}: empty measure name or parameter string",
                            EXIT_USAGE)
+
+
+def add_ties(group) -> None:
+    """``--ties``: how documents with equal scores are ordered (shared by eval and compare)."""
+    group.add_argument("--ties", choices=TIES, default="trec_eval",
+                       help="order of documents with equal scores: trec_eval (doc id"
+                            " descending, default), input_order (the run file's line order)"
+                            " or expected (each measure's exact expected value over random"
+                            " orders of the tied documents) (e.g. --ties expected)")

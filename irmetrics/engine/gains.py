@@ -162,6 +162,8 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     ``0 .. width - 1``). Work and memory grow with the number of distinct labels, not
     with their values (see :func:`table_levels`).
     """
+    if rel_levels is not None and rel_levels.dtype.kind == "f":
+        return label_gains(rel_hist, rel_levels, code)
     n_q, width = rel_hist.shape
     levels = np.arange(width, dtype=np.int64) if rel_levels is None else rel_levels
     nz = rel_hist > 0
@@ -210,7 +212,9 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
         gn = gains[walk]
         stops = (counts >= 1) & (gn <= 0)[None, :]
         has_stop = stops.any(axis=1)
-        stop_at = np.where(has_stop, np.argmax(stops, axis=1), len(walk))
+        # (no entry holds a judgment when every label is negative: nothing to walk)
+        first_stop = np.argmax(stops, axis=1) if len(walk) else 0
+        stop_at = np.where(has_stop, first_stop, len(walk))
         if len(walk):
             stop_gain[rows] = np.where(has_stop, gn[np.minimum(stop_at, len(walk) - 1)], 0.0)
         emit = (np.arange(len(walk))[None, :] < stop_at[:, None]) & (gn > 0)[None, :]
@@ -229,6 +233,37 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     ideal_offsets = np.concatenate(([0], np.cumsum(np.bincount(iq, minlength=n_q)))).astype(np.int64)
     return Gains(entry_gain, ideal_offsets, ig, stop_gain, top_gain, table_min, table_max,
                  table_size, entry_in_table)
+
+
+def label_gains(rel_hist: np.ndarray, levels: np.ndarray, code: np.ndarray) -> Gains:
+    """Gains of float labels (``relevance="float"``): the label itself when positive,
+    else 0; the ideal sequence is every positive judged label, descending.
+
+    trec_eval's gain table (integer levels, a truncating comparator) has no meaning for
+    labels such as 0.5; a label is its gain and the ideal sorts the labels exactly.
+    Gain parameters (``ndcg.1=3``) are refused before this is reached.
+
+    >>> g = label_gains(np.array([[1, 2, 1]]), np.array([0.0, 0.5, 2.5]),
+    ...                 np.array([0.5, -1.0, 2.5, 0.0]))
+    >>> g.entry_gain.tolist(), g.ideal_gain.tolist()
+    ([0.5, 0.0, 2.5, 0.0], [2.5, 0.5, 0.5])
+    """
+    n_q = rel_hist.shape[0]
+    positive = np.flatnonzero(levels > 0)[::-1]  # descending labels
+    counts = rel_hist[:, positive]
+    reps = counts.ravel()
+    ideal_gain = np.repeat(np.tile(levels[positive], n_q), reps).astype(np.float64)
+    per_query = counts.sum(axis=1)
+    ideal_offsets = np.concatenate(([0], np.cumsum(per_query))).astype(np.int64)
+    judged = rel_hist > 0
+    has = judged.any(axis=1)
+    table_max = np.where(has, np.max(np.where(judged, levels, -np.inf), axis=1), 0.0)
+    table_min = np.where(has, np.min(np.where(judged, levels, np.inf), axis=1), 0.0)
+    return Gains(
+        entry_gain=np.where(code > 0, code, 0.0).astype(np.float64),
+        ideal_offsets=ideal_offsets, ideal_gain=ideal_gain, stop_gain=np.zeros(n_q),
+        top_gain=np.maximum(table_max, 0.0), table_min=table_min, table_max=table_max,
+        table_size=judged.sum(axis=1).astype(np.int64), entry_in_table=code >= 0)
 
 
 def _entry_lookup(lookup, lookup_levels, group_of_query, top, seg, code):

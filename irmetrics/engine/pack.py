@@ -35,6 +35,10 @@ BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
 
 SEMANTICS = ("trec_eval", "pytrec_eval")
 
+#: Orders of documents with equal scores (see :mod:`irmetrics.engine.ties`):
+#: trec_eval's doc id descending, the run's own order, or the expectation over all orders.
+TIES = ("trec_eval", "input_order", "expected")
+
 #: Seed of the doc-id hash; any fixed value works (hashes never leave the process).
 _HASH_SEED = 0x1F2E3D4C
 #: Bits of the combined key given to the query code; the rest hold the doc hash.
@@ -122,11 +126,13 @@ def encode_judgments(block_ids: pl.Series, block_lengths: np.ndarray, labels: np
     n_q = len(query_ids)
     block_code = query_codes(block_ids, query_ids)
     block_lengths = np.asarray(block_lengths, dtype=np.int64)
-    labels = labels.astype(np.int64, copy=False)
+    graded = labels.dtype.kind == "f"  # relevance="float": the labels are the gains
+    labels = labels.astype(np.float64 if graded else np.int64, copy=False)
     hist, levels = label_histogram(np.repeat(block_code, block_lengths), labels, n_q)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
-    code_type = np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
+    code_type = np.float64 if graded else \
+        np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
     codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
 
     # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
@@ -158,6 +164,7 @@ def pack(
     semantics: str = "trec_eval",
     run_name: str = "irmetrics",
     keep_doc_ids: bool = False,
+    ties: str = "trec_eval",
 ) -> RankedLists:
     """Order, truncate and label a run against encoded qrels.
 
@@ -180,6 +187,10 @@ def pack(
         inside pytrec-eval-terrier does.
     keep_doc_ids : bool
         Keep the ranked doc ids (``RankedLists.doc_ids``).
+    ties : {"trec_eval", "input_order", "expected"}
+        Order of entries with equal (ordering) scores: doc id descending, or the
+        run's row order for ``"input_order"``. ``"expected"`` orders as trec_eval
+        does; its measures never read the order inside a tie.
     """
     n_all = len(qrels.query_ids)
     blocks = run_blocks(run)
@@ -194,7 +205,8 @@ def pack(
         ignored += extra_ids.filter(extra < 0).to_list()
     evaluated = np.ones(n_all, dtype=bool) if complete else present
     ranked = rank_run(run, qrels.query_ids[evaluated], ~present[evaluated], blocks=blocks,
-                      max_docs=max_docs, semantics=semantics)
+                      max_docs=max_docs, semantics=semantics,
+                      doc_id_tiebreak=ties != "input_order")
     evaluated_codes = np.flatnonzero(evaluated)
     code = _relevance_codes(qrels, evaluated_codes, evaluated_codes[ranked.query],
                             ranked.doc_col, ranked.order)
@@ -249,12 +261,13 @@ class RankedRun:
 
 def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
              blocks: RunBlocks | None = None, max_docs: int | None = None,
-             semantics: str = "trec_eval", doc_id_descending: bool = True) -> RankedRun:
+             semantics: str = "trec_eval", doc_id_descending: bool = True,
+             doc_id_tiebreak: bool = True) -> RankedRun:
     """Put the run's entries for ``query_ids`` (ascending byte order) in trec_eval order.
 
     Order: query, score descending, doc id by bytes descending (ascending for trec_eval's
-    preference formats, ``doc_id_descending=False``); then the first ``max_docs`` of each
-    query. Queries flagged in ``bogus`` (absent from the run, ``complete=True``) get
+    preference formats, ``doc_id_descending=False``; the run's row order when
+    ``doc_id_tiebreak`` is False); then the first ``max_docs`` of each query. Queries flagged in ``bogus`` (absent from the run, ``complete=True``) get
     trec_eval's one-document placeholder ranking.
     """
     blocks = run_blocks(run) if blocks is None else blocks
@@ -272,7 +285,7 @@ def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
         doc_col = pl.concat([doc_col, pl.Series([BOGUS_DOC_ID] * bogus_codes.size,
                                                 dtype=pl.String)])
     order, entry_q, ranked_scores = _final_order(starts, block_len, block_code, scores,
-                                                 doc_col, doc_id_descending)
+                                                 doc_col, doc_id_descending, doc_id_tiebreak)
     counts = np.bincount(entry_q, minlength=len(query_ids))
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     if max_docs is not None:
@@ -306,8 +319,12 @@ def query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     return np.where(sorted_ids[pos] == wanted, pos, -1).astype(np.int64)
 
 
-def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descending=True):
+def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descending=True,
+                 doc_id_tiebreak=True):
     """Permutation putting evaluated entries in trec_eval order (others dropped).
+
+    Both roads below keep the run's row order among equal (query, score): block moves
+    and a stable sort. Without ``doc_id_tiebreak`` that is the final order.
 
     Returns ``(order, query code, score)`` of the entries in final order.
     """
@@ -325,7 +342,8 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
         order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
         ranked_q = entry_code[order]
     ranked_scores = scores[order]
-    order = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
+    if doc_id_tiebreak:
+        order = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
     return order, ranked_q, ranked_scores
 
 
@@ -405,7 +423,9 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
     ``queries`` (distinct query codes, ascending), when given, holds every code of
     ``qcode``: only their judgments are searched.
     """
-    code = np.full(len(qcode), NOT_IN_POOL, dtype=np.int64)
+    # int64 codes, or float64 ones for float labels
+    code_type = np.result_type(np.int64, qrels.codes.dtype)
+    code = np.full(len(qcode), NOT_IN_POOL, dtype=code_type)
     if len(qcode) == 0 or len(qrels.codes) == 0:
         return code
     if qrels.keys is not None:
@@ -418,7 +438,7 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
                               "code": qrels.codes})
     joined = pl.DataFrame({"q": qcode, "doc_id": doc_ids_at(None)}).join(
         judgments, on=["q", "doc_id"], how="left", maintain_order="left")
-    return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(np.int64)
+    return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(code_type)
 
 
 def _match_keys(qrels: EncodedQrels, keys: np.ndarray,

@@ -54,14 +54,15 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int
     >>> hist.tolist(), levels.tolist()
     ([[0, 1], [1, 0]], [0, 1099511627776])
     """
-    labels = np.asarray(labels, dtype=np.int64)
+    graded = np.asarray(labels).dtype.kind == "f"  # float labels (relevance="float")
+    labels = np.asarray(labels, dtype=np.float64 if graded else np.int64)
     if labels.size and labels.min() < 0:
         judged = labels >= 0
         query, labels = query[judged], labels[judged]
     if labels.size == 0:
-        return np.zeros((n_queries, 1), dtype=np.int64), np.zeros(1, dtype=np.int64)
-    top = int(labels.max())
-    if top < _COUNTED_LABELS:  # the usual small grades
+        return np.zeros((n_queries, 1), dtype=np.int64), np.zeros(1, dtype=labels.dtype)
+    top = labels.max()
+    if not graded and top < _COUNTED_LABELS:  # the usual small grades
         seen = np.bincount(labels, minlength=top + 1) > 0
         levels = np.flatnonzero(seen).astype(np.int64)
         column = labels if levels.size == top + 1 else (np.cumsum(seen) - 1)[labels]

@@ -181,9 +181,10 @@ def read_run(source, columns: dict | None = None) -> Run:
         return Run.from_df(frame, name=last)
 
 
-def read_qrels(source, columns: dict | None = None) -> Qrels:
+def read_qrels(source, columns: dict | None = None, *, relevance_type: str = "int") -> Qrels:
     """Columnar qrels (a path, LazyFrame or DataFrame) as a
-    :class:`~irmetrics.containers.Qrels`, every row checked.
+    :class:`~irmetrics.containers.Qrels`, every row checked; labels are integers, or
+    real numbers with ``relevance_type="float"``.
 
     Examples
     --------
@@ -203,7 +204,7 @@ def read_qrels(source, columns: dict | None = None) -> Qrels:
         frame = lazy.collect()
     mapping = resolve_columns(names, "qrels", columns, name)
     with _named_errors(name):
-        return Qrels.from_df(frame, **mapping)
+        return Qrels.from_df(frame, **mapping, relevance_type=relevance_type)
 
 
 def _scan(source) -> tuple[pl.LazyFrame, str]:

@@ -106,6 +106,7 @@ import polars as pl
 from irmetrics._validation import check_choice, parameter_error
 from irmetrics.containers import (
     DUPLICATE_POLICIES,
+    FLOAT_LABEL_HINT,
     QRELS_SCHEMA,
     RUN_SCHEMA,
     Qrels,
@@ -162,6 +163,11 @@ class _Layout:
 
 
 _QRELS = _Layout("qrels", tuple(QRELS_SCHEMA), True, dict(QRELS_SCHEMA))
+#: Qrels with graded float labels (``relevance="float"``).
+_QRELS_FLOAT = _Layout("qrels", tuple(QRELS_SCHEMA), True,
+                       {**QRELS_SCHEMA, "relevance": pl.Float64()})
+#: How qrels labels are read: integers as trec_eval (default), or finite floats.
+RELEVANCE_TYPES = ("int", "float")
 _RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
 
 
@@ -171,7 +177,7 @@ _RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
 
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
-               encoding: str = UTF8) -> Qrels:
+               encoding: str = UTF8, relevance: str = "int") -> Qrels:
     """Read a TREC qrels file (``query_id iteration doc_id relevance``).
 
     Parameters
@@ -185,12 +191,16 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
         How ids are decoded: UTF-8, or every byte as one character (Latin-1; see the
         module notes). A file that is not UTF-8 raises :class:`NotUtf8Error` under
         ``"utf-8"``.
+    relevance : {"int", "float"}
+        Labels are integers, as in trec_eval (a label such as ``0.5`` is an error), or
+        finite decimal numbers (``"float"``: graded judgments from averaged or LLM
+        assessors; see docs/semantics.md for what measures make of them).
 
     Returns
     -------
     Qrels
-        ``df`` columns query_id, iteration, doc_id (String) and relevance (Int64), in file
-        order; ``path`` is ``str(path)``.
+        ``df`` columns query_id, iteration, doc_id (String) and relevance (Int64, or
+        Float64 for ``relevance="float"``), in file order; ``path`` is ``str(path)``.
 
     Raises
     ------
@@ -205,8 +215,9 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
     """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
+    check_choice("relevance", relevance, RELEVANCE_TYPES)
     data, name = _read_source(path, encoding)
-    df = _parse_qrels(_as_utf8(data, encoding), name, on_duplicate)
+    df = _parse_qrels(_as_utf8(data, encoding), name, on_duplicate, relevance)
     return Qrels._trusted(df, path=name if name != _STDIN_NAME else STDIN)
 
 
@@ -245,12 +256,13 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error",
 
 
 def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
-                     encoding: str = UTF8) -> Qrels:
+                     encoding: str = UTF8, relevance: str = "int") -> Qrels:
     """Parse qrels already in memory (plain or gzip bytes); ``source`` names it in errors."""
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
+    check_choice("relevance", relevance, RELEVANCE_TYPES)
     data = _maybe_gunzip(_as_bytes(data), source, False, encoding)
-    df = _parse_qrels(_as_utf8(data, encoding), source, on_duplicate)
+    df = _parse_qrels(_as_utf8(data, encoding), source, on_duplicate, relevance)
     return Qrels._trusted(df)
 
 
@@ -264,7 +276,8 @@ def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = 
     return Run._trusted(df, name=run_id)
 
 
-def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = False):
+def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = False,
+                        **options):
     """``(Qrels or Run, encoding)``: the ``kind`` (``"qrels"`` or ``"run"``) file read as
     UTF-8, or as Latin-1 when it is not UTF-8 (:class:`NotUtf8Error`) or when ``latin1``.
 
@@ -285,9 +298,10 @@ def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = Fa
         (read_run, read_run_bytes)
     if not _is_regular_path(path):
         data, name = _read_source(path, LATIN1)
-        read = lambda encoding: from_bytes(data, source=name, encoding=encoding)  # noqa: E731
+        read = lambda encoding: from_bytes(data, source=name, encoding=encoding,  # noqa: E731
+                                           **options)
     else:
-        read = lambda encoding: from_path(path, encoding=encoding)  # noqa: E731
+        read = lambda encoding: from_path(path, encoding=encoding, **options)  # noqa: E731
     if not latin1:
         try:
             return read(UTF8), UTF8
@@ -709,18 +723,20 @@ _QRELS_LINE_RULES = (
 _LINE_START_BLANKS = np.frombuffer(b"\n \t\v\f\r", dtype=np.uint8)
 
 
-def _parse_qrels(data: bytes, source: str, on_duplicate: str) -> pl.DataFrame:
+def _parse_qrels(data: bytes, source: str, on_duplicate: str,
+                 relevance: str = "int") -> pl.DataFrame:
     """Parse qrels; of a layout problem and a field error, the earlier line is reported."""
+    fields = _QRELS_FLOAT if relevance == "float" else _QRELS
     try:
         check_qrels_lines(data, source)
     except InputFormatError as layout:
         try:
-            _parse(data, _QRELS, source, on_duplicate)
+            _parse(data, fields, source, on_duplicate)
         except InputFormatError as fields:
             if fields.line is not None and fields.line < layout.line:
                 raise fields from None
         raise
-    df, _ = _parse(data, _QRELS, source, on_duplicate)
+    df, _ = _parse(data, fields, source, on_duplicate)
     return df
 
 
@@ -840,6 +856,11 @@ def _finish(df, pending, layout, source, on_duplicate, data=None):
     return df.select(list(layout.fields)), last_run_id
 
 
+def _value_field(layout: _Layout) -> str:
+    """The numeric field checked on every line: the label or the score."""
+    return "relevance" if layout.kind == "qrels" else "score"
+
+
 _INT_FIELD = re.compile(rb"[+-]?[0-9]+")
 _FLOAT_FIELD = re.compile(_FLOAT_RE[1:-1].encode())
 
@@ -945,8 +966,9 @@ def _fast_parse(data: bytes, layout: _Layout, sep: str) -> pl.DataFrame | None:
     if df.height == 0:
         return None
     checks = []
-    if layout.kind == "run":
-        checks.append((~pl.col("score").is_finite()).any())
+    value = _value_field(layout)
+    if layout.schema[value] == pl.Float64:
+        checks.append((~pl.col(value).is_finite()).any())
     if b"#" in data:
         checks.append(pl.col("query_id").str.starts_with("#").any())
     if checks and any(df.select(checks).row(0)):
@@ -1106,8 +1128,10 @@ def _validate(frame: pl.DataFrame, layout: _Layout, source: str) -> tuple[pl.Dat
     """
     count_bad = (pl.col("_n") != layout.n) if layout.exact else (pl.col("_n") < layout.n)
     if layout.kind == "qrels":
-        casts = {"relevance": pl.col("relevance").cast(pl.Int64, strict=False)}
-        value_bad = pl.col("relevance").is_null()
+        dtype = layout.schema["relevance"]
+        casts = {"relevance": pl.col("relevance").cast(dtype, strict=False)}
+        value_bad = (pl.col("relevance").is_null() if dtype == pl.Int64
+                     else ~pl.col("relevance").is_finite().fill_null(False))
         token = "relevance"
     else:
         casts = {
@@ -1171,8 +1195,12 @@ def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
         )
     token = row["_token"]
     if layout.kind == "qrels":
-        if re.match(_INT_RE, token):
+        if layout.schema["relevance"] == pl.Float64:
+            reason = f"relevance must be a finite decimal number, found {token!r}"
+        elif re.match(_INT_RE, token):
             reason = f"relevance out of the 64-bit integer range, found {token!r}"
+        elif re.match(_FLOAT_RE, token):
+            reason = f"relevance must be an integer, found {token!r}{FLOAT_LABEL_HINT}"
         else:
             reason = f"relevance must be an integer, found {token!r}"
     elif re.match(_NONFINITE_RE, token):

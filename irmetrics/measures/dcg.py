@@ -72,6 +72,17 @@ def ideal_ranks(gains) -> np.ndarray:
     return sg.ranks(gains.ideal_offsets)
 
 
+def label_gain(code: np.ndarray) -> np.ndarray:
+    """``ndcg_cut``'s gain: the judged label when positive, else 0."""
+    return np.where(code > 0, code, 0).astype(np.float64)
+
+
+def running_ideal_dcg(ideal_offsets, ideal_gain):
+    """Running IDCG over each query's ideal gain sequence (CSR): read at rank k for
+    IDCG@k."""
+    return sg.seg_cumsum(ideal_gain / log2_discount(sg.ranks(ideal_offsets)), ideal_offsets)
+
+
 def dcg_values(view, gains) -> np.ndarray:
     """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order.
 
@@ -135,9 +146,8 @@ def ndcg_at_cutoffs(ctx, cutoffs):
     else:
         g = ideal_gains_for(v)
         ideal_offsets, ideal_gain = g.ideal_offsets, g.ideal_gain
-    gain = np.where(code > 0, code, 0).astype(np.float64)
-    running = sg.seg_cumsum(gain / log2_discount(sg.ranks(offsets)), offsets)
-    ideal = sg.seg_cumsum(ideal_gain / log2_discount(sg.ranks(ideal_offsets)), ideal_offsets)
+    running = sg.seg_cumsum(label_gain(code) / log2_discount(sg.ranks(offsets)), offsets)
+    ideal = running_ideal_dcg(ideal_offsets, ideal_gain)
     out = []
     for k in cutoffs:
         dcg = sg.at_rank(running, offsets, k, fill=0.0)

@@ -1,0 +1,181 @@
+"""Expected values over random orders of tied documents (``ties="expected"``).
+
+One kernel per measure that has an exact closed form (see
+:mod:`irmetrics.engine.ties` for the formulas). A kernel is called as
+``kernel(ctx, params, depth)`` on rankings that were *not* cut at ``max_docs``:
+``depth`` (per query: ``min(n, max_docs)``) is where the cut falls, so a tie group
+straddling it contributes the expectation over which of its documents land above.
+Measures that do not read the order (``num_rel``, ``ideal_dcg``, ...) keep their
+ordinary kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import parameter_error
+from ..engine import segments as sg
+from ..engine.gains import log2_discount
+from ..engine.ties import (expected_hits_at, expected_precision_terms,
+                           expected_reciprocal_first_hit, prob_no_hit_in_top, tie_groups)
+from .context import columns, safe_div
+from .dcg import gains_for, ideal_dcg_values, ideal_gains_for, label_gain, running_ideal_dcg
+
+#: Measures whose value does not depend on the order of the ranking nor its length.
+ORDER_FREE = frozenset({"runid", "num_q", "num_rel", "ideal_dcg"})
+
+EXPECTED_KERNELS: dict = {}
+
+
+def expected(name: str):
+    """Register the decorated ``kernel(ctx, params, depth)`` as the expected-value
+    kernel of ``name``, called as ``(ctx, params, max_docs)``."""
+    def register(kernel):
+        def with_depth(ctx, params, max_docs):
+            n = ctx.view.num_ret
+            return kernel(ctx, params, n if max_docs is None else np.minimum(n, max_docs))
+        EXPECTED_KERNELS[name] = with_depth
+        return kernel
+    return register
+
+
+def accepted_names() -> list[str]:
+    """trec_eval names of the measures ``ties="expected"`` accepts, sorted."""
+    return sorted(ORDER_FREE | set(EXPECTED_KERNELS))
+
+
+def _groups(ctx):
+    v = ctx.view
+    if "tie_groups" not in v.cache:
+        v.cache["tie_groups"] = tie_groups(ctx.lists, ctx.judged_only)
+    return v.cache["tie_groups"]
+
+
+def _terms(ctx, name, per_entry):
+    """Cached per-entry expectation ``name``: ``(entries where it is not 0, values)``."""
+    v = ctx.view
+    key = ("expected", name)
+    if key not in v.cache:
+        values = per_entry()
+        at = np.flatnonzero(values)  # most entries contribute nothing (non-relevant)
+        v.cache[key] = (at, values[at])
+    return v.cache[key]
+
+
+def _at(ctx, name, per_entry, k, depth):
+    """Sum of a per-entry expectation over ranks ``<= min(k, depth)``, per query,
+    added in rank order."""
+    v = ctx.view
+    at, values = _terms(ctx, name, per_entry)
+    seg = v.seg[at]
+    within = v.rank[at] <= np.minimum(k, depth)[seg]  # depth: one per query
+    return sg.seg_sum(values[within], seg[within], v.n_queries)
+
+
+def _hits(ctx, k, depth):
+    """``E[relat(min(k, depth))]``."""
+    v = ctx.view
+    return _at(ctx, "hits", lambda: expected_hits_at(_groups(ctx), v.is_rel), k, depth)
+
+
+@expected("P")
+def precision(ctx, cutoffs, depth):
+    return columns(*(_hits(ctx, k, depth) / k for k in cutoffs))
+
+
+@expected("recall")
+def recall(ctx, cutoffs, depth):
+    return columns(*(safe_div(_hits(ctx, k, depth), ctx.view.num_rel) for k in cutoffs))
+
+
+@expected("relative_P")
+def relative_precision(ctx, cutoffs, depth):
+    v = ctx.view
+    return columns(*(safe_div(_hits(ctx, k, depth), np.minimum(k, v.num_rel))
+                     for k in cutoffs))
+
+
+@expected("Rprec")
+def r_precision(ctx, params, depth):
+    v = ctx.view
+    return columns(safe_div(_hits(ctx, np.minimum(depth, v.num_rel), depth), v.num_rel))
+
+
+@expected("success")
+def success(ctx, cutoffs, depth):
+    v = ctx.view
+    return columns(*(1.0 - prob_no_hit_in_top(_groups(ctx), v.is_rel,
+                                              np.minimum(np.minimum(k, depth), v.num_ret))
+                     for k in cutoffs))
+
+
+@expected("num_ret")
+def num_ret(ctx, params, depth):
+    return columns(np.minimum(depth, ctx.view.num_ret))
+
+
+@expected("num_rel_ret")
+def num_rel_ret(ctx, params, depth):
+    v = ctx.view
+    judged_rel = lambda: expected_hits_at(_groups(ctx), (v.code >= 0) & v.is_rel)  # noqa: E731
+    return columns(_at(ctx, "judged_hits", judged_rel, depth, depth))
+
+
+@expected("recip_rank")
+def reciprocal_rank(ctx, params, depth):
+    return columns(expected_reciprocal_first_hit(_groups(ctx), ctx.view.is_rel, depth))
+
+
+def _precision_sum(ctx, k, depth):
+    v = ctx.view
+    terms = lambda: expected_precision_terms(_groups(ctx), v.is_rel, v.rank)  # noqa: E731
+    return _at(ctx, "precision_sum", terms, k, depth)
+
+
+@expected("map")
+def average_precision(ctx, params, depth):
+    return columns(safe_div(_precision_sum(ctx, depth, depth), ctx.view.num_rel))
+
+
+@expected("map_cut")
+def average_precision_at_cutoffs(ctx, cutoffs, depth):
+    return columns(*(safe_div(_precision_sum(ctx, k, depth), ctx.view.num_rel)
+                     for k in cutoffs))
+
+
+def _dcg(ctx, name, entry_gain, k, depth):
+    """``E[DCG@min(k, depth)]``: each place gets its tie group's mean gain."""
+    v = ctx.view
+    terms = lambda: _groups(ctx).mean(entry_gain()) / log2_discount(v.rank)  # noqa: E731
+    return _at(ctx, name, terms, k, depth)
+
+
+@expected("dcg")
+def discounted_cumulative_gain(ctx, pairs, depth):
+    v = ctx.view
+    return columns(_dcg(ctx, ("dcg", tuple(pairs)), lambda: gains_for(v, pairs).entry_gain,
+                        depth, depth))
+
+
+@expected("ndcg")
+def ndcg(ctx, pairs, depth):
+    v = ctx.view
+    dcg = _dcg(ctx, ("dcg", tuple(pairs)), lambda: gains_for(v, pairs).entry_gain,
+               depth, depth)
+    return columns(safe_div(dcg, ideal_dcg_values(v, gains_for(v, pairs))))
+
+
+@expected("ndcg_cut")
+def ndcg_at_cutoffs(ctx, cutoffs, depth):
+    v = ctx.view
+    if ctx.options.get("gains"):
+        raise parameter_error("measures", "nDCG@k without gains= under ties='expected'",
+                              ctx.options["gains"])
+    g = ideal_gains_for(v)
+    ideal, ideal_offsets = running_ideal_dcg(g.ideal_offsets, g.ideal_gain), g.ideal_offsets
+    out = []
+    for k in cutoffs:
+        dcg = _dcg(ctx, "label_dcg", lambda: label_gain(v.code), k, depth)
+        idcg = sg.at_rank(ideal, ideal_offsets, k, fill=0.0)
+        out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
+    return columns(*out)
