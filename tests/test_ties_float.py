@@ -146,3 +146,42 @@ def test_cli_float_relevance(tmp_path, capsys):
     want = irm.evaluate(str(qrels), str(run), ["ndcg", "P.1"], relevance="float").aggregate()
     printed = {line.split()[0]: float(line.split()[2]) for line in out.splitlines()}
     assert printed == pytest.approx({k: round(v, 4) for k, v in want.items()}, abs=1e-12)
+
+
+def test_compare_cli_float_relevance(tmp_path, capsys):
+    """irmetrics compare reads float labels with --float-relevance, as eval does, and the
+    table's means are those of irm.evaluate; -q evaluation files refuse the option."""
+    import json
+
+    from irmetrics.cli import main
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q{i} 0 d{j} {0.25 * ((i + j) % 5)}\n"
+                             for i in range(6) for j in range(4)))
+    runs = []
+    for name, sign in (("a", 1), ("b", -1)):
+        path = tmp_path / name
+        path.write_text("".join(f"q{i} Q0 d{j} {j} {sign * j + 0.5 * ((i * j) % 3)} {name}\n"
+                                for i in range(6) for j in range(4)))
+        runs.append(path)
+    argv = ["compare", "-m", "ndcg", "--format", "json", str(qrels), *map(str, runs)]
+    assert main(argv) == 2
+    assert "--float-relevance" in capsys.readouterr().err
+    assert main(["compare", "--float-relevance", *argv[1:]]) == 0
+    table = json.loads(capsys.readouterr().out)
+    rows = table["rows"] if isinstance(table, dict) and "rows" in table else table
+    want = {name: irm.evaluate(str(qrels), str(path), ["ndcg"], relevance="float")
+            .aggregate()["ndcg"] for name, path in zip("ab", runs)}
+    text = json.dumps(rows)
+    for value in want.values():
+        assert f"{value:.6f}"[:6] in text
+    eval_files = []
+    for path in runs:
+        out = tmp_path / (path.name + ".q")
+        assert main(["eval", "-q", "--float-relevance", "-m", "ndcg", str(qrels),
+                     str(path)]) == 0
+        out.write_text(capsys.readouterr().out)
+        eval_files.append(str(out))
+    from irmetrics.cli.options import EXIT_USAGE
+    assert main(["compare", "--float-relevance", *eval_files]) == EXIT_USAGE
+    assert "--float-relevance changes how runs are evaluated" in capsys.readouterr().err

@@ -20,8 +20,8 @@ from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..io.trec import _read_source
 from .inputs import open_lines
-from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_ties, add_version,
-                      parse_int)
+from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
+                      add_float_relevance, add_ties, add_version, parse_int)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
 EXIT_WORSE = 3
@@ -110,6 +110,7 @@ def build_parser() -> CliParser:
     e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
                    help="trec_eval (default) or pytrec_eval")
     add_ties(e)
+    add_float_relevance(e)
     p.add_argument("files", nargs="+", metavar="file",
                    help="qrels then two or more runs; or two or more -q evaluation files")
     return p
@@ -149,7 +150,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         options = dict(relevance_level=parse_int("-l", args.level_for_rel),
                        judged_only=args.Judged_docs_only, max_docs=max_docs,
                        complete=args.complete_rel_info_wanted, semantics=args.semantics,
-                       ties=args.ties)
+                       ties=args.ties, relevance="float" if args.float_relevance else "int")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,
@@ -176,9 +177,11 @@ def _refuse_evaluation_options(args) -> None:
         ("-c", args.complete_rel_info_wanted), ("-J", args.Judged_docs_only),
         ("-M", args.Max_retrieved_per_topic is not None), ("-l", args.level_for_rel != "1"),
         ("--semantics", args.semantics != "trec_eval"),
-        ("--ties", args.ties != "trec_eval")) if used]
+        ("--ties", args.ties != "trec_eval"),
+        ("--float-relevance", args.float_relevance)) if used]
     if given:
-        raise CliError(f"{', '.join(given)} change how runs are evaluated; the -q evaluation"
+        verb = "changes" if len(given) == 1 else "change"
+        raise CliError(f"{', '.join(given)} {verb} how runs are evaluated; the -q evaluation"
                        " files are already evaluated (give the qrels and the runs instead)",
                        EXIT_USAGE)
 

@@ -26,7 +26,8 @@ from .formatting import FORMATS, RunBlock, render_delimited, render_json, render
     trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
-                      CliParser, add_ties, add_version, check_measure_syntax, parse_int)
+                      CliParser, add_float_relevance, add_ties, add_version,
+                      check_measure_syntax, parse_int)
 from .zscores import apply_zscores, read_zscores
 
 DESCRIPTION = """\
@@ -114,10 +115,7 @@ def build_parser() -> CliParser:
                         " 0.5.11 = trec_eval 9.0.8: float32 scores, its iprec rounding)"
                         " (e.g. --semantics pytrec_eval)")
     add_ties(x)
-    x.add_argument("--float-relevance", action="store_true",
-                   help="read qrels labels as real numbers (0.5, 2.75): the gains of ndcg,"
-                        " ndcg_cut, dcg; binary measures count label >= -l; without it a"
-                        " non-integer label is an error (e.g. --float-relevance)")
+    add_float_relevance(x)
     x.add_argument("--tie-report", action="store_true",
                    help="print, per run and measure, the number of tied entries that matter"
                         " and the value under trec_eval's tie order, in expectation, at best"

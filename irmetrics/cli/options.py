@@ -96,6 +96,14 @@ def check_measure_syntax(specs: list[str]) -> None:
                            EXIT_USAGE)
 
 
+def add_float_relevance(group) -> None:
+    """``--float-relevance``: qrels labels read as real numbers (shared by eval and compare)."""
+    group.add_argument("--float-relevance", action="store_true",
+                       help="read qrels labels as real numbers (0.5, 2.75): the gains of ndcg,"
+                            " ndcg_cut, dcg; binary measures count label >= -l; without it a"
+                            " non-integer label is an error (e.g. --float-relevance)")
+
+
 def add_ties(group) -> None:
     """``--ties``: how documents with equal scores are ordered (shared by eval and compare)."""
     group.add_argument("--ties", choices=TIES, default="trec_eval",
