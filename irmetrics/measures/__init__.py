@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     average_precision,
     counts,
     dcg,
+    diversity,
     gain_based,
     incomplete,
     interpolated,

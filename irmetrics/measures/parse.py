@@ -136,6 +136,9 @@ def _parse_friendly(spec: str) -> Request:
     m = friendly_index().get((base.lower(), cut is not None))
     if m is None:
         raise _unknown(spec)
+    if hasattr(m.params, "parse_friendly"):  # a parameter type that reads its own syntax
+        params, level = m.params.parse_friendly(spec, args, cut)
+        return Request(m, spec, params, (spec,), relevance_level=level, friendly=True)
     level = None
     pairs = []
     for item in filter(None, (a.strip() for a in (args or "").split(","))):

@@ -11,11 +11,15 @@ from ..exceptions import ParameterError
 
 QRELS, QRELS_JG, PREFS = "qrels", "qrels_jg", "prefs"
 
+#: Intent-aware qrels (not a trec_eval format: ndeval's; :mod:`irmetrics.measures.diversity`).
+DIVERSITY = "diversity"
+
 #: For measures that never look at judgments (runid, num_q).
-ALL_REL_FORMATS = (QRELS, QRELS_JG, PREFS)
+ALL_REL_FORMATS = (QRELS, QRELS_JG, PREFS, DIVERSITY)
 
 #: The nickname that selects every measure of a format, for error hints.
-_GROUP_OF_FORMAT = {QRELS: "official or all_trec", QRELS_JG: "qrels_jg", PREFS: "all_prefs"}
+_GROUP_OF_FORMAT = {QRELS: "official or all_trec", QRELS_JG: "qrels_jg", PREFS: "all_prefs",
+                    DIVERSITY: "alpha_nDCG@k, ERR_IA@k, NRBP, P_IA@k, AP_IA, StRecall@k, ..."}
 
 
 def rel_formats_of(measure_def) -> tuple:

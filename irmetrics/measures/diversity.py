@@ -1,0 +1,381 @@
+"""Diversity (intent-aware) measures: ndeval's definitions, as ir_measures 0.4.3 computes them.
+
+Source tool: ndeval 4.5 (TREC Web track), through pyndeval 0.0.8, the provider
+ir_measures 0.4.3 uses. Judgments are intent-aware qrels
+(:class:`~irmetrics.io.diversity.DiversityQrels`); evaluate with
+:func:`irmetrics.evaluate_diversity`.
+
+Notation, per query: ``m`` = intents with at least one relevant judgment (label
+``>= rel``; ndeval's *actualSubtopics*), ``c_i(r)`` = documents above rank ``r``
+relevant to intent ``i``, and the novelty gain of the document at rank ``r``
+``g(r) = sum over its relevant intents i of (1 - alpha) ** c_i(r)``. The *ideal-ideal*
+normaliser of a cutoff ``k`` is ``II_w(k) = sum_{r<=k} m (1 - alpha) ** (r-1) w(r)``
+(a document covering every intent at every rank). The ideal ranking is ndeval's greedy
+one: each rank takes the judged document of largest current gain, ties to the greatest
+doc id (bytes).
+
+Ranking: score descending, ties by doc id **ascending** (pyndeval sorts ``(-score,
+doc_id)``; trec_eval's measures break ties the other way). Queries: those in both qrels
+and run (``complete=True``: every qrels query, an absent one ranks nothing and scores
+0, which is what ir_measures reports for it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..engine.diversity import DiversityLists, IntentStats, discounts, repeated_products
+from ..exceptions import ParameterError
+from .context import columns, safe_div
+from .registry import measure
+from .rel_format import DIVERSITY
+
+_DIVERSITY = (DIVERSITY,)
+
+#: ndeval's defaults (and ir_measures').
+DEFAULT_ALPHA = DEFAULT_BETA = 0.5
+
+
+@dataclass(frozen=True)
+class IntentParams:
+    """Parsed parameters of one diversity measure request."""
+
+    cutoff: int | None = None
+    alpha: float = DEFAULT_ALPHA
+    beta: float = DEFAULT_BETA
+    judged_only: bool | None = None
+
+
+@dataclass(frozen=True)
+class IntentAwareParams:
+    """Parameter type of the diversity measures: ir_measures' spelling only.
+
+    ``name@k`` for the cutoff, ``name(alpha=0.5, beta=0.5, rel=1, judged_only=True)``
+    for the others (which of them a measure takes is declared per measure).
+    """
+
+    cutoff: bool = False
+    alpha: bool = False
+    beta: bool = False
+    judged_only: bool = True
+
+    def parse(self, measure: str, raw: str | None) -> IntentParams:
+        if raw is not None or self.cutoff:
+            form = f"{measure}@k" if self.cutoff else measure
+            raise ParameterError(f"measure {measure!r} is spelled {form} (ir_measures syntax);"
+                                 f" got {measure + ('.' + raw if raw else '')!r}.")
+        return IntentParams()
+
+    def parse_friendly(self, spec: str, args: str | None, cut: str | None):
+        """``(IntentParams, relevance level or None)`` of an ir_measures spelling."""
+        values: dict = {}
+        level = None
+        allowed = {"rel"} | {k for k in ("alpha", "beta", "judged_only") if getattr(self, k)}
+        for item in filter(None, (a.strip() for a in (args or "").split(","))):
+            key, eq, value = (s.strip() for s in item.partition("="))
+            if not eq or key not in allowed:
+                raise ParameterError(f"{spec!r}: arguments must be name=value with name one of"
+                                     f" {', '.join(sorted(allowed))}; got {item!r}.")
+            if key == "rel":
+                level = _number(spec, key, value, int)
+            elif key == "judged_only":
+                if value not in ("True", "False"):
+                    raise ParameterError(f"`judged_only` in {spec!r} must be True or False;"
+                                         f" got {value!r}.")
+                values[key] = value == "True"
+            else:
+                values[key] = _number(spec, key, value, float)
+                if not 0.0 <= values[key] <= 1.0:
+                    raise ParameterError(f"`{key}` in {spec!r} must be between 0 and 1;"
+                                         f" got {value!r}.")
+        if self.cutoff:
+            if cut is None or not re.fullmatch(r"[0-9]+", cut) or int(cut) < 1:
+                raise ParameterError(f"cutoff of {spec!r} must be a positive integer;"
+                                     f" got {cut!r}.")
+            values["cutoff"] = int(cut)
+        return IntentParams(**values), level
+
+    def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
+        return [measure]
+
+    def describe(self) -> str:
+        parts = (["cutoff `@k` (required)"] if self.cutoff else []) + ["`rel` (default 1)"]
+        if self.alpha:
+            parts.append(f"`alpha` in [0, 1] (default {DEFAULT_ALPHA})")
+        if self.beta:
+            parts.append(f"`beta` in [0, 1] (default {DEFAULT_BETA})")
+        if self.judged_only:
+            parts.append("`judged_only` (default: the evaluation's)")
+        return ", ".join(parts) + "; ir_measures spelling only"
+
+
+def _number(spec, key, value, kind):
+    try:
+        return kind(value)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise ParameterError(f"`{key}` in {spec!r} must be {what}; got {value!r}.") from None
+
+
+@dataclass
+class DiversityContext:
+    """Kernel input: the packed rankings (per judged_only) at one relevance level."""
+
+    packed: dict  # judged_only -> DiversityLists
+    relevance_level: int = 1
+    judged_only: bool = False
+
+    def lists(self, params: IntentParams) -> DiversityLists:
+        judged = self.judged_only if params.judged_only is None else params.judged_only
+        return self.packed[bool(judged)]
+
+    def stats(self, params: IntentParams) -> IntentStats:
+        lists = self.lists(params)
+        cache = lists.__dict__.setdefault("_stats", {})
+        key = (self.relevance_level, params.alpha)
+        if key not in cache:
+            cache[key] = lists.stats(self.relevance_level, params.alpha)
+        return cache[key]
+
+    @cached_property
+    def n_queries(self) -> int:
+        return self.packed[self.judged_only].n_queries
+
+
+# ------------------------------------------------------------------------- shared pieces
+
+
+def _ideal_ideal(n_intents, alpha, k, weight) -> np.ndarray:
+    """ndeval's ideal-ideal normaliser ``II_w(k)`` per query.
+
+    ``weight(t, x)`` applies the rank weight of 0-based rank ``t`` to ``x``. One step per
+    rank up to k, vectorised over queries: the gain ``m (1-alpha)^t`` is updated by
+    repeated multiplication and summed in rank order, as ndeval does.
+    """
+    gain = n_intents.astype(np.float64)
+    total = np.zeros(len(gain))
+    for t in range(k):
+        total = total + weight(t, gain)
+        gain = gain * (1.0 - alpha)
+    return total
+
+
+def _normalised(raw, n_intents, alpha, k, weight) -> np.ndarray:
+    """ndeval's collection-independent normalisation: ``raw / II_w(k)`` for ``k >= 2``.
+
+    ndeval leaves rank 1 undivided (its loop starts at the second rank), so ``@1`` is
+    the raw gain; a query without relevant intents scores 0.
+    """
+    if k == 1:
+        return np.where(n_intents > 0, raw, 0.0)
+    return safe_div(raw, _ideal_ideal(n_intents, alpha, k, weight))
+
+
+def _by_discount(k):
+    disc = discounts(k)
+    return lambda t, x: x * disc[t]
+
+
+def _by_rank(t, x):
+    return x / float(t + 1)
+
+
+def _run_cumulative(s: IntentStats, k: int, kind: str) -> np.ndarray:
+    """Rank-weighted novelty gain of the run summed over the top ``k`` (rank order)."""
+    rank = s.lists.entry_rank
+    inside = rank <= k
+    if kind == "dcg":
+        weighted = np.zeros(len(rank))
+        weighted[inside] = s.entry_gain[inside] * discounts(k)[rank[inside] - 1]
+    else:  # ndeval divides by the rank (not a multiplication by its inverse)
+        weighted = np.where(inside, s.entry_gain / rank, 0.0)
+    return s.at_cutoff(weighted, k)
+
+
+def _ideal_cumulative(s: IntentStats, k: int, kind: str) -> np.ndarray:
+    """The same sum over ndeval's greedy ideal ranking."""
+    ideal = s.ideal_gains(k)
+    if ideal.shape[1] == 0:
+        return np.zeros(ideal.shape[0])
+    t = np.arange(ideal.shape[1])
+    weighted = ideal * discounts(ideal.shape[1])[t] if kind == "dcg" else ideal / (t + 1.0)
+    return np.cumsum(weighted, axis=1)[:, -1]  # sequential along each row
+
+
+def _intent_aware_cumulative(ctx, params, kind, *, normalise_by_ideal):
+    s = ctx.stats(params)
+    k, alpha = params.cutoff, params.alpha
+    weight = _by_discount(k) if kind == "dcg" else _by_rank
+    run = _normalised(_run_cumulative(s, k, kind), s.n_intents, alpha, k, weight)
+    if not normalise_by_ideal:
+        return run
+    ideal = _normalised(_ideal_cumulative(s, k, kind), s.n_intents, alpha, k, weight)
+    # ndeval divides only where the run's value is non-zero.
+    return np.where(run != 0, safe_div(run, ideal), 0.0)
+
+
+def _nrbp(ctx, params, *, ideal: bool):
+    s = ctx.stats(params)
+    alpha, beta = params.alpha, params.beta
+    if ideal:
+        gains = s.ideal_gains(None)
+        total = np.zeros(gains.shape[0])
+        if gains.shape[1]:
+            decay = repeated_products(beta, gains.shape[1])
+            total = np.cumsum(gains * decay, axis=1)[:, -1]
+    else:
+        lists = s.lists
+        decay = repeated_products(beta, int(lists.entry_rank.max(initial=0)))
+        weighted = s.entry_gain * decay[lists.entry_rank - 1]
+        total = np.bincount(lists.entry_query, weights=weighted, minlength=lists.n_queries)
+    scale = np.zeros(len(total))
+    has = s.n_intents > 0
+    scale[has] = (1.0 - (1.0 - alpha) * beta) / s.n_intents[has]
+    return total * scale
+
+
+# ------------------------------------------------------------------------------ measures
+
+
+@measure("alpha_DCG", order=1000, params=IntentAwareParams(cutoff=True, alpha=True),
+         pytrec_eval=False, friendly="alpha_DCG", friendly_cutoff=True,
+         rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_DCG@k"})
+def alpha_dcg(ctx, params):
+    """alpha-DCG@k with ndeval's collection-independent ("ideal-ideal") normalisation.
+
+    ``sum_{r<=min(k,n)} g(r) / log2(r + 1)``, divided by ``II(k)`` with
+    ``w(r) = 1 / log2(r + 1)``; at ``k = 1`` ndeval does not divide. 0 without relevant
+    intents. Source: ndeval 4.5 via pyndeval (ir_measures 0.4.3 ``alpha_DCG@k``).
+    ir_measures refuses k > 20 (ndeval's fixed depth); irmetrics extends the formula.
+    """
+    return columns(_intent_aware_cumulative(ctx, params, "dcg", normalise_by_ideal=False))
+
+
+@measure("alpha_nDCG", order=1001, params=IntentAwareParams(cutoff=True, alpha=True),
+         pytrec_eval=False, friendly="alpha_nDCG", friendly_cutoff=True,
+         rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_nDCG@k"})
+def alpha_ndcg(ctx, params):
+    """alpha-nDCG@k (Clarke et al., SIGIR 2008) as ndeval computes it.
+
+    ``alpha_DCG@k(run) / alpha_DCG@k(ideal)``, the ideal being ndeval's greedy ranking
+    of the judged documents (each rank takes the document of largest current novelty
+    gain, ties to the greatest doc id); 0 when the run's alpha-DCG is 0. The nearest
+    trec_eval cousin, ``ndcg_cut``, ignores intents and redundancy.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> qrels = irm.DiversityQrels.from_records(
+    ...     [("q", "1", "a", 1), ("q", "2", "a", 1), ("q", "1", "b", 1), ("q", "2", "c", 1)])
+    >>> res = irm.evaluate_diversity(qrels, {"q": {"b": 3.0, "c": 2.0, "a": 1.0}},
+    ...                              ["alpha_nDCG@2"])
+    >>> # run: b, c = 1 + 1/log2(3); ideal: a (2 intents), then c = 2 + 0.5/log2(3)
+    >>> round(res.aggregate()["alpha_nDCG@2"], 4)
+    0.7044
+    """
+    return columns(_intent_aware_cumulative(ctx, params, "dcg", normalise_by_ideal=True))
+
+
+@measure("ERR_IA", order=1002, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+         friendly="ERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         aliases={"ir_measures": "ERR_IA@k"})
+def err_ia(ctx, params):
+    """ERR-IA@k as ndeval defines it: ``sum_{r<=min(k,n)} g(r) / r``, divided by
+    ``II(k)`` with ``w(r) = 1 / r`` (undivided at ``k = 1``); alpha fixed at 0.5.
+
+    This is ndeval's intent-aware ERR with binary grades (a relevant document satisfies
+    the intent with probability alpha), not gdeval's graded ERR. Source: ndeval 4.5 via
+    pyndeval.
+    """
+    return columns(_intent_aware_cumulative(ctx, params, "err", normalise_by_ideal=False))
+
+
+@measure("nERR_IA", order=1003, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+         friendly="nERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         aliases={"ir_measures": "nERR_IA@k"})
+def nerr_ia(ctx, params):
+    """nERR-IA@k: ``ERR_IA@k(run) / ERR_IA@k(ideal)`` over ndeval's greedy ideal ranking;
+    0 when the run has no relevant document in its top k. alpha fixed at 0.5."""
+    return columns(_intent_aware_cumulative(ctx, params, "err", normalise_by_ideal=True))
+
+
+@measure("NRBP", order=1004, params=IntentAwareParams(alpha=True, beta=True,
+                                                      judged_only=False),
+         pytrec_eval=False, friendly="NRBP", rel_formats=_DIVERSITY,
+         aliases={"ir_measures": "NRBP"})
+def nrbp(ctx, params):
+    """Novelty- and rank-biased precision (Clarke et al., ICTIR 2009), ndeval's version.
+
+    ``(1 - (1 - alpha) beta) / m * sum_{r<=n} g(r) beta ** (r-1)`` over the whole
+    ranking; 0 without relevant intents. The nearest trec_eval cousin is ``rbp``
+    (no intents, no redundancy penalty).
+    """
+    return columns(_nrbp(ctx, params, ideal=False))
+
+
+@measure("nNRBP", order=1005, params=IntentAwareParams(alpha=True, beta=True,
+                                                       judged_only=False),
+         pytrec_eval=False, friendly="nNRBP", rel_formats=_DIVERSITY,
+         aliases={"ir_measures": "nNRBP"})
+def nnrbp(ctx, params):
+    """NRBP of the run divided by NRBP of ndeval's greedy ideal ranking.
+
+    A query with a non-empty ranking but no relevant intent gives ndeval's ``0 / 0``,
+    NaN (as ir_measures reports it, which makes the mean NaN too); an empty ranking
+    scores 0 (ir_measures' default for a query it did not evaluate).
+    """
+    run = _nrbp(ctx, params, ideal=False)
+    ideal = _nrbp(ctx, params, ideal=True)
+    lists = ctx.stats(params).lists
+    non_empty = np.diff(lists.offsets) > 0
+    out = safe_div(run, ideal)
+    out[non_empty & (ideal == 0)] = np.nan
+    return columns(out)
+
+
+@measure("AP_IA", order=1006, params=IntentAwareParams(), pytrec_eval=False,
+         friendly="AP_IA", rel_formats=_DIVERSITY, aliases={"ir_measures": "AP_IA / MAP_IA"})
+def ap_ia(ctx, params):
+    """Intent-aware average precision: the mean over relevant intents of each intent's AP.
+
+    ``(1/m) sum_i (1/R_i) sum_{r: rel_i(r)} relat_i(r) / r`` with ``R_i`` the documents
+    judged relevant to intent i, over the whole ranking; 0 without relevant intents.
+    With one intent it is trec_eval's ``map`` (ties aside: ascending doc ids here).
+    """
+    s = ctx.stats(params)
+    rank = s.lists.entry_rank[s.pair_entry]
+    cell = np.searchsorted(s.cells, s.pair_cell)
+    # Pairs are in rank order, so each intent's precisions are added in rank order.
+    per_cell = np.bincount(cell, weights=(s.pair_seen + 1) / rank, minlength=len(s.cells))
+    per_query = np.bincount(s.cell_query, weights=per_cell / s.cell_nrel,
+                            minlength=s.lists.n_queries)
+    return columns(safe_div(per_query, s.n_intents))
+
+
+@measure("P_IA", order=1007, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+         friendly="P_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         aliases={"ir_measures": "P_IA@k"})
+def p_ia(ctx, params):
+    """Intent-aware precision: ``(number of (document, intent) relevant pairs in the top
+    min(k, n)) / (k m)``, i.e. the mean over relevant intents of P@k; 0 without relevant
+    intents. Like trec_eval's ``P``, the denominator is k even when fewer are retrieved.
+    """
+    s = ctx.stats(params)
+    k = params.cutoff
+    found = s.count_at_cutoff(np.ones(len(s.pair_entry), dtype=bool), k)
+    return columns(safe_div(found, k * s.n_intents))
+
+
+@measure("StRecall", order=1008, params=IntentAwareParams(cutoff=True, judged_only=False),
+         pytrec_eval=False, friendly="StRecall", friendly_cutoff=True,
+         rel_formats=_DIVERSITY, aliases={"ir_measures": "StRecall@k"})
+def st_recall(ctx, params):
+    """Subtopic recall: the fraction of relevant intents covered by the top min(k, n)
+    documents; 0 without relevant intents."""
+    s = ctx.stats(params)
+    found = s.count_at_cutoff(s.pair_seen == 0, params.cutoff)
+    return columns(safe_div(found, s.n_intents))
