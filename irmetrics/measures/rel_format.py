@@ -19,7 +19,8 @@ ALL_REL_FORMATS = (QRELS, QRELS_JG, PREFS, DIVERSITY)
 
 #: The nickname that selects every measure of a format, for error hints.
 _GROUP_OF_FORMAT = {QRELS: "official or all_trec", QRELS_JG: "qrels_jg", PREFS: "all_prefs",
-                    DIVERSITY: "alpha_nDCG@k, ERR_IA@k, NRBP, P_IA@k, AP_IA, StRecall@k, ..."}
+                    DIVERSITY: "alpha_DCG@k, alpha_nDCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP,"
+                    " AP_IA, P_IA@k, StRecall@k (irmetrics.evaluate_diversity)"}
 
 
 def rel_formats_of(measure_def) -> tuple:
