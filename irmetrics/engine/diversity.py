@@ -1,6 +1,6 @@
 """Intent-aware rankings for the diversity measures (ndeval's, through pyndeval).
 
-The run side takes the one road: :func:`~irmetrics.engine.prefs.ranked_run` orders the
+The run side takes the one road: :func:`~irmetrics.engine.pack.rank_run` orders the
 run (score descending, ties by doc id *ascending*, which is how pyndeval ranks a run
 before ndeval reads the ranks) and the segment primitives compute over its CSR layout.
 The judgments get their own encoded table: one row per ``(query, intent, doc)``
@@ -24,7 +24,8 @@ import numpy as np
 import polars as pl
 
 from . import segments as sg
-from .prefs import evaluated_queries, ranked_run
+from .pack import rank_run
+from .prefs import evaluated_queries
 
 
 @dataclass(eq=False)
@@ -41,8 +42,8 @@ class DiversityLists:
         One row per judgment of a ranked document: its entry, the intent's code and
         the label; sorted by entry, then intent code.
     judgment_query, judgment_intent, judgment_doc, judgment_relevance : ndarray, shape (J,)
-        The judgments of the evaluated queries (doc: rank of the doc id in ascending
-        byte order among the query's judged docs); sorted by query, then doc.
+        The judgments of the evaluated queries, sorted by query, then doc id (bytes),
+        then intent; doc: the number of the (query, doc id) pair in that order.
     n_intents : int
         Number of intent codes (all queries).
     run_name : str
@@ -99,35 +100,39 @@ def pack_diversity(judgments: pl.DataFrame, run: pl.DataFrame, *, judged_only: b
     lookup = pl.DataFrame({"query_id": pl.Series(list(query_ids), dtype=pl.String),
                            "qcode": np.arange(len(query_ids), dtype=np.int64)})
     intents = judgments["intent"].unique(maintain_order=True)
-    coded = (judgments
-             .with_columns(pl.col("intent").replace_strict(
-                 intents, np.arange(len(intents), dtype=np.int64),
-                 return_dtype=pl.Int64).alias("icode"))
-             .join(lookup, on="query_id", how="inner"))
+    intent_codes = pl.DataFrame({"intent": intents,
+                                 "icode": np.arange(len(intents), dtype=np.int64)})
+    coded = (judgments.join(lookup, on="query_id", how="inner")
+             .join(intent_codes, on="intent", how="left")
+             .sort(["qcode", "doc_id", "icode"]))
     if judged_only:
         run = run.join(coded.select("query_id", "doc_id").unique(), on=["query_id", "doc_id"],
                        how="semi")
-    # No placeholder documents: a query without a ranking is an empty segment.
-    ranked = ranked_run(run, query_ids, np.zeros(len(query_ids), dtype=bool),
-                        doc_id_descending=False, max_docs=None)
-    counts = np.bincount(ranked["qcode"].to_numpy(), minlength=len(query_ids))
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    pairs = (ranked.select("qcode", "doc_id").with_row_index("entry")
+    # No placeholder documents: a query without a ranking is an empty segment. Run
+    # tables hold each (query, doc) once (the Run containers refuse repeats).
+    ranked = rank_run(run, query_ids, np.zeros(len(query_ids), dtype=bool),
+                      doc_id_descending=False)
+    entries = pl.DataFrame({"qcode": ranked.query.astype(np.int64),
+                            "doc_id": ranked.doc_col.gather(ranked.order)})
+    pairs = (entries.with_row_index("entry")
              .join(coded.select("qcode", "doc_id", "icode", "relevance"),
                    on=["qcode", "doc_id"], how="inner")
              .sort(["entry", "icode"]))
-    coded = coded.with_columns(
-        pl.col("doc_id").rank("dense").over("qcode").cast(pl.Int64).alias("dcode")
-    ).sort(["qcode", "dcode", "icode"])
+    # Judged documents numbered in (query, doc id) order: a new number where either changes.
+    qcode, doc_col = coded["qcode"], coded["doc_id"]
+    new_doc = np.ones(coded.height, dtype=bool)
+    if coded.height > 1:
+        new_doc[1:] = ((qcode.slice(1) != qcode.slice(0, coded.height - 1))
+                       | (doc_col.slice(1) != doc_col.slice(0, coded.height - 1))).to_numpy()
     return DiversityLists(
         query_ids=query_ids,
-        offsets=offsets,
+        offsets=ranked.offsets,
         pair_entry=pairs["entry"].to_numpy().astype(np.int64),
         pair_intent=pairs["icode"].to_numpy(),
         pair_relevance=pairs["relevance"].to_numpy(),
         judgment_query=coded["qcode"].to_numpy(),
         judgment_intent=coded["icode"].to_numpy(),
-        judgment_doc=coded["dcode"].to_numpy() - 1,
+        judgment_doc=np.cumsum(new_doc) - 1,
         judgment_relevance=coded["relevance"].to_numpy(),
         n_intents=len(intents),
         run_name=run_name,
@@ -227,9 +232,9 @@ class IntentStats:
         q, doc, cell = self._rel_judgments
         # Candidates: (query, doc) with a relevant intent; queries ordered by their
         # number of candidates (descending) so the live ones are always a prefix.
-        cand_key = q * (int(doc.max(initial=0)) + 1) + doc
-        cand, pair_cand = np.unique(cand_key, return_inverse=True)
-        cand_query = q[np.unique(cand_key, return_index=True)[1]]
+        # Judged documents are numbered in (query, doc id) order, so candidates sort so too.
+        cand, first, pair_cand = np.unique(doc, return_index=True, return_inverse=True)
+        cand_query = q[first]
         n_cand = np.bincount(cand_query, minlength=n_q)
         q_order = np.argsort(-n_cand, kind="stable")
         q_pos = np.empty(n_q, dtype=np.int64)

@@ -110,9 +110,10 @@ class GroupedJudgments:
     GROUP_NAME = "judgment group"
 
     def __init__(self, df: pl.DataFrame, *, path: str | None = None,
-                 source: str = "<DataFrame>"):
+                 source: str = "<DataFrame>", _checked: bool = False):
         self.df = _validated(df, self.schema(), path or source)
-        _check_unique_judgments(self.df, path or source, self.GROUP, self.GROUP_NAME)
+        if not _checked:  # a file's reader has checked, naming lines
+            _check_unique_judgments(self.df, path or source, self.GROUP, self.GROUP_NAME)
         self.path = path
 
     @classmethod
@@ -145,7 +146,7 @@ class GroupedJudgments:
         _fail_on(fields, parsed.is_null(), path, "relevance must be an integer", "relevance")
         df = fields.with_columns(parsed.alias("relevance"))
         _check_unique_judgments(df, path, cls.GROUP, cls.GROUP_NAME)
-        return cls(df.drop("line"), path=path)
+        return cls(df.drop("line"), path=path, _checked=True)
 
 
 class JudgmentGroups(GroupedJudgments):
