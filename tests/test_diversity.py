@@ -211,3 +211,13 @@ def test_cli_reads_intent_qrels_with_R_diversity(tmp_path, capsys):
     lines = {tuple(line.split("\t")[:2]): line.split("\t")[2] for line in out.splitlines()}
     assert lines[("alpha_nDCG@3".ljust(22), "q")] == f"{expected['alpha_nDCG@3']:.4f}"
     assert lines[("NRBP".ljust(22), "all")] == f"{expected['NRBP']:.4f}"
+
+
+def test_docs_example_is_real_output():
+    """docs/diversity.md's Python session runs and prints what the page shows."""
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "diversity.md"
+    result = doctest.testfile(str(page), module_relative=False)
+    assert result.attempted > 0 and result.failed == 0
