@@ -22,15 +22,14 @@ and run (``complete=True``: every qrels query, an absent one ranks nothing and s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from ..engine.diversity import DiversityLists, IntentStats, discounts, repeated_products
-from ..exceptions import ParameterError
 from .context import columns, safe_div
+from .named_args import Arg, NamedArgs, Values
 from .registry import measure
 from .rel_format import DIVERSITY
 
@@ -40,85 +39,20 @@ _DIVERSITY = (DIVERSITY,)
 DEFAULT_ALPHA = DEFAULT_BETA = 0.5
 
 
-@dataclass(frozen=True)
-class IntentParams:
-    """Parsed parameters of one diversity measure request."""
-
-    cutoff: int | None = None
-    alpha: float = DEFAULT_ALPHA
-    beta: float = DEFAULT_BETA
-    judged_only: bool | None = None
-
-
-@dataclass(frozen=True)
-class IntentAwareParams:
-    """Parameter type of the diversity measures: ir_measures' spelling only.
-
-    ``name@k`` for the cutoff, ``name(alpha=0.5, beta=0.5, rel=1, judged_only=True)``
-    for the others (which of them a measure takes is declared per measure).
-    """
-
-    cutoff: bool = False
-    alpha: bool = False
-    beta: bool = False
-    judged_only: bool = True
-
-    def parse(self, measure: str, raw: str | None) -> IntentParams:
-        if raw is not None or self.cutoff:
-            form = f"{measure}@k" if self.cutoff else measure
-            raise ParameterError(f"measure {measure!r} is spelled {form} (ir_measures syntax);"
-                                 f" got {measure + ('.' + raw if raw else '')!r}.")
-        return IntentParams()
-
-    def parse_friendly(self, spec: str, args: str | None, cut: str | None):
-        """``(IntentParams, relevance level or None)`` of an ir_measures spelling."""
-        values: dict = {}
-        level = None
-        allowed = {"rel"} | {k for k in ("alpha", "beta", "judged_only") if getattr(self, k)}
-        for item in filter(None, (a.strip() for a in (args or "").split(","))):
-            key, eq, value = (s.strip() for s in item.partition("="))
-            if not eq or key not in allowed:
-                raise ParameterError(f"{spec!r}: arguments must be name=value with name one of"
-                                     f" {', '.join(sorted(allowed))}; got {item!r}.")
-            if key == "rel":
-                level = _number(spec, key, value, int)
-            elif key == "judged_only":
-                if value not in ("True", "False"):
-                    raise ParameterError(f"`judged_only` in {spec!r} must be True or False;"
-                                         f" got {value!r}.")
-                values[key] = value == "True"
-            else:
-                values[key] = _number(spec, key, value, float)
-                if not 0.0 <= values[key] <= 1.0:
-                    raise ParameterError(f"`{key}` in {spec!r} must be between 0 and 1;"
-                                         f" got {value!r}.")
-        if self.cutoff:
-            if cut is None or not re.fullmatch(r"[0-9]+", cut) or int(cut) < 1:
-                raise ParameterError(f"cutoff of {spec!r} must be a positive integer;"
-                                     f" got {cut!r}.")
-            values["cutoff"] = int(cut)
-        return IntentParams(**values), level
-
-    def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
-        return [measure]
-
-    def describe(self) -> str:
-        parts = (["cutoff `@k` (required)"] if self.cutoff else []) + ["`rel` (default 1)"]
-        if self.alpha:
-            parts.append(f"`alpha` in [0, 1] (default {DEFAULT_ALPHA})")
-        if self.beta:
-            parts.append(f"`beta` in [0, 1] (default {DEFAULT_BETA})")
-        if self.judged_only:
-            parts.append("`judged_only` (default: the evaluation's)")
-        return ", ".join(parts) + "; ir_measures spelling only"
-
-
-def _number(spec, key, value, kind):
-    try:
-        return kind(value)
-    except ValueError:
-        what = "an integer" if kind is int else "a number"
-        raise ParameterError(f"`{key}` in {spec!r} must be {what}; got {value!r}.") from None
+def _intent_params(*, cutoff: bool = False, alpha: bool = False, beta: bool = False,
+                   judged_only: bool = True) -> NamedArgs:
+    """The keywords ir_measures gives a diversity measure (``rel`` always); alpha and
+    beta not given as keywords are fixed at ndeval's defaults."""
+    args, fixed = [], []
+    for name, wanted, default, doc in (("alpha", alpha, DEFAULT_ALPHA, "redundancy penalty"),
+                                       ("beta", beta, DEFAULT_BETA, "patience")):
+        if wanted:
+            args.append(Arg(name, float, default, low=0.0, high=1.0, doc=doc))
+        else:
+            fixed.append((name, default))
+    if judged_only:
+        args.append(Arg("judged_only", bool, None, doc="None: the evaluation's"))
+    return NamedArgs(tuple(args), cutoff="required" if cutoff else "none", fixed=tuple(fixed))
 
 
 @dataclass
@@ -129,11 +63,12 @@ class DiversityContext:
     relevance_level: int = 1
     judged_only: bool = False
 
-    def lists(self, params: IntentParams) -> DiversityLists:
-        judged = self.judged_only if params.judged_only is None else params.judged_only
+    def lists(self, params: Values) -> DiversityLists:
+        judged = getattr(params, "judged_only", None)
+        judged = self.judged_only if judged is None else judged
         return self.packed[bool(judged)]
 
-    def stats(self, params: IntentParams) -> IntentStats:
+    def stats(self, params: Values) -> IntentStats:
         lists = self.lists(params)
         cache = lists.__dict__.setdefault("_stats", {})
         key = (self.relevance_level, params.alpha)
@@ -241,7 +176,7 @@ def _nrbp(ctx, params, *, ideal: bool):
 # ------------------------------------------------------------------------------ measures
 
 
-@measure("alpha_DCG", order=1000, params=IntentAwareParams(cutoff=True, alpha=True),
+@measure("alpha_DCG", order=1000, params=_intent_params(cutoff=True, alpha=True),
          pytrec_eval=False, friendly="alpha_DCG", friendly_cutoff=True,
          rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_DCG@k"})
 def alpha_dcg(ctx, params):
@@ -255,7 +190,7 @@ def alpha_dcg(ctx, params):
     return columns(_intent_aware_cumulative(ctx, params, "dcg", normalise_by_ideal=False))
 
 
-@measure("alpha_nDCG", order=1001, params=IntentAwareParams(cutoff=True, alpha=True),
+@measure("alpha_nDCG", order=1001, params=_intent_params(cutoff=True, alpha=True),
          pytrec_eval=False, friendly="alpha_nDCG", friendly_cutoff=True,
          rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_nDCG@k"})
 def alpha_ndcg(ctx, params):
@@ -280,7 +215,7 @@ def alpha_ndcg(ctx, params):
     return columns(_intent_aware_cumulative(ctx, params, "dcg", normalise_by_ideal=True))
 
 
-@measure("ERR_IA", order=1002, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+@measure("ERR_IA", order=1002, params=_intent_params(cutoff=True), pytrec_eval=False,
          friendly="ERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
          aliases={"ir_measures": "ERR_IA@k"})
 def err_ia(ctx, params):
@@ -294,7 +229,7 @@ def err_ia(ctx, params):
     return columns(_intent_aware_cumulative(ctx, params, "err", normalise_by_ideal=False))
 
 
-@measure("nERR_IA", order=1003, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+@measure("nERR_IA", order=1003, params=_intent_params(cutoff=True), pytrec_eval=False,
          friendly="nERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
          aliases={"ir_measures": "nERR_IA@k"})
 def nerr_ia(ctx, params):
@@ -303,7 +238,7 @@ def nerr_ia(ctx, params):
     return columns(_intent_aware_cumulative(ctx, params, "err", normalise_by_ideal=True))
 
 
-@measure("NRBP", order=1004, params=IntentAwareParams(alpha=True, beta=True,
+@measure("NRBP", order=1004, params=_intent_params(alpha=True, beta=True,
                                                       judged_only=False),
          pytrec_eval=False, friendly="NRBP", rel_formats=_DIVERSITY,
          aliases={"ir_measures": "NRBP"})
@@ -317,7 +252,7 @@ def nrbp(ctx, params):
     return columns(_nrbp(ctx, params, ideal=False))
 
 
-@measure("nNRBP", order=1005, params=IntentAwareParams(alpha=True, beta=True,
+@measure("nNRBP", order=1005, params=_intent_params(alpha=True, beta=True,
                                                        judged_only=False),
          pytrec_eval=False, friendly="nNRBP", rel_formats=_DIVERSITY,
          aliases={"ir_measures": "nNRBP"})
@@ -337,7 +272,7 @@ def nnrbp(ctx, params):
     return columns(out)
 
 
-@measure("AP_IA", order=1006, params=IntentAwareParams(), pytrec_eval=False,
+@measure("AP_IA", order=1006, params=_intent_params(), pytrec_eval=False,
          friendly="AP_IA", rel_formats=_DIVERSITY, aliases={"ir_measures": "AP_IA / MAP_IA"})
 def ap_ia(ctx, params):
     """Intent-aware average precision: the mean over relevant intents of each intent's AP.
@@ -356,7 +291,7 @@ def ap_ia(ctx, params):
     return columns(safe_div(per_query, s.n_intents))
 
 
-@measure("P_IA", order=1007, params=IntentAwareParams(cutoff=True), pytrec_eval=False,
+@measure("P_IA", order=1007, params=_intent_params(cutoff=True), pytrec_eval=False,
          friendly="P_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
          aliases={"ir_measures": "P_IA@k"})
 def p_ia(ctx, params):
@@ -370,7 +305,7 @@ def p_ia(ctx, params):
     return columns(safe_div(found, k * s.n_intents))
 
 
-@measure("StRecall", order=1008, params=IntentAwareParams(cutoff=True, judged_only=False),
+@measure("StRecall", order=1008, params=_intent_params(cutoff=True, judged_only=False),
          pytrec_eval=False, friendly="StRecall", friendly_cutoff=True,
          rel_formats=_DIVERSITY, aliases={"ir_measures": "StRecall@k"})
 def st_recall(ctx, params):
