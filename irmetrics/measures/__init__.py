@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     set_based,
     strings,
     torchmetrics_family,
+    user_model,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 
