@@ -124,3 +124,13 @@ def test_value_by_hand():
     norm = sum(1 / (i + 1) ** 2 for i in range(1, 1001))
     res = irm.evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "b": 1.0}}, ["INSQ(max_rel=1)"])
     assert math.isclose(res.aggregate()["INSQ(max_rel=1)"], 0.25 / norm, rel_tol=1e-12)
+
+
+def test_docs_example_is_real_output():
+    """docs/user_model.md's Python session runs and prints what the page shows."""
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "user_model.md"
+    result = doctest.testfile(str(page), module_relative=False)
+    assert result.attempted > 0 and result.failed == 0
