@@ -199,7 +199,8 @@ def alpha_ndcg(ctx, params):
     ``alpha_DCG@k(run) / alpha_DCG@k(ideal)``, the ideal being ndeval's greedy ranking
     of the judged documents (each rank takes the document of largest current novelty
     gain, ties to the greatest doc id); 0 when the run's alpha-DCG is 0. The nearest
-    trec_eval cousin, ``ndcg_cut``, ignores intents and redundancy.
+    trec_eval cousin, ``ndcg_cut``, ignores intents and redundancy. Source: ndeval 4.5
+    via pyndeval 0.0.8 (ir_measures 0.4.3 ``alpha_nDCG@k``).
 
     Examples
     --------
@@ -234,7 +235,8 @@ def err_ia(ctx, params):
          aliases={"ir_measures": "nERR_IA@k"})
 def nerr_ia(ctx, params):
     """nERR-IA@k: ``ERR_IA@k(run) / ERR_IA@k(ideal)`` over ndeval's greedy ideal ranking;
-    0 when the run has no relevant document in its top k. alpha fixed at 0.5."""
+    0 when the run has no relevant document in its top k. alpha fixed at 0.5. Source:
+    ndeval 4.5 via pyndeval 0.0.8 (ir_measures 0.4.3 ``nERR_IA@k``)."""
     return columns(_intent_aware_cumulative(ctx, params, "err", normalise_by_ideal=True))
 
 
@@ -247,7 +249,7 @@ def nrbp(ctx, params):
 
     ``(1 - (1 - alpha) beta) / m * sum_{r<=n} g(r) beta ** (r-1)`` over the whole
     ranking; 0 without relevant intents. The nearest trec_eval cousin is ``rbp``
-    (no intents, no redundancy penalty).
+    (no intents, no redundancy penalty). Source: ndeval 4.5 via pyndeval 0.0.8.
     """
     return columns(_nrbp(ctx, params, ideal=False))
 
@@ -261,7 +263,8 @@ def nnrbp(ctx, params):
 
     A query with a non-empty ranking but no relevant intent gives ndeval's ``0 / 0``,
     NaN (as ir_measures reports it, which makes the mean NaN too); an empty ranking
-    scores 0 (ir_measures' default for a query it did not evaluate).
+    scores 0 (ir_measures' default for a query it did not evaluate). Source: ndeval 4.5
+    via pyndeval 0.0.8.
     """
     run = _nrbp(ctx, params, ideal=False)
     ideal = _nrbp(ctx, params, ideal=True)
@@ -280,6 +283,7 @@ def ap_ia(ctx, params):
     ``(1/m) sum_i (1/R_i) sum_{r: rel_i(r)} relat_i(r) / r`` with ``R_i`` the documents
     judged relevant to intent i, over the whole ranking; 0 without relevant intents.
     With one intent it is trec_eval's ``map`` (ties aside: ascending doc ids here).
+    Source: ndeval 4.5 (MAP-IA) via pyndeval 0.0.8.
     """
     s = ctx.stats(params)
     rank = s.lists.entry_rank[s.pair_entry]
@@ -298,6 +302,7 @@ def p_ia(ctx, params):
     """Intent-aware precision: ``(number of (document, intent) relevant pairs in the top
     min(k, n)) / (k m)``, i.e. the mean over relevant intents of P@k; 0 without relevant
     intents. Like trec_eval's ``P``, the denominator is k even when fewer are retrieved.
+    Source: ndeval 4.5 via pyndeval 0.0.8.
     """
     s = ctx.stats(params)
     k = params.cutoff
@@ -310,7 +315,8 @@ def p_ia(ctx, params):
          rel_formats=_DIVERSITY, aliases={"ir_measures": "StRecall@k"})
 def st_recall(ctx, params):
     """Subtopic recall: the fraction of relevant intents covered by the top min(k, n)
-    documents; 0 without relevant intents."""
+    documents; 0 without relevant intents. Source: ndeval 4.5 (strec) via pyndeval 0.0.8;
+    no trec_eval cousin."""
     s = ctx.stats(params)
     found = s.count_at_cutoff(s.pair_seen == 0, params.cutoff)
     return columns(safe_div(found, s.n_intents))

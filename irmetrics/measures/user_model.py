@@ -31,8 +31,8 @@ from .registry import measure
 
 #: cwl_eval's ranking depth (its ``max_n``).
 DEPTH = 1000
-#: Queries per padded (queries x DEPTH) block, bounding memory at 32 MiB a matrix.
-_BLOCK_QUERIES = 4096
+#: Queries per padded (queries x DEPTH) block, bounding memory at 8 MiB a matrix.
+_BLOCK_QUERIES = 1024
 
 _MAX_REL = Arg("max_rel", int, required=True, doc="label of gain 1")
 _MIN_REL = Arg("min_rel", int, 0, doc="label of gain 0")
@@ -101,7 +101,8 @@ def scaled_dcg(ctx, params):
     ``C(i) = log2(i+1) / log2(i+2)`` for ``i < k``, else 0, so
     ``SDCG@k = sum_{i<=k} g(i) / log2(i+1) / sum_{i<=k} 1 / log2(i+1)`` with cwl's
     scaled gains (``max_rel`` required). Unlike trec_eval's ``ndcg_cut``, the normaliser
-    is a run-independent constant and gains are linear in the label.
+    is a run-independent constant and gains are linear in the label. Source: cwl_eval
+    1.0.12 (``NDCG-k``) via ir_measures 0.4.3.
 
     Examples
     --------
@@ -127,7 +128,8 @@ def bejeweled_player_model(ctx, params):
 
     The user continues from rank i while the gain collected so far is below ``T`` and
     ``i < k``: ``C(i) = [sum_{j<=i} g(j) < T] * [i < k]``; the value is the mean gain of
-    the documents examined. ``k`` is the cutoff (``BPM(T=1, max_rel=3)@10``).
+    the documents examined. ``k`` is the cutoff (``BPM(T=1, max_rel=3)@10``). Source:
+    cwl_eval 1.0.12 via ir_measures 0.4.3; no trec_eval cousin.
     """
     k = params.cutoff
 
@@ -143,7 +145,8 @@ def inst(ctx, params):
     """INST (Moffat et al., ADCS 2015): an adaptive user who wants gain ``T``.
 
     With ``T_i = T - sum_{j<=i} g(j)``:
-    ``C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2``; full depth (1000).
+    ``C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2``; full depth (1000). Source: cwl_eval
+    1.0.12 via ir_measures 0.4.3; no trec_eval cousin.
     """
     T = params.T
     i = _position()
@@ -159,7 +162,8 @@ def inst(ctx, params):
          friendly="INSQ", aliases={"ir_measures": "INSQ(T=)"})
 def insq(ctx, params):
     """INSQ (Moffat et al.): INST's patience without adaptation,
-    ``C(i) = ((i + 2T - 1) / (i + 2T))^2``; full depth (1000)."""
+    ``C(i) = ((i + 2T - 1) / (i + 2T))^2``; full depth (1000). Source: cwl_eval 1.0.12
+    via ir_measures 0.4.3."""
     c = _insq_patience(params.T)
     return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
 
@@ -169,7 +173,8 @@ def insq(ctx, params):
 def nerr8(ctx, params):
     """Not-quite ERR, equation 8 (Azzopardi et al., ICTIR 2021):
     ``C(i) = 1 - g(i)`` for ``i < k``, else 0. ERR@k's cascade with a C/W/L
-    normalisation; not gdeval's ERR."""
+    normalisation; not gdeval's ERR (and trec_eval has none). Source: cwl_eval 1.0.12
+    via ir_measures 0.4.3."""
     until = _until(params.cutoff)
     return columns(_expected_utility(ctx, params, lambda gains: (1.0 - gains) * until))
 
@@ -178,7 +183,7 @@ def nerr8(ctx, params):
          friendly="NERR9", friendly_cutoff=True, aliases={"ir_measures": "NERR9@k"})
 def nerr9(ctx, params):
     """Not-quite ERR, equation 9: ``C(i) = i / (i + 1) * (1 - g(i))`` for ``i < k``,
-    else 0."""
+    else 0. Source: cwl_eval 1.0.12 via ir_measures 0.4.3."""
     i = _position()
     patience = (i / (i + 1.0)) * _until(params.cutoff)
     return columns(_expected_utility(ctx, params, lambda gains: patience * (1.0 - gains)))
@@ -188,7 +193,8 @@ def nerr9(ctx, params):
          params=_params(Arg("p", float, 0.9, low=0.0, high=1.0, doc="persistence")),
          pytrec_eval=False, friendly="NERR10", aliases={"ir_measures": "NERR10(p=)"})
 def nerr10(ctx, params):
-    """Not-quite ERR, equation 10: ``C(i) = p (1 - g(i))``; full depth (1000)."""
+    """Not-quite ERR, equation 10: ``C(i) = p (1 - g(i))``; full depth (1000). Source:
+    cwl_eval 1.0.12 via ir_measures 0.4.3; RBP's patience with ERR's satisfaction."""
     return columns(_expected_utility(ctx, params, lambda gains: params.p * (1.0 - gains)))
 
 
@@ -196,6 +202,7 @@ def nerr10(ctx, params):
          friendly="NERR11", aliases={"ir_measures": "NERR11(T=)"})
 def nerr11(ctx, params):
     """Not-quite ERR, equation 11: INSQ's patience times ``1 - g(i)``,
-    ``C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i))``; full depth (1000)."""
+    ``C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i))``; full depth (1000). Source:
+    cwl_eval 1.0.12 via ir_measures 0.4.3."""
     c = _insq_patience(params.T)
     return columns(_expected_utility(ctx, params, lambda gains: c * (1.0 - gains)))
