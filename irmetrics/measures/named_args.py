@@ -26,6 +26,7 @@ class Arg:
     low: float | None = None
     high: float | None = None
     doc: str = ""
+    example: object = None  # a value for :meth:`NamedArgs.example` when required
 
 
 class Values:
@@ -109,6 +110,17 @@ class NamedArgs:
 
     def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
         return [measure]
+
+    def example(self, measure: str) -> str:
+        """A valid spelling: the required keywords with their example values, ``@10``
+        if a cutoff is required.
+
+        >>> NamedArgs((Arg("max_rel", int, required=True, example=3),), "required").example("M")
+        'M(max_rel=3)@10'
+        """
+        required = ",".join(f"{a.name}={a.example}" for a in self.args if a.required)
+        return (measure + (f"({required})" if required else "")
+                + ("@10" if self.cutoff == "required" else ""))
 
     def describe(self) -> str:
         parts = []

@@ -34,7 +34,7 @@ DEPTH = 1000
 #: Queries per padded (queries x DEPTH) block, bounding memory at 8 MiB a matrix.
 _BLOCK_QUERIES = 1024
 
-_MAX_REL = Arg("max_rel", int, required=True, doc="label of gain 1")
+_MAX_REL = Arg("max_rel", int, required=True, doc="label of gain 1", example=3)
 _MIN_REL = Arg("min_rel", int, 0, doc="label of gain 0")
 
 
