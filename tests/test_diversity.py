@@ -190,7 +190,7 @@ def test_bad_measure_names(name, message):
 
 
 def test_diversity_measures_refuse_standard_qrels():
-    with pytest.raises(ParameterError, match="needs diversity"):
+    with pytest.raises(ParameterError, match="needs diversity.*irmetrics.evaluate_diversity"):
         irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["alpha_nDCG@10"])
     with pytest.raises(UnknownMeasureError):
         irm.evaluate_diversity(QRELS, RUN, ["alpha_nDGC@10"])

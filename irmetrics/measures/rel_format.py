@@ -45,7 +45,9 @@ def check_rel_format(requests, rel_format: str) -> None:
         names = ", ".join(repr(n) for n in dict.fromkeys(wrong))
         needed = sorted({f for r in requests if r.measure.name in wrong
                          for f in rel_formats_of(r.measure)})
+        hint = (" Evaluate them with irmetrics.evaluate_diversity (CLI: -R diversity)."
+                if DIVERSITY in needed else "")
         raise ParameterError(
             f"measure {names} cannot be computed from {rel_format} judgments; it needs"
             f" {' or '.join(needed)} (trec_eval: format mismatch). Measures for"
-            f" {rel_format} judgments: {_GROUP_OF_FORMAT[rel_format]}.")
+            f" {rel_format} judgments: {_GROUP_OF_FORMAT[rel_format]}.{hint}")
