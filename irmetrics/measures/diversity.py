@@ -40,6 +40,9 @@ _DIVERSITY = (DIVERSITY,)
 DEFAULT_ALPHA = DEFAULT_BETA = 0.5
 
 
+#: Every declaration here: intent-aware judgments, ndeval's definition (pyndeval, the
+#: provider ir_measures 0.4.3 uses).
+_NDEVAL = {"rel_formats": _DIVERSITY, "ir_measures_provider": "pyndeval"}
 _CUTOFF = KeywordParams(cutoff=True)
 _NO_CUTOFF = KeywordParams()
 
@@ -189,7 +192,8 @@ def _nrbp(ctx, params, *, ideal: bool):
 
 @measure("alpha_DCG", order=1000, params=_CUTOFF, options=_intent_options(alpha=True),
          pytrec_eval=False, friendly="alpha_DCG", friendly_cutoff=True,
-         rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_DCG@k"})
+         friendly_aliases=("α_DCG",),
+         **_NDEVAL, aliases={"ir_measures": "alpha_DCG@k"})
 def alpha_dcg(ctx, params):
     """alpha-DCG@k with ndeval's collection-independent ("ideal-ideal") normalisation.
 
@@ -204,7 +208,8 @@ def alpha_dcg(ctx, params):
 
 @measure("alpha_nDCG", order=1001, params=_CUTOFF, options=_intent_options(alpha=True),
          pytrec_eval=False, friendly="alpha_nDCG", friendly_cutoff=True,
-         rel_formats=_DIVERSITY, aliases={"ir_measures": "alpha_nDCG@k"})
+         friendly_aliases=("α_nDCG",),
+         **_NDEVAL, aliases={"ir_measures": "alpha_nDCG@k"})
 def alpha_ndcg(ctx, params):
     """alpha-nDCG@k (Clarke et al., SIGIR 2008) as ndeval computes it.
 
@@ -231,7 +236,7 @@ def alpha_ndcg(ctx, params):
 
 @measure("ERR_IA", order=1002, params=_CUTOFF, options=_intent_options(),
          pytrec_eval=False,
-         friendly="ERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         friendly="ERR_IA", friendly_cutoff=True, **_NDEVAL,
          aliases={"ir_measures": "ERR_IA@k"})
 def err_ia(ctx, params):
     """ERR-IA@k as ndeval defines it: ``sum_{r<=min(k,n)} g(r) / r``, divided by
@@ -247,7 +252,7 @@ def err_ia(ctx, params):
 
 @measure("nERR_IA", order=1003, params=_CUTOFF, options=_intent_options(),
          pytrec_eval=False,
-         friendly="nERR_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         friendly="nERR_IA", friendly_cutoff=True, **_NDEVAL,
          aliases={"ir_measures": "nERR_IA@k"})
 def nerr_ia(ctx, params):
     """nERR-IA@k: ``ERR_IA@k(run) / ERR_IA@k(ideal)`` over ndeval's greedy ideal ranking;
@@ -259,7 +264,7 @@ def nerr_ia(ctx, params):
 
 @measure("NRBP", order=1004, params=_NO_CUTOFF,
          options=_intent_options(alpha=True, beta=True, judged_only=False),
-         pytrec_eval=False, friendly="NRBP", rel_formats=_DIVERSITY,
+         pytrec_eval=False, friendly="NRBP", **_NDEVAL,
          aliases={"ir_measures": "NRBP"})
 def nrbp(ctx, params):
     """Novelty- and rank-biased precision (Clarke et al., ICTIR 2009), ndeval's version.
@@ -274,7 +279,7 @@ def nrbp(ctx, params):
 
 @measure("nNRBP", order=1005, params=_NO_CUTOFF,
          options=_intent_options(alpha=True, beta=True, judged_only=False),
-         pytrec_eval=False, friendly="nNRBP", rel_formats=_DIVERSITY,
+         pytrec_eval=False, friendly="nNRBP", **_NDEVAL,
          aliases={"ir_measures": "nNRBP"})
 def nnrbp(ctx, params):
     """NRBP of the run divided by NRBP of ndeval's greedy ideal ranking.
@@ -296,7 +301,8 @@ def nnrbp(ctx, params):
 
 @measure("AP_IA", order=1006, params=_NO_CUTOFF, options=_intent_options(),
          pytrec_eval=False,
-         friendly="AP_IA", rel_formats=_DIVERSITY, aliases={"ir_measures": "AP_IA / MAP_IA"})
+         friendly="AP_IA", friendly_aliases=("MAP_IA",), **_NDEVAL,
+         aliases={"ir_measures": "AP_IA / MAP_IA"})
 def ap_ia(ctx, params):
     """Intent-aware average precision: the mean over relevant intents of each intent's AP.
 
@@ -318,7 +324,7 @@ def ap_ia(ctx, params):
 
 @measure("P_IA", order=1007, params=_CUTOFF, options=_intent_options(),
          pytrec_eval=False,
-         friendly="P_IA", friendly_cutoff=True, rel_formats=_DIVERSITY,
+         friendly="P_IA", friendly_cutoff=True, **_NDEVAL,
          aliases={"ir_measures": "P_IA@k"})
 def p_ia(ctx, params):
     """Intent-aware precision: ``(number of (document, intent) relevant pairs in the top
@@ -336,7 +342,7 @@ def p_ia(ctx, params):
 @measure("StRecall", order=1008, params=_CUTOFF,
          options=_intent_options(judged_only=False),
          pytrec_eval=False, friendly="StRecall", friendly_cutoff=True,
-         rel_formats=_DIVERSITY, aliases={"ir_measures": "StRecall@k"})
+         **_NDEVAL, aliases={"ir_measures": "StRecall@k"})
 def st_recall(ctx, params):
     """Subtopic recall: the fraction of relevant intents covered by the top min(k, n)
     documents; 0 without relevant intents. Source: ndeval 4.5 (strec) via pyndeval 0.0.8;

@@ -41,6 +41,10 @@ _GAIN_OPTIONS = {
     "min_rel": Option(int, default=0, doc="label of gain 0"),
     "max_rel": Option(int, required=True, example=3, doc="label of gain 1 (required)"),
 }
+#: Every declaration here: cwl_eval's definition, which ir_measures 0.4.3 uses (tied
+#: scores in the run's input order there; see irmetrics.compat.ir_measures).
+_CWL_EVAL = {"pytrec_eval": False, "ir_measures_provider": "cwl_eval",
+             "ir_measures_ties": "input_order"}
 _CUTOFF = KeywordParams(cutoff=True)
 _NO_CUTOFF = KeywordParams()
 
@@ -55,17 +59,30 @@ def _args(ctx, cutoff):
     return SimpleNamespace(cutoff=cutoff, **ctx.options)
 
 
-def _gain_blocks(ctx, params):
-    """``params``: :func:`_args`.
-    ``(query slice, gains)`` blocks: gains ``(queries, DEPTH)`` in rank order."""
+def _scaled_gains(ctx, params) -> np.ndarray:
+    """cwl's graded gain per ranked entry: the label clipped to ``[min_rel, max_rel]``
+    (negative labels first to 0) and scaled to [0, 1]; unjudged 0. ``params``:
+    :func:`_args`."""
     if params.min_rel >= params.max_rel:
         raise ParameterError(f"`min_rel` must be less than `max_rel`; got min_rel="
                              f"{params.min_rel}, max_rel={params.max_rel}.")
-    view = ctx.view
-    code = view.code
+    code = ctx.view.code
     judged = (code >= 0) | (code == -2)  # -2: a negative label, clipped to 0
     label = np.clip(np.maximum(code, 0), params.min_rel, params.max_rel)
-    gain = np.where(judged, (label - params.min_rel) / (params.max_rel - params.min_rel), 0.0)
+    return np.where(judged, (label - params.min_rel) / (params.max_rel - params.min_rel), 0.0)
+
+
+def _binary_gains(ctx) -> np.ndarray:
+    """cwl's binary gain per ranked entry (its ``bin_rel_cutoff``): 1 for a judged
+    document whose label, negative ones counted as 0, reaches the relevance level."""
+    code = ctx.view.code
+    judged = (code >= 0) | (code == -2)
+    return (judged & (np.maximum(code, 0) >= ctx.relevance_level)).astype(np.float64)
+
+
+def _gain_blocks(ctx, gain):
+    """``(query slice, gains)`` blocks: gains ``(queries, DEPTH)`` in rank order."""
+    view = ctx.view
     offsets, rank = view.offsets, view.rank
     for start in range(0, view.n_queries, _BLOCK_QUERIES):
         stop = min(start + _BLOCK_QUERIES, view.n_queries)
@@ -76,10 +93,12 @@ def _gain_blocks(ctx, params):
         yield slice(start, stop), block
 
 
-def _expected_utility(ctx, params, continuation) -> np.ndarray:
-    """``sum_i W(i) g(i)`` per query, ``continuation(gains) -> C`` of a gains block."""
+def _expected_utility(ctx, params, continuation, gain=None) -> np.ndarray:
+    """``sum_i W(i) g(i)`` per query, ``continuation(gains) -> C`` of a gains block;
+    ``gain`` per ranked entry defaults to :func:`_scaled_gains`."""
     out = np.zeros(ctx.n_queries)
-    for rows, gains in _gain_blocks(ctx, params):
+    gain = _scaled_gains(ctx, params) if gain is None else gain
+    for rows, gains in _gain_blocks(ctx, gain):
         c = continuation(gains)
         reach = np.ones_like(gains)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])  # prod_{j<i} C(j)
@@ -107,7 +126,7 @@ def _insq_patience(T: float) -> np.ndarray:
 _POSITIVE_T = Option(float, default=1.0, low=1e-300, doc="desired total gain")
 
 
-@measure("SDCG", order=1100, params=_CUTOFF, options=_options(), pytrec_eval=False,
+@measure("SDCG", order=1100, params=_CUTOFF, options=_options(), **_CWL_EVAL,
          friendly="SDCG", friendly_cutoff=True, aliases={"ir_measures": "SDCG@k"})
 def scaled_dcg(ctx, params):
     """Scaled DCG@k (cwl_eval's NDCG-k): DCG@k divided by the sum of its discounts.
@@ -136,7 +155,7 @@ def scaled_dcg(ctx, params):
 @measure("BPM", order=1101,
          params=_CUTOFF, options=_options(T=Option(float, default=1.0, low=0.0,
                                                    doc="desired total gain")),
-         pytrec_eval=False, friendly="BPM", friendly_cutoff=True,
+         **_CWL_EVAL, friendly="BPM", friendly_cutoff=True,
          aliases={"ir_measures": "BPM(T=,k=)"})
 def bejeweled_player_model(ctx, params):
     """Bejeweled player model (static; Zhang et al., SIGIR 2017), cwl_eval's version.
@@ -156,7 +175,7 @@ def bejeweled_player_model(ctx, params):
 
 
 @measure("INST", order=1102, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
-         pytrec_eval=False,
+         **_CWL_EVAL,
          friendly="INST", aliases={"ir_measures": "INST(T=)"})
 def inst(ctx, params):
     """INST (Moffat et al., ADCS 2015): an adaptive user who wants gain ``T``.
@@ -177,7 +196,7 @@ def inst(ctx, params):
 
 
 @measure("INSQ", order=1103, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
-         pytrec_eval=False,
+         **_CWL_EVAL,
          friendly="INSQ", aliases={"ir_measures": "INSQ(T=)"})
 def insq(ctx, params):
     """INSQ (Moffat et al.): INST's patience without adaptation,
@@ -188,7 +207,7 @@ def insq(ctx, params):
     return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
 
 
-@measure("NERR8", order=1104, params=_CUTOFF, options=_options(), pytrec_eval=False,
+@measure("NERR8", order=1104, params=_CUTOFF, options=_options(), **_CWL_EVAL,
          friendly="NERR8", friendly_cutoff=True, aliases={"ir_measures": "NERR8@k"})
 def nerr8(ctx, params):
     """Not-quite ERR, equation 8 (Azzopardi et al., ICTIR 2021):
@@ -200,7 +219,7 @@ def nerr8(ctx, params):
     return columns(_expected_utility(ctx, params, lambda gains: (1.0 - gains) * until))
 
 
-@measure("NERR9", order=1105, params=_CUTOFF, options=_options(), pytrec_eval=False,
+@measure("NERR9", order=1105, params=_CUTOFF, options=_options(), **_CWL_EVAL,
          friendly="NERR9", friendly_cutoff=True, aliases={"ir_measures": "NERR9@k"})
 def nerr9(ctx, params):
     """Not-quite ERR, equation 9: ``C(i) = i / (i + 1) * (1 - g(i))`` for ``i < k``,
@@ -214,7 +233,7 @@ def nerr9(ctx, params):
 @measure("NERR10", order=1106,
          params=_NO_CUTOFF,
          options=_options(p=Option(float, default=0.9, low=0.0, high=1.0, doc="persistence")),
-         pytrec_eval=False, friendly="NERR10", aliases={"ir_measures": "NERR10(p=)"})
+         **_CWL_EVAL, friendly="NERR10", aliases={"ir_measures": "NERR10(p=)"})
 def nerr10(ctx, params):
     """Not-quite ERR, equation 10: ``C(i) = p (1 - g(i))``; full depth (1000). Source:
     cwl_eval 1.0.12 via ir_measures 0.4.3; RBP's patience with ERR's satisfaction."""
@@ -223,7 +242,7 @@ def nerr10(ctx, params):
 
 
 @measure("NERR11", order=1107, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
-         pytrec_eval=False,
+         **_CWL_EVAL,
          friendly="NERR11", aliases={"ir_measures": "NERR11(T=)"})
 def nerr11(ctx, params):
     """Not-quite ERR, equation 11: INSQ's patience times ``1 - g(i)``,
@@ -232,3 +251,33 @@ def nerr11(ctx, params):
     params = _args(ctx, params)
     c = _insq_patience(params.T)
     return columns(_expected_utility(ctx, params, lambda gains: c * (1.0 - gains)))
+
+
+@measure("RBP_cwl", order=1108, params=_NO_CUTOFF, **_CWL_EVAL, friendly="RBP",
+         options={"model": Option(str, choices=("cwl",), required=True,
+                                  doc="cwl_eval's RBP, not trec_eval's rbp"),
+                  "rel": Option(int, required=True, example=1,
+                                doc="minimum label of gain 1 (required)"),
+                  "p": Option(float, default=0.8, low=0.0, high=1.0, doc="persistence")},
+         aliases={"ir_measures": "RBP(rel=,p=)"})
+def rbp_cwl(ctx, params):
+    """Rank-biased precision as cwl_eval computes it (ir_measures 0.4.3's ``RBP``).
+
+    ``C(i) = p`` over cwl's 1000 positions, so ``W(i) = p^(i-1) / sum_{r<=1000}
+    p^(r-1)`` and ``RBP = (1 - p) / (1 - p^1000) * sum_{i<=1000} p^(i-1) g(i)`` with
+    binary gains ``g = [label >= rel]`` (negative labels count as 0, unjudged 0).
+    trec_eval 10's ``rbp`` (``RBP(p=...)``) has no ``1 - p^1000`` normaliser, scores
+    every rank and may use graded gains. No residual: ir_measures does not report one.
+    Source: cwl_eval 1.0.12 via ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"b": 2.0, "a": 1.0}},
+    ...                    ["RBP(model='cwl', rel=1, p=0.5)"])
+    >>> round(res.aggregate()["RBP(model='cwl', rel=1, p=0.5)"], 6)   # 0.5 * 0.5
+    0.25
+    """
+    p = ctx.options["p"]
+    return columns(_expected_utility(ctx, None, lambda gains: np.full(gains.shape, p),
+                                     _binary_gains(ctx)))
