@@ -7,9 +7,9 @@ from .evaluate import Evaluator, evaluate
 from .results import Results
 
 __version__ = "0.1.0"
-__all__ = ["Comparison", "Evaluator", "adapters", "JudgmentGroups", "Prefs", "Qrels", "Results",
-           "Run", "compare", "evaluate", "evaluate_jg", "evaluate_prefs", "plot", "read_per_query",
-           "stats", "tie_report"]
+__all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGroups", "Prefs",
+           "Qrels", "Results", "Run", "compare", "evaluate", "evaluate_diversity", "evaluate_jg",
+           "evaluate_prefs", "plot", "read_per_query", "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
@@ -19,6 +19,8 @@ _LAZY = {
     "compare": ("irmetrics.comparison", "compare"),
     "Comparison": ("irmetrics.comparison", "Comparison"),
     "read_per_query": ("irmetrics.io.per_query", "read_per_query"),
+    "evaluate_diversity": ("irmetrics.evaluate_intent", "evaluate_diversity"),
+    "DiversityQrels": ("irmetrics.io.diversity", "DiversityQrels"),
     "evaluate_jg": ("irmetrics.evaluate_formats", "evaluate_jg"),
     "evaluate_prefs": ("irmetrics.evaluate_formats", "evaluate_prefs"),
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),

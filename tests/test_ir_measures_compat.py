@@ -96,9 +96,19 @@ def test_bad_input_is_a_one_line_error():
 
 
 def test_a_name_that_reaches_a_different_definition_is_refused():
-    # ir_measures takes RBP from cwl_eval; irmetrics' rbp is trec_eval 10's.
+    # Only declarations that name their ir_measures provider take part.
+    from irmetrics.compat.ir_measures import _group_of
+    from irmetrics.measures import REGISTRY
     with pytest.raises(ParameterError, match="does not follow the provider"):
-        ours.calc_aggregate([ours.RBP(rel=1)], QRELS, RUN)
+        _group_of(REGISTRY["rbp"], "RBP(p=0.8)")
+
+
+def test_rbp_is_cwl_evals_and_needs_rel_as_in_ir_measures():
+    # ir_measures takes RBP from cwl_eval (rel required); irmetrics' rbp is trec_eval 10's.
+    with pytest.raises(ParameterError, match="RBP needs rel"):
+        ours.calc_aggregate([ours.RBP(p=0.8)], QRELS, RUN)
+    got = ours.calc_aggregate([ours.RBP(rel=1, p=0.5)], {"q": {"a": 1}}, {"q": {"a": 1.0}})
+    assert got == {ours.RBP(rel=1, p=0.5): pytest.approx(0.5 / (1 - 0.5 ** 1000) * 1.0)}
 
 
 def test_trec_file_paths_are_read_by_irmetrics(tmp_path):

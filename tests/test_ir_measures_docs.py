@@ -17,10 +17,10 @@ from irmetrics.compat import ir_measures as ours
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "ir_measures.md").read_text()
 
 
-def example_chunks():
-    """The first python block as (code, expected output lines): each run of ``# ...``
+def example_chunks(index=0):
+    """Python block ``index`` as (code, expected output lines): each run of ``# ...``
     comment lines is the output of the code above it (a bare expression shows its repr)."""
-    block = DOC.split("```python\n", 1)[1].split("```", 1)[0]
+    block = DOC.split("```python\n")[index + 1].split("```", 1)[0]
     chunks, code, out = [], [], []
     for line in block.splitlines():
         if line.startswith("# "):
@@ -35,10 +35,11 @@ def example_chunks():
     return chunks
 
 
-def test_the_example_prints_what_the_docs_say():
+@pytest.mark.parametrize("index, least", [(0, 5), (1, 2)])  # the drop-in; diversity and RBP
+def test_the_example_prints_what_the_docs_say(index, least):
     namespace = {}
-    chunks = example_chunks()
-    assert len(chunks) >= 5
+    chunks = example_chunks(index)
+    assert len(chunks) >= least
     for code, expected in chunks:
         tree = ast.parse(code)
         last = tree.body[-1]
@@ -80,8 +81,13 @@ def test_catalogue_lists_every_registry_measure_with_its_provider():
 def test_native_rows_evaluate_and_the_others_say_why():
     qrels = {"1": {"a": 2, "b": 0}, "2": {"c": 1}}
     run = {"1": {"a": 1.0, "b": 2.0}, "2": {"c": 1.0, "d": 0.5}}
-    for name, example, _, status in catalogue():
-        if status.startswith("native"):
+    intent_qrels = irm.DiversityQrels.from_records([("1", "x", "a", 2), ("1", "y", "b", 1),
+                                                    ("2", "x", "c", 1)])
+    for name, example, provider, status in catalogue():
+        if status.startswith("native") and provider == "pyndeval":
+            assert irm.evaluate_diversity(intent_qrels, run, [example]).aggregate(), name
+            assert ours.calc_aggregate([ours.parse_measure(example)], intent_qrels, run), name
+        elif status.startswith("native"):
             assert irm.evaluate(qrels, run, [example]).aggregate(), name
             assert ours.calc_aggregate([ours.parse_measure(example)], qrels, run), name
         else:

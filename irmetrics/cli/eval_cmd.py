@@ -18,6 +18,7 @@ import numpy as np
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..evaluate_formats import evaluate_jg, evaluate_prefs
+from ..evaluate_intent import evaluate_diversity
 from ..exceptions import MissingQueriesWarning, NoQueriesError
 from ..io.columnar import column_names
 from ..measures.parse import parse_measures
@@ -94,7 +95,8 @@ def build_parser() -> CliParser:
                         " default 0 (e.g. -N 500000)")
     g.add_argument("-R", "--Rel_info_format", metavar="FORMAT", default="qrels",
                    help="format of the judgments file: qrels (default), qrels_jg, prefs,"
-                        " qrels_prefs (e.g. -R qrels)")
+                        " qrels_prefs, diversity (intent-aware qrels 'query intent doc rel'"
+                        " for alpha_nDCG@k and the other diversity measures; e.g. -R qrels)")
     g.add_argument("-T", "--Results_format", metavar="FORMAT", default="trec_results",
                    help="format of the run file; only trec_results exists (e.g. -T"
                         " trec_results)")
@@ -296,6 +298,10 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,
+                                complete=complete)
+    if rel_format == "diversity":
+        return _FormatEvaluator(evaluate_diversity, judgments, measures,
+                                relevance_level=relevance_level, judged_only=judged_only,
                                 complete=complete)
     return _FormatEvaluator(evaluate_jg, judgments, measures,
                             relevance_level=relevance_level, judged_only=judged_only,

@@ -10,15 +10,18 @@ from __future__ import annotations
 import gzip
 
 from ..containers import Qrels, Run
+from ..io.diversity import read_diversity_qrels
 from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from .options import EXIT_INPUT, CliError
 
-#: ``-R`` values trec_eval accepts (spec §2.5), and their readers.
+#: ``-R`` values trec_eval accepts (spec §2.5), and their readers; ``diversity`` (ndeval's
+#: intent-aware qrels) is irmetrics' own.
 REL_INFO_READERS = {
     "qrels": Qrels.read,
     "qrels_jg": read_qrels_jg,
     "prefs": read_prefs,
     "qrels_prefs": read_qrels_prefs,
+    "diversity": read_diversity_qrels,
 }
 REL_INFO_FORMATS = tuple(REL_INFO_READERS)
 

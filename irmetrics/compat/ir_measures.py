@@ -17,12 +17,24 @@ Every measure is computed natively; the numbers are those of the provider ir_mea
 * its msmarco provider for ``RR@k`` and its judged provider for ``Judged@k``, which
   both break ties by doc id *ascending* (a declaration says so with
   ``ir_measures_ties="doc_id_ascending"``; the run is re-ranked in that order here,
-  vectorised, before the engine sees it).
+  vectorised, before the engine sees it);
+* cwl_eval for ``RBP``, ``SDCG``, ``BPM``, ``INST``, ``INSQ``, ``NERR8``-``NERR11``,
+  which keeps the run's input order for tied scores (``ir_measures_ties="input_order"``:
+  re-ranked here by a stable sort on the score, so a dict's insertion order, a
+  DataFrame's row order and a file's line order are kept as ir_measures keeps them);
+  ``RBP(rel=.., p=..)`` is irmetrics' ``RBP(model='cwl', ...)``, not trec_eval 10's
+  ``rbp``;
+* pyndeval (ndeval) for the diversity measures (``alpha_nDCG@k``, ``ERR_IA@k``,
+  ``NRBP``, ...), ties by doc id ascending as pyndeval sorts. Their qrels are intent-aware:
+  as in ir_measures the intent is the qrels' ``iteration`` (a DataFrame column, the
+  field of :class:`Qrel`-shaped tuples, a TREC qrels file's second column); a dict of
+  dicts has one intent, ``"0"``.
 
 A declaration other than pytrec_eval's measures takes part only if it names the provider
-whose definition it follows (``measure(..., ir_measures_provider="gdeval")``); a name that
-reaches another irmetrics measure (``RBP`` is trec_eval 10's ``rbp`` here, cwl_eval's in
-ir_measures) is refused rather than computed differently.
+whose definition it follows (``measure(..., ir_measures_provider="gdeval")``); a name
+that reaches an irmetrics measure without one is refused rather than computed
+differently. When a friendly name has several declarations, the one with a provider is
+chosen by giving its required choice options (``model='cwl'`` for ``RBP``).
 
 As in ir_measures, every qrels query gets a value: a query the run lacks scores 0
 (ir_measures' ``Measure.DEFAULT``), run queries absent from the qrels are ignored, and
@@ -33,8 +45,14 @@ providers), so compare its output as a set.
 
 Differences, all deliberate: ir_measures' gdeval fails on non-numeric query ids and
 labels above 4 (irmetrics computes for any query id and refuses labels above 4 with a
-clear error); duplicate (query, doc) rows are an error here, not "last one wins"; the
-judged provider divides by zero on a query with an empty ranking (0 here).
+clear error); duplicate (query, doc) rows are an error here, not "last one wins"
+(diversity measures: duplicate (query, intent, doc)); the judged provider divides by zero
+on a query with an empty ranking (0 here); ir_measures computes only the first
+(rel, alpha, beta) group of diversity measures in one call (pyndeval gets the run as a
+generator; the other groups come back 0) and fails on their ``judged_only=True``: here
+every diversity measure is computed. Standard and diversity measures in one call share
+the qrels, so a document judged for several intents is a duplicate for the standard
+ones (an error): evaluate them in separate calls.
 """
 
 from __future__ import annotations
@@ -52,9 +70,12 @@ from ..containers import Qrels, Run
 from ..evaluate import Evaluator as _Evaluator
 from ..exceptions import ParameterError, UnknownMeasureError
 from ..io.trec import read_qrels_bytes, read_run_bytes
+from ..evaluate_intent import evaluate_diversity
+from ..io.diversity import DiversityQrels
 from ..measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
-from ..measures.parse import parse_measures
+from ..measures.parse import friendly_index, parse_measures
 from ..measures.registry import NICKNAMES, NUM_Q, REGISTRY, SUM
+from ..measures.rel_format import DIVERSITY, rel_formats_of
 
 __all__ = [
     "Measure", "Qrel", "ScoredDoc", "Metric", "CalcResults", "NOT_PROVIDED",
@@ -387,8 +408,35 @@ def _records(values, kind):
 
 # ---- evaluation ----------------------------------------------------------------------
 
-#: How each group of measures sees the run: (irmetrics semantics, doc-id tie order).
+#: How each group of measures sees the run: irmetrics semantics, tie order, judgments.
 _PYTREC_EVAL, _TREC_EVAL, _DOC_ID_ASCENDING = "pytrec_eval", "trec_eval", "doc_id_ascending"
+_INPUT_ORDER, _DIVERSITY = "input_order", "diversity"
+
+
+def _follows_provider(measure_def) -> bool:
+    return measure_def.pytrec_eval or "ir_measures_provider" in measure_def.extra
+
+
+def _native_spelling(m: Measure) -> str:
+    """irmetrics' spelling of ir_measures' measure ``m``: its own if that reaches a
+    declaration following ir_measures' provider, else the spelling of one that does and
+    is told apart by required choice options (``RBP(rel=1)`` → ``RBP(model='cwl',
+    rel=1)``)."""
+    text = str(m)
+    try:
+        if all(_follows_provider(r.measure) for r in parse_measures([text])):
+            return text
+    except (ParameterError, UnknownMeasureError):
+        pass  # RBP(p=0.8): also try the declarations below
+    for d in friendly_index().get((m.NAME.lower(), m.AT_PARAM in m.params), ()):
+        picks = {k: o.choices[0] for k, o in d.options.items()
+                 if o.required and o.choices and k not in m.params}
+        if "ir_measures_provider" in d.extra and picks:
+            given = text[len(m.NAME):].partition("@")
+            inner = given[0][1:-1] if given[0].startswith("(") else ""
+            args = ", ".join([f"{k}={v!r}" for k, v in picks.items()] + ([inner] if inner else []))
+            return f"{m.NAME}({args})" + (given[1] + given[2])
+    return text
 
 
 def _group_of(measure_def, spelling: str) -> str:
@@ -396,13 +444,14 @@ def _group_of(measure_def, spelling: str) -> str:
     pytrec_eval's measures, or a declaration naming its ``ir_measures_provider``."""
     if measure_def.pytrec_eval:
         return _PYTREC_EVAL
-    if "ir_measures_provider" not in measure_def.extra:
+    if not _follows_provider(measure_def):
         raise ParameterError(
             f"{spelling!r} is irmetrics' {measure_def.name!r}, which does not follow the"
             " provider ir_measures 0.4.3 uses for it; see docs/ir_measures.md.")
-    if measure_def.extra.get("ir_measures_ties") == _DOC_ID_ASCENDING:
-        return _DOC_ID_ASCENDING
-    return _TREC_EVAL
+    if DIVERSITY in rel_formats_of(measure_def):
+        return _DIVERSITY
+    ties = measure_def.extra.get("ir_measures_ties")
+    return ties if ties in (_DOC_ID_ASCENDING, _INPUT_ORDER) else _TREC_EVAL
 
 
 def _rerank_doc_id_ascending(run) -> Run:
@@ -411,10 +460,55 @@ def _rerank_doc_id_ascending(run) -> Run:
     (score descending) reproduces it exactly. Ids compare as code points = UTF-8 bytes."""
     if not isinstance(run, Run):
         run = Run.read(run)
-    df = (run.df.sort(["query_id", "score", "doc_id"], descending=[False, True, False])
-          .with_columns((-pl.int_range(1, pl.len() + 1).over("query_id"))
-                        .cast(pl.Float64).alias("score")))
-    return Run._trusted(df, name=run.name)
+    return _scores_as_ranks(run.df.sort(["query_id", "score", "doc_id"],
+                                         descending=[False, True, False]), run.name)
+
+
+def _rerank_input_order(run) -> Run:
+    """The run re-ranked as cwl_eval through ir_measures ranks it: score descending,
+    tied scores in the order the run gave them (a stable sort)."""
+    if not isinstance(run, Run):
+        run = Run.read(run)
+    return _scores_as_ranks(run.df.sort(["query_id", "score"], descending=[False, True],
+                                        maintain_order=True), run.name)
+
+
+def _scores_as_ranks(ranked: pl.DataFrame, name: str) -> Run:
+    """Scores replaced by ``-rank`` of the rows' order within each query."""
+    df = ranked.with_columns((-pl.int_range(1, pl.len() + 1).over("query_id"))
+                             .cast(pl.Float64).alias("score"))
+    return Run._trusted(df, name=name)
+
+
+def _as_diversity_table(value) -> DiversityQrels:
+    """Intent-aware qrels from ir_measures' shapes: the intent is the ``iteration``
+    (a DataFrame column, a record field, a TREC file's second column); a dict of dicts
+    and records without one have the single intent ``"0"``, as in ir_measures."""
+    if isinstance(value, DiversityQrels):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return DiversityQrels.read(value)
+    if isinstance(value, Mapping):
+        return DiversityQrels.from_records([(q, "0", d, r) for q, docs in value.items()
+                                            for d, r in docs.items()])
+    if hasattr(value, "columns"):
+        cols = list(value.columns)
+        found = {field: next((c for c in _COLUMNS[field] if c in cols), None)
+                 for field in ("query_id", "doc_id", "relevance")}
+        if None in found.values():
+            raise parameter_error("the qrels DataFrame's columns", "query_id/doc_id/relevance"
+                                  "[/iteration] or qid/docno/label[/iteration]", cols)
+        # Column by column (pandas or polars, without pyarrow); no iteration: one intent.
+        frame = {field: list(value[name]) for field, name in found.items()}
+        frame["iteration"] = ([str(i) for i in value["iteration"]] if "iteration" in cols
+                              else ["0"] * len(frame["query_id"]))
+        return DiversityQrels.from_df(pl.DataFrame(frame))
+    if isinstance(value, Iterable):
+        return DiversityQrels.from_records(
+            [(r.query_id, str(getattr(r, "iteration", "0")), r.doc_id, r.relevance)
+             for r in _records(value, "relevance")])
+    raise parameter_error("qrels", "a dict of dicts, a DataFrame or an iterable of"
+                          " namedtuples", type(value).__name__)
 
 
 class Evaluator:
@@ -433,37 +527,55 @@ class Evaluator:
         if isinstance(measures, (str, Measure)) or not isinstance(measures, Iterable):
             raise parameter_error("measures", "a list of measures", measures)
         self.measures = list(dict.fromkeys(parse_measure(m) for m in measures))
-        self.qrels = _as_table(qrels, "relevance")
         by_group: dict[str, list[Measure]] = {}
-        self._defs = {}
+        self._defs, self._native = {}, {}
         for m in self.measures:
-            (req,) = parse_measures([str(m)])
+            self._native[m] = _native_spelling(m)
+            (req,) = parse_measures([self._native[m]])
             self._defs[m] = req.measure
             by_group.setdefault(_group_of(req.measure, str(m)), []).append(m)
-        self._groups = [
-            (group, ms, _Evaluator(self.qrels, [str(m) for m in ms],
-                                   semantics="pytrec_eval" if group == _PYTREC_EVAL
-                                   else "trec_eval"))
-            for group, ms in by_group.items()
-        ]
+        self._groups = []
+        if set(by_group) - {_DIVERSITY}:
+            self.qrels = _as_table(qrels, "relevance")
+        for group, ms in by_group.items():
+            names = [self._native[m] for m in ms]
+            if group == _DIVERSITY:
+                self._diversity_qrels = _as_diversity_table(qrels)
+                ev, ids = None, self._diversity_qrels.df["query_id"].unique().to_numpy()
+            else:
+                ev = _Evaluator(self.qrels, names, semantics="pytrec_eval"
+                                if group == _PYTREC_EVAL else "trec_eval")
+                ids = ev.query_ids
+            self._groups.append((group, ms, ev))
         # Qrels query ids in ascending byte order (numpy's str order is code point order,
         # the same), so each evaluation's queries are found by one searchsorted.
-        self._query_ids = (np.asarray(self._groups[0][2].query_ids, dtype=str)
-                           if self._groups else np.array([], dtype=str))
+        self._query_ids = np.unique(np.asarray(ids, dtype=str)) if self._groups \
+            else np.array([], dtype=str)
         self.query_ids = self._query_ids.tolist()
+
+    def _evaluate(self, group: str, ms: list, ev, run):
+        """irmetrics' Results of one group of measures, the run ranked as its provider
+        ranks it."""
+        if group == _DIVERSITY:
+            return evaluate_diversity(self._diversity_qrels, run,
+                                      [self._native[m] for m in ms], complete=True)
+        if group == _DOC_ID_ASCENDING:
+            run = _rerank_doc_id_ascending(run)
+        elif group == _INPUT_ORDER:
+            run = _rerank_input_order(run)
+        return ev.evaluate_unchecked(run)
 
     def _values(self, run) -> dict:
         """``{measure: per-query float64 array aligned with query_ids}``."""
         run = _as_table(run, "score")
         out = {}
         for group, ms, ev in self._groups:
-            res = ev.evaluate_unchecked(_rerank_doc_id_ascending(run)
-                                        if group == _DOC_ID_ASCENDING else run)
+            res = self._evaluate(group, ms, ev, run)
             rows = np.searchsorted(self._query_ids, np.asarray(res.query_ids, dtype=str))
             for m in ms:
                 full = np.zeros(len(self.query_ids))  # ir_measures' DEFAULT for the rest
                 if len(rows):
-                    full[rows] = res.values(str(m))
+                    full[rows] = res.values(self._native[m])
                 out[m] = full
         return out
 

@@ -1,6 +1,8 @@
 """File input/output: TREC qrels and run files (:mod:`irmetrics.io.trec`), preference and
-judgment-group files (:mod:`irmetrics.io.prefs`)."""
+judgment-group files (:mod:`irmetrics.io.prefs`), intent-aware qrels
+(:mod:`irmetrics.io.diversity`)."""
 
+from .diversity import DiversityQrels, read_diversity_qrels
 from .prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg, read_qrels_prefs
 from .trec import (
     read_qrels,
@@ -12,6 +14,6 @@ from .trec import (
 )
 
 __all__ = [
-    "JudgmentGroups", "Prefs", "read_prefs", "read_qrels_jg", "read_qrels_prefs",
+    "DiversityQrels", "read_diversity_qrels", "JudgmentGroups", "Prefs", "read_prefs", "read_qrels_jg", "read_qrels_prefs",
     "read_qrels", "read_run", "read_qrels_bytes", "read_run_bytes", "write_qrels", "write_run",
 ]

@@ -98,7 +98,58 @@ class Prefs:
         return f"Prefs({self.df.height} lines, {n_q} queries)"
 
 
-class JudgmentGroups:
+class GroupedJudgments:
+    """Base of the four-column judgment tables ``query_id, <group>, doc_id, relevance``.
+
+    Subclasses name the group column (:attr:`GROUP`, e.g. ``jg`` or ``intent``), say
+    what it is (:attr:`GROUP_NAME`) and how their file is read (:meth:`read`). A
+    repeated ``(query_id, group, doc_id)`` is an error.
+    """
+
+    GROUP = "jg"
+    GROUP_NAME = "judgment group"
+
+    def __init__(self, df: pl.DataFrame, *, path: str | None = None,
+                 source: str = "<DataFrame>", _checked: bool = False):
+        self.df = _validated(df, self.schema(), path or source)
+        if not _checked:  # a file's reader has checked, naming lines
+            _check_unique_judgments(self.df, path or source, self.GROUP, self.GROUP_NAME)
+        self.path = path
+
+    @classmethod
+    def schema(cls) -> dict:
+        return {"query_id": pl.String, cls.GROUP: pl.String, "doc_id": pl.String,
+                "relevance": pl.Int64}
+
+    @classmethod
+    def from_records(cls, records):
+        """Build from ``(query_id, group, doc_id, relevance)`` tuples."""
+        return cls(_frame_from_records(records, cls.schema()), source="<records>")
+
+    @classmethod
+    def from_df(cls, df):
+        """Build from a frame with columns ``query_id, <group>, doc_id, relevance``.
+
+        Ids may be strings or integers; the frame is not modified.
+        """
+        return cls(_as_polars(df, "df"))
+
+    def __len__(self) -> int:
+        return self.df.height
+
+    @classmethod
+    def _read_file(cls, path):
+        """The table of a whitespace-separated file with the four columns."""
+        path = os.fspath(path)
+        fields = _read_fields(path, tuple(cls.schema()))
+        parsed = fields["relevance"].cast(pl.Int64, strict=False)
+        _fail_on(fields, parsed.is_null(), path, "relevance must be an integer", "relevance")
+        df = fields.with_columns(parsed.alias("relevance"))
+        _check_unique_judgments(df, path, cls.GROUP, cls.GROUP_NAME)
+        return cls(df.drop("line"), path=path, _checked=True)
+
+
+class JudgmentGroups(GroupedJudgments):
     """Relevance judgments split into judgment groups (trec_eval ``qrels_jg``).
 
     Each judgment group (jg) is a separate set of qrels for the same ranking; the
@@ -118,32 +169,10 @@ class JudgmentGroups:
     ['u1', 'u2']
     """
 
-    def __init__(self, df: pl.DataFrame, *, path: str | None = None,
-                 source: str = "<DataFrame>"):
-        self.df = _validated(df, JUDGMENT_GROUP_SCHEMA, path or source)
-        _check_unique_judgments(self.df, path or source)
-        self.path = path
-
-    @classmethod
-    def from_records(cls, records) -> "JudgmentGroups":
-        """Build from ``(query_id, jg, doc_id, relevance)`` tuples."""
-        return cls(_frame_from_records(records, JUDGMENT_GROUP_SCHEMA), source="<records>")
-
-    @classmethod
-    def from_df(cls, df) -> "JudgmentGroups":
-        """Build from a frame with columns ``query_id, jg, doc_id, relevance``.
-
-        Ids may be strings or integers; the frame is not modified.
-        """
-        return cls(_as_polars(df, "df"))
-
     @classmethod
     def read(cls, path) -> "JudgmentGroups":
         """Read a ``qrels_jg`` file; see :func:`read_qrels_jg`."""
         return read_qrels_jg(path)
-
-    def __len__(self) -> int:
-        return self.df.height
 
     def __repr__(self) -> str:
         n_q = self.df["query_id"].n_unique()
@@ -233,13 +262,7 @@ def read_qrels_jg(path) -> JudgmentGroups:
     [1, 0]
     >>> os.unlink(f.name)
     """
-    path = os.fspath(path)
-    fields = _read_fields(path, ("query_id", "jg", "doc_id", "relevance"))
-    parsed = fields["relevance"].cast(pl.Int64, strict=False)
-    _fail_on(fields, parsed.is_null(), path, "relevance must be an integer", "relevance")
-    df = fields.with_columns(parsed.alias("relevance"))
-    _check_unique_judgments(df, path)
-    return JudgmentGroups(df.drop("line"), path=path)
+    return JudgmentGroups._read_file(path)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -335,20 +358,22 @@ def _parse_level(fields: pl.DataFrame, path: str) -> pl.Series:
     return level.alias("rel_level")
 
 
-def _check_unique_judgments(df: pl.DataFrame, source) -> None:
-    """A repeated (query_id, jg, doc_id) is an error, as in trec_eval's qrels_jg reader."""
-    first_seen = pl.struct("query_id", "jg", "doc_id").is_first_distinct()
+def _check_unique_judgments(df: pl.DataFrame, source, group: str = "jg",
+                            group_name: str = "judgment group") -> None:
+    """A repeated (query_id, <group>, doc_id) is an error, as in trec_eval's qrels_jg
+    reader (``group`` is the column of the judgment group, or of the intent)."""
+    first_seen = pl.struct("query_id", group, "doc_id").is_first_distinct()
     repeats = df.with_row_index("__row", offset=1).filter(~first_seen)
     if not repeats.height:
         return
     row = repeats.row(0, named=True)
     earlier = df.with_row_index("__row", offset=1).filter(
-        (pl.col("query_id") == row["query_id"]) & (pl.col("jg") == row["jg"])
+        (pl.col("query_id") == row["query_id"]) & (pl.col(group) == row[group])
         & (pl.col("doc_id") == row["doc_id"])).row(0, named=True)
     unit, key = ("line", "line") if "line" in df.columns else ("row", "__row")
     raise input_error(
-        f"duplicate (query_id, jg, doc_id) for judgment group {row['jg']!r}; first seen on"
-        f" {unit} {earlier[key]} (trec_eval: duplicate docs)",
+        f"duplicate (query_id, {group}, doc_id) for {group_name} {row[group]!r}; first seen"
+        f" on {unit} {earlier[key]} (trec_eval: duplicate docs)",
         path=source, line=int(row[key]), query_id=row["query_id"], doc_id=row["doc_id"],
         cls=DuplicateEntryError)
 

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     average_precision,
     counts,
     dcg,
+    diversity,
     gain_based,
     gdeval,
     incomplete,
@@ -20,6 +21,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     set_based,
     strings,
     torchmetrics_family,
+    user_model,
 )
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 

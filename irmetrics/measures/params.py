@@ -1,4 +1,5 @@
-"""The four trec_eval parameter types (spec §4.2) plus "no parameters".
+"""The four trec_eval parameter types (spec §4.2), "no parameters", and the keyword
+options of friendly (ir_measures-style) spellings.
 
 Each type parses a raw parameter string (the text after the first ``.`` of a
 ``-m`` spec) with trec_eval's C rules and names the values it produces. ``None``
@@ -7,6 +8,7 @@ as the raw string means "no parameters given": the defaults apply and names are 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .._cparse import c_atof, c_atol
@@ -161,6 +163,33 @@ class FixedSuffix:
 
 
 @dataclass(frozen=True)
+class KeywordParams:
+    """Parameters of a measure spelled only the ir_measures way, ``Name(key=value)@k``
+    (the diversity and user-model families): the parsed parameter is the cutoff ``k``
+    (or None when the declaration takes none); keywords are the declaration's
+    :class:`Option` values, reaching the kernel as ``ctx.options``."""
+
+    cutoff: bool = False
+
+    def parse(self, measure: str, raw: str | None) -> int | None:
+        if raw is None:
+            return None
+        if not self.cutoff:
+            raise ParameterError(f"measure {measure!r} takes no cutoff; got {raw!r}.")
+        if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
+            raise ParameterError(
+                f"cutoff of {measure!r} must be a positive integer; got {raw!r}.")
+        return int(raw)
+
+    def output_names(self, measure: str, parsed, raw: str | None) -> list[str]:
+        return [measure]
+
+    def describe(self) -> str:
+        at = "a cutoff `@k` (required) and " if self.cutoff else ""
+        return f"{at}the keyword options below; ir_measures spelling only"
+
+
+@dataclass(frozen=True)
 class Option:
     """A keyword option of a friendly spelling, ``Name(key=value)@k`` (ir_measures style).
 
@@ -186,6 +215,10 @@ class Option:
         The value becomes the trec_eval parameter string of the measure.
     doc : str
         One line for the docs and the unknown-name suggestions.
+    low, high : float, optional
+        Inclusive bounds of a number.
+    example : object, optional
+        A valid value of a required option, for :func:`~irmetrics.measures.parse.example_spelling`.
     """
 
     kind: type
@@ -194,6 +227,9 @@ class Option:
     required: bool = False
     raw: bool = False
     doc: str = ""
+    low: float | None = None
+    high: float | None = None
+    example: object = None
 
     def accepts(self, value) -> bool:
         """Whether ``value`` (already converted) is allowed by this declaration."""
@@ -213,6 +249,10 @@ class Option:
         if not ok:
             raise ParameterError(
                 f"`{key}` in {spec!r} must be {_KIND_WORDS[kind]}; got {value!r}.")
+        if (self.low is not None and value < self.low) or \
+                (self.high is not None and value > self.high):
+            raise ParameterError(f"`{key}` in {spec!r} must be between {_bound(self.low, '-inf')}"
+                                 f" and {_bound(self.high, 'inf')}; got {value!r}.")
         return value
 
     def describe(self, key: str) -> str:
@@ -220,6 +260,10 @@ class Option:
         if self.choices is not None:
             shown = f"{key}=" + "|".join(repr(c) for c in self.choices)
         return shown
+
+
+def _bound(bound, unbounded: str) -> str:
+    return unbounded if bound is None else f"{bound:g}"
 
 
 _KIND_WORDS = {int: "an integer", float: "a number", bool: "True or False",

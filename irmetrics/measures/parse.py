@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .._validation import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
-from .params import DoubleCutoffs, DoubleParams, LongCutoffs, PairParams
+from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams
 from .registry import NICKNAMES, REGISTRY, MeasureDef
 
 #: Spellings that can only be friendly (an ``@`` or ``(``), never a printed trec_eval name.
@@ -69,9 +69,24 @@ def friendly_spelling(m: MeasureDef) -> str:
     return text + ("@k" if m.friendly_cutoff else "")
 
 
+def example_spelling(m: MeasureDef) -> str:
+    """A valid friendly spelling of ``m``: its required options at their example values,
+    ``@10`` if it takes a cutoff.
+
+    >>> from irmetrics.measures import REGISTRY
+    >>> example_spelling(REGISTRY["SDCG"])
+    'SDCG(max_rel=3)@10'
+    """
+    required = ", ".join(f"{k}={o.example if o.example is not None else o.choices[0]!r}"
+                         for k, o in m.options.items() if o.required)
+    return (m.friendly + (f"({required})" if required else "")
+            + ("@10" if m.friendly_cutoff else ""))
+
+
 def known_names() -> dict[str, str]:
     """Every base spelling a user may type → the spelling shown with its parameters."""
-    out = {name: name for name in REGISTRY}  # trec_eval names: parameters after a '.'
+    # trec_eval names (parameters after a '.'), except those spelled only the friendly way
+    out = {name: name for name, m in REGISTRY.items() if not isinstance(m.params, KeywordParams)}
     out.update({name: name for name in NICKNAMES})
     for m in sorted(REGISTRY.values(), key=lambda m: m.order):
         if m.friendly:
@@ -117,6 +132,9 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
             printed = printed_name_spec(spec)
             if printed is not None:
                 name, dot, raw = printed.partition(".")
+        if name in REGISTRY and isinstance(REGISTRY[name].params, KeywordParams):
+            friendly.append(_parse_friendly(spec))  # NRBP: its ir_measures spelling
+            continue
         if name in REGISTRY or name in NICKNAMES:
             if dot and raw == "":
                 raise ParameterError(f"measure {spec!r} has an empty parameter string.")
@@ -186,7 +204,8 @@ def _match(m: MeasureDef, spec: str, args: dict):
             if isinstance(m.params, PairParams) and isinstance(value, (int, float)):
                 converted[key] = value  # a trec_eval gain/option pair: RBP(p=0.8)
                 continue
-            return None, f"{spec!r}: {m.friendly} takes no argument {key!r}"
+            takes = ", ".join(sorted(m.options)) or "none"
+            return None, f"{spec!r}: {m.friendly} takes no argument {key!r} (it takes {takes})"
         value = option.convert(spec, key, value)
         if not option.accepts(value):
             return None, f"{spec!r}: `{key}` must be one of {list(option.choices)}; got {value!r}"
