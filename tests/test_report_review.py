@@ -1,0 +1,115 @@
+"""Review of the HTML report and its plots: names that matplotlib would misread or that
+squeeze the figures, missing glyphs, empty arguments."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import warnings
+
+import pytest
+
+import irmetrics as irm
+
+from .test_report import QRELS, RUNS, assert_self_contained, chromium
+
+pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics[plot])")
+
+from irmetrics import plot  # noqa: E402
+
+QRELS3 = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+RUN_A = {"q1": {"d1": 1.0, "x": 2.0}, "q2": {"d2": 1.0}, "q3": {"d3": 1.0}}
+RUN_B = {"q1": {"d1": 2.0, "x": 1.0}, "q2": {"d2": 1.0, "y": 2.0}, "q3": {"d3": 1.0}}
+
+#: Run names as the command line gives them: file paths, often long.
+LONG = {"runs/2024-06/bm25_rm3_k1=0.9_b=0.4_fb_docs=10_terms=20.run": "bm25",
+        "runs/2024-06/dense_contriever_msmarco_ft_ep3_lr=2e-5.run": "dense",
+        "runs/2024-06/bm25_tweak_scores_nudged_by_noise.run": "tweak"}
+
+
+def svg_texts(page: str) -> list[str]:
+    return re.findall(r"<text[^>]*>([^<]*)</text>", page)
+
+
+def test_dollar_signs_in_names_and_query_ids_are_drawn_as_typed():
+    # matplotlib reads text between two "$" as mathtext: "$x$" drew an italic x and
+    # "$\foo$" raised ValueError from savefig.
+    bad = "$\\foo$"
+    qrels = {bad: QRELS3["q1"], "q2": QRELS3["q2"], "q3": QRELS3["q3"]}
+    a = {bad: RUN_A["q1"], "q2": RUN_A["q2"], "q3": RUN_A["q3"]}
+    b = {bad: RUN_B["q1"], "q2": RUN_B["q2"], "q3": RUN_B["q3"]}
+    cmp = irm.compare(qrels, {"$x$": a, bad: b}, "map", baseline="$x$")
+    page = cmp.to_html()
+    assert_self_contained(page)
+    texts = svg_texts(page)
+    assert f"map: {bad} - $x$" in texts and bad in texts and "$x$" in texts
+    # The notebook path: Figures drawn later, outside the report's style context.
+    for fig in (plot.per_query_differences(cmp), plot.score_distributions(cmp),
+                plot.precision_recall(cmp)):
+        fig.savefig(io.BytesIO(), format="png")
+    assert fig.axes[0].get_legend().get_texts()[1].get_text() == bad
+
+
+def long_comparison():
+    runs = {name: RUNS[short] for name, short in LONG.items()}
+    return irm.compare(QRELS, runs, ["map"], baseline=next(iter(LONG)))
+
+
+def test_long_run_names_leave_the_figures_their_axes():
+    cmp = long_comparison()
+    with warnings.catch_warnings():
+        # "constrained_layout not applied because axes sizes collapsed to zero"
+        warnings.simplefilter("error")
+        page = cmp.to_html()
+    assert_self_contained(page)
+    labels = [t.get_text() for t in plot.score_distributions(cmp).axes[0].get_xticklabels()]
+    assert all(len(label) <= 24 for label in labels) and len(set(labels)) == 3
+    assert labels[1].startswith("runs/2024-06") and labels[1].endswith("lr=2e-5.run")
+    # The tables still give every name in full.
+    for name in LONG:
+        assert f"<td class=\"name\">{name}</td>" in page
+
+
+def test_shortened_names_that_coincide_are_told_apart():
+    names = [f"runs/experiment_{k}" + "x" * 30 + "_final.run" for k in range(2)]
+    cmp = irm.compare(QRELS3, {names[0]: RUN_A, names[1]: RUN_B}, "map", baseline=names[0])
+    labels = [t.get_text() for t in plot.score_distributions(cmp).axes[0].get_xticklabels()]
+    assert labels[0].startswith("(a) ") and labels[1].startswith("(b) ")
+    legend = plot.precision_recall(cmp).axes[0].get_legend().get_texts()
+    assert [t.get_text() for t in legend] == labels
+
+
+def test_long_run_names_do_not_widen_the_page_past_the_window(tmp_path):
+    browser = chromium()
+    page = long_comparison().to_html()
+    probe = page.replace(
+        "</body>", "<script>document.body.setAttribute('data-widths',"
+        " document.documentElement.scrollWidth + ' ' + document.documentElement.clientWidth)"
+        "</script></body>")
+    path = tmp_path / "report.html"
+    path.write_text(probe, encoding="utf-8")
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
+         "--hide-scrollbars", "--window-size=1280,1000", "--dump-dom", path.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    scroll, client = map(int, re.search(r'data-widths="(\d+) (\d+)"', done.stdout).groups())
+    assert scroll <= client
+
+
+def test_names_without_glyphs_in_matplotlibs_font_do_not_warn():
+    # The browser draws SVG text with its own fonts: matplotlib's missing glyphs are noise
+    # on the terminal of `irmetrics compare --format html`.
+    cmp = irm.compare(QRELS3, {"系统A": RUN_A, "システムB\t🙂": RUN_B}, "map")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = cmp.to_html()
+    assert "システムB\t🙂" in svg_texts(page)
+
+
+def test_an_empty_list_of_pairs_is_a_parameter_error():
+    cmp = irm.compare(QRELS3, {"A": RUN_A, "B": RUN_B}, "map", baseline="A")
+    with pytest.raises(irm.exceptions.ParameterError, match="`pairs` must be a non-empty"):
+        plot.per_query_differences(cmp, pairs=[])
