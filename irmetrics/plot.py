@@ -99,6 +99,17 @@ def _new_figure(width: float, height: float):
 def _measure(comparison, measure):
     if measure is None:
         return comparison.measures[0]
+    if isinstance(measure, str) and measure not in comparison.measures:
+        # The spelling given to compare ("ndcg_cut.10") names the column "ndcg_cut_10".
+        from .exceptions import IrMetricsError
+        from .measures.parse import parse_measures
+
+        try:
+            names = parse_measures([measure])[0].output_names
+        except IrMetricsError:
+            names = ()
+        if len(names) == 1:
+            measure = names[0]
     return check_choice("measure", measure, comparison.measures)
 
 
@@ -145,7 +156,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     ----------
     comparison : Comparison
     measure : str, optional
-        One of ``comparison.measures`` (default: the first).
+        One of ``comparison.measures``, or its name as given to compare (``ndcg_cut.10``);
+        default: the first.
     pairs : list of (system, baseline), optional
         Which rows to draw (default: every row of ``measure``, in table order).
     max_pairs : int, default 12
@@ -266,7 +278,8 @@ def score_distributions(comparison, measure=None):
     ----------
     comparison : Comparison
     measure : str, optional
-        One of ``comparison.measures`` (default: the first).
+        One of ``comparison.measures``, or its name as given to compare (``ndcg_cut.10``);
+        default: the first.
 
     Returns
     -------

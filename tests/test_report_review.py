@@ -113,3 +113,14 @@ def test_an_empty_list_of_pairs_is_a_parameter_error():
     cmp = irm.compare(QRELS3, {"A": RUN_A, "B": RUN_B}, "map", baseline="A")
     with pytest.raises(irm.exceptions.ParameterError, match="`pairs` must be a non-empty"):
         plot.per_query_differences(cmp, pairs=[])
+
+
+def test_a_measure_can_be_named_as_it_was_given_to_compare():
+    cmp = irm.compare(QRELS, {name: RUNS[name] for name in ("bm25", "dense")},
+                      ["map", "ndcg_cut.10"], baseline="bm25")
+    fig = plot.per_query_differences(cmp, "ndcg_cut.10")
+    assert fig.axes[0].get_title(loc="left") == "ndcg_cut_10: dense - bm25"
+    assert plot.score_distributions(cmp, "ndcg_cut.10").axes[0].get_ylabel() == "ndcg_cut_10"
+    for bad in ("P.5,10", "P.5", "nosuch", 3):
+        with pytest.raises(irm.exceptions.ParameterError, match="`measure` must be one of"):
+            plot.score_distributions(cmp, bad)
