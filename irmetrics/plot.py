@@ -1,9 +1,10 @@
 """Pictures of a comparison, as matplotlib Figures (the ones the HTML report embeds).
 
 Needs the optional extra: ``pip install "irmetrics[plot]"`` (matplotlib). Figures are
-built with :class:`matplotlib.figure.Figure` directly, never with pyplot, so nothing
-touches global state and no GUI backend is loaded; in a notebook the returned Figure
-displays itself. Importing :mod:`irmetrics` never imports matplotlib.
+built with :class:`matplotlib.figure.Figure` directly, never with pyplot, so no figure is
+registered with pyplot and no window opens (matplotlib's box plot reads every rcParam,
+which imports pyplot to resolve the default backend, but nothing is drawn through it);
+in a notebook the returned Figure displays itself. Importing :mod:`irmetrics` never imports matplotlib.
 
 Names are drawn as typed (never as mathtext); system names longer than 24 characters and
 query ids longer than 20 are shortened to their start and end around an ellipsis.
