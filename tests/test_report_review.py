@@ -8,6 +8,7 @@ import re
 import subprocess
 import warnings
 
+import numpy as np
 import pytest
 
 import irmetrics as irm
@@ -80,9 +81,9 @@ def test_shortened_names_that_coincide_are_told_apart():
     assert [t.get_text() for t in legend] == labels
 
 
-def test_long_run_names_do_not_widen_the_page_past_the_window(tmp_path):
+def page_width(page: str, tmp_path) -> tuple[int, int]:
+    """(scroll width, window width) of the page laid out by headless Chromium at 1280 px."""
     browser = chromium()
-    page = long_comparison().to_html()
     probe = page.replace(
         "</body>", "<script>document.body.setAttribute('data-widths',"
         " document.documentElement.scrollWidth + ' ' + document.documentElement.clientWidth)"
@@ -96,6 +97,23 @@ def test_long_run_names_do_not_widen_the_page_past_the_window(tmp_path):
         capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     scroll, client = map(int, re.search(r'data-widths="(\d+) (\d+)"', done.stdout).groups())
+    return scroll, client
+
+
+def test_long_run_names_do_not_widen_the_page_past_the_window(tmp_path):
+    scroll, client = page_width(long_comparison().to_html(), tmp_path)
+    assert scroll <= client
+
+
+def test_the_matrix_of_many_systems_does_not_widen_the_page_past_the_window(tmp_path):
+    chromium()
+    spec = irm.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "map").measure_of("map")
+    rng = np.random.default_rng(0)
+    ids = np.array([f"q{i}" for i in range(20)])
+    runs = {f"system_{k:02d}": irm.Results(ids, {"map": rng.random(20)}, {"map": spec},
+                                           run_name=f"s{k}") for k in range(24)}
+    page = irm.compare(None, runs, "map", test="tukey", n_resamples=200).to_html()
+    scroll, client = page_width(page, tmp_path)
     assert scroll <= client
 
 
