@@ -383,10 +383,9 @@ class _Page:
                 if groups is not None:
                     cells.append(f"<td class=\"group\">{groups[i]}</td>")
                 body.append("<tr>" + "".join(cells) + "</tr>")
-            # A matrix of many systems scrolls by itself rather than widening the page.
-            parts.append(f"<h3>{_e(measure)}</h3>\n<div class=\"scroll\"><table class=\"matrix\">"
-                         f"<thead><tr><th></th><th class=\"num\">mean</th>{head}</tr></thead>"
-                         f"<tbody>{''.join(body)}</tbody></table></div>")
+            parts.append(f"<h3>{_e(measure)}</h3>\n<table class=\"matrix\"><thead><tr><th></th>"
+                         f"<th class=\"num\">mean</th>{head}</tr></thead>"
+                         f"<tbody>{''.join(body)}</tbody></table>")
         parts.append("<p class=\"note\">&larr;: the row's system is better; &uarr;: the"
                      " column's system is better.</p>")
         parts.append("</section>")
@@ -493,7 +492,10 @@ nav { position: sticky; top: 0; background: #fff; padding: 8px 0;
       border-bottom: 1px solid var(--rule); z-index: 1; font-size: 0.92em; }
 nav a { margin-right: 14px; color: var(--win); text-decoration: none; }
 nav a:hover { text-decoration: underline; }
-table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; }
+/* A table wider than the page (many measures, the matrix of many systems) scrolls by
+   itself rather than widening the page. */
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; display: block;
+        max-width: 100%; overflow-x: auto; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--rule); text-align: left;
          vertical-align: top; }
 thead th { border-bottom: 2px solid #9aa0a6; font-weight: 600; }
@@ -528,7 +530,6 @@ figcaption { color: var(--muted); font-size: 0.82em; margin-top: 4px; }
 table.extremes th, table.extremes td { padding: 3px 6px; }
 .pair h3 { margin: 8px 0 2px; font-size: 0.95em; }
 .tables { display: flex; flex-wrap: wrap; gap: 20px; }
-.scroll { overflow-x: auto; }
 .matrix td.sig-cell { background: var(--sig); font-weight: 600; }
 .matrix td.diag { color: var(--rule); }
 .group { font-weight: 700; letter-spacing: 0.1em; }
@@ -550,7 +551,7 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
   tbody tr:nth-child(even), .matrix td.sig-cell { -webkit-print-color-adjust: exact;
                                                    print-color-adjust: exact; }
   a { color: inherit; text-decoration: none; }
-  .scroll { overflow: visible; }
+  table { display: table; overflow: visible; }
 }
 """
 

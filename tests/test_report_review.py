@@ -142,3 +142,12 @@ def test_a_measure_can_be_named_as_it_was_given_to_compare():
     for bad in ("P.5,10", "P.5", "nosuch", 3):
         with pytest.raises(irm.exceptions.ParameterError, match="`measure` must be one of"):
             plot.score_distributions(cmp, bad)
+
+
+def test_a_summary_of_many_measures_does_not_widen_the_page_past_the_window(tmp_path):
+    chromium()
+    runs = {name: RUNS[name] for name in ("bm25", "dense")}
+    page = irm.compare(QRELS, runs, "iprec_at_recall").to_html()  # 11 long column names
+    assert page.count("<section id=\"m") == 11
+    scroll, client = page_width(page, tmp_path)
+    assert scroll <= client
