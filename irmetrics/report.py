@@ -73,7 +73,10 @@ def html_report(comparison, path=None) -> str:
 
     plot._matplotlib()  # fail early, with the install hint
     page = _Page(comparison)
-    text = page.render()
+    # Pure ASCII (other characters as references, which HTML reads back in text and
+    # attributes alike): the page then survives any stdout encoding, such as a Windows
+    # console's cp1252, which cannot hold matplotlib's minus sign U+2212.
+    text = page.render().encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)

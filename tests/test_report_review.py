@@ -3,9 +3,12 @@ squeeze the figures, missing glyphs, empty arguments."""
 
 from __future__ import annotations
 
+import html
 import io
+import os
 import re
 import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -30,7 +33,7 @@ LONG = {"runs/2024-06/bm25_rm3_k1=0.9_b=0.4_fb_docs=10_terms=20.run": "bm25",
 
 
 def svg_texts(page: str) -> list[str]:
-    return re.findall(r"<text[^>]*>([^<]*)</text>", page)
+    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", page)]
 
 
 def test_dollar_signs_in_names_and_query_ids_are_drawn_as_typed():
@@ -151,3 +154,22 @@ def test_a_summary_of_many_measures_does_not_widen_the_page_past_the_window(tmp_
     assert page.count("<section id=\"m") == 11
     scroll, client = page_width(page, tmp_path)
     assert scroll <= client
+
+
+def test_the_page_prints_to_a_stdout_that_cannot_encode_unicode(tmp_path):
+    # matplotlib's tick labels use U+2212 for minus: `--format html > report.html` on a
+    # cp1252 console (Windows) failed with an internal error.
+    env = dict(os.environ, PYTHONIOENCODING="cp1252", PYTHONUTF8="0")
+    done = subprocess.run(
+        [sys.executable, "-m", "irmetrics", "compare", "--baseline", "bm25.run", "-m", "map",
+         "--format", "html", QRELS, RUNS["bm25"], RUNS["dense"]],
+        capture_output=True, env=env, timeout=300, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    page = done.stdout.decode("ascii")
+    assert_self_contained(page)
+    assert "&#8722;" in page  # the minus signs of the difference axes, as references
+    # A name outside ASCII comes back as itself once the page is parsed.
+    cmp = irm.compare(QRELS3, {"système": RUN_A, "系统": RUN_B}, "map")
+    cells = [c for t in assert_self_contained(cmp.to_html()).tables for r in t["rows"]
+             for c in r]
+    assert "système" in cells and "系统" in cells
