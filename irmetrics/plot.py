@@ -1,9 +1,13 @@
 """Pictures of a comparison, as matplotlib Figures (the ones the HTML report embeds).
 
 Needs the optional extra: ``pip install "irmetrics[plot]"`` (matplotlib). Figures are
-built with :class:`matplotlib.figure.Figure` directly, never with pyplot, so nothing
-touches global state and no GUI backend is loaded; in a notebook the returned Figure
-displays itself. Importing :mod:`irmetrics` never imports matplotlib.
+built with :class:`matplotlib.figure.Figure` directly, never with pyplot, so no figure is
+registered with pyplot and no window opens (matplotlib's box plot reads every rcParam,
+which imports pyplot to resolve the default backend, but nothing is drawn through it);
+in a notebook the returned Figure displays itself. Importing :mod:`irmetrics` never imports matplotlib.
+
+Names are drawn as typed (never as mathtext); system names longer than 24 characters and
+query ids longer than 20 are shortened to their start and end around an ellipsis.
 
 * :func:`per_query_differences` -- per measure and comparison, the per-query differences
   ``system - baseline`` sorted from the largest win to the largest loss.
@@ -45,6 +49,12 @@ _CURVE_SAMPLES = 1500
 #: Query ids label the x axis up to this many queries (beyond, they would overlap).
 _LABELLED_QUERIES = 60
 
+#: Longest system name and query id a figure draws: longer ones keep their start and end
+#: around an ellipsis (tables give them in full); a long file path as a tick label or
+#: title squeezes the axes to nothing.
+_NAME_CHARS = 24
+_QUERY_CHARS = 20
+
 #: matplotlib settings of every figure: a generic font stack (no font file is embedded:
 #: SVG text stays text) and a fixed hash salt so that SVG ids, hence bytes, are
 #: reproducible.
@@ -58,6 +68,9 @@ STYLE = {
     "svg.fonttype": "none",
     "svg.hashsalt": "irmetrics",
     "svg.image_inline": True,
+    # Run names and query ids are text, never mathtext: "$x$" must not turn into
+    # italics, and "$\\foo$" must not fail.
+    "text.parse_math": False,
 }
 
 
@@ -87,11 +100,41 @@ def _new_figure(width: float, height: float):
 def _measure(comparison, measure):
     if measure is None:
         return comparison.measures[0]
+    if isinstance(measure, str) and measure not in comparison.measures:
+        # The spelling given to compare ("ndcg_cut.10") names the column "ndcg_cut_10".
+        from .exceptions import IrMetricsError
+        from .measures.parse import parse_measures
+
+        try:
+            names = parse_measures([measure])[0].output_names
+        except IrMetricsError:
+            names = ()
+        if len(names) == 1:
+            measure = names[0]
     return check_choice("measure", measure, comparison.measures)
 
 
 def _colour(index: int) -> str:
     return SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and end around "…"."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return text[:head] + "\u2026" + text[len(text) - (limit - head - 1):]
+
+
+def _system_labels(systems) -> list[str]:
+    """Each system's name as a figure draws it: shortened, and still telling systems apart
+    (a letter, as in the report's summary table, when two shortened names coincide)."""
+    from .comparison import _letters
+
+    labels = [_shorten(str(s), _NAME_CHARS) for s in systems]
+    if len(set(labels)) < len(labels):
+        labels = [f"({letter}) {label}" for letter, label in zip(_letters(len(labels)), labels)]
+    return labels
 
 
 def comparison_pairs(comparison, measure: str) -> list[tuple[str, str]]:
@@ -114,7 +157,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     ----------
     comparison : Comparison
     measure : str, optional
-        One of ``comparison.measures`` (default: the first).
+        One of ``comparison.measures``, or its name as given to compare (``ndcg_cut.10``);
+        default: the first.
     pairs : list of (system, baseline), optional
         Which rows to draw (default: every row of ``measure``, in table order).
     max_pairs : int, default 12
@@ -145,6 +189,9 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
         pairs = every
     else:
         pairs = [tuple(p) for p in pairs]
+        if not pairs:
+            raise parameter_error("pairs", "a non-empty list of rows of the comparison",
+                                  pairs)
         for pair in pairs:
             if pair not in every:
                 raise parameter_error("pairs", f"rows of the comparison of {measure}"
@@ -152,6 +199,7 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     pairs = pairs[:max_pairs]
     scores = comparison.scores[measure]
     query_ids = np.asarray(comparison.query_ids, dtype=str)
+    names = dict(zip(comparison.systems, _system_labels(comparison.systems)))
     n = len(query_ids)
     labelled = n <= _LABELLED_QUERIES
     row_height = 2.3 if labelled else 1.9
@@ -163,9 +211,11 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
                     - scores[comparison.systems.index(baseline)])
             # Stable sort: equal differences keep query-id order, so the picture is unique.
             order = np.argsort(-diff, kind="stable")
-            _difference_axes(ax, diff[order], query_ids[order] if labelled else None)
+            labels = ([_shorten(q, _QUERY_CHARS) for q in query_ids[order]] if labelled
+                      else None)
+            _difference_axes(ax, diff[order], labels)
             wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
-            ax.set_title(f"{measure}: {system} - {baseline}", loc="left")
+            ax.set_title(f"{measure}: {names[system]} - {names[baseline]}", loc="left")
             ax.set_title(f"{wins} wins, {n - wins - losses} ties, {losses} losses;"
                          f" mean {diff.mean():+.4f}", loc="right", fontsize=8.5)
             ax.set_ylabel(f"difference in {measure}")
@@ -229,7 +279,8 @@ def score_distributions(comparison, measure=None):
     ----------
     comparison : Comparison
     measure : str, optional
-        One of ``comparison.measures`` (default: the first).
+        One of ``comparison.measures``, or its name as given to compare (``ndcg_cut.10``);
+        default: the first.
 
     Returns
     -------
@@ -269,9 +320,10 @@ def score_distributions(comparison, measure=None):
                        zorder=3, rasterized=many)
         ax.scatter(positions, scores.mean(axis=1), marker="D", s=28, color="white",
                    edgecolors="#222222", linewidths=0.9, zorder=5)
-        ax.set_xticks(positions, comparison.systems,
-                      rotation=30 if max(map(len, comparison.systems)) > 10 else 0,
-                      ha="right" if max(map(len, comparison.systems)) > 10 else "center")
+        labels = _system_labels(comparison.systems)
+        slanted = max(map(len, labels)) > 10
+        ax.set_xticks(positions, labels, rotation=30 if slanted else 0,
+                      ha="right" if slanted else "center")
         ax.set_ylabel(measure)
         ax.set_title(f"{measure} per query\n{n} queries; diamond: mean", loc="left",
                      fontsize=9)
@@ -316,11 +368,12 @@ def precision_recall(comparison):
     with style():
         fig = _new_figure(5.6, 4.0)
         ax = fig.add_subplot()
+        labels = _system_labels(comparison.systems)
         for i, system in enumerate(comparison.systems):
             rows = curves.filter(system=system)
             ax.plot(rows["recall"].to_numpy(), rows["precision"].to_numpy(),
                     marker=SYSTEM_MARKERS[i % len(SYSTEM_MARKERS)], markersize=4.5,
-                    markerfacecolor="none", linewidth=1.5, color=_colour(i), label=system)
+                    markerfacecolor="none", linewidth=1.5, color=_colour(i), label=labels[i])
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(0.0, 1.02)
         ax.set_xticks(np.linspace(0.0, 1.0, 11))

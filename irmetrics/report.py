@@ -16,6 +16,7 @@ import html
 import io
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -72,7 +73,10 @@ def html_report(comparison, path=None) -> str:
 
     plot._matplotlib()  # fail early, with the install hint
     page = _Page(comparison)
-    text = page.render()
+    # Pure ASCII (other characters as references, which HTML reads back in text and
+    # attributes alike): the page then survives any stdout encoding, such as a Windows
+    # console's cp1252, which cannot hold matplotlib's minus sign U+2212.
+    text = page.render().encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -158,7 +162,10 @@ class _Page:
 
         self.figures += 1
         buffer = io.StringIO()
-        with plot.style():
+        with plot.style(), warnings.catch_warnings():
+            # SVG text stays text that the browser draws with its own fonts: a glyph
+            # matplotlib's font lacks (CJK, emoji, tab) is no loss here, only noise.
+            warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
             fig.savefig(buffer, format="svg",
                         metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
         return _figure_html(_inline_svg(buffer.getvalue(), f"f{self.figures}-"), caption)
@@ -286,7 +293,8 @@ class _Page:
                 mark = "<span class=\"sig\" title=\"significant\">*</span>"
                 css = " class=\"better\"" if r["diff"] > 0 else " class=\"worse\""
             body.append(
-                f"<tr{css}><td>{_e(r['system'])}</td><td>{_e(r['baseline'])}</td>"
+                f"<tr{css}><td class=\"name\">{_e(r['system'])}</td>"
+                f"<td class=\"name\">{_e(r['baseline'])}</td>"
                 f"<td class=\"num\">{_num(r['mean'])}</td>"
                 f"<td class=\"num\">{_num(r['baseline_mean'])}</td>"
                 f"<td class=\"num\">{_signed(r['diff'])}{mark}</td>"
@@ -327,7 +335,8 @@ class _Page:
                     for q in picked)
                 tables.append(
                     f"<div><h4>{title}</h4><table class=\"extremes\"><thead><tr><th>query</th>"
-                    f"<th class=\"num\">{_e(system)}</th><th class=\"num\">{_e(baseline)}</th>"
+                    f"<th class=\"num name\">{_e(system)}</th>"
+                    f"<th class=\"num name\">{_e(baseline)}</th>"
                     f"<th class=\"num\">difference</th></tr></thead><tbody>{body}</tbody>"
                     "</table></div>")
             blocks.append(f"<div class=\"pair\"><h3>{_e(system)} vs {_e(baseline)}</h3>"
@@ -359,7 +368,7 @@ class _Page:
             significant = np.nan_to_num(p, nan=1.0) <= c.alpha
             means = c.scores[measure].mean(axis=1)
             groups = letter_groups(means, significant) if c.test == "tukey" else None
-            head = "".join(f"<th class=\"num\">{_e(s)}</th>" for s in c.systems)
+            head = "".join(f"<th class=\"num name\">{_e(s)}</th>" for s in c.systems)
             if groups is not None:
                 head += "<th>group</th>"
             body = []
@@ -407,7 +416,7 @@ class _Page:
             + "".join(f"<td class=\"num\">{_num(precision[s][k])}</td>" for s in systems)
             + "</tr>" for k, level in enumerate(recall))
         values = ("<table class=\"curves\"><thead><tr><th class=\"num\">recall</th>"
-                  + "".join(f"<th class=\"num\">{_e(s)}</th>" for s in systems)
+                  + "".join(f"<th class=\"num name\">{_e(s)}</th>" for s in systems)
                   + f"</tr></thead><tbody>{body}</tbody></table>")
         return head + f"<div class=\"plots curves\">{figure}{values}</div>\n</section>"
 
@@ -486,7 +495,10 @@ nav { position: sticky; top: 0; background: #fff; padding: 8px 0;
       border-bottom: 1px solid var(--rule); z-index: 1; font-size: 0.92em; }
 nav a { margin-right: 14px; color: var(--win); text-decoration: none; }
 nav a:hover { text-decoration: underline; }
-table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; }
+/* A table wider than the page (many measures, the matrix of many systems) scrolls by
+   itself rather than widening the page. */
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; display: block;
+        max-width: 100%; overflow-x: auto; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--rule); text-align: left;
          vertical-align: top; }
 thead th { border-bottom: 2px solid #9aa0a6; font-weight: 600; }
@@ -503,6 +515,8 @@ tr.better td:nth-child(5) { color: var(--win); font-weight: 600; }
 tr.worse td:nth-child(5) { color: var(--loss); font-weight: 600; }
 td.win { color: var(--win); }
 td.loss { color: var(--loss); }
+/* Run names are often file paths: let them wrap anywhere rather than widen the page. */
+.name, th[scope="row"] { overflow-wrap: anywhere; min-width: 7em; white-space: normal; }
 .qid { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
        overflow-wrap: anywhere; }
 .note { color: var(--muted); font-size: 0.85em; margin: 4px 0 12px; }
@@ -540,6 +554,7 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
   tbody tr:nth-child(even), .matrix td.sig-cell { -webkit-print-color-adjust: exact;
                                                    print-color-adjust: exact; }
   a { color: inherit; text-decoration: none; }
+  table { display: table; overflow: visible; }
 }
 """
 

@@ -326,8 +326,9 @@ def test_names_and_query_ids_are_escaped():
 
 
 def test_svg_rewriting_touches_tags_never_text():
-    # Ids are prefixed per figure; a run name that looks like an attribute stays as is.
-    name = 'a id="b" url(#c) href="#d"'
+    # Ids are prefixed per figure; a run name that looks like an attribute stays as is
+    # (24 characters: figures draw longer names shortened).
+    name = 'id="b" url(#c) href="#d"'
     runs = {"base": {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}},
             name: {"q1": {"x": 2.0, "d1": 1.0}, "q2": {"d2": 1.0}}}
     page = irm.compare({"q1": {"d1": 1}, "q2": {"d2": 1}}, runs, "map",
