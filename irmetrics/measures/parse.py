@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._cparse import LONG_MAX
 from .._validation import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
 from .params import DoubleCutoffs, DoubleParams, LongCutoffs, PairParams
@@ -235,14 +237,19 @@ def _friendly_request(m: MeasureDef, spec: str, args: dict, cut: str | None) -> 
     if cut is not None:
         if raw_parts:
             raise ParameterError(f"{spec!r}: give either @{cut} or parameters, not both.")
-        if isinstance(m.params, LongCutoffs) and not re.fullmatch(r"[0-9]+", cut):
-            raise ParameterError(f"cutoff of {spec!r} must be a positive integer; got {cut!r}.")
+        # Unlike trec_eval's -m text, @k is not read by C's atol/atof: a cutoff past
+        # LONG_MAX would saturate and nan/inf would rank nothing, both silently.
+        if isinstance(m.params, LongCutoffs) and not (
+                re.fullmatch(r"[0-9]+", cut) and int(cut) <= LONG_MAX):
+            raise ParameterError(f"cutoff of {spec!r} must be a positive integer of at most"
+                                 f" {LONG_MAX}; got {cut!r}.")
         if isinstance(m.params, DoubleCutoffs):
             try:
-                float(cut)
+                finite = math.isfinite(float(cut))
             except ValueError:
-                raise ParameterError(f"cutoff of {spec!r} must be a number; got {cut!r}.") \
-                    from None
+                finite = False
+            if not finite:
+                raise ParameterError(f"cutoff of {spec!r} must be a finite number; got {cut!r}.")
         raw = cut
     else:
         raw = ",".join(raw_parts) if raw_parts else None

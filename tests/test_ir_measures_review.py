@@ -1,0 +1,40 @@
+"""Review of issue 14 part A (ir_measures names, gdeval/judged/msmarco measures, drop-in):
+regressions for the defects found by a hostile user."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import irmetrics as irm
+from irmetrics.compat import ir_measures as dropin
+from irmetrics.exceptions import ParameterError
+
+QRELS = {"1": {"d1": 1, "d2": 1}}
+RUN = {"1": {"d1": 1.0, "d3": 0.5}}
+
+
+@pytest.mark.parametrize("name", ["IPrec@nan", "IPrec@inf", "IPrec@-inf", "IPrec@NaN"])
+def test_non_finite_recall_level_is_refused_not_computed(name):
+    # Was: evaluated with a numpy RuntimeWarning and a meaningless value.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ParameterError, match=r"must be a finite number; got '-?(?i:nan|inf)'\.$"):
+            irm.evaluate(QRELS, RUN, [name])
+
+
+@pytest.mark.parametrize("name", ["P@99999999999999999999", "RR@9223372036854775808",
+                                  "nDCG@100000000000000000000"])
+def test_cutoff_beyond_long_max_is_refused_not_saturated(name):
+    # Was: P@1e20 silently computed as P@(2**63 - 1) (1/2**63 instead of 1e-20).
+    with pytest.raises(ParameterError, match="must be a positive integer of at most"):
+        irm.evaluate(QRELS, RUN, [name])
+    with pytest.raises(ParameterError, match="must be a positive integer of at most"):
+        dropin.calc_aggregate([dropin.parse_measure(name)], QRELS, RUN)
+
+
+def test_largest_cutoff_still_computes():
+    k = 2**63 - 1
+    got = irm.evaluate(QRELS, RUN, [f"P@{k}"]).aggregate()[f"P@{k}"]
+    assert got == pytest.approx(1 / k, rel=1e-12)
