@@ -38,3 +38,13 @@ def test_largest_cutoff_still_computes():
     k = 2**63 - 1
     got = irm.evaluate(QRELS, RUN, [f"P@{k}"]).aggregate()[f"P@{k}"]
     assert got == pytest.approx(1 / k, rel=1e-12)
+
+
+def test_drop_in_results_read_with_real_objects_but_not_the_reverse():
+    # docs/ir_measures.md said "dictionaries keyed by either work"; only one direction does.
+    real = pytest.importorskip("ir_measures", reason="ir-measures 0.4.3 is the oracle")
+    ours = dropin.calc_aggregate([dropin.nDCG @ 10], QRELS, RUN)
+    assert ours[real.nDCG @ 10] == ours[dropin.nDCG @ 10]
+    theirs = {real.nDCG @ 10: 1.0}  # what real ir_measures returns
+    assert (dropin.nDCG @ 10) not in theirs
+    assert {str(k): v for k, v in theirs.items()}[str(dropin.nDCG @ 10)] == 1.0
