@@ -48,3 +48,14 @@ def test_drop_in_results_read_with_real_objects_but_not_the_reverse():
     theirs = {real.nDCG @ 10: 1.0}  # what real ir_measures returns
     assert (dropin.nDCG @ 10) not in theirs
     assert {str(k): v for k, v in theirs.items()}[str(dropin.nDCG @ 10)] == 1.0
+
+
+def test_polars_lazyframe_input_raises_no_warning():
+    # Was: two polars PerformanceWarnings per LazyFrame (reading .columns resolves a schema).
+    pl = pytest.importorskip("polars", reason="polars inputs")
+    qrels = pl.LazyFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+    run = pl.LazyFrame({"qid": ["1", "1"], "docno": ["d1", "d3"], "score": [1.0, 0.5]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = dropin.calc_aggregate([dropin.RR @ 10, dropin.P @ 2], qrels, run)
+    assert got == {dropin.RR @ 10: 1.0, dropin.P @ 2: 0.5}

@@ -357,8 +357,11 @@ def _as_table(value, kind: str):
         return value  # a TREC file path goes to irmetrics' streaming reader as it is
     if isinstance(value, Mapping):
         return cls.from_dict(value)
-    if hasattr(value, "columns"):
-        cols = list(value.columns)
+    # A polars LazyFrame warns on .columns (even through hasattr); collect_schema() is
+    # its quiet spelling.
+    if hasattr(value, "collect_schema") or hasattr(value, "columns"):
+        cols = (value.collect_schema().names() if hasattr(value, "collect_schema")
+                else list(value.columns))
         names = {}
         for field in ("query_id", "doc_id", kind):
             found = next((c for c in _COLUMNS[field] if c in cols), None)
