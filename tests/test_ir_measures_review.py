@@ -28,9 +28,9 @@ def test_non_finite_recall_level_is_refused_not_computed(name):
                                   "nDCG@100000000000000000000"])
 def test_cutoff_beyond_long_max_is_refused_not_saturated(name):
     # Was: P@1e20 silently computed as P@(2**63 - 1) (1/2**63 instead of 1e-20).
-    with pytest.raises(ParameterError, match="must be a positive integer of at most"):
+    with pytest.raises(ParameterError, match=r"must be at most 9223372036854775807; got '[0-9]+'"):
         irm.evaluate(QRELS, RUN, [name])
-    with pytest.raises(ParameterError, match="must be a positive integer of at most"):
+    with pytest.raises(ParameterError, match=r"must be at most 9223372036854775807; got '[0-9]+'"):
         dropin.calc_aggregate([dropin.parse_measure(name)], QRELS, RUN)
 
 
@@ -59,3 +59,16 @@ def test_polars_lazyframe_input_raises_no_warning():
         warnings.simplefilter("error")
         got = dropin.calc_aggregate([dropin.RR @ 10, dropin.P @ 2], qrels, run)
     assert got == {dropin.RR @ 10: 1.0, dropin.P @ 2: 0.5}
+
+
+@pytest.mark.parametrize("name", ["P@5,10", "ERR@20 ", "RR@-1"])
+def test_malformed_cutoff_message_names_the_constraint(name):
+    with pytest.raises(ParameterError, match=r"must be a positive integer; got '.*'\.$"):
+        irm.evaluate(QRELS, RUN, [name])
+
+
+def test_cutoff_error_is_not_buried_under_other_declarations_needs():
+    # Was: "... must be a positive integer; got '10.0'; 'nDCG@10.0': nDCG needs dcg."
+    with pytest.raises(ParameterError) as err:
+        irm.evaluate(QRELS, RUN, ["nDCG@10.0"])
+    assert str(err.value) == "cutoff of 'nDCG@10.0' must be a positive integer; got '10.0'."
