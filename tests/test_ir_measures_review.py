@@ -72,3 +72,11 @@ def test_cutoff_error_is_not_buried_under_other_declarations_needs():
     with pytest.raises(ParameterError) as err:
         irm.evaluate(QRELS, RUN, ["nDCG@10.0"])
     assert str(err.value) == "cutoff of 'nDCG@10.0' must be a positive integer; got '10.0'."
+
+
+@pytest.mark.parametrize("name", ["SetF(beta=1e400)", "SetF(beta=-1e400)",
+                                  "nDCG(gains={0:0,1:1,2:1e400})@3"])
+def test_infinite_option_values_are_refused_not_nan(name):
+    # Was: 1e400 (a valid Python literal, read as inf) gave NaN values silently.
+    with pytest.raises(ParameterError, match=r"must be finite; got .*inf.*\.$"):
+        irm.evaluate(QRELS, RUN, [name])

@@ -7,6 +7,7 @@ as the raw string means "no parameters given": the defaults apply and names are 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .._cparse import c_atof, c_atol
@@ -213,6 +214,10 @@ class Option:
         if not ok:
             raise ParameterError(
                 f"`{key}` in {spec!r} must be {_KIND_WORDS[kind]}; got {value!r}.")
+        # 1e400 is a Python literal too; read as inf it would give NaN values silently.
+        numbers = value.values() if kind is dict else [value] if kind is float else []
+        if not all(math.isfinite(v) for v in numbers):
+            raise ParameterError(f"`{key}` in {spec!r} must be finite; got {value!r}.")
         return value
 
     def describe(self, key: str) -> str:
