@@ -80,3 +80,15 @@ def test_infinite_option_values_are_refused_not_nan(name):
     # Was: 1e400 (a valid Python literal, read as inf) gave NaN values silently.
     with pytest.raises(ParameterError, match=r"must be finite; got .*inf.*\.$"):
         irm.evaluate(QRELS, RUN, [name])
+
+
+@pytest.mark.parametrize("name, suggestion", [
+    ("P_10", "P@10"), ("ndcg_cut_10", "nDCG@10"), ("iprec_at_recall_0.10", "IPrec@0.1"),
+    ("err@20", "ERR@20"), ("ndcg@10", "nDCG@10"), ("map", "AP"), ("Judge@10", "Judged"),
+])
+def test_drop_in_unknown_name_suggests_its_ir_measures_spelling(name, suggestion):
+    # Was: 'P_10' suggested 'P_IA' (an unrelated measure), 'err@20' suggested nothing.
+    from irmetrics.exceptions import UnknownMeasureError
+    with pytest.raises(UnknownMeasureError) as err:
+        dropin.parse_measure(name)
+    assert f"did you mean '{suggestion}'" in str(err.value)

@@ -218,9 +218,19 @@ def _param_repr(value) -> str:
     return repr(value)
 
 
-def _close(name: str) -> list[str]:
+def _close(name: str, spelling: str | None = None) -> list[str]:
+    """Suggestions for an unknown name: the ir_measures spelling of a trec_eval or
+    irmetrics name (``P_10`` → ``P@10``, ``ndcg@10`` → ``nDCG@10``), else the closest
+    measure names, case aside."""
+    if spelling is not None and spelling.strip() not in NICKNAMES:
+        try:
+            return [str(m) for m in parse_trec_measure(spelling.strip())][:5]
+        except (UnknownMeasureError, ParameterError):
+            pass
     import difflib
-    return difflib.get_close_matches(name, list(_PARAMS), n=5, cutoff=0.5)
+    by_lower = {n.lower(): n for n in _PARAMS}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=5, cutoff=0.5)
+    return [by_lower[c] for c in close]
 
 
 #: The measure objects, as ``ir_measures.<Name>`` (aliases included).
@@ -265,7 +275,7 @@ def parse_measure(measure) -> Measure:
     name, args, at_value = match.groups()
     base = measures.get(name)
     if base is None:
-        raise UnknownMeasureError(measure, suggestions=_close(name))
+        raise UnknownMeasureError(measure, suggestions=_close(name, measure))
     params = {}
     if args:
         try:
