@@ -36,12 +36,16 @@ EXACT = [
     "P@1", "P@5", "P(rel=2)@3", "R@4", "R(rel=2)@4", "AP",
     "AP(rel=2)", "AP@3", "RR", "RR(rel=2)", "RR@1", "RR@3",
     "RR(rel=2)@5", "RR(rel=0)@2", "MRR@10", "nDCG", "nDCG@3",
-    "nDCG(gains={0:1,1:3,2:7})", "nDCG(gains={0:1,1:3,2:0})@5", "nDCG(gains={3:1})@3",
     "Judged@1", "Judged@3", "Judged@20", "Judged", "Rprec",
     "Rprec(rel=2)", "Bpref", "infAP", "SetP", "SetRelP", "SetR", "SetF", "SetF(beta=0.5)",
     "SetAP", "Success@2", "IPrec@0.2", "IPrec@0.0", "NumQ", "NumRet", "NumRelRet",
     "NumRet(rel=2)", "NumRel",
 ]
+#: nDCG with gains, apart from plain nDCG: ir_measures puts a plain nDCG into the first
+#: pytrec_eval invocation of its set of measures (hash order), which may be a gains one;
+#: there the two share trec_eval's name (ndcg_cut_3) and one is dropped (reported as 0)
+#: or the plain one is computed on the relabelled qrels, from one process to the next.
+GAINS = ["nDCG(gains={0:1,1:3,2:7})", "nDCG(gains={0:1,1:3,2:0})@5", "nDCG(gains={3:1})@3"]
 #: Measures ir_measures takes from gdeval (perl; printed with 5 decimals).
 GDEVAL = ["ERR@1", "ERR@5", "ERR@20", "nDCG(dcg='exp-log2')@5", "nDCG(dcg='exp-log2')@1"]
 GDEVAL_TOLERANCE = 5e-6 + 1e-12
@@ -99,6 +103,7 @@ def test_exact_providers_equal_ir_measures(data):
     assume(run)
     compare(EXACT, qrels, run, 1e-9)
     compare(JUDGED_ONLY, qrels, run, 1e-9)
+    compare(GAINS, qrels, run, 1e-9)
 
 
 @needs_perl
