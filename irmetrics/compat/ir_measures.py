@@ -239,9 +239,19 @@ def _param_repr(value) -> str:
     return repr(value)
 
 
-def _close(name: str) -> list[str]:
+def _close(name: str, spelling: str | None = None) -> list[str]:
+    """Suggestions for an unknown name: the ir_measures spelling of a trec_eval or
+    irmetrics name (``P_10`` → ``P@10``, ``ndcg@10`` → ``nDCG@10``), else the closest
+    measure names, case aside."""
+    if spelling is not None and spelling.strip() not in NICKNAMES:
+        try:
+            return [str(m) for m in parse_trec_measure(spelling.strip())][:5]
+        except (UnknownMeasureError, ParameterError):
+            pass
     import difflib
-    return difflib.get_close_matches(name, list(_PARAMS), n=5, cutoff=0.5)
+    by_lower = {n.lower(): n for n in _PARAMS}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=5, cutoff=0.5)
+    return [by_lower[c] for c in close]
 
 
 #: The measure objects, as ``ir_measures.<Name>`` (aliases included).
@@ -286,7 +296,7 @@ def parse_measure(measure) -> Measure:
     name, args, at_value = match.groups()
     base = measures.get(name)
     if base is None:
-        raise UnknownMeasureError(measure, suggestions=_close(name))
+        raise UnknownMeasureError(measure, suggestions=_close(name, measure))
     params = {}
     if args:
         try:
@@ -378,8 +388,11 @@ def _as_table(value, kind: str):
         return value  # a TREC file path goes to irmetrics' streaming reader as it is
     if isinstance(value, Mapping):
         return cls.from_dict(value)
-    if hasattr(value, "columns"):
-        cols = list(value.columns)
+    # A polars LazyFrame warns on .columns (even through hasattr); collect_schema() is
+    # its quiet spelling.
+    if hasattr(value, "collect_schema") or hasattr(value, "columns"):
+        cols = (value.collect_schema().names() if hasattr(value, "collect_schema")
+                else list(value.columns))
         names = {}
         for field in ("query_id", "doc_id", kind):
             found = next((c for c in _COLUMNS[field] if c in cols), None)

@@ -8,6 +8,7 @@ as the raw string means "no parameters given": the defaults apply and names are 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -249,6 +250,10 @@ class Option:
         if not ok:
             raise ParameterError(
                 f"`{key}` in {spec!r} must be {_KIND_WORDS[kind]}; got {value!r}.")
+        # 1e400 is a Python literal too; read as inf it would give NaN values silently.
+        numbers = value.values() if kind is dict else [value] if kind is float else []
+        if not all(math.isfinite(v) for v in numbers):
+            raise ParameterError(f"`{key}` in {spec!r} must be finite; got {value!r}.")
         if (self.low is not None and value < self.low) or \
                 (self.high is not None and value > self.high):
             raise ParameterError(f"`{key}` in {spec!r} must be between {_bound(self.low, '-inf')}"

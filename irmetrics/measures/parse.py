@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._cparse import LONG_MAX
 from .._validation import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
 from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams
@@ -212,8 +214,14 @@ def _match(m: MeasureDef, spec: str, args: dict):
         converted[key] = value
     missing = [k for k, o in m.options.items() if o.required and k not in converted]
     if missing:
-        return None, f"{spec!r}: {m.friendly} needs {', '.join(missing)}"
+        return None, _MissingOption(f"{spec!r}: {m.friendly} needs {', '.join(missing)}")
     return converted, None
+
+
+class _MissingOption(str):
+    """Why a declaration did not match: a required option the spelling does not give.
+    Said only when no declaration has a more specific reason (``nDCG@x`` is about the
+    cutoff, not about ``nDCG(dcg='exp-log2')`` needing ``dcg``)."""
 
 
 def _parse_friendly(spec: str) -> Request:
@@ -234,6 +242,7 @@ def _parse_friendly(spec: str) -> Request:
             except ParameterError as err:  # e.g. MAP@R is not AP@k: try the next one
                 why = str(err).rstrip(".")
         reasons.append(why)
+    reasons = [r for r in reasons if not isinstance(r, _MissingOption)] or reasons
     raise ParameterError(reasons[0] + "." if len(reasons) == 1 else
                          f"{spec!r} matches no declaration of {base}: " + "; ".join(reasons) + ".")
 
@@ -254,14 +263,19 @@ def _friendly_request(m: MeasureDef, spec: str, args: dict, cut: str | None) -> 
     if cut is not None:
         if raw_parts:
             raise ParameterError(f"{spec!r}: give either @{cut} or parameters, not both.")
+        # Unlike trec_eval's -m text, @k is not read by C's atol/atof: a cutoff past
+        # LONG_MAX would saturate and nan/inf would rank nothing, both silently.
         if isinstance(m.params, LongCutoffs) and not re.fullmatch(r"[0-9]+", cut):
             raise ParameterError(f"cutoff of {spec!r} must be a positive integer; got {cut!r}.")
+        if isinstance(m.params, LongCutoffs) and int(cut) > LONG_MAX:
+            raise ParameterError(f"cutoff of {spec!r} must be at most {LONG_MAX}; got {cut!r}.")
         if isinstance(m.params, DoubleCutoffs):
             try:
-                float(cut)
+                finite = math.isfinite(float(cut))
             except ValueError:
-                raise ParameterError(f"cutoff of {spec!r} must be a number; got {cut!r}.") \
-                    from None
+                finite = False
+            if not finite:
+                raise ParameterError(f"cutoff of {spec!r} must be a finite number; got {cut!r}.")
         raw = cut
     else:
         raw = ",".join(raw_parts) if raw_parts else None
