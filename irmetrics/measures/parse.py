@@ -207,7 +207,8 @@ def _match(m: MeasureDef, spec: str, args: dict):
                 converted[key] = value  # a trec_eval gain/option pair: RBP(p=0.8)
                 continue
             takes = ", ".join(sorted(m.options)) or "none"
-            return None, f"{spec!r}: {m.friendly} takes no argument {key!r} (it takes {takes})"
+            return None, _UnknownOption(
+                f"{spec!r}: {m.friendly} takes no argument {key!r} (it takes {takes})")
         value = option.convert(spec, key, value)
         if not option.accepts(value):
             return None, f"{spec!r}: `{key}` must be one of {list(option.choices)}; got {value!r}"
@@ -222,6 +223,12 @@ class _MissingOption(str):
     """Why a declaration did not match: a required option the spelling does not give.
     Said only when no declaration has a more specific reason (``nDCG@x`` is about the
     cutoff, not about ``nDCG(dcg='exp-log2')`` needing ``dcg``)."""
+
+
+class _UnknownOption(str):
+    """Why a declaration did not match: it has no option of a name the spelling gives.
+    The least specific reason: ``RBP(model='cwl')`` is about the declaration that has
+    ``model`` and needs ``rel``, not about trec_eval's ``rbp`` lacking ``model``."""
 
 
 def _parse_friendly(spec: str) -> Request:
@@ -242,7 +249,8 @@ def _parse_friendly(spec: str) -> Request:
             except ParameterError as err:  # e.g. MAP@R is not AP@k: try the next one
                 why = str(err).rstrip(".")
         reasons.append(why)
-    reasons = [r for r in reasons if not isinstance(r, _MissingOption)] or reasons
+    reasons = ([r for r in reasons if not isinstance(r, (_MissingOption, _UnknownOption))]
+               or [r for r in reasons if isinstance(r, _MissingOption)] or reasons)
     raise ParameterError(reasons[0] + "." if len(reasons) == 1 else
                          f"{spec!r} matches no declaration of {base}: " + "; ".join(reasons) + ".")
 
