@@ -185,9 +185,10 @@ def run(argv: list[str], stdout, stderr) -> int:
         raise CliError("--ties, --tie-report and --float-relevance apply to -R qrels only",
                        EXIT_USAGE)
     if args.tie_report and (args.format != "trec" or args.ties != "trec_eval"
-                            or args.Zscore is not None):
-        raise CliError("--tie-report prints its own table: it takes neither --format,"
-                       " --ties nor -Z", EXIT_USAGE)
+                            or args.Zscore is not None or args.query_eval_wanted
+                            or args.nosummary):
+        raise CliError("--tie-report prints its own table (one summary per run): it takes"
+                       " neither --format, --ties, -Z, -q nor -n", EXIT_USAGE)
     # Measures are checked before any file is read, as trec_eval does (exit 1 first).
     supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
     parse_measures(measures, supported=supported)
