@@ -149,6 +149,9 @@ class UnknownMeasureError(IrMetricsError, ValueError):
         The name as the user wrote it.
     suggestions : sequence of str, optional
         Close matches, best first; kept in the ``suggestions`` attribute (a list).
+    note : str, optional
+        Why a name that another tool knows is not computed here (replaces the
+        suggestions in the message).
 
     Examples
     --------
@@ -156,13 +159,16 @@ class UnknownMeasureError(IrMetricsError, ValueError):
     "unknown measure 'mapp'; did you mean 'map' or 'map_cut'?"
     """
 
-    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, suggestions: Sequence[str] = (), note: str = "") -> None:
         self.name = name
         self.suggestions = list(suggestions)
+        self.note = note  # why a name known elsewhere (ir_measures) is not computed here
         super().__init__(name, self.suggestions)
 
     def __str__(self) -> str:
         msg = f"unknown measure {self.name!r}"
+        if self.note:
+            return f"{msg}: {self.note}."
         if self.suggestions:
             quoted = [repr(s) for s in self.suggestions]
             alts = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]

@@ -270,3 +270,15 @@ def test_ids_that_are_no_text_field_survive_a_split_table(tmp_path, monkeypatch,
     want = irmetrics.evaluate(qrels, runs, ["map", "num_rel_ret", "runid"])
     same_results(got, want)
     assert got.to_dict()["q1"]["map"] == 1.0
+
+
+def test_missing_column_message_names_each_candidate_once(tmp_path):
+    """A run table without a score column: the default and PyTerrier name coincide
+    ('score'), so the message names it once."""
+    path = tmp_path / "run.parquet"
+    pl.DataFrame({"qid": ["q"], "docno": ["d"], "rank": [1]}).write_parquet(path)
+    with pytest.raises(InputFormatError) as info:
+        irmetrics.evaluate({"q": {"d": 1}}, str(path), ["map"])
+    message = str(info.value)
+    assert "no score column among ['qid', 'docno', 'rank']" in message
+    assert "nor 'score'" not in message

@@ -9,7 +9,8 @@ import pytest
 
 import irmetrics as irm
 from irmetrics.compat import ir_measures as dropin
-from irmetrics.exceptions import ParameterError
+from irmetrics.cli.options import EXIT_USAGE
+from irmetrics.exceptions import ParameterError, UnknownMeasureError
 
 QRELS = {"1": {"d1": 1, "d2": 1}}
 RUN = {"1": {"d1": 1.0, "d3": 0.5}}
@@ -92,3 +93,20 @@ def test_drop_in_unknown_name_suggests_its_ir_measures_spelling(name, suggestion
     with pytest.raises(UnknownMeasureError) as err:
         dropin.parse_measure(name)
     assert f"did you mean '{suggestion}'" in str(err.value)
+
+
+@pytest.mark.parametrize("spec, tool_name", [("Compat(p=0.8)", "Compat"), ("Compat", "Compat"),
+                                             ("Accuracy@10", "Accuracy")])
+def test_not_native_ir_measures_names_say_why(spec, tool_name, capsys):
+    """ir_measures names irmetrics does not compute are refused with the reason and the
+    docs page, not with suggestions of unrelated measures (Compat -> map_at_r)."""
+    from irmetrics.cli import main
+
+    with pytest.raises(UnknownMeasureError) as info:
+        irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [spec])
+    message = str(info.value)
+    assert f"ir_measures' {tool_name} is not computed by irmetrics" in message
+    assert "docs/ir_measures.md" in message and "map_at_r" not in message
+    assert main(["eval", "-m", spec, "fixtures/example/qrels.txt",
+                 "fixtures/example/run.txt"]) == EXIT_USAGE
+    assert f"ir_measures' {tool_name} is not computed" in capsys.readouterr().err

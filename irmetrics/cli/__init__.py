@@ -76,7 +76,8 @@ def main(argv=None) -> int:
     except CliError as exc:
         return _fail(stderr, exc if exc.verbatim else f"{prog}: {exc}", exc.status)
     except UnknownMeasureError as exc:
-        hint = f"; closest names: {', '.join(exc.suggestions)}" if exc.suggestions else ""
+        hint = (f": {exc.note}" if exc.note else
+                f"; closest names: {', '.join(exc.suggestions)}" if exc.suggestions else "")
         return _fail(stderr, f"{prog}: unknown measure {exc.name!r}{hint}", EXIT_USAGE)
     except DuplicateEntryError as exc:
         return _fail(stderr, f"{prog}: {exc}", EXIT_COMPUTE)

@@ -98,10 +98,11 @@ def resolve_columns(names, kind: str, columns: dict | None, source: str) -> dict
     for column in COLUMNS[kind]:
         found = [n for n in (column, PYTERRIER[column]) if n in names]
         if not found:
+            tried = ("" if PYTERRIER[column] == column
+                     else f": neither {column!r} nor {PYTERRIER[column]!r}")
             raise InputFormatError(
-                f"no {column} column: neither {column!r} nor {PYTERRIER[column]!r} among"
-                f" {names} (name the columns with {kind}_columns= or --{kind}-columns)",
-                path=source)
+                f"no {column} column{tried} among {names} (name the columns with"
+                f" {kind}_columns= or --{kind}-columns)", path=source)
         out[column] = found[0]
     return out
 

@@ -98,7 +98,23 @@ def known_names() -> dict[str, str]:
     return out
 
 
+#: ir_measures 0.4.3 names that irmetrics does not compute, with the short reason
+#: (the whole one is in docs/ir_measures.md): refused by name rather than with
+#: suggestions of unrelated measures.
+NOT_NATIVE = {
+    "compat": "ir_measures' Compat is not computed by irmetrics: its ideal ranking breaks"
+              " ties by the qrels' row order, which the engine does not keep"
+              " (docs/ir_measures.md)",
+    "accuracy": "ir_measures' Accuracy is not computed by irmetrics: it averages over the"
+                " queries that have a value only and breaks ties by input order"
+                " (docs/ir_measures.md)",
+}
+
+
 def _unknown(spec: str) -> UnknownMeasureError:
+    note = NOT_NATIVE.get(re.split(r"[@(]", spec, maxsplit=1)[0].strip().lower())
+    if note is not None:
+        return UnknownMeasureError(spec, note=note)
     base = re.split(r"[.(]", spec, maxsplit=1)[0]
     base = re.sub(r"@.*", "@k", base)
     names = known_names()
