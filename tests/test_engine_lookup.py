@@ -1,6 +1,7 @@
 """Judgment lookup (pack.lookup_codes): the hash join and the binary search in the sorted
-qrels keys give the same relevance codes as a plain dict lookup on the strings, hash
-collisions included, and the choice between them follows SortedKeys' rule."""
+qrels keys give the same relevance codes as a plain dict lookup on the strings, key
+collisions included (the fingerprints tell the documents apart), and the choice between
+the two roads follows SortedKeys' rule."""
 
 import numpy as np
 import polars as pl
@@ -31,8 +32,9 @@ def force_road(monkeypatch, road: str) -> None:
 @st.composite
 def lookup_case(draw):
     """Judgments, looked-up (query, doc) pairs and a doc hash: the real one, or one drawn
-    from four values per doc id, so that run docs collide with judgments (caught by the
-    string check) and judgments of one query with each other (keys unusable)."""
+    from four values per doc id, so that run docs collide with judgments (told apart by
+    the fingerprint) and judgments of one query with each other (keys not unique: a join
+    on key and fingerprint)."""
     judged = draw(st.dictionaries(st.tuples(st.sampled_from(QUERIES), st.sampled_from(DOCS)),
                                   st.integers(-1, 3), min_size=1, max_size=30))
     probes = draw(st.lists(st.tuples(st.sampled_from(QUERIES), st.sampled_from(DOCS)),
@@ -54,7 +56,7 @@ def bucket_hash(buckets):
 @given(case=lookup_case(), restrict=st.booleans())
 def test_codes_equal_a_dict_lookup_on_the_strings(monkeypatch, road, case, restrict):
     judged, probes, buckets = case
-    exact_join = []
+    full_join = []
     with monkeypatch.context() as m:
         force_road(m, road)
         if buckets is not None:
@@ -69,13 +71,14 @@ def test_codes_equal_a_dict_lookup_on_the_strings(monkeypatch, road, case, restr
         queries = np.unique(qcode) if restrict else None
 
         def doc_ids_at(rows):
-            exact_join.append(rows is None)
+            full_join.append(rows is None)
             return docs if rows is None else docs.gather(rows)
 
         got = lookup_codes(qrels, qcode, pack_module.doc_hash(docs).copy(),  # consumed
                            doc_ids_at, queries=queries)
-        if qrels.keys is not None:  # the matched keys themselves, not only the codes
-            keys = pack_module._combine(qcode, pack_module.doc_hash(docs).copy())
+        if qrels.unique_keys:  # the matched keys themselves, not only the codes
+            keys = pack_module._combine(qcode, pack_module.doc_hash(docs).copy(),
+                                        qrels.query_bits)
             position = {k: j for j, k in enumerate(qrels.keys.tolist())}
             hit, judgment = pack_module._match_keys(qrels, keys, queries)
             assert hit.tolist() == [i for i, k in enumerate(keys.tolist()) if k in position]
@@ -84,7 +87,7 @@ def test_codes_equal_a_dict_lookup_on_the_strings(monkeypatch, road, case, restr
             for p in probes]
     assert got.tolist() == want
     if buckets is None and probes:  # real 64-bit hashes of a few short ids never collide
-        assert not any(exact_join)
+        assert qrels.unique_keys and not any(full_join)
 
 
 @pytest.mark.parametrize("fake_hash", [

@@ -1,12 +1,14 @@
 """The chunked road from a run file to RankedLists equals read_run + pack."""
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irmetrics import Evaluator, evaluate
 from irmetrics.containers import Qrels
+from irmetrics.engine import pack as pack_module
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
 from irmetrics.engine.stream import encode_qrels_file, pack_run_file
 from irmetrics.exceptions import DuplicateEntryError
@@ -229,11 +231,20 @@ def test_qrels_file_encodes_like_read_qrels(tmp_path, data, seed):
     assert got.query_ids.tolist() == want.query_ids.tolist()
     assert got.rel_hist.tolist() == want.rel_hist.tolist()
     assert got.positive_total == want.positive_total
+    assert got.unique_keys and got.query_bits == want.query_bits
+    expected = sorted((want.query_ids.tolist().index(q), d, v if v >= 0 else -2)
+                      for q, d, v in rows)
+    docs = pl.Series([d for _, d, _ in expected], dtype=pl.String)
+    hashes = pack_module.doc_hash(docs)
+    keys = pack_module._combine(np.array([q for q, _, _ in expected]), hashes.copy(),
+                                want.query_bits)
+    fingerprints = pack_module.doc_fingerprint(docs)
     for enc in (got, want):  # the same judgments, whatever order the keys are in
-        pairs = sorted(zip(enc.judgment_query.tolist(), enc.judgment_doc_ids().to_list(),
-                           enc.codes.tolist()))
-        assert pairs == sorted(
-            (want.query_ids.tolist().index(q), d, v if v >= 0 else -2) for q, d, v in rows)
+        judgments = sorted(zip(enc.keys.tolist(), enc.fingerprints.tolist(),
+                               enc.judgment_query.tolist(), enc.codes.tolist()))
+        assert judgments == sorted(zip(keys.tolist(), fingerprints.tolist(),
+                                       [q for q, _, _ in expected],
+                                       [v for _, _, v in expected]))
 
 
 def test_qrels_duplicates_are_reported_by_the_full_reader(tmp_path):

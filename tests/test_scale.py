@@ -187,7 +187,7 @@ def test_chunked_and_in_memory_roads_agree_on_a_generated_file(tmp_path):
         sys.path.pop(0)
     generate(tmp_path, queries=60, depth=200, seed=5, collection=20_000, verbose=False)
     qrels = encode_qrels(read_qrels(tmp_path / "qrels.txt").df)
-    assert qrels.keys is not None
+    assert qrels.unique_keys
     for options in ({}, {"complete": True, "max_docs": 50}, {"judged_only": True}):
         ev = Evaluator(tmp_path / "qrels.txt", ["all_trec"], **options)
         same_results(ev.evaluate_unchecked(tmp_path / "run.txt"),

@@ -14,18 +14,21 @@ Nothing here sorts strings wholesale:
 * a run already grouped by query and sorted by score (what systems emit) is put
   in final order by moving whole query blocks; only entries inside groups of tied
   scores are ordered by doc id. Any other input falls back to one numeric sort;
-* documents are matched to judgments through 64-bit hashes of
-  ``(query, doc id)``, every match verified on the strings themselves; a hash
-  collision falls back to an exact string join.
+* documents are matched to judgments through 64-bit keys of ``(query code, doc-id
+  hash)``, every match confirmed by a second, independent 64-bit hash of the doc id
+  (judgments keep no strings: about 17 bytes each).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
+from ..exceptions import DuplicateEntryError
 from . import segments as sg
 from .ranked import (NOT_IN_POOL, POOL_UNJUDGED, RankedLists, label_histogram, no_query_ids,
                      sorted_query_ids)
@@ -41,13 +44,21 @@ TIES = ("trec_eval", "input_order", "expected")
 
 #: Seed of the doc-id hash; any fixed value works (hashes never leave the process).
 _HASH_SEED = 0x1F2E3D4C
-#: Bits of the combined key given to the query code; the rest hold the doc hash.
-_QUERY_BITS = 24
+#: Seed of the doc-id fingerprint, a second hash independent of the first.
+_FINGERPRINT_SEED = 0x6C8E9CF5
+#: Judgments per slice when checking keys for uniqueness (bounds that check's memory).
+_SLICE = 1 << 20
 
 
 @dataclass(frozen=True)
 class EncodedQrels:
     """Qrels prepared once and reused for every run (see ``Evaluator``).
+
+    Judgments are held as numbers only, in the order they were given, about 17 bytes
+    each: a run's document matches a judgment of its query when their 64-bit keys (query
+    code and doc-id hash) are equal and their independent 64-bit fingerprints too
+    (:func:`doc_fingerprint`). The judgments of one query are found through its blocks
+    (runs of consecutive judgments of that query), so nothing is reordered.
 
     Attributes
     ----------
@@ -58,20 +69,25 @@ class EncodedQrels:
         (:func:`~irmetrics.engine.ranked.label_histogram`).
     positive_total : int
         Qrels lines with a label > 0 (trec_eval's ``-c`` summary of num_rel).
-    keys : ndarray of uint64 or None
-        ``(query code, doc-id hash)`` key of every judgment, judgments grouped by query
-        code; None when keys cannot be used (two judgments of one query share a key, or
-        too many queries), and matching falls back to an exact string join.
-    judgment_query, codes :
-        Query code and relevance code (label, or -2 for a negative label) of every
-        judgment, in key order.
-    doc_ids : polars.Series
-        The qrels' doc ids in their own (file) order; see :meth:`judgment_doc_ids`.
-    doc_row : ndarray of int64
-        Row of ``doc_ids`` of every judgment in key order.
-    key_offsets : ndarray of int64 or None
-        Judgments of query code ``q`` are ``key_offsets[q]:key_offsets[q + 1]`` in key
-        order; None when ``keys`` is.
+    keys : ndarray of uint64
+        ``(query code, doc-id hash)`` key of every judgment (:func:`_combine`).
+    fingerprints : ndarray of uint64
+        :func:`doc_fingerprint` of every judgment's doc id.
+    codes : ndarray
+        Relevance code (label, or -2 for a negative label) of every judgment.
+    block_starts, block_lengths : ndarray of int64
+        Every block of judgments, sorted by query code (file order within a query).
+    query_blocks : ndarray of int64
+        Blocks of query code ``q`` are ``query_blocks[q]:query_blocks[q + 1]``.
+    query_judgments : ndarray of int64
+        Number of judgments of every query code.
+    query_bits : int
+        High bits of a key holding the query code; the rest hold the doc-id hash.
+    unique_keys : bool
+        No two judgments of one query share a key: a key lookup finds at most one
+        judgment (else lookups join on key and fingerprint).
+    judges_placeholder : bool
+        Some judgment is of trec_eval's ``-c`` placeholder document ``BOGUS_DOC_ID``.
     sorted_keys : SortedKeys
         ``keys`` sorted for binary searches, built on first need (see :func:`lookup_codes`)
         and then reused by every run.
@@ -80,78 +96,196 @@ class EncodedQrels:
     query_ids: np.ndarray
     rel_hist: np.ndarray
     positive_total: int
-    keys: np.ndarray | None
-    judgment_query: np.ndarray
+    keys: np.ndarray
+    fingerprints: np.ndarray
     codes: np.ndarray
-    doc_ids: pl.Series
-    doc_row: np.ndarray
-    key_offsets: np.ndarray | None = None
+    block_starts: np.ndarray
+    block_lengths: np.ndarray
+    query_blocks: np.ndarray
+    query_judgments: np.ndarray
+    query_bits: int
+    unique_keys: bool
+    judges_placeholder: bool
     rel_levels: np.ndarray | None = None
     # Not an __init__ argument: dataclasses.replace() must not share it with other keys.
     sorted_keys: SortedKeys = field(default_factory=lambda: SortedKeys(), init=False,
                                     compare=False, repr=False)
 
-    def judgment_doc_ids(self, judgments: np.ndarray | None = None) -> pl.Series:
-        """Doc ids of the judgments at key-order positions ``judgments`` (all for None)."""
-        return self.doc_ids.gather(self.doc_row if judgments is None else
-                                   self.doc_row[judgments])
+    @property
+    def judgment_query(self) -> np.ndarray:
+        """Query code of every judgment."""
+        query = np.empty(len(self.keys), dtype=np.int64)
+        block_query = np.repeat(np.arange(len(self.query_ids)), np.diff(self.query_blocks))
+        query[sg.ranges(self.block_starts, self.block_lengths)] = \
+            np.repeat(block_query, self.block_lengths)
+        return query
+
+    def judgments_of(self, query_codes: np.ndarray) -> np.ndarray:
+        """Positions of the judgments of ``query_codes`` (distinct), query by query."""
+        lo, hi = self.query_blocks[query_codes], self.query_blocks[query_codes + 1]
+        blocks = sg.ranges(lo, hi - lo)
+        return sg.ranges(self.block_starts[blocks], self.block_lengths[blocks])
+
+
+@dataclass
+class JudgmentChunk:
+    """Judgments of consecutive qrels lines, reduced to what encoding keeps: the query id
+    and length of each block of lines with one query id, and per line the label, the
+    :func:`doc_hash` and the :func:`doc_fingerprint` of its doc id."""
+
+    block_ids: pl.Series
+    block_lengths: np.ndarray
+    labels: np.ndarray
+    hashes: np.ndarray
+    fingerprints: np.ndarray
+    judges_placeholder: bool
+
+    @classmethod
+    def of(cls, qrels: pl.DataFrame, labels: np.ndarray | None = None) -> "JudgmentChunk":
+        """The chunk of a qrels table (``labels`` when already converted)."""
+        blocks = run_blocks(qrels)
+        doc_ids = qrels["doc_id"]
+        return cls(blocks.query_ids, blocks.lengths,
+                   qrels["relevance"].to_numpy() if labels is None else labels,
+                   doc_hash(doc_ids), doc_fingerprint(doc_ids),
+                   bool((doc_ids == BOGUS_DOC_ID).any()))
 
 
 def doc_hash(doc_ids: pl.Series) -> np.ndarray:
-    """64-bit hash of every doc id (the one hash judgments are matched by)."""
+    """64-bit hash of every doc id (the one hash judgments are looked up by)."""
     return doc_ids.hash(seed=_HASH_SEED).to_numpy()
 
 
-def _combine(qcode: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-    """``qcode << 40 | hashes >> 24`` (consumes ``hashes``; two passes, no temporaries)."""
-    key = np.left_shift(qcode.astype(np.uint64), np.uint64(64 - _QUERY_BITS))
-    np.right_shift(hashes, np.uint64(_QUERY_BITS), out=hashes)
+def doc_fingerprint(doc_ids: pl.Series) -> np.ndarray:
+    """A second 64-bit hash of every doc id, independent of :func:`doc_hash`: a key match
+    counts only when the fingerprints agree too."""
+    return doc_ids.hash(seed=_FINGERPRINT_SEED).to_numpy()
+
+
+def _query_bits(n_queries: int) -> int:
+    """Key bits a query code needs (at least one)."""
+    return max(1, (n_queries - 1).bit_length())
+
+
+def _combine(qcode: np.ndarray, hashes: np.ndarray, query_bits: int) -> np.ndarray:
+    """``qcode << (64 - query_bits) | hashes >> query_bits`` (consumes ``hashes``; two
+    passes, no temporaries)."""
+    key = np.left_shift(qcode.astype(np.uint64), np.uint64(64 - query_bits))
+    np.right_shift(hashes, np.uint64(query_bits), out=hashes)
     return np.bitwise_or(key, hashes, out=key)
 
 
 def encode_qrels(qrels: pl.DataFrame) -> EncodedQrels:
     """Encode a qrels table: sorted query ids, per-query label histogram, hashed keys."""
-    blocks = run_blocks(qrels)  # qrels come grouped by query: few blocks to encode
-    return encode_judgments(blocks.query_ids, blocks.lengths, qrels["relevance"].to_numpy(),
-                            qrels["doc_id"])
+    return encode_judgments([JudgmentChunk.of(qrels)], capacity=qrels.height)
 
 
-def encode_judgments(block_ids: pl.Series, block_lengths: np.ndarray, labels: np.ndarray,
-                     doc_ids: pl.Series, hashes: np.ndarray | None = None) -> EncodedQrels:
-    """:func:`encode_qrels` of judgments given as runs of equal query ids (``block_ids``,
-    ``block_lengths``) and per-judgment ``labels``, ``doc_ids`` and, when already
-    computed, their :func:`doc_hash` (so that a file can be encoded chunk by chunk)."""
-    query_ids_series = block_ids.unique().sort()
-    query_ids = np.asarray(query_ids_series.to_list(), dtype=object)
-    n_q = len(query_ids)
-    block_code = query_codes(block_ids, query_ids)
-    block_lengths = np.asarray(block_lengths, dtype=np.int64)
-    graded = labels.dtype.kind == "f"  # relevance="float": the labels are the gains
-    labels = labels.astype(np.float64 if graded else np.int64, copy=False)
-    hist, levels = label_histogram(np.repeat(block_code, block_lengths), labels, n_q)
+class _Filled:
+    """A 1-d array filled chunk by chunk, allocated once for ``capacity`` items (pages
+    the chunks never reach are never touched, so they take no memory) and regrown by
+    doubling only past it."""
+
+    def __init__(self, dtype, capacity: int) -> None:
+        self.data, self.size = np.empty(max(capacity, 1), dtype=dtype), 0
+
+    def extend(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if end > len(self.data):
+            grown = np.empty(max(end, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[:self.size] = self.data[:self.size]
+            self.data = grown
+        self.data[self.size:end] = values
+        self.size = end
+
+    def array(self) -> np.ndarray:
+        return self.data[:self.size]
+
+
+def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> EncodedQrels:
+    """:func:`encode_qrels` of judgments given chunk by chunk, in file order.
+
+    Each chunk's hashes are copied into arrays made once for ``capacity`` judgments (an
+    upper bound, e.g. from the file's size) and the chunk is dropped, so memory holds
+    each judgment once (about 17 bytes), plus one chunk; nothing is concatenated or
+    reordered judgment by judgment.
+    """
+    hashes, fingerprints = _Filled(np.uint64, capacity), _Filled(np.uint64, capacity)
+    block_ids, block_lengths, chunk_codes = [], [], []
+    positive_total, judges_placeholder = 0, False
+    for chunk in chunks:
+        hashes.extend(chunk.hashes)
+        fingerprints.extend(chunk.fingerprints)
+        block_ids.append(chunk.block_ids)
+        block_lengths.append(np.asarray(chunk.block_lengths, dtype=np.int64))
+        chunk_codes.append(np.where(chunk.labels < 0, POOL_UNJUDGED, chunk.labels))
+        positive_total += int(np.count_nonzero(chunk.labels > 0))
+        judges_placeholder |= chunk.judges_placeholder
+    keys, fingerprints = hashes.array(), fingerprints.array()  # keys: made in place below
+
+    all_block_ids = pl.concat(block_ids) if block_ids else pl.Series([], dtype=pl.String)
+    query_ids = np.asarray(all_block_ids.unique().sort().to_list(), dtype=object)
+    n_q, bits = len(query_ids), _query_bits(len(query_ids))
+    block_code = query_codes(all_block_ids, query_ids)
+    block_len = np.concatenate(block_lengths + [np.zeros(0, dtype=np.int64)])
+    block_start = np.cumsum(block_len) - block_len
+    by_code = np.argsort(block_code, kind="stable")
+    query_blocks = np.concatenate(([0], np.cumsum(np.bincount(block_code, minlength=n_q))))
+
+    graded = any(c.dtype.kind == "f" for c in chunk_codes)  # labels are the gains
+    codes = np.concatenate(chunk_codes + [np.zeros(0, dtype=np.int8)])
+    del chunk_codes
+    levels = np.unique(codes[codes >= 0]).astype(np.float64 if graded else np.int64)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
-    code_type = np.float64 if graded else \
-        np.result_type(np.int8, np.min_scalar_type(-int(levels[-1]) - 1))
-    codes = np.where(labels < 0, POOL_UNJUDGED, labels).astype(code_type)
+    top = int(levels[-1]) if levels.size and not graded else 0
+    codes = codes.astype(np.float64 if graded else
+                         np.result_type(np.int8, np.min_scalar_type(-top - 1)), copy=False)
 
-    # Judgments grouped by query code (file order inside): blocks moved, nothing sorted.
-    order, judgment_query = block_move(np.cumsum(block_lengths) - block_lengths,
-                                       block_lengths, block_code)
-    keys = key_offsets = None
-    if n_q < 1 << _QUERY_BITS:
-        keys = _combine(judgment_query, (doc_hash(doc_ids) if hashes is None else hashes)[order])
-        if pl.Series(keys).n_unique() != len(keys):
-            keys = None  # two judgments of one query share a key: exact joins only
-        else:
-            key_offsets = np.concatenate(
-                ([0], np.cumsum(np.bincount(judgment_query, minlength=n_q)))).astype(np.int64)
-    return EncodedQrels(
-        query_ids=query_ids, rel_hist=hist, rel_levels=levels,
-        positive_total=int(np.count_nonzero(labels > 0)), keys=keys,
-        judgment_query=judgment_query, codes=codes[order], doc_ids=doc_ids,
-        doc_row=order, key_offsets=key_offsets,
-    )
+    # Keys and the label histogram, slice by slice (bounded temporaries).
+    hist = np.zeros((n_q, max(levels.size, 1)), dtype=np.int64)
+    for lo in range(0, len(keys), _SLICE):
+        at = np.arange(lo, min(lo + _SLICE, len(keys)))
+        qcode = block_code[np.searchsorted(block_start, at, side="right") - 1]
+        keys[at[0]:at[-1] + 1] = _combine(qcode, keys[at[0]:at[-1] + 1], bits)
+        hist += label_histogram(qcode, codes[at[0]:at[-1] + 1], n_q, levels=levels)[0]
+    encoded = EncodedQrels(
+        query_ids=query_ids, rel_hist=hist,
+        rel_levels=levels if levels.size else np.zeros(1, dtype=levels.dtype),
+        positive_total=positive_total, keys=keys, fingerprints=fingerprints, codes=codes,
+        block_starts=block_start[by_code], block_lengths=block_len[by_code],
+        query_blocks=query_blocks.astype(np.int64),
+        query_judgments=np.bincount(block_code, weights=block_len,
+                                    minlength=n_q).astype(np.int64),
+        query_bits=bits, unique_keys=True, judges_placeholder=judges_placeholder)
+    if _first_repeat(encoded, "keys") is None:
+        return encoded
+    # Two judgments of a query share a key: lookups join on key and fingerprint, which
+    # only the same doc id judged twice (or odds of 2**-104) can share too.
+    repeated = _first_repeat(encoded, "keys", "fingerprints")
+    if repeated is not None:
+        raise DuplicateEntryError(
+            "a document is judged twice for this query (or two doc ids share both "
+            "64-bit hashes); give each (query_id, doc_id) pair once",
+            path="<qrels>", query_id=str(query_ids[repeated]))
+    return dataclasses.replace(encoded, unique_keys=False)
+
+
+def _first_repeat(qrels: EncodedQrels, *columns: str) -> int | None:
+    """Code of the first query in which two judgments share their values in every one of
+    ``columns`` (attribute names of ``qrels``), or None.
+
+    Checked on slices of whole queries: memory is bounded by a slice, not the qrels."""
+    ends = np.cumsum(qrels.query_judgments)
+    cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0,
+                                                     _SLICE), side="right"))
+    for first, last in zip(cuts.tolist(), cuts[1:].tolist() + [len(ends)]):
+        queries = np.arange(first, last)
+        at = qrels.judgments_of(queries)
+        part = pl.DataFrame([pl.Series(c, getattr(qrels, c)[at]) for c in columns])
+        if part.n_unique() != len(at):
+            query = np.repeat(queries, qrels.query_judgments[first:last])
+            return int(query[part.is_duplicated().to_numpy()][0])
+    return None
 
 
 def pack(
@@ -418,26 +552,32 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
     """Relevance codes of documents given their query codes and doc-id hashes.
 
     ``hashes`` (from :func:`doc_hash`, consumed) are aligned with ``qcode``;
-    ``doc_ids_at(rows)`` returns the doc ids at positions ``rows`` (all for None), used to
-    verify every hash match on the strings and, after a collision, for an exact join.
-    ``queries`` (distinct query codes, ascending), when given, holds every code of
-    ``qcode``: only their judgments are searched.
+    ``doc_ids_at(rows)`` returns the doc ids at positions ``rows`` (all for None), whose
+    fingerprints confirm every key match. ``queries`` (distinct query codes, ascending),
+    when given, holds every code of ``qcode``: only their judgments are searched.
+
+    A document is taken for a judged one when query, key and fingerprint agree: 64 - b
+    bits of one hash and 64 of another (b, the key's query bits, is at most 24 below
+    16.7M qrels queries), so two different doc ids of one query agree by chance with
+    probability at most 2**-104 (see docs/scale.md).
     """
     # int64 codes, or float64 ones for float labels
     code_type = np.result_type(np.int64, qrels.codes.dtype)
     code = np.full(len(qcode), NOT_IN_POOL, dtype=code_type)
     if len(qcode) == 0 or len(qrels.codes) == 0:
         return code
-    if qrels.keys is not None:
-        hit, judgment = _match_keys(qrels, _combine(qcode, hashes), queries)
-        # Verify every hash match on the strings; a collision falls through to the join.
-        if (doc_ids_at(hit) == qrels.judgment_doc_ids(judgment)).all():
-            code[hit] = qrels.codes[judgment]
-            return code
-    judgments = pl.DataFrame({"q": qrels.judgment_query, "doc_id": qrels.judgment_doc_ids(),
+    keys = _combine(qcode, hashes, qrels.query_bits)
+    if qrels.unique_keys:
+        # At most one judgment per key: a key match is that judgment or no judgment.
+        hit, judgment = _match_keys(qrels, keys, queries)
+        same = doc_fingerprint(doc_ids_at(hit)) == qrels.fingerprints[judgment]
+        code[hit[same]] = qrels.codes[judgment[same]]
+        return code
+    judgments = pl.DataFrame({"key": qrels.keys, "fingerprint": qrels.fingerprints,
                               "code": qrels.codes})
-    joined = pl.DataFrame({"q": qcode, "doc_id": doc_ids_at(None)}).join(
-        judgments, on=["q", "doc_id"], how="left", maintain_order="left")
+    joined = pl.DataFrame({"key": keys, "fingerprint": doc_fingerprint(doc_ids_at(None))}
+                          ).join(judgments, on=["key", "fingerprint"], how="left",
+                                 maintain_order="left")
     return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(code_type)
 
 
@@ -452,7 +592,7 @@ def _match_keys(qrels: EncodedQrels, keys: np.ndarray,
     """
     if queries is None:
         queries = np.arange(len(qrels.query_ids))
-    n_build = int((qrels.key_offsets[queries + 1] - qrels.key_offsets[queries]).sum())
+    n_build = int(qrels.query_judgments[queries].sum())
     if not qrels.sorted_keys.worth_searching(qrels.keys, n_build, len(keys)):
         matched = pl.DataFrame({"key": keys}).join(
             key_index_for(qrels, queries), on="key", how="left",
@@ -518,13 +658,8 @@ class SortedKeys:
         return self.index
 
 
-def key_index_for(qrels: EncodedQrels, query_codes: np.ndarray) -> pl.DataFrame | None:
-    """``key`` → ``judgment`` (position in key order) of the judgments of ``query_codes``
-    (distinct codes): the build side of a lookup join, only as large as it needs to be."""
-    if qrels.keys is None:
-        return None
-    lo, hi = qrels.key_offsets[query_codes], qrels.key_offsets[query_codes + 1]
-    size = hi - lo
-    idx = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) \
-        + np.arange(int(size.sum()))
+def key_index_for(qrels: EncodedQrels, query_codes: np.ndarray) -> pl.DataFrame:
+    """``key`` → ``judgment`` (position) of the judgments of ``query_codes`` (distinct
+    codes): the build side of a lookup join, only as large as it needs to be."""
+    idx = qrels.judgments_of(query_codes)
     return pl.DataFrame({"key": qrels.keys[idx], "judgment": idx})

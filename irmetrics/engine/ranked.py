@@ -40,8 +40,8 @@ def sorted_query_ids(ids) -> np.ndarray:
 _COUNTED_LABELS = 1 << 16
 
 
-def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, *,
+                    levels: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-query counts of each distinct judged label: ``(rel_hist, rel_levels)``.
 
     ``rel_levels`` holds the distinct labels ``>= 0`` ascending (``[0]`` when there is
@@ -49,6 +49,8 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int
     query ``q`` (codes ``0 .. n_queries - 1``) with label ``rel_levels[j]``. Negative
     labels are not counted. Memory is ``n_queries x distinct labels``, whatever the
     labels' values: trec_eval reads labels as C longs, and ``2**63 - 1`` is one column.
+    ``levels``, when given, are the columns (ascending, holding every label ``>= 0``):
+    histograms of parts of the judgments then add up.
 
     >>> hist, levels = label_histogram(np.array([0, 0, 1]), np.array([2**40, -1, 0]), 2)
     >>> hist.tolist(), levels.tolist()
@@ -59,6 +61,12 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int
     if labels.size and labels.min() < 0:
         judged = labels >= 0
         query, labels = query[judged], labels[judged]
+    if levels is not None:
+        levels = np.asarray(levels, dtype=labels.dtype)
+        width = max(levels.size, 1)
+        hist = np.bincount(query * width + np.searchsorted(levels, labels),
+                           minlength=n_queries * width)
+        return hist.reshape(n_queries, width).astype(np.int64, copy=False), levels
     if labels.size == 0:
         return np.zeros((n_queries, 1), dtype=np.int64), np.zeros(1, dtype=labels.dtype)
     top = labels.max()

@@ -26,6 +26,17 @@ def lengths(offsets: np.ndarray) -> np.ndarray:
     return np.diff(offsets)
 
 
+def ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(a, a + n) for a, n in zip(starts, sizes)])``, vectorised.
+
+    >>> ranges(np.array([5, 0]), np.array([2, 3])).tolist()
+    [5, 6, 0, 1, 2]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    shift = np.asarray(starts, dtype=np.int64) - (np.cumsum(sizes) - sizes)
+    return np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
+
+
 def segment_ids(offsets: np.ndarray) -> np.ndarray:
     """Segment index of every entry (``seg`` in the design); 32-bit (half the memory of
     this per-entry array) unless there are 2**31 segments or more."""

@@ -6,7 +6,7 @@ which is what retrieval systems write. It gives the same RankedLists as
 ``pack(qrels, read_run(path).df)`` without ever holding the whole file's strings:
 
 * each chunk of lines is parsed by polars, its documents hashed and looked up in the
-  qrels (matches verified on the strings), its tied scores ordered, and then only
+  qrels (matches confirmed by a second hash), its tied scores ordered, and then only
   numbers are kept: a relevance code per entry (one byte when the labels allow), a
   query code and a length per block. No kernel reads scores once the order is fixed,
   so they are not kept (``RankedLists.scores`` is None). The last query block of a
@@ -45,12 +45,12 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..exceptions import InputFormatError
+from ..exceptions import DuplicateEntryError, InputFormatError
 from ..io.trec import NotPlain, chunk_error, plain_chunks
 from . import segments as sg
-from .pack import (BOGUS_DOC_ID, EncodedQrels, RunBlocks, block_move, break_ties_by_doc_id,
-                   doc_hash, encode_judgments, lookup_codes, ordering_scores,
-                   query_codes, run_blocks)
+from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
+                   break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
+                   ordering_scores, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -136,14 +136,9 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     >>> values.query_ids.tolist(), values.columns["num_ret"].tolist()
     (['q1', 'q2'], [2, 1])
     """
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return None  # a pipe or stdin: read once, by the full reader
-        with open(path, "rb") as fh:  # gzip: about 4x its size once read
-            size = info.st_size * (4 if fh.read(2) == b"\x1f\x8b" else 1)
-    except (TypeError, ValueError, OSError):
-        return None  # the full reader names what is wrong with the path
+    size = _text_bytes(path)
+    if size is None:
+        return None  # a pipe or stdin (read once), or a path the full reader explains
     return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
                                 text_bytes=size, max_docs=max_docs, complete=complete,
                                 semantics=semantics, source=os.fsdecode(os.fspath(path)))
@@ -284,8 +279,8 @@ class _SplitBlocks(NotPlain):
 def encode_qrels_file(path) -> EncodedQrels | None:
     """:func:`~irmetrics.engine.pack.encode_qrels` of a plain qrels file read in chunks
     of its three useful columns, or None when the full reader is needed (a file that is
-    not plain, or two judgments of one query sharing a key: a duplicate pair, which the
-    full reader reports, or a hash collision, which it resolves).
+    not plain, or a (query, doc) pair judged twice, which the full reader reports or
+    resolves).
 
     Examples
     --------
@@ -298,27 +293,35 @@ def encode_qrels_file(path) -> EncodedQrels | None:
     >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
-    block_ids, block_lengths, labels, doc_ids = [], [], [], []
-    try:
+    def chunks():
         # Chunk by chunk, only what encoding needs is kept: the query id of each block
-        # of lines, the labels (in their smallest integer type) and the doc ids; no
-        # table of query ids per line.
+        # of lines, the labels (in their smallest integer type) and two hashes of each
+        # doc id; no strings per line.
         for frame in plain_chunks(path, "qrels"):
-            blocks = run_blocks(frame)
-            block_ids.append(blocks.query_ids)
-            block_lengths.append(blocks.lengths)
             label = frame["relevance"]
-            labels.append(label.cast(_smallest_int(label.min(), label.max())).to_numpy())
-            doc_ids.append(frame["doc_id"])
+            yield JudgmentChunk.of(
+                frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
+
+    try:
+        # Every line takes 8 bytes or more: an upper bound on the judgments.
+        return encode_judgments(chunks(), capacity=(_text_bytes(path) or 0) // 8 + 1)
     except NotPlain:
         return None
-    labels = np.concatenate(labels)
-    # Doc ids in one piece: every run gathers them at its matched judgments to verify
-    # the hashes, several times faster than across the file's chunks.
-    doc_ids = pl.concat(doc_ids, rechunk=True)
-    encoded = encode_judgments(pl.concat(block_ids), np.concatenate(block_lengths), labels,
-                               doc_ids)
-    return encoded if encoded.keys is not None else None
+    except DuplicateEntryError:
+        return None  # a judgment repeated in a query: the full reader says where
+
+
+def _text_bytes(path) -> int | None:
+    """Bytes of text in the regular file at ``path`` (a gzip file: about 4x its size),
+    or None for a pipe, standard input or a path that cannot be opened."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        with open(path, "rb") as fh:
+            return info.st_size * (4 if fh.read(2) == b"\x1f\x8b" else 1)
+    except (TypeError, ValueError, OSError):
+        return None
 
 
 def _smallest_int(low: int, high: int):
@@ -390,7 +393,7 @@ class _Chunks:
         evaluated = np.ones(len(present), dtype=bool) if complete else present
         missing = np.flatnonzero(evaluated & ~present)
         if missing.size:
-            if (qrels.doc_ids == BOGUS_DOC_ID).any():
+            if qrels.judges_placeholder:
                 raise NotPlain  # the placeholder is judged somewhere: let pack look it up
             # trec_eval's -c placeholder: one document, not in the pool, score 1.0
             # (none at all under max_docs=0, like every other ranking).
