@@ -67,6 +67,7 @@ def start_session(master: str, partitions: int, driver_memory: str, app_name: st
 
     session = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", driver_memory)
                .config("spark.sql.shuffle.partitions", str(partitions))
                .getOrCreate())

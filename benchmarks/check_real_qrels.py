@@ -60,6 +60,8 @@ FRIENDLY = ["AP", "P@10", "R@1000", "RR@10", "nDCG@10", "nDCG@20", "AP@100", "Ju
             "ERR@20", "nERR@10", "nDCG(dcg='exp-log2')@10", "nDCG(judged_only=True)@10",
             "AP(judged_only=True)", "P(judged_only=True)@10", "AP(rel=2)", "P(rel=2)@10",
             "RR(rel=2)@10"]
+#: Means reported to show what the generated run looks like (BM25 on DL19: map ~0.30).
+HEADLINE = ["map", "recip_rank", "P.10", "recall.1000", "ndcg_cut.10"]
 #: (label, keyword options of evaluate(), trec_eval flags); None flags: no CLI check.
 OPTION_SETS = [
     ("default", {}, []),
@@ -167,8 +169,9 @@ def generate_run(qrels: pl.DataFrame, *, seed: int, depth: int,
 
 
 def write_inputs(qrels_path: Path, run: pl.DataFrame, out: Path, seed: int) -> dict:
-    """The run as TREC text (score desc, doc id ASC) and Parquet (shuffled), the qrels
-    as Parquet; the Parquet copies hold exactly the values read back from the text."""
+    """The run as TREC text (score desc, doc id ASC) and Parquet (shuffled; its
+    ``run_id`` column names the run for the CLI), the qrels as Parquet; the Parquet
+    copies hold exactly the values read back from the text."""
     import irmetrics as irm
 
     paths = {"qrels": qrels_path, "run": out / "run.txt",
@@ -178,7 +181,8 @@ def write_inputs(qrels_path: Path, run: pl.DataFrame, out: Path, seed: int) -> d
                      rank=pl.int_range(1, pl.len() + 1).over("query_id"),
                      score=pl.col("score").cast(pl.String), tag=pl.lit(RUN_NAME)))
     lines.write_csv(paths["run"], separator=" ", include_header=False, quote_style="never")
-    (irm.Run.read(paths["run"]).df.select("query_id", "doc_id", "score")
+    (irm.Run.read(paths["run"]).df.select("query_id", "doc_id", "score",
+                                          run_id=pl.lit(RUN_NAME))
      .sample(fraction=1.0, shuffle=True, seed=seed).write_parquet(paths["run_parquet"]))
     irm.Qrels.read(qrels_path).df.select("query_id", "doc_id", "relevance") \
         .write_parquet(paths["qrels_parquet"])
@@ -265,12 +269,14 @@ def _qrels_of_run_queries(qrels_path: Path, run_queries: set, out: Path) -> Path
     return path
 
 
-def _run_both(binary: str, flags: list, files: list, strict: bool) -> dict:
+def _run_both(binary: str, flags: list, our_files: list, their_files: list,
+              strict: bool = False) -> dict:
     ours, t_ours = timed(lambda: subprocess.run(
         [sys.executable, "-m", "irmetrics", "eval", "-q", "-m", "all_trec", *flags,
-         *(["--strict"] if strict else []), *files], capture_output=True))
+         *(["--strict"] if strict else []), *map(str, our_files)], capture_output=True))
     theirs, t_theirs = timed(lambda: subprocess.run(
-        [binary, "-q", "-m", "all_trec", *flags, *files], capture_output=True))
+        [binary, "-q", "-m", "all_trec", *flags, *map(str, their_files)],
+        capture_output=True))
     a, b = ours.stdout.splitlines(), theirs.stdout.splitlines()
     differing = [i for i in range(max(len(a), len(b)))
                  if i >= len(a) or i >= len(b) or a[i] != b[i]]
@@ -287,22 +293,35 @@ def _run_both(binary: str, flags: list, files: list, strict: bool) -> dict:
 
 def check_trec_eval(paths: dict, binary: str, run_queries: set, out: Path) -> list[dict]:
     """``irmetrics eval -q -m all_trec`` vs ``trec_eval -q -m all_trec``: stdout byte for
-    byte and exit codes. Option sets with -c read the whole qrels; the others read the
-    qrels of the run's queries (trec_eval 10 stops at a qrels query without a ranking),
-    and one more check reads the whole qrels with --strict, where both must stop alike."""
+    byte and exit codes.
+
+    trec_eval reads the text files: with -c the whole qrels, otherwise the qrels of the
+    run's queries (without -c, trec_eval 10 stops with exit 4 at the first qrels query
+    that has no ranking). irmetrics reads the same text files, and then the Parquet
+    copies (whole qrels, shuffled run rows: it skips the qrels queries without a ranking,
+    with a warning on stderr, and must print what trec_eval prints). A last check gives
+    both the whole qrels without -c, irmetrics with --strict: both must stop alike."""
     restricted = _qrels_of_run_queries(paths["qrels"], run_queries, out)
     checks = []
     for label, _, flags in OPTION_SETS:
         if flags is None:
             continue
         qrels = paths["qrels"] if "-c" in flags else restricted
-        checks.append({"options": label, "qrels": "all" if "-c" in flags else "run queries",
-                       **_run_both(binary, flags, [str(qrels), str(paths["run"])], False)})
-    checks.append({"options": "default --strict", "qrels": "all",
-                   **_run_both(binary, [], [str(paths["qrels"]), str(paths["run"])], True)})
+        theirs = [qrels, paths["run"]]
+        checks.append({"options": label, "irmetrics_reads": "text",
+                       "trec_eval_qrels": "all" if "-c" in flags else "run queries",
+                       **_run_both(binary, flags, theirs, theirs)})
+        checks.append({"options": label, "irmetrics_reads": "parquet",
+                       "trec_eval_qrels": "all" if "-c" in flags else "run queries",
+                       **_run_both(binary, flags,
+                                   [paths["qrels_parquet"], paths["run_parquet"]], theirs)})
+    whole = [paths["qrels"], paths["run"]]
+    checks.append({"options": "default --strict", "irmetrics_reads": "text",
+                   "trec_eval_qrels": "all", **_run_both(binary, [], whole, whole, True)})
     for check in checks:
-        print(f"# trec_eval {check['options']} ({check['qrels']} qrels): {check['lines']}"
-              f" lines, identical={check['byte_identical']}", file=sys.stderr)
+        print(f"# trec_eval {check['options']} (irmetrics reads {check['irmetrics_reads']},"
+              f" trec_eval {check['trec_eval_qrels']} qrels): {check['lines']} lines,"
+              f" identical={check['byte_identical']}", file=sys.stderr)
     return checks
 
 
@@ -360,6 +379,8 @@ def main() -> None:
                                                     .iter_rows())),
                 "rows_tied_with_another": int(run.select(
                     pl.len().over("query_id", "score") > 1).to_series().sum()),
+                "headline_means": {k: round(v, 4) for k, v in irm.evaluate(
+                    paths["qrels"], paths["run"], HEADLINE).aggregate().items()},
                 "seed": args.seed, "depth": args.depth, "files": str(out),
                 "seconds": {"generate": round(t_generate, 2), "write": round(t_write, 2)}},
     }
