@@ -14,8 +14,10 @@ qrels (seeded, deterministic), then three checks run on it:
    ``rel=2`` variants, ...), under trec_eval's default options, ``-c``, ``-M 100``,
    ``-J``, ``-l 2``, all four at once, and ``semantics="pytrec_eval"``.
 2. With ``--trec-eval PATH`` (a trec_eval 10 binary you built yourself), the output of
-   ``irmetrics eval -q -m all_trec`` against ``trec_eval -q -m all_trec``, byte for
-   byte, under the same five option sets.
+   ``irmetrics eval -q -m all_trec`` (on the text files, then on the Parquet copies)
+   against ``trec_eval -q -m all_trec``, byte for byte with exit codes, under the
+   first six option sets, and both stopping alike on a qrels query without a ranking
+   (``--strict``).
 3. ``irmetrics.crosscheck`` (``semantics="pytrec_eval"`` against pytrec_eval itself,
    every measure pytrec_eval has, per query, tolerance 1e-9), when pytrec_eval is
    installed.
@@ -26,10 +28,10 @@ more often, like pooling; 1% of the queries none at all) and, for the rest, unju
 in the style of the qrels' ids (``D123`` for MS MARCO documents, plain numbers for
 passages) drawn from ``0 .. --collection-size - 1``. Scores correlate with the labels,
 are fixed-point with 2 to 4 decimals per query on a coarse grid (heavy ties, across
-labels too), 5% of the queries have a flat tail and 8% negative scores. 2% of the qrels
-queries are left out of the run and a few run queries have no judgments. The text file
-is sorted by score then doc id ASCENDING (so trec_eval's tie order, doc id descending,
-is not the file order); the Parquet copy holds the same rows shuffled.
+labels too), 5% of the queries have a flat tail and 8% are shifted below zero. 2% of
+the qrels queries are left out of the run and a few run queries have no judgments. The
+text file is sorted by score then doc id ASCENDING (so trec_eval's tie order, doc id
+descending, is not the file order); the Parquet copy holds the same rows shuffled.
 
 Prints one JSON document; exits non-zero when anything differs. Needs
 ``irmetrics[spark]`` and Java for check 1. Never commit the qrels or the generated data:
@@ -385,6 +387,11 @@ def main() -> None:
                 "seconds": {"generate": round(t_generate, 2), "write": round(t_write, 2)}},
     }
     if not args.no_spark:
+        try:
+            import pyspark  # noqa: F401
+        except ImportError:
+            sys.exit('check_real_qrels.py: the Spark check needs pyspark: pip install'
+                     ' "irmetrics[spark]" (and Java 17+), or pass --no-spark')
         report["spark_vs_single_machine"] = check_spark(paths, args)
     if args.trec_eval:
         report["cli_vs_trec_eval"] = check_trec_eval(paths, args.trec_eval, run_queries, out)
