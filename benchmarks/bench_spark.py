@@ -61,6 +61,20 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
+def start_session(master: str, partitions: int, driver_memory: str, app_name: str):
+    """A quiet Spark session (no UI, errors only) with ``partitions`` shuffle partitions."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", driver_memory)
+               .config("spark.sql.shuffle.partitions", str(partitions))
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
 def _count_rows(batches):
     import pyarrow as pa
 
@@ -98,18 +112,8 @@ def main() -> None:
         irm.Qrels.from_df(pl.read_parquet(paths["qrels_parquet"])),
         irm.Run.from_df(pl.read_parquet(paths["run_parquet"])), MEASURES))[1]
 
-    from pyspark.sql import SparkSession
-
-    def start():
-        session = (SparkSession.builder.master(args.master).appName("irmetrics-bench")
-                   .config("spark.ui.enabled", "false")
-                   .config("spark.driver.memory", args.driver_memory)
-                   .config("spark.sql.shuffle.partitions", str(args.partitions))
-                   .getOrCreate())
-        session.sparkContext.setLogLevel("ERROR")
-        return session
-
-    spark, t_start = timed(start)
+    spark, t_start = timed(lambda: start_session(args.master, args.partitions,
+                                                 args.driver_memory, "irmetrics-bench"))
 
     def shuffle_only():
         """The same read and shuffle by query id, with no evaluation: Spark's share."""
