@@ -124,7 +124,8 @@ class Evaluator:
     Notes
     -----
     A run given as a plain TREC file, a Parquet or Arrow IPC file, or a LazyFrame is
-    evaluated in bounded memory (under the default ``ties`` and integer labels): chunk by chunk, keeping per-query values only
+    evaluated in bounded memory (under ``ties="trec_eval"`` or ``"input_order"`` and
+    integer labels): chunk by chunk, keeping per-query values only
     (:mod:`irmetrics.engine.stream`; a run whose queries are split over the file is
     partitioned by query into temporary files first). The values are those of the
     in-memory road, bit for bit.
@@ -309,13 +310,14 @@ class Evaluator:
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        if (run_query_ids is None and self.id_encoding == UTF8 and self.ties == "trec_eval"
-                and self.relevance == "int"):
+        if (run_query_ids is None and self.id_encoding == UTF8 and self.relevance == "int"
+                and self.ties in ("trec_eval", "input_order")):
             # A plain run file, a columnar file or a LazyFrame: evaluated chunk by chunk
             # in bounded memory (None: the road below, which reads it whole). That road
-            # knows trec_eval's tie order and integer labels only.
+            # keeps no scores once the order is fixed (not for ties="expected") and
+            # integer labels only.
             options = dict(max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics)
+                           semantics=self.semantics, ties=self.ties)
             streamed = None
             if is_columnar(run):
                 streamed = evaluate_run_batches(

@@ -55,9 +55,10 @@ def write_table(frame: pl.DataFrame, path):
        naming=st.sampled_from(sorted(NAMINGS)),
        kind=st.sampled_from(["parquet", "arrow", "lazy"]),
        batch=st.sampled_from([1, 3, 1 << 20]), complete=st.booleans(),
-       max_docs=st.sampled_from([None, 2]))
+       max_docs=st.sampled_from([None, 2]), ties=st.sampled_from(["trec_eval", "input_order"]))
 def test_columnar_runs_and_qrels_equal_the_dict_road(tmp_path, monkeypatch, data, seed,
-                                                       naming, kind, batch, complete, max_docs):
+                                                       naming, kind, batch, complete, max_docs,
+                                                       ties):
     qrels, run = data
     run = {q: d for q, d in run.items() if d}
     if not run:
@@ -75,10 +76,13 @@ def test_columnar_runs_and_qrels_equal_the_dict_road(tmp_path, monkeypatch, data
     if naming == "custom":
         columns = dict(run_columns=run_names, qrels_columns=dict(zip(
             ("query_id", "doc_id", "relevance"), qrels_names)))
-    options = dict(complete=complete, max_docs=max_docs)
+    options = dict(complete=complete, max_docs=max_docs, ties=ties)
     got = Evaluator(qrels_source, MEASURES, **options, **columns).evaluate_unchecked(
         run_source)
-    want = Evaluator(qrels, MEASURES, **options).evaluate_unchecked(run)
+    in_table_order = {}  # the table's row order, which input_order keeps inside ties
+    for q, d, s in runs.rows():
+        in_table_order.setdefault(q, {})[d] = s
+    want = Evaluator(qrels, MEASURES, **options).evaluate_unchecked(in_table_order)
     want.run_name = got.run_name = "same"  # a dict run has no run_id column either
     same_results(got, want)
 

@@ -49,10 +49,11 @@ def same_results(got, want) -> None:
        chunk=st.sampled_from([1, 40, 200, 1 << 20]), partition=st.sampled_from([1, 64, 1 << 20]),
        max_docs=st.sampled_from([None, 0, 1, 3]), complete=st.booleans(),
        judged_only=st.booleans(), relevance_level=st.sampled_from([1, 2]),
-       semantics=st.sampled_from(["trec_eval", "pytrec_eval"]))
+       semantics=st.sampled_from(["trec_eval", "pytrec_eval"]),
+       ties=st.sampled_from(["trec_eval", "input_order"]))
 def test_chunked_road_is_bit_identical_to_the_in_memory_road(
         tmp_path, monkeypatch, data, seed, layout, chunk, partition, max_docs, complete,
-        judged_only, relevance_level, semantics):
+        judged_only, relevance_level, semantics, ties):
     qrels, run = data
     run = {q: d for q, d in run.items() if d}  # a file has no empty rankings
     if not run:
@@ -64,7 +65,7 @@ def test_chunked_road_is_bit_identical_to_the_in_memory_road(
     monkeypatch.setattr(Evaluator, "_pack", lambda *a, **k: calls.append(1) or
                         pytest.fail("the general road was taken"))
     options = dict(max_docs=max_docs, complete=complete, judged_only=judged_only,
-                   relevance_level=relevance_level, semantics=semantics)
+                   relevance_level=relevance_level, semantics=semantics, ties=ties)
     if semantics == "pytrec_eval":
         measures = ["map", "P.2", "ndcg_cut.3", "bpref", "recip_rank", "iprec_at_recall"]
     else:

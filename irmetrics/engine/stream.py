@@ -107,7 +107,8 @@ class StreamedValues:
 
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
-                      semantics: str = "trec_eval") -> StreamedValues | None:
+                      semantics: str = "trec_eval",
+                      ties: str = "trec_eval") -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
 
@@ -141,12 +142,14 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
         return None  # a pipe or stdin (read once), or a path the full reader explains
     return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
                                 text_bytes=size, max_docs=max_docs, complete=complete,
-                                semantics=semantics, source=os.fsdecode(os.fspath(path)))
+                                semantics=semantics, ties=ties,
+                                source=os.fsdecode(os.fspath(path)))
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
                          complete: bool = False, semantics: str = "trec_eval",
+                         ties: str = "trec_eval",
                          source: str | None = None) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
@@ -169,7 +172,7 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     >>> values.columns["code"].tolist()
     [1]
     """
-    options = dict(max_docs=max_docs, complete=complete, semantics=semantics)
+    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties)
     try:
         try:
             return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
@@ -186,8 +189,8 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
         return None
 
 
-def _stream(qrels, frames, sink, *, max_docs, complete, semantics, whole=False,
-            run_name=None, source=None):
+def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_eval",
+            whole=False, run_name=None, source=None):
     """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
     through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
     that stops :func:`plain_chunks` is reported from its chunk when nothing before it
@@ -195,7 +198,7 @@ def _stream(qrels, frames, sink, *, max_docs, complete, semantics, whole=False,
     # Two helper threads: one reads and parses the next chunk, one checks the current
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
-        chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics,
+        chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics, ties=ties,
                          helpers=helpers)
         try:
             for frame in _read_ahead(frames, helpers):
@@ -348,9 +351,14 @@ def _read_ahead(frames, helpers: ThreadPoolExecutor):
 class _Chunks:
     """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, helpers):
+    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers):
         self.qrels, self.sink = qrels, sink
         self.max_docs, self.semantics = max_docs, semantics
+        if ties not in ("trec_eval", "input_order"):
+            raise ValueError(f"the streaming road orders ties 'trec_eval' or 'input_order', "
+                             f"not {ties!r}")
+        # Tied entries keep the run's order (a stable sort) unless put in doc-id order.
+        self.ties_by_doc_id = ties == "trec_eval"
         self.helpers = helpers  # threads for work that can run beside the packing
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
         self.run_name = None
@@ -465,7 +473,8 @@ class _Chunks:
             self.qrels, qcode, hashes[rows],
             lambda at: doc_col.gather(rows if at is None else rows[at]),
             queries=np.unique(kept_codes))
-        _order_mixed_ties(rows, row_block, scores, codes, doc_col)
+        if self.ties_by_doc_id:
+            _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
         kept_len = lengths[kept_blocks]
         if self.max_docs is not None:
