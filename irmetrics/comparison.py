@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from ._validation import check_bool, check_choice, check_float, check_int, parameter_error
+from .checks import check_bool, check_choice, check_float, check_int, parameter_error
 from .exceptions import IrMetricsError, IrMetricsWarning, MissingQueriesWarning
 from .io.per_query import PerQueryScores
 from .results import Results

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irmetrics._validation import check_choice, check_str, parameter_error
+from irmetrics.checks import check_choice, check_str, parameter_error
 from irmetrics.exceptions import DuplicateEntryError, InputFormatError
 
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]

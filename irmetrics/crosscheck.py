@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_float, check_int
+from .checks import check_float, check_int
 from .evaluate import Evaluator, as_qrels, as_run
 from .exceptions import ParameterError
 from .measures.params import DoubleCutoffs, LongCutoffs

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
-from ._validation import check_bool, check_choice, check_int, parameter_error
+from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ._validation import check_bool, check_int
+from .checks import check_bool, check_int
 from .engine.judgment_groups import pack_judgment_groups
 from .engine.prefs import pack_prefs
 from .engine.ranked import sorted_query_ids

@@ -7,7 +7,7 @@ so the judgments' kind is stated, never guessed (CLI: ``-R diversity``).
 
 from __future__ import annotations
 
-from ._validation import check_bool, check_int
+from .checks import check_bool, check_int
 from .engine.diversity import pack_diversity
 from .evaluate import _coerce, as_run
 from .evaluate_formats import _results, _run_query_ids

@@ -16,7 +16,7 @@ class                       raised when
                             as Latin-1 bytes instead
 ``UnknownMeasureError``     a measure name is not known; carries close matches
 ``ParameterError``          an argument has a bad value (one message template, see
-                            :mod:`irmetrics._validation`)
+                            :mod:`irmetrics.checks`)
 ``ShapeError``              arrays or tables have incompatible shapes
 ``NoQueriesError``          no query is evaluated: qrels and run share no query id
 ==========================  ===========================================================
@@ -180,7 +180,7 @@ class ParameterError(IrMetricsError, ValueError):
     """An argument has an invalid value.
 
     Messages follow one template, ``"`<param>` must be <constraint>; got <value!r>."``;
-    build them with :func:`irmetrics._validation.parameter_error`.
+    build them with :func:`irmetrics.checks.parameter_error`.
     """
 
 

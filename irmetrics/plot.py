@@ -23,7 +23,7 @@ import contextlib
 
 import numpy as np
 
-from ._validation import check_choice, check_int, parameter_error
+from .checks import check_choice, check_int, parameter_error
 
 #: How to install what this module needs, for error messages.
 INSTALL_HINT = 'pip install "irmetrics[plot]"'

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import polars as pl
 
-from ._validation import parameter_error
+from .checks import parameter_error
 from .exceptions import MissingQueriesWarning, NoQueriesError
 from .measures.registry import GEOMETRIC, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
 

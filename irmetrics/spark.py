@@ -21,7 +21,7 @@ import pickle
 import numpy as np
 import polars as pl
 
-from ._validation import check_int, check_str, parameter_error
+from .checks import check_int, check_str, parameter_error
 from .containers import DEFAULT_RUN_NAME, Qrels, Run
 from .evaluate import Evaluator, _kernel_groups
 from .exceptions import InputFormatError, IrMetricsError

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ._validation import parameter_error
+from .checks import parameter_error
 from .engine.ties import order_within_ties, tie_groups, truncated
 from .evaluate import Evaluator
 from .measures.dcg import gains_for, label_gain

@@ -1,4 +1,4 @@
-"""Tests of irmetrics.containers (Qrels, Run), irmetrics.exceptions and irmetrics._validation."""
+"""Tests of irmetrics.containers (Qrels, Run), irmetrics.exceptions and irmetrics.checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from irmetrics import _validation as v
+from irmetrics import checks as v
 from irmetrics.containers import Qrels, Run
 from irmetrics.exceptions import (
     DuplicateEntryError,

@@ -30,7 +30,7 @@ TOL = 100 * np.finfo(np.float64).eps
 @pytest.fixture
 def one_block(monkeypatch):
     """All resamples in one block: one ``rng.integers(0, n, (B, n))`` call, as scipy draws them."""
-    monkeypatch.setattr(ist, "_BLOCK_ELEMENTS", 1 << 40)
+    monkeypatch.setattr(ist._common, "_BLOCK_ELEMENTS", 1 << 40)
 
 
 def _scipy_bootstrap(d, method, B, seed, level=0.95, alternative="two-sided"):
@@ -94,7 +94,7 @@ def test_fixed_point_parts_make_weighted_sums_exact():
     for n in (1, 3, 1000, 70_000):
         x = rng.normal(size=(n, 3)) * np.array([1e-9, 1.0, 1e6])
         x[:, 0] -= x[:, 0].mean()
-        parts = ist._fixed_point_parts(x)
+        parts = ist.paired._fixed_point_parts(x)
         weights = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
         reconstructed = sum(part * scale for part, scale in parts)
         # truncation below 56 bits under each column's largest magnitude
@@ -197,7 +197,7 @@ def _reference_tukey(scores, B, seed):
     """Plain loops over resamples, queries and systems, drawing the documented stream."""
     m, n = scores.shape
     rng = np.random.default_rng(seed)
-    rows = ist._block_rows(n * m * ist._TUKEY_COLUMN_GROUP, B)
+    rows = ist._common._block_rows(n * m * ist.tukey._TUKEY_COLUMN_GROUP, B)
     ranks = np.concatenate([rng.integers(0, math.factorial(m), size=min(rows, B - s) * n)
                             for s in range(0, B, rows)]).reshape(B, n)
     means = [sum(scores[i, q] for q in range(n)) / n for i in range(m)]
@@ -273,12 +273,12 @@ def test_tukey_columns_share_permutations_and_shape():
 def test_tukey_permutations_are_uniform():
     rng = np.random.default_rng(0)
     for m in (3, 4, 11):
-        perms = ist._random_permutations(rng, 48_000, m)
+        perms = ist.tukey._random_permutations(rng, 48_000, m)
         assert np.array_equal(np.sort(perms, axis=1), np.broadcast_to(np.arange(m), perms.shape))
         counts = np.array([[np.sum(perms[:, i] == v) for v in range(m)] for i in range(m)])
         expected = 48_000 / m
         assert np.all(np.abs(counts - expected) <= 5 * math.sqrt(expected)), m
-    big = ist._random_permutations(rng, 100, 23)  # beyond 20!: swap positions drawn directly
+    big = ist.tukey._random_permutations(rng, 100, 23)  # beyond 20!: swap positions drawn directly
     assert np.array_equal(np.sort(big, axis=1), np.broadcast_to(np.arange(23), big.shape))
 
 

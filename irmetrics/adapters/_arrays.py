@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice
+from ..checks import check_choice
 from ..exceptions import ParameterError, ShapeError
 
 #: Integer ids and lengths are carried as int64 internally.

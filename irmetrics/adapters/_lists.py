@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
-from .._validation import check_bool
+from ..checks import check_bool
 from ..containers import Qrels, Run
 from ..engine import segments as sg
 from ..engine.pack import BOGUS_DOC_ID

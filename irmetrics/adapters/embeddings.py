@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bool, check_choice, check_positive_int
+from ..checks import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
 from ..exceptions import ParameterError, ShapeError

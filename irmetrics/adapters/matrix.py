@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_positive_int
+from ..checks import check_positive_int
 from ..exceptions import ParameterError, ShapeError
 from ._arrays import as_array, check_integral, check_labels, check_numeric, check_same_shape
 from ._ids import IdVocab

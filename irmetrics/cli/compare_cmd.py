@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 
-from .._validation import check_float, parameter_error
+from ..checks import check_float, parameter_error
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .._validation import parameter_error
+from ..checks import parameter_error
 from ..crosscheck import TOLERANCE, crosscheck, default_measures
 from ..measures.parse import parse_measures
 from .inputs import read_judgments, read_run

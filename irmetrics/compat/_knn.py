@@ -7,7 +7,7 @@ at most ``_BLOCK_CELLS`` distances.
 
 from __future__ import annotations
 
-from .._validation import check_choice
+from ..checks import check_choice
 from ..engine.knn import Neighbours, normalize_rows, search
 
 __all__ = ["METRICS", "Neighbours", "knn", "normalize_rows"]

@@ -65,7 +65,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from .._validation import parameter_error
+from ..checks import parameter_error
 from ..containers import Qrels, Run
 from ..evaluate import Evaluator as _Evaluator
 from ..exceptions import ParameterError, UnknownMeasureError

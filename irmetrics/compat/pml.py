@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bool, check_choice
+from ..checks import check_bool, check_choice
 from ..exceptions import ParameterError, ShapeError
 from ..measures.average_precision import average_precision_values
 from ..measures.metric_learning import (

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .._validation import check_bool, check_int, parameter_error
+from ..checks import check_bool, check_int, parameter_error
 from ..containers import Qrels, Run
 from ..containers import _to_id as to_id
 from ..evaluate import Evaluator

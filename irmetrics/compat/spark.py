@@ -30,7 +30,7 @@ import math
 import numpy as np
 import polars as pl
 
-from .._validation import check_bool, check_positive_int
+from ..checks import check_bool, check_positive_int
 from ..engine.segments import ranks, seg_count, seg_cumcount, seg_sum, segment_ids
 from ..exceptions import ShapeError
 from ._arrays import as_ragged

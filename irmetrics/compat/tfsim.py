@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_choice
+from ..checks import check_choice
 from ..exceptions import ParameterError, ShapeError
 from ..measures.context import safe_div
 from ..engine import segments as sg

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_bool, check_choice
+from ..checks import check_bool, check_choice
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..exceptions import InputFormatError, ParameterError, ShapeError

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._validation import parameter_error
+from ..checks import parameter_error
 from .libm import log2_int_table
 from .ranked import NOT_IN_POOL
 

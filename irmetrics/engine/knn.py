@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice
+from ..checks import check_choice
 from ..exceptions import ParameterError, ShapeError
 
 #: Default block: at most this many (query, reference) distances in memory at once.

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from .._validation import parameter_error
+from ..checks import parameter_error
 from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..exceptions import InputFormatError
 

@@ -103,7 +103,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irmetrics._validation import check_choice, parameter_error
+from irmetrics.checks import check_choice, parameter_error
 from irmetrics.containers import (
     DUPLICATE_POLICIES,
     FLOAT_LABEL_HINT,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import parameter_error
+from ..checks import parameter_error
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ties import (expected_hits_at, expected_precision_terms,

@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .._cparse import c_atof, c_atol
+from ._cparse import c_atof, c_atol
 from ..exceptions import ParameterError
 
 

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .._cparse import LONG_MAX
-from .._validation import parameter_error
+from ._cparse import LONG_MAX
+from ..checks import parameter_error
 from ..exceptions import ParameterError, UnknownMeasureError
 from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams
 from .registry import NICKNAMES, REGISTRY, MeasureDef
