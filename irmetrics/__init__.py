@@ -15,7 +15,7 @@ __all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGro
 _LAZY = {
     "adapters": ("irmetrics.adapters", None),
     "stats": ("irmetrics.stats", None),
-    "plot": ("irmetrics.plot", None),
+    "plot": ("irmetrics.comparison.plot", None),
     "compare": ("irmetrics.comparison", "compare"),
     "Comparison": ("irmetrics.comparison", "Comparison"),
     "read_per_query": ("irmetrics.io.per_query", "read_per_query"),

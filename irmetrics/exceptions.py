@@ -48,6 +48,8 @@ __all__ = [
     "NoQueriesError",
     "IrMetricsWarning",
     "MissingQueriesWarning",
+    "QueryAlignmentWarning",
+    "ComparisonError",
 ]
 
 
@@ -206,3 +208,11 @@ class MissingQueriesWarning(IrMetricsWarning):
     (trec_eval ``-c``) evaluates them instead. The skipped ids are
     ``Results.missing_query_ids``.
     """
+
+
+class QueryAlignmentWarning(IrMetricsWarning):
+    """Some queries are not evaluated for every system and were left out of a comparison."""
+
+
+class ComparisonError(IrMetricsError, ValueError):
+    """The systems cannot be compared (no common query, a NaN per-query value, ...)."""

@@ -111,7 +111,7 @@ def test_latex_superscripts_are_unambiguous_beyond_26_systems():
     for mark in marks:
         labels.update(mark.split(","))
     # Every mark is a comma-separated list of system letters that exist.
-    assert labels <= set(irm.comparison._letters(28)), marks
+    assert labels <= set(irm.comparison.formatting.letters(28)), marks
     row = next(line for line in latex.splitlines() if line.startswith("(ab) s27"))
     mark = re.search(r"\$\^\{([^}]*)\}\$", row).group(1)
     assert mark.split(",")[-1] == "aa"   # s27 beats s26, letter "aa", kept whole

@@ -25,7 +25,7 @@ from .test_compare import cli
 
 pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics[plot])")
 
-from irmetrics.report import TOP_QUERIES, letter_groups  # noqa: E402
+from irmetrics.comparison.report import TOP_QUERIES, letter_groups  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CMP = ROOT / "fixtures" / "compare"
@@ -455,7 +455,7 @@ def run_python(code: str) -> subprocess.CompletedProcess:
 
 def test_importing_irmetrics_and_comparing_never_imports_matplotlib():
     code = (
-        "import sys, irmetrics, irmetrics.comparison, irmetrics.plot, irmetrics.report\n"
+        "import sys, irmetrics, irmetrics.comparison, irmetrics.plot, irmetrics.comparison.report\n"
         f"c = irmetrics.compare({QRELS!r}, {RUNS!r}, 'map')\n"
         "c.to_text(); c.to_json(); c.precision_recall_curves()\n"
         "from irmetrics.cli import main\n"

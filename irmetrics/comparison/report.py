@@ -20,9 +20,11 @@ import warnings
 
 import numpy as np
 
-from . import __version__
-from .comparison import (_CORRECTION_NAMES, _TEST_NAMES, _letters, _mean_cells, _num, _p,
-                         _percent, _signed)
+from .. import __version__
+from ..exceptions import ComparisonError
+from . import formatting as fmt
+from . import plot
+from .plot import SYSTEM_COLOURS
 
 #: Queries listed per comparison among the largest wins and among the largest losses.
 TOP_QUERIES = 5
@@ -69,7 +71,6 @@ def html_report(comparison, path=None) -> str:
     >>> page.startswith("<!DOCTYPE html>"), page.count("<svg"), "http://" in page
     (True, 3, False)
     """
-    from . import plot
 
     plot._matplotlib()  # fail early, with the install hint
     page = _Page(comparison)
@@ -135,7 +136,7 @@ def letter_groups(means, significant) -> list[str]:
     position = np.empty(m, dtype=np.int64)
     position[rank] = np.arange(m)
     groups.sort(key=lambda g: sorted(position[list(g)].tolist()))
-    letters = _letters(len(groups))
+    letters = fmt.letters(len(groups))
     return ["".join(letter for letter, g in zip(letters, groups) if s in g) for s in range(m)]
 
 
@@ -158,7 +159,6 @@ class _Page:
     # Each figure gets its own id prefix: several inline SVGs in one page must not share
     # ids (matplotlib numbers them per figure).
     def svg(self, fig, caption: str) -> str:
-        from . import plot
 
         self.figures += 1
         buffer = io.StringIO()
@@ -193,11 +193,11 @@ class _Page:
     def settings(self) -> str:
         c = self.cmp
         n_left_out = len({q for qids in c.missing_queries.values() for q in qids})
-        test = _TEST_NAMES[c.test]
+        test = fmt.TEST_NAMES[c.test]
         correction = ("none (Tukey HSD controls the family-wise error over all pairs)"
                       if c.test == "tukey" else
                       "none" if c.correction == "none" else
-                      f"{_CORRECTION_NAMES[c.correction]}, over the comparisons of each measure")
+                      f"{fmt.CORRECTION_NAMES[c.correction]}, over the comparisons of each measure")
         resampling = (f"{c.n_resamples:,} resamples, seed {c.seed}"
                       if c.test in ("randomization", "bootstrap", "tukey")
                       else f"not resampled (seed {c.seed} unused)")
@@ -207,7 +207,7 @@ class _Page:
         if n_left_out:
             queries += f"; {n_left_out:,} left out (see <a href=\"#left-out\">below</a>)"
         rows = [("Test", _e(test)), ("Correction", _e(correction)),
-                ("Significance", f"alpha = {c.alpha:g}; {_percent(c.level)} confidence"
+                ("Significance", f"alpha = {c.alpha:g}; {fmt.percent(c.level)} confidence"
                                  " intervals"),
                 ("Resampling", _e(resampling)),
                 ("Compared", _e(against)),
@@ -231,10 +231,10 @@ class _Page:
     def summary(self) -> str:
         """Means per system and measure, best in bold, letters of significant improvements."""
         c = self.cmp
-        letters = _letters(len(c.systems))
+        letters = fmt.letters(len(c.systems))
         head = "".join(f"<th class=\"num\">{_e(m)}</th>" for m in c.measures)
         body = []
-        for i, (system, row) in enumerate(zip(c.systems, _mean_cells(c, 4))):
+        for i, (system, row) in enumerate(zip(c.systems, fmt.mean_cells(c, 4))):
             role = (" <span class=\"tag\">baseline</span>"
                     if c.baselines and system in c.baselines else "")
             cells = [f"<td class=\"label\">({letters[i]})</td>",
@@ -253,7 +253,6 @@ class _Page:
                 f"<tbody>{''.join(body)}</tbody></table>\n</section>")
 
     def measure_section(self, index: int, measure: str) -> str:
-        from . import plot
 
         c = self.cmp
         rows = list(c.table().filter(measure=measure).iter_rows(named=True))
@@ -282,7 +281,7 @@ class _Page:
         c = self.cmp
         head = ("<tr><th>system</th><th>baseline</th><th class=\"num\">mean</th>"
                 "<th class=\"num\">baseline mean</th><th class=\"num\">difference</th>"
-                f"<th class=\"num\">{_percent(c.level)} CI</th><th class=\"num\">d<sub>z</sub></th>"
+                f"<th class=\"num\">{fmt.percent(c.level)} CI</th><th class=\"num\">d<sub>z</sub></th>"
                 "<th class=\"num\">p</th><th class=\"num\">p adjusted</th>"
                 "<th class=\"num\">wins / ties / losses</th></tr>")
         body = []
@@ -295,13 +294,13 @@ class _Page:
             body.append(
                 f"<tr{css}><td class=\"name\">{_e(r['system'])}</td>"
                 f"<td class=\"name\">{_e(r['baseline'])}</td>"
-                f"<td class=\"num\">{_num(r['mean'])}</td>"
-                f"<td class=\"num\">{_num(r['baseline_mean'])}</td>"
-                f"<td class=\"num\">{_signed(r['diff'])}{mark}</td>"
-                f"<td class=\"num\">[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]</td>"
-                f"<td class=\"num\">{_num(r['effect_size'], 2)}</td>"
-                f"<td class=\"num\">{_p(r['p_value'])}</td>"
-                f"<td class=\"num\">{_p(r['p_adjusted'])}</td>"
+                f"<td class=\"num\">{fmt.number(r['mean'])}</td>"
+                f"<td class=\"num\">{fmt.number(r['baseline_mean'])}</td>"
+                f"<td class=\"num\">{fmt.signed(r['diff'])}{mark}</td>"
+                f"<td class=\"num\">[{fmt.signed(r['ci_low'])}, {fmt.signed(r['ci_high'])}]</td>"
+                f"<td class=\"num\">{fmt.number(r['effect_size'], 2)}</td>"
+                f"<td class=\"num\">{fmt.pvalue(r['p_value'])}</td>"
+                f"<td class=\"num\">{fmt.pvalue(r['p_adjusted'])}</td>"
                 f"<td class=\"num\">{r['wins']} / {r['ties']} / {r['losses']}</td></tr>")
         return (f"<table class=\"rows\"><thead>{head}</thead><tbody>{''.join(body)}</tbody>"
                 "</table>\n<p class=\"note\"><span class=\"sig\">*</span> significant at"
@@ -330,8 +329,8 @@ class _Page:
                     continue
                 body = "".join(
                     f"<tr><td class=\"qid\">{_e(query_ids[q])}</td>"
-                    f"<td class=\"num\">{_num(a[q])}</td><td class=\"num\">{_num(b[q])}</td>"
-                    f"<td class=\"num {'win' if diff[q] > 0 else 'loss'}\">{_signed(diff[q])}</td></tr>"
+                    f"<td class=\"num\">{fmt.number(a[q])}</td><td class=\"num\">{fmt.number(b[q])}</td>"
+                    f"<td class=\"num {'win' if diff[q] > 0 else 'loss'}\">{fmt.signed(diff[q])}</td></tr>"
                     for q in picked)
                 tables.append(
                     f"<div><h4>{title}</h4><table class=\"extremes\"><thead><tr><th>query</th>"
@@ -374,14 +373,14 @@ class _Page:
             body = []
             for i, system in enumerate(c.systems):
                 cells = [f"<th scope=\"row\">{_e(system)}</th>",
-                         f"<td class=\"num\">{_num(means[i])}</td>"]
+                         f"<td class=\"num\">{fmt.number(means[i])}</td>"]
                 for j in range(m):
                     if i == j:
                         cells.append("<td class=\"num diag\">&mdash;</td>")
                         continue
                     arrow = "&larr;" if diff[i, j] > 0 else "&uarr;" if diff[i, j] < 0 else ""
                     css = "num sig-cell" if significant[i, j] else "num"
-                    cells.append(f"<td class=\"{css}\">{_p(p[i, j])}"
+                    cells.append(f"<td class=\"{css}\">{fmt.pvalue(p[i, j])}"
                                  + (f" {arrow}" if significant[i, j] else "") + "</td>")
                 if groups is not None:
                     cells.append(f"<td class=\"group\">{groups[i]}</td>")
@@ -395,8 +394,6 @@ class _Page:
         return "\n".join(parts)
 
     def curves_section(self) -> str:
-        from . import plot
-        from .comparison import ComparisonError
 
         head = "<section id=\"curves\">\n<h2>Interpolated precision-recall</h2>\n"
         try:
@@ -413,7 +410,7 @@ class _Page:
         precision = {s: curves.filter(system=s)["precision"].to_list() for s in systems}
         body = "".join(
             f"<tr><td class=\"num\">{level:.1f}</td>"
-            + "".join(f"<td class=\"num\">{_num(precision[s][k])}</td>" for s in systems)
+            + "".join(f"<td class=\"num\">{fmt.number(precision[s][k])}</td>" for s in systems)
             + "</tr>" for k, level in enumerate(recall))
         values = ("<table class=\"curves\"><thead><tr><th class=\"num\">recall</th>"
                   + "".join(f"<th class=\"num name\">{_e(s)}</th>" for s in systems)
@@ -440,7 +437,6 @@ class _Page:
 
 
 def _system_colour(index: int) -> str:
-    from .plot import SYSTEM_COLOURS
 
     return SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
 

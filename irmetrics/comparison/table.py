@@ -23,10 +23,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from .checks import check_bool, check_choice, check_float, check_int, parameter_error
-from .exceptions import IrMetricsError, IrMetricsWarning, MissingQueriesWarning
-from .io.per_query import PerQueryScores
-from .results import Results
+from ..checks import check_bool, check_choice, check_float, check_int, parameter_error
+from .. import stats
+from ..evaluate import Evaluator
+from ..exceptions import (ComparisonError, IrMetricsWarning, MissingQueriesWarning,
+                          QueryAlignmentWarning)
+from ..measures.parse import parse_measures
+from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
+from ..io.per_query import PerQueryScores
+from ..results import Results
+from . import formatting as fmt
+from .report import html_report
 
 #: Tests :func:`compare` runs: the paired tests of :func:`irmetrics.stats.paired_test`,
 #: and randomised Tukey HSD over all systems at once.
@@ -52,12 +59,6 @@ _MAX_BOOTSTRAP_VALUES = 2**28
 _LIST = 5
 
 
-class QueryAlignmentWarning(IrMetricsWarning):
-    """Some queries are not evaluated for every system and were left out of a comparison."""
-
-
-class ComparisonError(IrMetricsError, ValueError):
-    """The systems cannot be compared (no common query, a NaN per-query value, ...)."""
 
 
 @dataclass
@@ -185,7 +186,6 @@ class Comparison:
         >>> [(s, round(p, 4)) for s, r, p in curves.filter(recall=1.0).rows()]
         [('A', 0.8333), ('B', 0.5833)]
         """
-        from .measures.parse import parse_measures
 
         request = parse_measures(["iprec_at_recall"])[0]
         names = list(request.output_names)
@@ -227,14 +227,14 @@ class Comparison:
 
     def describe(self) -> str:
         """One sentence: which test, which correction, alpha, how many queries."""
-        test = _TEST_NAMES[self.test]
-        if self.test in _RESAMPLING:
+        test = fmt.TEST_NAMES[self.test]
+        if self.test in fmt.RESAMPLING_TESTS:
             test += f", {self.n_resamples:,} resamples, seed {self.seed}"
         correction = ("no correction" if self.correction == "none" or self.test == "tukey"
-                      else f"{_CORRECTION_NAMES[self.correction]} correction per measure")
+                      else f"{fmt.CORRECTION_NAMES[self.correction]} correction per measure")
         against = ("every pair of systems" if self.baselines is None
                    else "baseline " + ", ".join(repr(b) for b in self.baselines))
-        return (f"{test}; {correction}; alpha = {self.alpha:g}; {_percent(self.level)} confidence"
+        return (f"{test}; {correction}; alpha = {self.alpha:g}; {fmt.percent(self.level)} confidence"
                 f" intervals; {len(self.query_ids)} queries; against {against}.")
 
     def __str__(self) -> str:
@@ -244,15 +244,15 @@ class Comparison:
         """A table for the terminal: per measure, each system against its baseline."""
         head = ["system", "baseline", "mean", "base", "diff", "95% CI", "d", "p", "p_adj",
                 "W/T/L"]
-        head[5] = f"{_percent(self.level)} CI"
+        head[5] = f"{fmt.percent(self.level)} CI"
         blocks = [self.describe(), ""]
         for name in self.measures:
             rows = self._table.filter(pl.col("measure") == name)
             cells = [head] + [[
-                r["system"], r["baseline"], _num(r["mean"]), _num(r["baseline_mean"]),
-                _signed(r["diff"]) + ("*" if r["significant"] else " "),
-                f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
-                _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
+                r["system"], r["baseline"], fmt.number(r["mean"]), fmt.number(r["baseline_mean"]),
+                fmt.signed(r["diff"]) + ("*" if r["significant"] else " "),
+                f"[{fmt.signed(r['ci_low'])}, {fmt.signed(r['ci_high'])}]",
+                fmt.number(r["effect_size"], 2), fmt.pvalue(r["p_value"]), fmt.pvalue(r["p_adjusted"]),
                 f"{r['wins']}/{r['ties']}/{r['losses']}"] for r in rows.iter_rows(named=True)]
             widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
             blocks.append(name)
@@ -268,16 +268,16 @@ class Comparison:
     def to_markdown(self) -> str:
         """The table as GitHub-flavoured markdown, one row per comparison."""
         head = ["measure", "system", "baseline", "mean", "baseline mean", "diff",
-                f"{_percent(self.level)} CI", "d_z", "p", "p adj.", "sig.", "W/T/L"]
+                f"{fmt.percent(self.level)} CI", "d_z", "p", "p adj.", "sig.", "W/T/L"]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join(["---"] * 3 + ["---:"] * 8 + ["---"]) + "|"]
         for r in self._table.iter_rows(named=True):
             # Names are escaped; the numbers are markdown-safe as they are.
-            cells = [_md_escape(r["measure"]), _md_escape(r["system"]),
-                     _md_escape(r["baseline"]), _num(r["mean"]),
-                     _num(r["baseline_mean"]), _signed(r["diff"]),
-                     f"[{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
-                     _num(r["effect_size"], 2), _p(r["p_value"]), _p(r["p_adjusted"]),
+            cells = [fmt.markdown_escape(r["measure"]), fmt.markdown_escape(r["system"]),
+                     fmt.markdown_escape(r["baseline"]), fmt.number(r["mean"]),
+                     fmt.number(r["baseline_mean"]), fmt.signed(r["diff"]),
+                     f"[{fmt.signed(r['ci_low'])}, {fmt.signed(r['ci_high'])}]",
+                     fmt.number(r["effect_size"], 2), fmt.pvalue(r["p_value"]), fmt.pvalue(r["p_adjusted"]),
                      "yes" if r["significant"] else "no",
                      f"{r['wins']}/{r['ties']}/{r['losses']}"]
             lines.append("| " + " | ".join(cells) + " |")
@@ -291,15 +291,15 @@ class Comparison:
         with that letter (after correction). The caption names the test and correction.
         """
         check_int("digits", digits, min=0, max=12)
-        letters = _letters(len(self.systems))
+        letters = fmt.letters(len(self.systems))
         # Beyond 26 systems labels have two letters: commas keep "n, w, aa" readable.
         separator = "," if len(self.systems) > 26 else ""
         lines = [r"\begin{table}[t]", r"\centering",
                  r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule",
-                 "System & " + " & ".join(_latex_escape(m) for m in self.measures) + r" \\",
+                 "System & " + " & ".join(fmt.latex_escape(m) for m in self.measures) + r" \\",
                  r"\midrule"]
-        for i, (system, row) in enumerate(zip(self.systems, _mean_cells(self, digits))):
-            cells = [f"({letters[i]}) {_latex_escape(system)}"]
+        for i, (system, row) in enumerate(zip(self.systems, fmt.mean_cells(self, digits))):
+            cells = [f"({letters[i]}) {fmt.latex_escape(system)}"]
             for value, best, marks in row:
                 value = rf"\textbf{{{value}}}" if best else value
                 marks = separator.join(marks)
@@ -309,12 +309,12 @@ class Comparison:
                    " superscript letter marks a significant improvement over the system with"
                    f" that letter ({self.describe()[:-1]}).")
         lines += [r"\bottomrule", r"\end{tabular}",
-                  rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}"]
+                  rf"\caption{{{fmt.latex_escape(caption)}}}", r"\end{table}"]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict:
         """Settings, query alignment and rows as plain Python (NaN and infinities as None)."""
-        rows = [{k: _json_value(v) for k, v in r.items()}
+        rows = [{k: fmt.json_value(v) for k, v in r.items()}
                 for r in self._table.iter_rows(named=True)]
         return {
             "test": self.test, "correction": self.correction, "alpha": self.alpha,
@@ -338,7 +338,7 @@ class Comparison:
 
         Needs matplotlib (``pip install "irmetrics[plot]"``); plots are inline SVG and
         the page has no external reference, so it opens offline and prints well. The same
-        comparison gives the same bytes. See :func:`irmetrics.report.html_report`.
+        comparison gives the same bytes. See :func:`irmetrics.comparison.html_report`.
 
         Parameters
         ----------
@@ -350,22 +350,10 @@ class Comparison:
         str
             The page.
         """
-        from .report import html_report
 
         return html_report(self, path)
 
 
-_RESAMPLING = ("randomization", "bootstrap", "tukey")
-
-_TEST_NAMES = {
-    "t": "Paired t-test", "randomization": "Paired randomisation (sign-flip) test",
-    "bootstrap": "Paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
-    "sign": "Sign test", "tukey": "Randomised Tukey HSD blocked on queries",
-}
-_CORRECTION_NAMES = {
-    "none": "no", "bonferroni": "Bonferroni", "holm": "Holm", "holm-sidak": "Holm-Sidak",
-    "hommel": "Hommel", "fdr_bh": "Benjamini-Hochberg", "fdr_by": "Benjamini-Yekutieli",
-}
 
 
 def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm",
@@ -473,7 +461,7 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                               f" {len(pairs) * len(names)} comparisons (every resampled mean"
                               " is kept for the interval)", n_resamples)
     if progress:
-        resampled = f" x {n_resamples:,} resamples" if test in _RESAMPLING else ""
+        resampled = f" x {n_resamples:,} resamples" if test in fmt.RESAMPLING_TESTS else ""
         sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
                          f" comparisons on {len(query_ids)} queries{resampled}\n")
     table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
@@ -549,7 +537,6 @@ def _baselines(baseline, systems: list) -> list | None:
 def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool):
     """Per-query values of every system: evaluated (one Evaluator, qrels encoded once)
     or taken as given; and that Evaluator (None when nothing needed evaluating)."""
-    from .evaluate import Evaluator
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
                                        "complete", "semantics", "num_docs_in_coll",
@@ -585,8 +572,6 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
     A name every system already has as an output (``P_10`` from a ``trec_eval -q``
     file) is taken as it is; others are parsed as measure names (``P.10``, ``official``).
     """
-    from .measures.parse import parse_measures
-    from .measures.registry import GEOMETRIC, MEAN, STRING, SUM
 
     def testable(measure) -> bool:
         if measure.summary == GEOMETRIC:
@@ -706,7 +691,6 @@ def _pairs(systems: list, baselines: list | None) -> list[tuple[int, int]]:
 def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: str,
                 correction: str, alpha: float, n_resamples: int, seed: int) -> pl.DataFrame:
     """Every (measure, pair) tested in one vectorised call; corrections per measure."""
-    from . import stats
 
     n_pairs = len(pairs)
     system_index = np.array([p[0] for p in pairs])
@@ -752,96 +736,6 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
     }, schema={**{c: pl.Float64 for c in COLUMNS}, "measure": pl.String, "system": pl.String,
                "baseline": pl.String, "significant": pl.Boolean, "wins": pl.Int64,
                "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64})
-
-
-def _mean_cells(comparison: Comparison, digits: int) -> list[list[tuple[str, bool, list]]]:
-    """Per system, per measure: ``(mean to digits, best of its column, letters of the
-    systems it is significantly better than)`` -- the summary table of LaTeX and HTML."""
-    letters = _letters(len(comparison.systems))
-    better = _significant_improvements(comparison)
-    means = {name: comparison.scores[name].mean(axis=1) for name in comparison.measures}
-    rounded = {name: np.round(means[name], digits) for name in comparison.measures}
-    return [[(f"{means[name][i]:.{digits}f}", bool(rounded[name][i] == rounded[name].max()),
-              [letters[j] for j in sorted(better.get((name, i), ()))])
-             for name in comparison.measures] for i in range(len(comparison.systems))]
-
-
-def _significant_improvements(comparison: Comparison) -> dict:
-    """``{(measure, system index): {indices of systems it is significantly better than}}``."""
-    index = {s: i for i, s in enumerate(comparison.systems)}
-    better: dict = {}
-    for r in comparison.table().iter_rows(named=True):
-        if not r["significant"] or r["diff"] == 0:
-            continue
-        s, b = index[r["system"]], index[r["baseline"]]
-        winner, loser = (s, b) if r["diff"] > 0 else (b, s)
-        better.setdefault((r["measure"], winner), set()).add(loser)
-    return better
-
-
-# -- formatting helpers -------------------------------------------------------------------
-
-def _letters(n: int) -> list[str]:
-    """a, b, ..., z, aa, ab, ... for labelling systems."""
-    out = []
-    for i in range(n):
-        label = ""
-        i += 1
-        while i:
-            i, r = divmod(i - 1, 26)
-            label = chr(ord("a") + r) + label
-        out.append(label)
-    return out
-
-
-def _num(value, digits: int = 4) -> str:
-    if value is None or not math.isfinite(value):
-        return "nan" if value is None or math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return f"{value:.{digits}f}"
-
-
-def _signed(value) -> str:
-    if value is None or not math.isfinite(value):
-        return _num(value)
-    # A difference that rounds to zero prints +0.0000, not -0.0000 from float noise.
-    return f"{value:+.4f}" if round(value, 4) != 0 else "+0.0000"
-
-
-def _p(value) -> str:
-    if value is None or math.isnan(value):
-        return "nan"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
-def _percent(level: float) -> str:
-    """95%, 99.9%: the confidence level without rounding it to a whole percent."""
-    return f"{level * 100:.10g}%"
-
-
-#: Characters that GitHub markdown would read as a cell border, emphasis, code, a link,
-#: HTML or math inside a table cell; a backslash prints them literally.
-_MARKDOWN_SPECIAL = frozenset("\\|*_`[]<>$~")
-
-
-def _md_escape(text: str) -> str:
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in str(text))
-
-
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}",
-                  # OT1, LaTeX's default font encoding, prints these as other glyphs.
-                  "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
-
-
-def _json_value(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 __all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "MAX_RESAMPLES", "Comparison", "ComparisonError",
