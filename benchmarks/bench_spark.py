@@ -117,9 +117,9 @@ def main() -> None:
 
     def shuffle_only():
         """The same read and shuffle by query id, with no evaluation: Spark's share."""
-        rows = irm_spark._partitioned_union(
-            irm_spark._spark_frame(spark, str(paths["qrels_parquet"]), "qrels"),
-            irm_spark._spark_frame(spark, str(paths["run_parquet"]), "run"), args.partitions)
+        rows = irm_spark.partitioned._partitioned_union(
+            irm_spark.partitioned._spark_frame(spark, str(paths["qrels_parquet"]), "qrels"),
+            irm_spark.partitioned._spark_frame(spark, str(paths["run_parquet"]), "run"), args.partitions)
         return rows.mapInArrow(_count_rows, "n long").groupBy().sum("n").collect()[0][0]
 
     shuffled, t_shuffle = timed(shuffle_only)

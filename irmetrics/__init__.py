@@ -19,13 +19,13 @@ _LAZY = {
     "compare": ("irmetrics.comparison", "compare"),
     "Comparison": ("irmetrics.comparison", "Comparison"),
     "read_per_query": ("irmetrics.io.per_query", "read_per_query"),
-    "evaluate_diversity": ("irmetrics.evaluate_intent", "evaluate_diversity"),
+    "evaluate_diversity": ("irmetrics.judgment_formats", "evaluate_diversity"),
     "DiversityQrels": ("irmetrics.io.diversity", "DiversityQrels"),
-    "evaluate_jg": ("irmetrics.evaluate_formats", "evaluate_jg"),
-    "evaluate_prefs": ("irmetrics.evaluate_formats", "evaluate_prefs"),
+    "evaluate_jg": ("irmetrics.judgment_formats", "evaluate_jg"),
+    "evaluate_prefs": ("irmetrics.judgment_formats", "evaluate_prefs"),
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
     "Prefs": ("irmetrics.io.prefs", "Prefs"),
-    "tie_report": ("irmetrics.tie_analysis", "tie_report"),
+    "tie_report": ("irmetrics.meta_evaluation", "tie_report"),
 }
 
 

@@ -26,7 +26,7 @@ from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED
 from .results import Results, report_query_set
 
 
-def _coerce(value, cls, what, read, from_dict=None, from_frame=None):
+def coerce_input(value, cls, what, read, from_dict=None, from_frame=None):
     """``value`` as ``cls``: kept if already one; a path goes to ``read``, a dict to
     ``from_dict`` (when given), a DataFrame or LazyFrame (anything with ``columns``) to
     ``from_frame`` (default ``cls.from_df``)."""
@@ -70,7 +70,7 @@ def _as_table(value, cls, kind: str, columns, read_table):
     def read(path):
         return read_table(path, columns) if is_columnar(path) else cls.read(os.fspath(path))
 
-    return _coerce(value, cls, kind, read, cls.from_dict,
+    return coerce_input(value, cls, kind, read, cls.from_dict,
                    lambda frame: read_table(frame, columns))
 
 
@@ -344,7 +344,7 @@ class Evaluator:
         {output name: MeasureDef})``; ``expected`` computes expectations over tie
         orders (``lists`` then whole, not cut at ``max_docs``)."""
         columns, specs = {}, {}
-        for group, merged in _kernel_groups(requests):
+        for group, merged in kernel_groups(requests):
             measure, level, params = group
             req = merged[0]
             ctx = Context(
@@ -423,7 +423,7 @@ def check_float_measures(requests: list[Request]) -> None:
             refused)
 
 
-def _kernel_groups(requests: list[Request]):
+def kernel_groups(requests: list[Request]):
     """Group requests that one kernel call can serve (friendly cutoffs of one measure)."""
     groups: dict = defaultdict(list)
     order = []

@@ -17,8 +17,7 @@ import numpy as np
 
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
-from ..evaluate_formats import evaluate_jg, evaluate_prefs
-from ..evaluate_intent import evaluate_diversity
+from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
 from ..exceptions import MissingQueriesWarning, NoQueriesError
 from ..io.columnar import column_names
 from ..measures.parse import parse_measures
@@ -257,7 +256,7 @@ def _evaluate_run(evaluator, path, label, args, *, report=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingQueriesWarning)
             if report:
-                from ..tie_analysis import report_ties
+                from ..meta_evaluation import report_ties
 
                 return report_ties(evaluator, path)
             # A path, not a Run: a plain run file is read chunk by chunk into the engine.

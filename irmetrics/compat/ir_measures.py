@@ -70,7 +70,7 @@ from ..containers import Qrels, Run
 from ..evaluate import Evaluator as _Evaluator
 from ..exceptions import ParameterError, UnknownMeasureError
 from ..io.trec import read_qrels_bytes, read_run_bytes
-from ..evaluate_intent import evaluate_diversity
+from ..judgment_formats import evaluate_diversity
 from ..io.diversity import DiversityQrels
 from ..measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
 from ..measures.parse import friendly_index, parse_measures

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .checks import parameter_error
-from .engine.ties import order_within_ties, tie_groups, truncated
-from .evaluate import Evaluator
-from .measures.dcg import gains_for, label_gain
-from .measures.expected import ORDER_FREE
-from .results import report_query_set
+from ..checks import parameter_error
+from ..engine.ties import order_within_ties, tie_groups, truncated
+from ..evaluate import Evaluator
+from ..measures.dcg import gains_for, label_gain
+from ..measures.expected import ORDER_FREE
+from ..results import report_query_set
 
 #: The four values reported per measure, in column order.
 POLICIES = ("trec_eval", "expected", "best", "worst")

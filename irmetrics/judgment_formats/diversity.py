@@ -7,20 +7,20 @@ so the judgments' kind is stated, never guessed (CLI: ``-R diversity``).
 
 from __future__ import annotations
 
-from .checks import check_bool, check_int
-from .engine.diversity import pack_diversity
-from .evaluate import _coerce, as_run
-from .evaluate_formats import _results, _run_query_ids
-from .io.diversity import DiversityQrels, read_diversity_qrels
-from .measures.diversity import DiversityContext
-from .measures.parse import parse_measures
-from .measures.rel_format import DIVERSITY, check_rel_format
-from .results import Results
+from ..checks import check_bool, check_int
+from ..engine.diversity import pack_diversity
+from ..evaluate import coerce_input, as_run
+from .preferences import _results, _run_query_ids
+from ..io.diversity import DiversityQrels, read_diversity_qrels
+from ..measures.diversity import DiversityContext
+from ..measures.parse import parse_measures
+from ..measures.rel_format import DIVERSITY, check_rel_format
+from ..results import Results
 
 
 def as_diversity_qrels(qrels) -> DiversityQrels:
     """Accept DiversityQrels, a path to an intent-aware qrels file, or a DataFrame."""
-    return _coerce(qrels, DiversityQrels, "qrels", read_diversity_qrels)
+    return coerce_input(qrels, DiversityQrels, "qrels", read_diversity_qrels)
 
 
 def evaluate_diversity(qrels, run, measures, *, relevance_level=1, judged_only=False,

@@ -10,27 +10,27 @@ from __future__ import annotations
 
 import polars as pl
 
-from .checks import check_bool, check_int
-from .engine.judgment_groups import pack_judgment_groups
-from .engine.prefs import pack_prefs
-from .engine.ranked import sorted_query_ids
-from .evaluate import _coerce, as_run
-from .io.prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg
-from .measures.judgment_groups import JudgmentGroupContext
-from .measures.parse import parse_measures
-from .measures.prefs import PrefsContext
-from .measures.rel_format import PREFS, QRELS_JG, check_rel_format
-from .results import Results, report_query_set
+from ..checks import check_bool, check_int
+from ..engine.judgment_groups import pack_judgment_groups
+from ..engine.prefs import pack_prefs
+from ..engine.ranked import sorted_query_ids
+from ..evaluate import coerce_input, as_run
+from ..io.prefs import JudgmentGroups, Prefs, read_prefs, read_qrels_jg
+from ..measures.judgment_groups import JudgmentGroupContext
+from ..measures.parse import parse_measures
+from ..measures.prefs import PrefsContext
+from ..measures.rel_format import PREFS, QRELS_JG, check_rel_format
+from ..results import Results, report_query_set
 
 
 def as_prefs(prefs) -> Prefs:
     """Accept Prefs, a path to a ``prefs`` file, or a DataFrame."""
-    return _coerce(prefs, Prefs, "prefs", read_prefs)
+    return coerce_input(prefs, Prefs, "prefs", read_prefs)
 
 
 def as_judgment_groups(jg) -> JudgmentGroups:
     """Accept JudgmentGroups, a path to a ``qrels_jg`` file, or a DataFrame."""
-    return _coerce(jg, JudgmentGroups, "jg", read_qrels_jg)
+    return coerce_input(jg, JudgmentGroups, "jg", read_qrels_jg)
 
 
 def _results(requests, context_for, query_ids, run_name, *, judged: pl.Series,

@@ -1,16 +1,5 @@
-"""Exact trec_eval evaluation of runs stored on Spark.
-
-Queries are independent, so evaluation partitions perfectly by query: the run and the
-qrels are put in one table, hash-partitioned by ``query_id`` (every row of a query, run
-and judgments alike, lands in one partition), and each partition is evaluated by
-irmetrics' own engine inside the executors (``mapInArrow``: whole Arrow batches, no
-Python per row or per query). The executors send back one row per query (its values)
-and the driver aggregates them with :meth:`irmetrics.Results.aggregate` in ascending
-query-id order, the order of single-machine irmetrics and trec_eval, so per-query
-values and aggregates are bit-identical to :func:`irmetrics.evaluate` on the same data.
-
-pyspark (and pyarrow) are needed only here: ``pip install "irmetrics[spark]"``.
-"""
+"""Partitions by query id on Spark, irmetrics' engine per partition in the executors,
+the driver aggregating in query-id order (see :mod:`irmetrics.spark`)."""
 
 from __future__ import annotations
 
@@ -21,12 +10,12 @@ import pickle
 import numpy as np
 import polars as pl
 
-from .checks import check_int, check_str, parameter_error
-from .containers import DEFAULT_RUN_NAME, Qrels, Run
-from .evaluate import Evaluator, _kernel_groups
-from .exceptions import InputFormatError, IrMetricsError
-from .measures.registry import STRING
-from .results import Results, report_query_set
+from ..checks import check_int, check_str, parameter_error
+from ..containers import DEFAULT_RUN_NAME, Qrels, Run
+from ..evaluate import Evaluator, kernel_groups
+from ..exceptions import InputFormatError, IrMetricsError
+from ..measures.registry import STRING
+from ..results import Results, report_query_set
 
 __all__ = ["SparkResults", "evaluate"]
 
@@ -167,7 +156,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     evaluator = Evaluator(Qrels.from_df(_EMPTY_QRELS), measures, **options)
     if not evaluator.requests:
         raise parameter_error("measures", "at least one measure name", [])
-    specs = {name: group[0] for group, requests in _kernel_groups(evaluator.requests)
+    specs = {name: group[0] for group, requests in kernel_groups(evaluator.requests)
              for req in requests for name in req.output_names}
     strings = [name for name, measure in specs.items() if measure.printed == STRING]
     if strings:

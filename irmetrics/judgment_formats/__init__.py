@@ -1,0 +1,17 @@
+"""Evaluation from trec_eval's other judgment formats (its ``-R`` rel_info_format).
+
+* :mod:`~irmetrics.judgment_formats.diversity` -- intent-aware qrels (``-R diversity``):
+  :func:`evaluate_diversity` for alpha-nDCG, ERR-IA, NRBP, ...
+* :mod:`~irmetrics.judgment_formats.preferences` -- preference files (``-R prefs``) and
+  judgment groups (``-R qrels_jg``): :func:`evaluate_prefs`, :func:`evaluate_jg`.
+
+Each entry point takes its own judgments and options, runs its own pack step in
+:mod:`irmetrics.engine` and returns the same :class:`~irmetrics.Results` as
+:func:`irmetrics.evaluate`.
+"""
+
+from .diversity import as_diversity_qrels, evaluate_diversity
+from .preferences import as_judgment_groups, as_prefs, evaluate_jg, evaluate_prefs
+
+__all__ = ["as_diversity_qrels", "as_judgment_groups", "as_prefs", "evaluate_diversity",
+           "evaluate_jg", "evaluate_prefs"]
