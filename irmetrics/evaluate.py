@@ -16,7 +16,8 @@ from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file
 from .io import columnar
 from .io.columnar import column_names, is_columnar
-from .io.trec import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids, read_utf8_or_latin1
+from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
+from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
 from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures

@@ -6,7 +6,7 @@ directly (evaluated numerically, without building string tables) and whose
 See docs/adapters.md.
 """
 
-from ._arrays import as_array
+from .arrays import as_array
 from ._lists import to_ranked
 from .embeddings import from_embeddings
 from .flat import from_flat

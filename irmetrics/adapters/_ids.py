@@ -35,7 +35,7 @@ class IdVocab:
         """User ids: ``size`` distinct strings (or integers) without whitespace."""
         array_like = hasattr(ids, "__dlpack__") or hasattr(ids, "__array__")
         if array_like or isinstance(ids, (list, tuple)):
-            from ._arrays import as_array
+            from .arrays import as_array
             try:
                 array = as_array(ids, name)
             except ShapeError:

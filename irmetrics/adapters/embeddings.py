@@ -8,7 +8,7 @@ from ..checks import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
 from ..exceptions import ParameterError, ShapeError
-from ._arrays import as_array, check_numeric
+from .arrays import as_array, check_numeric
 from ._ids import IdVocab
 from ._lists import SparseJudgments, label_histogram, make_pair
 from .matrix import query_vocab

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..engine import segments as sg
 from ..exceptions import ShapeError
-from ._arrays import as_array, check_integral, check_labels, check_numeric
+from .arrays import as_array, check_integral, check_labels, check_numeric
 from ._ids import IdVocab
 from ._lists import SparseJudgments, label_histogram, make_pair
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..checks import check_positive_int
 from ..exceptions import ParameterError, ShapeError
-from ._arrays import as_array, check_integral, check_labels, check_numeric, check_same_shape
+from .arrays import as_array, check_integral, check_labels, check_numeric, check_same_shape
 from ._ids import IdVocab
 from ._lists import DenseJudgments, make_pair
 

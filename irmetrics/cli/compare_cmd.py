@@ -18,7 +18,7 @@ from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha,
 from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
-from ..io.trec import _read_source
+from ..containers.trec_text import read_source
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_float_relevance, add_ties, add_version, parse_int)
@@ -261,7 +261,7 @@ def _looks_like_per_query(path: str) -> bool:
     try:
         return _three_fields(open_lines(path))
     except OSError:
-        _read_source(path)  # raises the readers' one-line error
+        read_source(path)  # raises the readers' one-line error
     except EOFError:
         pass
     return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..adapters._arrays import as_array, as_rows, check_numeric
+from ..adapters.arrays import as_array, as_rows, check_numeric
 from ..exceptions import ParameterError, ShapeError
 
 

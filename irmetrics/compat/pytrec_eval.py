@@ -25,7 +25,7 @@ import numpy as np
 
 from ..checks import check_bool, check_int, parameter_error
 from ..containers import Qrels, Run
-from ..containers import _to_id as to_id
+from ..containers.tables import to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
 from ..measures.params import DoubleParams, PairParams

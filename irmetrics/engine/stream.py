@@ -46,7 +46,7 @@ import numpy as np
 import polars as pl
 
 from ..exceptions import DuplicateEntryError, InputFormatError
-from ..io.trec import NotPlain, chunk_error, plain_chunks
+from ..containers.trec_text import NotPlain, chunk_error, plain_chunks
 from . import segments as sg
 from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
                    break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from ..exceptions import InputFormatError
-from .trec import _read_source
+from ..containers.trec_text import read_source
 
 #: trec_eval's query id of summary lines.
 SUMMARY_ID = "all"
@@ -146,7 +146,7 @@ def read_per_query(path) -> PerQueryScores:
 def _read_lines(path: str) -> tuple[pl.DataFrame, str]:
     """The file's lines as one string column (gzip is decompressed), and the name
     errors use for it (``<stdin>`` for ``-``)."""
-    data, source = _read_source(path)
+    data, source = read_source(path)
     try:
         text = data.decode("utf-8-sig")  # a BOM from a Windows editor is not a character
     except UnicodeDecodeError as exc:

@@ -50,115 +50,19 @@ import polars as pl
 from irmetrics.checks import check_choice, check_str, parameter_error
 from irmetrics.exceptions import DuplicateEntryError, InputFormatError
 
+from . import trec_text
+from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
+                     DUPLICATE_POLICIES, FLOAT_LABEL_HINT, QRELS_SCHEMA, RUN_SCHEMA,
+                     resolve_duplicates)
+
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]
-
-#: Accepted values of every ``on_duplicate`` argument.
-DUPLICATE_POLICIES = ("error", "first", "last", "max")
-
-QRELS_SCHEMA: dict[str, pl.DataType] = {
-    "query_id": pl.String(),
-    "iteration": pl.String(),
-    "doc_id": pl.String(),
-    "relevance": pl.Int64(),
-}
-RUN_SCHEMA: dict[str, pl.DataType] = {
-    "query_id": pl.String(),
-    "iteration": pl.String(),
-    "doc_id": pl.String(),
-    "rank": pl.Int64(),
-    "score": pl.Float64(),
-    "run_id": pl.String(),
-}
-DEFAULT_QRELS_ITERATION = "0"
-DEFAULT_RUN_ITERATION = "Q0"
-DEFAULT_RUN_NAME = "irmetrics"
-
-#: Appended to "relevance must be an integer" when the label is a real number.
-FLOAT_LABEL_HINT = " (graded float labels: relevance='float', or --float-relevance)"
 
 _KEYS = ["query_id", "doc_id"]
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-# --------------------------------------------------------------------------------------
-# shared helpers (also used by irmetrics.io.trec)
-# --------------------------------------------------------------------------------------
 
-
-def resolve_duplicates(
-    df: pl.DataFrame,
-    *,
-    value: str,
-    policy: str,
-    source: str | None,
-    line_col: str | None = None,
-    unit: str | None = "line",
-) -> pl.DataFrame:
-    """Apply an ``on_duplicate`` policy to repeated (query_id, doc_id) pairs.
-
-    Parameters
-    ----------
-    df : polars.DataFrame
-        Has ``query_id`` and ``doc_id`` columns, in input order.
-    value : str
-        Column maximised by ``policy="max"`` (``"relevance"`` or ``"score"``).
-    policy : {"error", "first", "last", "max"}
-        ``"error"`` raises :class:`DuplicateEntryError` naming the first repeated row in
-        input order and, when ``unit`` is given, where the pair was first seen. The others
-        keep one row per pair, at that row's own position: the first, the last, or the one
-        with the largest ``value`` (the first of those on ties).
-    source : str or None
-        ``path`` of the error.
-    line_col : str, optional
-        Column with the line number of each row; by default row ``i`` is line ``i + 1``.
-    unit : str or None
-        Word used in the message ("line", "row", "record"); None: no position is reported.
-
-    Notes
-    -----
-    Cost on the common path (no duplicates) is two string hashes per row plus
-    ``n_unique`` of their combination; the exact comparison only runs when two combined
-    hashes collide.
-    """
-    if df.height < 2:
-        return df
-    pair_hash = pl.col("query_id").hash(seed=0x5EED) ^ pl.col("doc_id").hash(seed=0xD0C5)
-    n_hashes = df.select(pair_hash.n_unique()).item()
-    if n_hashes == df.height:
-        return df
-    first = df.select(pl.struct(_KEYS).is_first_distinct()).to_series()
-    if first.all():  # a hash collision, no real duplicate
-        return df
-    if policy == "error":
-        i = int((~first).arg_true()[0])
-        q, d = df["query_id"][i], df["doc_id"][i]
-        j = int(
-            df.select(((pl.col("query_id") == q) & (pl.col("doc_id") == d)).arg_true().first()).item()
-        )
-        if unit is None:
-            raise DuplicateEntryError(
-                "duplicate (query_id, doc_id)", path=source, query_id=q, doc_id=d
-            )
-        line_i = int(df[line_col][i]) if line_col else i + 1
-        line_j = int(df[line_col][j]) if line_col else j + 1
-        raise DuplicateEntryError(
-            f"duplicate (query_id, doc_id); first seen on {unit} {line_j}",
-            path=source,
-            line=line_i,
-            query_id=q,
-            doc_id=d,
-        )
-    if policy == "first":
-        return df.filter(first)
-    if policy == "last":
-        return df.filter(pl.struct(_KEYS).is_last_distinct())
-    if policy == "max":
-        best = df.filter(pl.col(value) == pl.col(value).max().over(_KEYS))
-        return best.filter(pl.struct(_KEYS).is_first_distinct())
-    raise AssertionError(policy)  # pragma: no cover - validated by callers
-
-
-def _to_id(x: Any, what: str) -> str:
+def to_id(x: Any, what: str) -> str:
     """Convert one id to str: str as is, int / numpy integer via ``str(int(x))``."""
     if isinstance(x, str):  # numpy.str_ and other subclasses too
         try:
@@ -230,7 +134,7 @@ def _ids_series(values: list[Any], what: str) -> pl.Series:
             return s
     except (TypeError, ValueError, OverflowError):
         pass
-    return pl.Series(what, [_to_id(x, what) for x in values], dtype=pl.String)
+    return pl.Series(what, [to_id(x, what) for x in values], dtype=pl.String)
 
 
 def _relevance_series(values, qids, docs, source, unit) -> pl.Series:
@@ -526,9 +430,14 @@ class Qrels(_Frame):
     @classmethod
     def read(cls, path: Any, **kw: Any) -> Qrels:
         """Read a TREC qrels file; same as :func:`irmetrics.io.trec.read_qrels`."""
-        from irmetrics.io.trec import read_qrels
+        df, name = trec_text.parse_qrels_source(path, **kw)
+        return cls._trusted(df, path=name)
 
-        return read_qrels(path, **kw)
+    @classmethod
+    def read_bytes(cls, data: bytes, **kw: Any) -> Qrels:
+        """Qrels from TREC text already in memory; same as
+        :func:`irmetrics.io.trec.read_qrels_bytes`."""
+        return cls._trusted(trec_text.parse_qrels_bytes(data, **kw))
 
     @classmethod
     def from_dict(cls, d: Mapping[Any, Mapping[Any, Any]], *,
@@ -619,9 +528,7 @@ class Qrels(_Frame):
 
     def write(self, path: Any) -> None:
         """Write in TREC qrels format; see :func:`irmetrics.io.trec.write_qrels`."""
-        from irmetrics.io.trec import write_qrels
-
-        write_qrels(self, path)
+        trec_text.write_qrels_frame(self._df, path)
 
     def __repr__(self) -> str:
         return self._repr("Qrels(", "n_judgments")
@@ -678,9 +585,15 @@ class Run(_Frame):
     @classmethod
     def read(cls, path: Any, **kw: Any) -> Run:
         """Read a TREC run file; same as :func:`irmetrics.io.trec.read_run`."""
-        from irmetrics.io.trec import read_run
+        df, run_id, name = trec_text.parse_run_source(path, **kw)
+        return cls._trusted(df, name=run_id, path=name)
 
-        return read_run(path, **kw)
+    @classmethod
+    def read_bytes(cls, data: bytes, **kw: Any) -> Run:
+        """A run from TREC text already in memory; same as
+        :func:`irmetrics.io.trec.read_run_bytes`."""
+        df, run_id = trec_text.parse_run_bytes(data, **kw)
+        return cls._trusted(df, name=run_id)
 
     @classmethod
     def from_dict(cls, d: Mapping[Any, Mapping[Any, Any]], *, name: str = DEFAULT_RUN_NAME) -> Run:
@@ -769,7 +682,7 @@ class Run(_Frame):
                 ranks.append(rec[3]), vals.append(rec[4]), rids.append(rec[5])
                 last_rid = rec[5]
         if name is None:
-            name = DEFAULT_RUN_NAME if last_rid is None else _to_id(last_rid, "run_id")
+            name = DEFAULT_RUN_NAME if last_rid is None else to_id(last_rid, "run_id")
         src = "<records>"
         q = _ids_series(qids, "query_id")
         doc = _ids_series(docs, "doc_id")
@@ -790,9 +703,7 @@ class Run(_Frame):
 
     def write(self, path: Any, *, run_id: str | None = None) -> None:
         """Write in TREC run format; see :func:`irmetrics.io.trec.write_run`."""
-        from irmetrics.io.trec import write_run
-
-        write_run(self, path, run_id=run_id)
+        trec_text.write_run_frame(self._df, path, run_id=run_id)
 
     def __repr__(self) -> str:
         return self._repr(f"Run(name={self.name!r}, ", "n_rows")
@@ -812,7 +723,7 @@ def _flatten_dict(d: Any, what: str) -> tuple[list, list, list]:
     for q, inner in d.items():
         if not isinstance(inner, Mapping):
             raise parameter_error(f"{what}[{q!r}]", "a mapping {doc_id: value}", type(inner).__name__)
-        qs = _to_id(q, "query_id")
+        qs = to_id(q, "query_id")
         qids.extend([qs] * len(inner))
         docs.extend(inner.keys())
         vals.extend(inner.values())

@@ -1,0 +1,114 @@
+"""The columns of qrels and runs, their defaults, and what a repeated (query_id, doc_id)
+pair does: shared by the containers (:mod:`irmetrics.containers.tables`) and the TREC text
+reader (:mod:`irmetrics.containers.trec_text`), below both."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from irmetrics.exceptions import DuplicateEntryError
+
+__all__ = ["DEFAULT_QRELS_ITERATION", "DEFAULT_RUN_ITERATION", "DEFAULT_RUN_NAME",
+           "DUPLICATE_POLICIES", "FLOAT_LABEL_HINT", "QRELS_SCHEMA", "RUN_SCHEMA",
+           "resolve_duplicates"]
+
+#: Accepted values of every ``on_duplicate`` argument.
+DUPLICATE_POLICIES = ("error", "first", "last", "max")
+
+QRELS_SCHEMA: dict[str, pl.DataType] = {
+    "query_id": pl.String(),
+    "iteration": pl.String(),
+    "doc_id": pl.String(),
+    "relevance": pl.Int64(),
+}
+RUN_SCHEMA: dict[str, pl.DataType] = {
+    "query_id": pl.String(),
+    "iteration": pl.String(),
+    "doc_id": pl.String(),
+    "rank": pl.Int64(),
+    "score": pl.Float64(),
+    "run_id": pl.String(),
+}
+DEFAULT_QRELS_ITERATION = "0"
+DEFAULT_RUN_ITERATION = "Q0"
+DEFAULT_RUN_NAME = "irmetrics"
+
+#: Appended to "relevance must be an integer" when the label is a real number.
+FLOAT_LABEL_HINT = " (graded float labels: relevance='float', or --float-relevance)"
+
+_KEYS = ["query_id", "doc_id"]
+
+
+
+
+def resolve_duplicates(
+    df: pl.DataFrame,
+    *,
+    value: str,
+    policy: str,
+    source: str | None,
+    line_col: str | None = None,
+    unit: str | None = "line",
+) -> pl.DataFrame:
+    """Apply an ``on_duplicate`` policy to repeated (query_id, doc_id) pairs.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        Has ``query_id`` and ``doc_id`` columns, in input order.
+    value : str
+        Column maximised by ``policy="max"`` (``"relevance"`` or ``"score"``).
+    policy : {"error", "first", "last", "max"}
+        ``"error"`` raises :class:`DuplicateEntryError` naming the first repeated row in
+        input order and, when ``unit`` is given, where the pair was first seen. The others
+        keep one row per pair, at that row's own position: the first, the last, or the one
+        with the largest ``value`` (the first of those on ties).
+    source : str or None
+        ``path`` of the error.
+    line_col : str, optional
+        Column with the line number of each row; by default row ``i`` is line ``i + 1``.
+    unit : str or None
+        Word used in the message ("line", "row", "record"); None: no position is reported.
+
+    Notes
+    -----
+    Cost on the common path (no duplicates) is two string hashes per row plus
+    ``n_unique`` of their combination; the exact comparison only runs when two combined
+    hashes collide.
+    """
+    if df.height < 2:
+        return df
+    pair_hash = pl.col("query_id").hash(seed=0x5EED) ^ pl.col("doc_id").hash(seed=0xD0C5)
+    n_hashes = df.select(pair_hash.n_unique()).item()
+    if n_hashes == df.height:
+        return df
+    first = df.select(pl.struct(_KEYS).is_first_distinct()).to_series()
+    if first.all():  # a hash collision, no real duplicate
+        return df
+    if policy == "error":
+        i = int((~first).arg_true()[0])
+        q, d = df["query_id"][i], df["doc_id"][i]
+        j = int(
+            df.select(((pl.col("query_id") == q) & (pl.col("doc_id") == d)).arg_true().first()).item()
+        )
+        if unit is None:
+            raise DuplicateEntryError(
+                "duplicate (query_id, doc_id)", path=source, query_id=q, doc_id=d
+            )
+        line_i = int(df[line_col][i]) if line_col else i + 1
+        line_j = int(df[line_col][j]) if line_col else j + 1
+        raise DuplicateEntryError(
+            f"duplicate (query_id, doc_id); first seen on {unit} {line_j}",
+            path=source,
+            line=line_i,
+            query_id=q,
+            doc_id=d,
+        )
+    if policy == "first":
+        return df.filter(first)
+    if policy == "last":
+        return df.filter(pl.struct(_KEYS).is_last_distinct())
+    if policy == "max":
+        best = df.filter(pl.col(value) == pl.col(value).max().over(_KEYS))
+        return best.filter(pl.struct(_KEYS).is_first_distinct())
+    raise AssertionError(policy)  # pragma: no cover - validated by callers
