@@ -1,4 +1,22 @@
-"""irmetrics: trec_eval-exact retrieval evaluation on a vectorised numpy engine."""
+"""irmetrics: trec_eval-exact retrieval evaluation on a vectorised numpy engine.
+
+Where things live (imports run one way: engine ← measures ← road ← capabilities ← cli):
+
+* the road -- :mod:`~irmetrics.containers` (``Qrels``, ``Run``, TREC text),
+  :mod:`~irmetrics.engine` (pack → ``RankedLists`` → kernels' primitives),
+  :mod:`~irmetrics.measures` (one declaration per measure), :mod:`~irmetrics.evaluate`
+  (``evaluate``, ``Evaluator``), :mod:`~irmetrics.results` (``Results``);
+* inputs -- :mod:`~irmetrics.io` (files, Parquet/Arrow), :mod:`~irmetrics.adapters`
+  (matrices, tensors, neighbour lists, embeddings), :mod:`~irmetrics.judgment_formats`
+  (intent-aware qrels, preferences, judgment groups);
+* capabilities -- :mod:`~irmetrics.stats`, :mod:`~irmetrics.comparison` (``compare``,
+  plots, the HTML report), :mod:`~irmetrics.meta_evaluation` (``tie_report``),
+  :mod:`~irmetrics.spark`, :mod:`~irmetrics.compat` (library drop-ins),
+  :mod:`~irmetrics.crosscheck` (against pytrec_eval);
+* the command line -- :mod:`~irmetrics.cli`.
+
+``import irmetrics`` loads the road only; everything else loads on first use.
+"""
 
 import importlib
 

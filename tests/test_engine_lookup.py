@@ -14,7 +14,7 @@ from irmetrics.containers import Qrels, Run
 from irmetrics.engine import pack as pack_module
 from irmetrics.engine.pack import SortedKeys, encode_qrels, lookup_codes, pack, query_codes
 from irmetrics.engine.ranked import NOT_IN_POOL, POOL_UNJUDGED
-from irmetrics.io import trec
+from irmetrics.containers import trec_text as trec
 
 from ._cases import qrels_and_run
 

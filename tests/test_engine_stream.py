@@ -12,7 +12,7 @@ from irmetrics.engine import pack as pack_module
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
 from irmetrics.engine.stream import encode_qrels_file, pack_run_file
 from irmetrics.exceptions import DuplicateEntryError
-from irmetrics.io import trec
+from irmetrics.containers import trec_text as trec
 from irmetrics.io.trec import (NotPlain, plain_chunks, read_qrels, read_qrels_bytes, read_run,
                                read_run_bytes)
 

@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 from irmetrics.containers import Qrels, Run
 from irmetrics.exceptions import DuplicateEntryError, InputFormatError, IrMetricsError, ParameterError
 from irmetrics.io import read_qrels, read_qrels_bytes, read_run, read_run_bytes, write_qrels, write_run
-from irmetrics.io import trec
+from irmetrics.containers import trec_text as trec
 
 FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "io"
 

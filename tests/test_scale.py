@@ -15,7 +15,7 @@ import irmetrics
 from irmetrics import Evaluator
 from irmetrics.engine import stream
 from irmetrics.engine.pack import encode_qrels
-from irmetrics.io import trec
+from irmetrics.containers import trec_text as trec
 from irmetrics.io.trec import read_qrels, read_run
 
 from ._cases import qrels_and_run, same_value
@@ -170,7 +170,7 @@ def test_a_bad_line_deep_in_a_file_names_its_line_and_prints_nothing(tmp_path, c
     lines[17_345] = "q346 Q0 d45 0 not-a-number r"
     path.write_text("\n".join(lines) + "\n")
     qrels_path = tmp_path / "qrels.txt"
-    trec.write_qrels(irmetrics.Qrels.from_dict(qrels), qrels_path)
+    irmetrics.Qrels.from_dict(qrels).write(qrels_path)
     code = main(["eval", "-q", "-m", "map", str(qrels_path), str(path)])
     out, err = capsys.readouterr()
     assert code == 2

@@ -34,7 +34,7 @@ from irmetrics import Evaluator
 from irmetrics.containers import Run
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
 from irmetrics.engine.stream import encode_qrels_file, pack_run_file
-from irmetrics.io import trec
+from irmetrics.containers import trec_text as trec
 from irmetrics.io.trec import NotPlain, plain_chunks, read_qrels, read_run
 
 BOM = b"\xef\xbb\xbf"
