@@ -394,15 +394,16 @@ class UserMeasure:
                 try:
                     value = self.function(query, **params)
                 except Exception as err:
-                    raise _failure(spelling, query.query_id, err) from err
+                    raise user_error(spelling, query.query_id, err) from err
                 out[q] = _one_number(value, spelling, query.query_id)
         else:
             try:
                 raw = self.function(view, **params)
             except Exception as err:
-                where = self._failing_query(view, params)
-                raise _failure(spelling, None if where is None else
-                               str(view.query_ids[where]), err) from err
+                q = self._failing_query(view, params)
+                raise user_error(spelling, None if q is None else str(view.query_ids[q]),
+                                 err, where=" (on all queries together, on no single"
+                                 " query alone)") from err
             out = _per_query_array(raw, spelling, view.n_queries)
         self._check_finite(out, spelling, view.query_ids)
         return out
@@ -440,10 +441,12 @@ class UserMeasure:
                 measure=spelling, query_id=str(query_ids[q]))
 
 
-def _failure(spelling: str, query_id: str | None, err: Exception) -> UserMeasureError:
-    where = f"on query {query_id!r}" if query_id is not None else \
-        "(on the whole set of queries; on no single query alone)"
-    return UserMeasureError(f"user measure {spelling!r} failed {where}: "
+def user_error(spelling: str, query_id: str | None, err: Exception, *,
+               where: str = "") -> UserMeasureError:
+    """The error raised when the user's function raised ``err`` (raise it ``from err``):
+    names the measure and the query; ``where`` says more when no query is named."""
+    where = f" on query {query_id!r}" if query_id is not None else where
+    return UserMeasureError(f"user measure {spelling!r} failed{where}: "
                             f"{type(err).__name__}: {err}", measure=spelling,
                             query_id=query_id)
 
