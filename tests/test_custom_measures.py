@@ -195,7 +195,7 @@ def score_loop(query):
 @pytest.fixture(scope="module")
 def per_query_measures():
     namespace = {"irm": irm}
-    exec(PER_QUERY_SOURCE, namespace)
+    exec(PER_QUERY_SOURCE, namespace)  # noqa: S102 - the test's own source, as a user's
     yield
     for name in ("UmGradedLoop", "UmRbgLoop", "UmScoreLoop"):
         irm.remove_measure(name)
@@ -280,9 +280,10 @@ def test_the_file_road(expected, tmp_path, monkeypatch):
 
 
 def test_the_file_road_in_chunks_with_split_queries(tmp_path):
+    import polars as pl
+
     from irmetrics.engine.pack import encode_qrels
     from irmetrics.engine.stream import evaluate_run_batches
-    import polars as pl
 
     rows = [(q, d, s, "r") for q, docs in RUN_A.items() for d, s in docs.items()]
     rows = rows[::2] + rows[1::2]  # every query split over the batches
@@ -449,10 +450,10 @@ def test_spark(spark, expected):
         def failing(view):
             raise KeyError("deliberate")
 
-        with pytest.raises(UserMeasureError, match="'UmInline' failed on query 'q1'"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                irm_spark.evaluate(qrels, run, ["UmInline"])
+        with pytest.raises(UserMeasureError, match="'UmInline' failed on query 'q1'"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            irm_spark.evaluate(qrels, run, ["UmInline"])
     finally:
         irm.remove_measure("UmInline")
 
@@ -621,8 +622,9 @@ def test_parameters_must_be_typed_and_free(scratch):
         return view.num_ret * alpha + flag + len(label) + count
 
     scratch("UmTyped", needs, cutoff=False)
-    res = evaluate_quietly(QRELS, RUN_A, ["UmTyped(alpha=1)", "UmTyped(alpha=0.5, flag=True,"
-                                          " label='abc', count=2)"])
+    typed = "UmTyped(alpha=0.5, flag=True, label='abc', count=2)"
+    res = evaluate_quietly(QRELS, RUN_A, ["UmTyped(alpha=1)", typed])
+    assert res.values(typed).tolist() == [3.0 + 1 + 3 + 2, 2.0 + 6, 1.5 + 6, 0.0 + 6]
     assert res.values("UmTyped(alpha=1)").tolist() == [8.0, 6.0, 5.0, 2.0]
     with pytest.raises(ParameterError, match="needs alpha"):
         irm.evaluate(QRELS, RUN_A, ["UmTyped"])

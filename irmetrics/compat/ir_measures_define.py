@@ -39,10 +39,22 @@ from ..exceptions import UnknownMeasureError
 from ..measures.custom import is_user_measure, user_error
 from ..measures.registry import REGISTRY, SUM
 
-__all__ = ["CustomMeasure", "RuntimeMeasure", "RegisteredMeasure", "define",
-           "define_byquery", "registered_measure", "evaluator", "iter_calc",
-           "calc_aggregate", "calc", "run_inputs", "qrel_inputs", "runtime_run_inputs",
-           "runtime_qrel_inputs"]
+__all__ = [
+    "CustomMeasure",
+    "RegisteredMeasure",
+    "RuntimeMeasure",
+    "calc",
+    "calc_aggregate",
+    "define",
+    "define_byquery",
+    "evaluator",
+    "iter_calc",
+    "qrel_inputs",
+    "registered_measure",
+    "run_inputs",
+    "runtime_qrel_inputs",
+    "runtime_run_inputs",
+]
 
 
 #: The columns every measure but define()'s reads (ir_measures' provider default).
@@ -76,7 +88,7 @@ class CustomMeasure:
     AT_PARAM = "cutoff"
     DEFAULT = 0.0  # a qrels query without a value (ir_measures' Measure.DEFAULT)
     NAME: str | None = None
-    SUPPORTED_PARAMS: dict = {}
+    SUPPORTED_PARAMS: dict  # set by each object: {parameter: default}
 
     def __init__(self, **params):
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
@@ -89,13 +101,13 @@ class CustomMeasure:
             raise parameter_error("cutoff", "a non-negative integer", cutoff)
         self.params = dict(params)
 
-    def _derived(self, params: dict) -> "CustomMeasure":
+    def _derived(self, params: dict) -> CustomMeasure:
         raise NotImplementedError
 
-    def __call__(self, **params) -> "CustomMeasure":
+    def __call__(self, **params) -> CustomMeasure:
         return self._derived({**self.params, **params})
 
-    def __matmul__(self, at_value) -> "CustomMeasure":
+    def __matmul__(self, at_value) -> CustomMeasure:
         return self(**{self.AT_PARAM: at_value})
 
     def __getitem__(self, key):
@@ -132,7 +144,7 @@ class CustomMeasure:
         aggregated, per_query = evaluator([self], qrels).calc(run)
         return _results()[1](aggregated[self], per_query)
 
-    def evaluator(self, qrels) -> "Evaluator":
+    def evaluator(self, qrels) -> Evaluator:
         return evaluator([self], qrels)
 
 
@@ -163,7 +175,7 @@ class RuntimeMeasure(CustomMeasure):
         self.SHORT_DESC = definition.short_desc
         super().__init__(**params)
 
-    def _derived(self, params: dict) -> "RuntimeMeasure":
+    def _derived(self, params: dict) -> RuntimeMeasure:
         return RuntimeMeasure(self._definition, **params)
 
     def __repr__(self) -> str:
@@ -290,7 +302,7 @@ class RegisteredMeasure(CustomMeasure):
         self.SUPPORTED_PARAMS.update({k: o.default for k, o in measure.options.items()})
         super().__init__(**params)
 
-    def _derived(self, params: dict) -> "RegisteredMeasure":
+    def _derived(self, params: dict) -> RegisteredMeasure:
         return RegisteredMeasure(self.NAME, **params)
 
     def spelling(self) -> str:

@@ -23,9 +23,9 @@ import importlib.util
 import inspect
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
@@ -238,7 +238,7 @@ class Rankings:
         mask = self._entries(mask, "mask").astype(bool, copy=False)
         return sg.seg_first(mask, self.offsets)
 
-    def ideal(self) -> "Rankings":
+    def ideal(self) -> Rankings:
         """The ideal rankings: every judged label ``>= 0`` of each query (from the qrels,
         retrieved or not) in descending order, cut at the same cutoff; every entry is
         judged and pooled, and there are no scores.
@@ -277,7 +277,7 @@ class Rankings:
                 ideal_label=ideal_label[ideal_offsets[q]:ideal_offsets[q + 1]],
                 relevance_level=self.relevance_level, cutoff=self.cutoff)
 
-    def _subset(self, lo: int, hi: int) -> "Rankings":
+    def _subset(self, lo: int, hi: int) -> Rankings:
         """The view of queries ``lo .. hi-1`` alone (to find the query a measure fails on)."""
         start, stop = int(self.offsets[lo]), int(self.offsets[hi])
         return Rankings(query_ids=self.query_ids[lo:hi],
@@ -288,7 +288,7 @@ class Rankings:
                         relevance_level=self.relevance_level, cutoff=self.cutoff)
 
     @classmethod
-    def of(cls, ctx, cutoff: int | None) -> "Rankings":
+    def of(cls, ctx, cutoff: int | None) -> Rankings:
         """The view of a kernel :class:`~irmetrics.measures.context.Context`: its level and
         judged-only choice, placeholder rankings (``complete=True``) emptied, cut at
         ``cutoff``."""
@@ -309,7 +309,7 @@ class Rankings:
                    relevance_level=ctx.relevance_level, cutoff=cutoff)
 
     @classmethod
-    def example(cls) -> "Rankings":
+    def example(cls) -> Rankings:
         """A small view for examples: query ``q1`` ranks labels 2, unjudged, 1 and has a
         document judged 0 it did not retrieve; ``q2`` ranks one unjudged document and
         has one judged 1."""
@@ -425,7 +425,7 @@ class UserMeasure:
     def _raises(self, view: Rankings, params: dict) -> bool:
         try:
             self.function(view, **params)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure of the user's code counts
             return True
         return False
 
