@@ -101,7 +101,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     measures : str or list of str
         As for :func:`irmetrics.evaluate` (``"map"``, ``"P.10"``, ``"nDCG@10"``,
         ``"gm_map"``, ``"official"``, ...); string-valued outputs (``relstring``) are
-        refused.
+        refused. Measures defined with :func:`irmetrics.define_measure` travel to the
+        executors with the job (their functions pickled by value).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
         See :class:`irmetrics.Evaluator`. ``complete=True`` (trec_eval ``-c``) works
         because each qrels query travels to its partition with its judgments.

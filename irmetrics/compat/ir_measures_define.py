@@ -300,6 +300,7 @@ class RegisteredMeasure(CustomMeasure):
         self._measure = measure
         self.SUPPORTED_PARAMS = {"cutoff": None} if measure.extra["optional_cutoff"] else {}
         self.SUPPORTED_PARAMS.update({k: o.default for k, o in measure.options.items()})
+        self.SUPPORTED_PARAMS.update(measure.extra["user_measure"].defaults)
         super().__init__(**params)
 
     def _derived(self, params: dict) -> RegisteredMeasure:

@@ -356,7 +356,8 @@ class UserMeasure:
 
     name: str
     function: Callable
-    options: dict
+    options: dict  # {parameter: Option}, left unset so the spelling shows what was given
+    defaults: dict  # {parameter: default} of those that have one
     per_query: bool = False
     cutoff: bool = True
     aggregate: str = "mean"
@@ -575,8 +576,9 @@ def define_measure(name: str, function: Callable | None = None, *, per_query: bo
                                         replace=replace)
     if not callable(function):
         raise parameter_error("function", "a callable", function)
+    options, defaults = _options_of(function, name)
     spec = UserMeasure(
-        name=_checked_name(name), function=function, options=_options_of(function, name),
+        name=_checked_name(name), function=function, options=options, defaults=defaults,
         per_query=check_bool("per_query", per_query), cutoff=check_bool("cutoff", cutoff),
         aggregate=check_choice("aggregate", aggregate, tuple(_AGGREGATES)),
         allow_nan=check_bool("allow_nan", allow_nan))
@@ -591,8 +593,9 @@ def _checked_name(name) -> str:
     return name
 
 
-def _options_of(function, name: str) -> dict:
-    """``{parameter: Option}`` of the function's parameters after the first."""
+def _options_of(function, name: str) -> tuple[dict, dict]:
+    """``({parameter: Option}, {parameter: default})`` of the function's parameters
+    after the first."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -602,7 +605,7 @@ def _options_of(function, name: str) -> dict:
     if not parameters or parameters[0].kind not in positional:
         raise ParameterError(f"the function of measure {name!r} must take the rankings as"
                              " its first positional parameter.")
-    options = {}
+    options, defaults = {}, {}
     for p in parameters[1:]:
         if p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           inspect.Parameter.KEYWORD_ONLY):
@@ -624,10 +627,9 @@ def _options_of(function, name: str) -> dict:
         option = Option(kind, required=not has_default, example=_EXAMPLES[kind],
                         doc=f"{kind.__name__} parameter of the user measure {name}")
         if has_default:
-            default = option.convert(f"{name} (its default)", p.name, p.default)
-            option = Option(kind, default=default, doc=option.doc)
+            defaults[p.name] = option.convert(f"{name} (its default)", p.name, p.default)
         options[p.name] = option
-    return options
+    return options, defaults
 
 
 def is_user_measure(measure: MeasureDef) -> bool:
