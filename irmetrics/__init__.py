@@ -22,12 +22,15 @@ import importlib
 
 from .containers import Qrels, Run
 from .evaluate import Evaluator, evaluate
+from .measures.custom import (QueryRanking, Rankings, define_measure, load_measures,
+                              remove_measure)
 from .results import Results
 
 __version__ = "0.1.0"
 __all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGroups", "Prefs",
-           "Qrels", "Results", "Run", "compare", "evaluate", "evaluate_diversity", "evaluate_jg",
-           "evaluate_prefs", "plot", "read_per_query", "stats", "tie_report"]
+           "Qrels", "QueryRanking", "Rankings", "Results", "Run", "compare", "define_measure",
+           "evaluate", "evaluate_diversity", "evaluate_jg", "evaluate_prefs", "load_measures",
+           "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {

@@ -19,6 +19,7 @@ from .io.columnar import column_names, is_columnar
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
 from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
+from .measures.custom import USER_FAMILY, pytrec_eval_supported, user_measures_of
 from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
@@ -181,7 +182,7 @@ class Evaluator:
                                                                     relevance=relevance)
             else:
                 self._qrels = as_qrels(qrels, self.qrels_columns, relevance)
-        supported = (lambda m: m.pytrec_eval) if semantics == "pytrec_eval" else None
+        supported = pytrec_eval_supported if semantics == "pytrec_eval" else None
         self.requests = parse_measures(measures, supported=supported)
         check_rel_format(self.requests, QRELS)
         if ties == "expected":
@@ -317,8 +318,10 @@ class Evaluator:
             # in bounded memory (None: the road below, which reads it whole). That road
             # keeps no scores once the order is fixed (not for ties="expected") and
             # integer labels only.
+            # User measures may read scores: then the chunks keep them.
             options = dict(max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics, ties=self.ties)
+                           semantics=self.semantics, ties=self.ties,
+                           keep_scores=bool(user_measures_of(self.requests)))
             streamed = None
             if is_columnar(run):
                 streamed = evaluate_run_batches(
@@ -412,9 +415,11 @@ LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
 
 def check_float_measures(requests: list[Request]) -> None:
     """Refuse, under ``relevance="float"``, measures that read labels as trec_eval's
-    integer levels (gain tables, label strings, judgment groups) and gain parameters."""
+    integer levels (gain tables, label strings, judgment groups) and gain parameters.
+    User measures see the float labels themselves."""
     refused = sorted({r.measure.name + ("." + r.raw if r.raw else "") for r in requests
                       if not (r.measure.family in BINARY_FAMILIES
+                              or r.measure.family == USER_FAMILY  # reads labels as given
                               or (r.measure.name in LABEL_GAIN_MEASURES
                                   and (r.measure.name == "ndcg_cut" or not r.parameterised)))})
     if refused:

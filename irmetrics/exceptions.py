@@ -19,6 +19,9 @@ class                       raised when
                             :mod:`irmetrics.checks`)
 ``ShapeError``              arrays or tables have incompatible shapes
 ``NoQueriesError``          no query is evaluated: qrels and run share no query id
+``UserMeasureError``        a measure defined by the user failed or returned values of
+                            the wrong shape, NaN or infinity; names the measure and the
+                            query
 ==========================  ===========================================================
 
 Warnings derive from :class:`IrMetricsWarning` (a ``UserWarning``), so one filter
@@ -46,6 +49,7 @@ __all__ = [
     "ParameterError",
     "ShapeError",
     "NoQueriesError",
+    "UserMeasureError",
     "IrMetricsWarning",
     "MissingQueriesWarning",
     "QueryAlignmentWarning",
@@ -195,6 +199,29 @@ class NoQueriesError(IrMetricsError, ValueError):
 
     trec_eval exits with status 7 here; a mean over zero queries would be NaN by accident.
     """
+
+
+class UserMeasureError(IrMetricsError, ValueError):
+    """A user-defined measure (:func:`irmetrics.define_measure`) failed on a query or
+    returned values that are not one finite number per query.
+
+    ``measure`` is its spelling (``"GradedP(alpha=0.5)@10"``), ``query_id`` the query it
+    failed on (None when no single query can be named); the user's own exception, if
+    any, is the ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, measure: str | None = None,
+                 query_id: str | None = None) -> None:
+        self.measure = measure
+        self.query_id = query_id
+        super().__init__(message)
+
+    def __reduce__(self):  # keyword-only fields: keep the error picklable (Spark)
+        return (_rebuild_user_error, (type(self), str(self), self.measure, self.query_id))
+
+
+def _rebuild_user_error(cls, message, measure, query_id):
+    return cls(message, measure=measure, query_id=query_id)
 
 
 class IrMetricsWarning(UserWarning):

@@ -21,7 +21,8 @@ from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
-                      add_float_relevance, add_ties, add_version, parse_int)
+                      add_float_relevance, add_measures_from, add_ties, add_version,
+                      load_measure_files, parse_int)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
 EXIT_WORSE = 3
@@ -111,6 +112,7 @@ def build_parser() -> CliParser:
                    help="trec_eval (default) or pytrec_eval")
     add_ties(e)
     add_float_relevance(e)
+    add_measures_from(e)
     p.add_argument("files", nargs="+", metavar="file",
                    help="qrels then two or more runs; or two or more -q evaluation files")
     return p
@@ -135,6 +137,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.format == "html":
         _require_matplotlib()
 
+    load_measure_files(args.measures_from)
     qrels, runs = _inputs(args.files)
     if qrels is None:
         _refuse_evaluation_options(args)

@@ -20,14 +20,15 @@ from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
 from ..exceptions import MissingQueriesWarning, NoQueriesError
 from ..io.columnar import column_names
+from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
     trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
-                      CliParser, add_float_relevance, add_ties, add_version,
-                      check_measure_syntax, parse_int)
+                      CliParser, add_float_relevance, add_measures_from, add_ties,
+                      add_version, check_measure_syntax, load_measure_files, parse_int)
 from .zscores import apply_zscores, read_zscores
 
 DESCRIPTION = """\
@@ -49,6 +50,7 @@ measures (-m, repeatable; trec_eval syntax or friendly names):
   -m iprec_at_recall..10,.20  recall levels 0.10 and 0.20
   -m ndcg.1=3,2=9             gain 3 for label 1, gain 9 for label 2
   -m nDCG@10 -m 'P(rel=2)@5'  friendly names; printed as typed
+  --measures-from mine.py -m 'GradedP(max_label=3)@10'   measures of your own
   irmetrics eval -H           lists every measure
 
 examples:
@@ -117,6 +119,7 @@ def build_parser() -> CliParser:
                         " (e.g. --semantics pytrec_eval)")
     add_ties(x)
     add_float_relevance(x)
+    add_measures_from(x)
     x.add_argument("--tie-report", action="store_true",
                    help="print, per run and measure, the number of tied entries that matter"
                         " and the value under trec_eval's tie order, in expectation, at best"
@@ -176,6 +179,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
     num_docs = parse_int("-N", args.Number_docs_in_coll)
+    load_measure_files(args.measures_from)
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)
@@ -189,7 +193,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         raise CliError("--tie-report prints its own table (one summary per run): it takes"
                        " neither --format, --ties, -Z, -q nor -n", EXIT_USAGE)
     # Measures are checked before any file is read, as trec_eval does (exit 1 first).
-    supported = (lambda m: m.pytrec_eval) if args.semantics == "pytrec_eval" else None
+    supported = pytrec_eval_supported if args.semantics == "pytrec_eval" else None
     parse_measures(measures, supported=supported)
 
     columns = dict(qrels_columns=column_names(args.qrels_columns, "qrels", "--qrels-columns"),

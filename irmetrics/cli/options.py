@@ -111,3 +111,19 @@ def add_ties(group) -> None:
                             " descending, default), input_order (the run file's line order)"
                             " or expected (each measure's exact expected value over random"
                             " orders of the tied documents) (e.g. --ties expected)")
+
+
+def add_measures_from(group) -> None:
+    """``--measures-from FILE``: Python files that define measures (eval and compare)."""
+    group.add_argument("--measures-from", action="append", default=[], metavar="FILE",
+                       help="run a Python file that defines measures with"
+                            " irmetrics.define_measure, then name them with -m; repeatable"
+                            " (e.g. --measures-from mymeasures.py -m GradedP@10)")
+
+
+def load_measure_files(paths) -> None:
+    """Run the ``--measures-from`` files, in order (see docs/custom_measures.md)."""
+    from ..measures.custom import load_measures
+
+    for path in paths:
+        load_measures(path)

@@ -12,7 +12,9 @@ numeric parameters are merged per measure (``{"P.5", "P_10"}`` gives ``P_5`` and
 ``P_10``; a bare ``P`` next to ``P.10`` gives only ``P_10``); single-valued
 measures keep their bare name even with parameters (``set_F.0.5`` → ``set_F``).
 Specs pytrec_eval cannot express (gain pairs such as ``ndcg.1=3,2=9``, on which
-pytrec_eval aborts the interpreter) are computed with trec_eval's meaning.
+pytrec_eval aborts the interpreter) are computed with trec_eval's meaning. Measures
+defined with :func:`irmetrics.define_measure` are accepted by their spelling
+(``"GradedP(max_label=3)@10"``), which is also their output name.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..containers import Qrels, Run
 from ..containers.tables import to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
+from ..measures.custom import is_user_spelling
 from ..measures.params import DoubleParams, PairParams
 from ..measures.registry import NICKNAMES, REGISTRY
 
@@ -71,8 +74,8 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
                                 .group(1).split(","))
             continue
         name = spec.split(".", 1)[0]
-        if name in supported_measures and "." in spec:
-            passthrough.append(spec)  # e.g. ndcg.1=3,2=9: trec_eval's meaning
+        if (name in supported_measures and "." in spec) or is_user_spelling(spec):
+            passthrough.append(spec)  # ndcg.1=3,2=9 (trec_eval's meaning); user measures
             continue
         raise UnknownMeasureError(spec)
     out = [f"{m}.{','.join(sorted(p))}" if p else m for m, p in params.items()]

@@ -8,8 +8,9 @@ which is what retrieval systems write. It gives the same RankedLists as
 * each chunk of lines is parsed by polars, its documents hashed and looked up in the
   qrels (matches confirmed by a second hash), its tied scores ordered, and then only
   numbers are kept: a relevance code per entry (one byte when the labels allow), a
-  query code and a length per block. No kernel reads scores once the order is fixed,
-  so they are not kept (``RankedLists.scores`` is None). The last query block of a
+  query code and a length per block. No built-in kernel reads scores once the order is
+  fixed, so they are kept only for measures defined by the user (``keep_scores``;
+  otherwise ``RankedLists.scores`` is None). The last query block of a
   chunk waits for the next chunk, so every block is whole when it is packed;
 * inside a block, entries of equal score are put in doc-id order only when they carry
   different relevance codes. Kernels see rankings only through codes and scores, and
@@ -107,8 +108,8 @@ class StreamedValues:
 
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
-                      semantics: str = "trec_eval",
-                      ties: str = "trec_eval") -> StreamedValues | None:
+                      semantics: str = "trec_eval", ties: str = "trec_eval",
+                      keep_scores: bool = False) -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
 
@@ -118,7 +119,8 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     each query from its own entries alone, so the values are those of the whole run's
     RankedLists, bit for bit, and put back in query order they give the same
     aggregates. A run whose query blocks are split over the file is partitioned by
-    query into temporary files first (:func:`partition_by_query`).
+    query into temporary files first (:func:`partition_by_query`). With ``keep_scores``
+    the lists handed over carry their (ordering) scores.
 
     Examples
     --------
@@ -142,14 +144,14 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
         return None  # a pipe or stdin (read once), or a path the full reader explains
     return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
                                 text_bytes=size, max_docs=max_docs, complete=complete,
-                                semantics=semantics, ties=ties,
+                                semantics=semantics, ties=ties, keep_scores=keep_scores,
                                 source=os.fsdecode(os.fspath(path)))
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
                          complete: bool = False, semantics: str = "trec_eval",
-                         ties: str = "trec_eval",
+                         ties: str = "trec_eval", keep_scores: bool = False,
                          source: str | None = None) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
@@ -172,7 +174,8 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     >>> values.columns["code"].tolist()
     [1]
     """
-    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties)
+    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
+                   keep_scores=keep_scores)
     try:
         try:
             return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
@@ -190,7 +193,7 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
 
 
 def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_eval",
-            whole=False, run_name=None, source=None):
+            keep_scores=False, whole=False, run_name=None, source=None):
     """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
     through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
     that stops :func:`plain_chunks` is reported from its chunk when nothing before it
@@ -199,7 +202,7 @@ def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_ev
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
         chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics, ties=ties,
-                         helpers=helpers)
+                         keep_scores=keep_scores, helpers=helpers)
         try:
             for frame in _read_ahead(frames, helpers):
                 chunks.add(frame, whole=whole)
@@ -351,8 +354,10 @@ def _read_ahead(frames, helpers: ThreadPoolExecutor):
 class _Chunks:
     """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers):
+    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers,
+                 keep_scores=False):
         self.qrels, self.sink = qrels, sink
+        self.keep_scores = keep_scores
         self.max_docs, self.semantics = max_docs, semantics
         if ties not in ("trec_eval", "input_order"):
             raise ValueError(f"the streaming road orders ties 'trec_eval' or 'input_order', "
@@ -412,7 +417,8 @@ class _Chunks:
             one = 0 if self.max_docs == 0 else 1
             self.sink.add(missing, np.full(missing.size, one, dtype=np.int64),
                           np.full(missing.size * one, NOT_IN_POOL, dtype=self.code_dtype),
-                          bogus=True)
+                          bogus=True, scores=np.ones(missing.size * one)
+                          if self.keep_scores else None)
         return self.sink.finish(
             evaluated, run_name=self.run_name if run_name is None else run_name,
             missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
@@ -477,21 +483,25 @@ class _Chunks:
             _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
         kept_len = lengths[kept_blocks]
+        kept_scores = scores if self.keep_scores else None  # tie groups share a score
         if self.max_docs is not None:
             offsets, top = sg.truncate(np.concatenate(([0], np.cumsum(kept_len))),
                                        self.max_docs)
             codes, kept_len = codes[top], np.diff(offsets)
+            kept_scores = None if kept_scores is None else kept_scores[top]
         if repeats.result():
             raise NotPlain  # read_run finds the duplicate (or the false alarm)
         self.ignored_ids.append(blocks.query_ids.filter(~evaluated))
         if kept_codes.size:
-            self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False)
+            self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False,
+                          scores=kept_scores)
 
 
 def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,
-                         **query_set) -> RankedLists:
+                         scores=None, **query_set) -> RankedLists:
     """RankedLists of whole blocks (query codes, lengths and entry codes in file order;
-    each query once), the blocks moved into query-code order."""
+    each query once; ``scores`` of the entries or None), the blocks moved into
+    query-code order."""
     lengths = np.asarray(lengths, dtype=np.int64)
     order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_)
     by_code = np.argsort(query_codes_, kind="stable")
@@ -500,6 +510,7 @@ def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogu
         query_ids=qrels.query_ids[in_order],
         offsets=np.concatenate(([0], np.cumsum(lengths[by_code]))).astype(np.int64),
         code=codes[order].astype(np.int64),
+        scores=None if scores is None else scores[order],
         rel_hist=qrels.rel_hist[in_order],
         bogus=np.asarray(bogus, dtype=bool)[by_code] if np.ndim(bogus) else
         np.full(in_order.size, bool(bogus)),
@@ -516,7 +527,7 @@ class _Packed:
         self.qrels = qrels
         self.query_codes, self.lengths, self.codes, self.bogus = [], [], [], []
 
-    def add(self, query_codes_, lengths, codes, *, bogus: bool) -> None:
+    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
         self.query_codes.append(query_codes_)
         self.lengths.append(lengths)
         self.codes.append(codes)
@@ -539,8 +550,9 @@ class _Evaluated:
         self.query_codes: list[np.ndarray] = []
         self.values: list[dict] = []
 
-    def add(self, query_codes_, lengths, codes, *, bogus: bool) -> None:
-        lists = _lists_in_code_order(self.qrels, query_codes_, lengths, codes, bogus)
+    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
+        lists = _lists_in_code_order(self.qrels, query_codes_, lengths, codes, bogus,
+                                     scores)
         self.query_codes.append(np.sort(query_codes_))
         self.values.append(self.evaluate_lists(lists))
 

@@ -54,11 +54,15 @@ class Request:
 
 
 def friendly_index() -> dict:
-    """``{(friendly name lowercased, takes @k): [declarations in output order]}``."""
+    """``{(friendly name lowercased, takes @k): [declarations in output order]}``; a
+    declaration whose cutoff is optional (``extra["optional_cutoff"]``, user measures)
+    is listed with and without ``@k``."""
     index: dict = {}
     for m in sorted(REGISTRY.values(), key=lambda m: m.order):
+        cuts = (True, False) if m.extra.get("optional_cutoff") else (m.friendly_cutoff,)
         for name in (m.friendly, *m.extra.get("friendly_aliases", ())) if m.friendly else ():
-            index.setdefault((name.lower(), m.friendly_cutoff), []).append(m)
+            for cut in cuts:
+                index.setdefault((name.lower(), cut), []).append(m)
     return index
 
 

@@ -14,6 +14,7 @@ from ..checks import check_int, check_str, parameter_error
 from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..evaluate import Evaluator, kernel_groups
 from ..exceptions import InputFormatError, IrMetricsError
+from ..measures.custom import install, user_measures_of
 from ..measures.registry import STRING
 from ..results import Results, report_query_set
 
@@ -89,7 +90,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     measures : str or list of str
         As for :func:`irmetrics.evaluate` (``"map"``, ``"P.10"``, ``"nDCG@10"``,
         ``"gm_map"``, ``"official"``, ...); string-valued outputs (``relstring``) are
-        refused.
+        refused. Measures defined with :func:`irmetrics.define_measure` travel to the
+        executors with the job (their functions pickled by value).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll
         See :class:`irmetrics.Evaluator`. ``complete=True`` (trec_eval ``-c``) works
         because each qrels query travels to its partition with its judgments.
@@ -172,7 +174,9 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     names = list(specs)
     schema = _output_schema(len(names))
     worker = functools.partial(_evaluate_partition, measures=measures, options=options,
-                               run_name=run_name, n_outputs=len(names))
+                               run_name=run_name, n_outputs=len(names),
+                               user_measures=_pickled_by_value(
+                                   user_measures_of(evaluator.requests)))
     collected = pl.from_arrow(rows.mapInArrow(worker, schema).toArrow())
     results = _driver_results(collected, names, specs, run_name, complete)
     return SparkResults(report_query_set(results, stacklevel=2), spark)
@@ -264,7 +268,32 @@ def _output_schema(n_outputs: int):
     return T.StructType(fields)
 
 
-def _evaluate_partition(batches, *, measures, options, run_name, n_outputs):
+def _pickled_by_value(user_measures) -> bytes | None:
+    """The user's measures (:func:`irmetrics.define_measure`) pickled for the executors,
+    their functions by value: the module that defines them (a notebook, a test, a
+    ``--measures-from`` file) need not be importable there."""
+    if not user_measures:
+        return None
+    import sys
+
+    from pyspark import cloudpickle
+
+    modules = {sys.modules.get(m.function.__module__) for m in user_measures}
+    registered = [m for m in modules if m is not None and getattr(m, "__file__", None)
+                  and m.__name__ != "__main__"
+                  and not m.__name__.startswith("irmetrics")
+                  and m.__name__ not in cloudpickle.list_registry_pickle_by_value()]
+    for module in registered:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(user_measures)
+    finally:
+        for module in registered:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+def _evaluate_partition(batches, *, measures, options, run_name, n_outputs,
+                        user_measures=None):
     """Executor side: evaluate the whole queries of one partition with irmetrics' engine.
 
     Yields one Arrow batch: a row per evaluated query (its values), per skipped qrels
@@ -280,6 +309,8 @@ def _evaluate_partition(batches, *, measures, options, run_name, n_outputs):
         return
     run_rows = table.filter(pl.col("side") == _RUN)
     qrels_rows = table.filter(pl.col("side") == _QRELS)
+    for spec in pickle.loads(user_measures) if user_measures else ():
+        install(spec, replace=True)  # this worker may hold an older definition
     try:
         what = "qrels"
         qrels = Qrels.from_df(qrels_rows.select("query_id", "doc_id", "relevance"))
