@@ -336,7 +336,7 @@ class Comparison:
         """A self-contained HTML report: the table, per-query plots, precision-recall
         curves, the all-pairs p-value matrix and the queries won and lost the most.
 
-        Needs matplotlib (``pip install "irmetrics[plot]"``); plots are inline SVG and
+        Needs matplotlib (``pip install "irmetrics-exact[plot]"``); plots are inline SVG and
         the page has no external reference, so it opens offline and prints well. The same
         comparison gives the same bytes. See :func:`irmetrics.report.html_report`.
 

@@ -87,7 +87,7 @@ def build_parser() -> CliParser:
                    help="random seed; the same seed gives the same numbers (default 0)")
     g.add_argument("--format", choices=FORMATS, default="table",
                    help="output: table (terminal, default), markdown, latex, json, csv, or html"
-                        " (a self-contained report with plots; needs irmetrics[plot])")
+                        " (a self-contained report with plots; needs irmetrics-exact[plot])")
     g.add_argument("-o", "--output", metavar="FILE",
                    help="write the output to FILE instead of standard output")
     gate = p.add_argument_group("CI gate")
