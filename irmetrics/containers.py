@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -322,7 +322,7 @@ def _user_columns(df: Any, wanted: Mapping[str, str], optional: Iterable[str]) -
         df = df.collect()
     if isinstance(df, pl.DataFrame):
         cols = df.columns
-        get = df.get_column
+        get: Callable[[str], Any] = df.get_column
         height = df.height
     else:
         pd = sys.modules.get("pandas")
@@ -331,7 +331,7 @@ def _user_columns(df: Any, wanted: Mapping[str, str], optional: Iterable[str]) -
         cols = [str(c) for c in df.columns]
         height = len(df)
 
-        def get(name: str):
+        def get(name: str) -> Any:
             arr = df[name].to_numpy()
             if arr.dtype.kind in "biuf":
                 return pl.Series(name, arr)
@@ -440,7 +440,7 @@ class _Frame:
     def _init_frame(self, df: pl.DataFrame, path: str | None) -> None:
         self._df = df
         self.path = None if path is None else str(path)
-        self._query_ids = None
+        self._query_ids: list[str] | None = None
 
     @staticmethod
     def _check_frame_rows(df: Any, schema: Mapping[str, pl.DataType], value: str,
@@ -757,7 +757,9 @@ class Run(_Frame):
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
         if name is not None:
             check_str("name", name, allow_empty=True)
-        qids, its, docs, ranks, vals, rids = [], [], [], [], [], []
+        qids, its, docs, vals = [], [], [], []
+        ranks: list[int | None] = []
+        rids: list[str | None] = []
         last_rid = None
         for i, rec in enumerate(records):
             n = _record_len(rec, i, (3, 6), "(query_id, doc_id, score) or (query_id, iteration, doc_id, rank, score, run_id)")
@@ -848,7 +850,7 @@ def _rank_series(col: Any, height: int) -> pl.Series:
     if col is None:
         return pl.Series("rank", [None] * height, dtype=pl.Int64)
     if isinstance(col, list):
-        out = []
+        out: list[int | None] = []
         for x in col:
             if x is None or (isinstance(x, float) and math.isnan(x)):
                 out.append(None)

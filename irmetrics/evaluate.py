@@ -364,7 +364,7 @@ class Evaluator:
             for req in merged:
                 if len(merged) > 1 or req.params is not params:
                     # Merged friendly cutoffs: this request's column of the shared block.
-                    picked = [list(params).index(req.params[0])]
+                    picked: list[int] | range = [list(params).index(req.params[0])]
                 else:
                     picked = range(block.shape[1])
                 for name, j in zip(req.output_names, picked):
@@ -429,6 +429,7 @@ def _kernel_groups(requests: list[Request]):
     order = []
     for req in requests:
         cutoff = isinstance(req.measure.params, (LongCutoffs, DoubleCutoffs))
+        key: tuple
         if req.friendly and cutoff:
             key = ("merge", req.measure.name, req.relevance_level, req.judged_only,
                    req.options)

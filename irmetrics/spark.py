@@ -184,7 +184,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     schema = _output_schema(len(names))
     worker = functools.partial(_evaluate_partition, measures=measures, options=options,
                                run_name=run_name, n_outputs=len(names))
-    collected = pl.from_arrow(rows.mapInArrow(worker, schema).toArrow())
+    collected = pl.DataFrame(pl.from_arrow(rows.mapInArrow(worker, schema).toArrow()))
     results = _driver_results(collected, names, specs, run_name, complete)
     return SparkResults(report_query_set(results, stacklevel=2), spark)
 

@@ -224,7 +224,7 @@ def _write(text: str, output: str | None, stdout) -> None:
 
 def _parse_float(option: str, text: str) -> float:
     try:
-        value = float(text)
+        value: float | str = float(text)
     except ValueError:
         value = text
     return check_float(option, value)
@@ -234,6 +234,7 @@ def _inputs(files: list[str]):
     """``(qrels or None, runs)``: -q evaluation files need no qrels; otherwise the first
     file is the qrels and the rest are runs or evaluation files."""
     kinds = [_looks_like_per_query(f) for f in files]
+    runs: list
     if kinds[0]:
         not_eval = [f for f, k in zip(files, kinds) if not k]
         if not_eval:

@@ -381,9 +381,9 @@ class _Chunks:
         last = int(blocks.starts[-1])
         self.carry = frame.slice(last)
         if last:
-            whole = slice(0, len(blocks.starts) - 1)
+            done = slice(0, len(blocks.starts) - 1)
             self._pack(frame.slice(0, last), RunBlocks(
-                blocks.starts[whole], blocks.lengths[whole], blocks.query_ids[whole]))
+                blocks.starts[done], blocks.lengths[done], blocks.query_ids[done]))
 
     def flush(self) -> None:
         """Pack the last block read: the caller knows it is whole."""
@@ -435,10 +435,10 @@ class _Chunks:
         if ignored.n_unique() != len(ignored):
             return None
         if lines:
-            lines = pl.concat(lines)
-            if lines.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+            unpacked = pl.concat(lines)
+            if unpacked.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
                 return None
-            queries = lines["query_id"].unique()
+            queries = unpacked["query_id"].unique()
             codes = query_codes(queries, self.qrels.query_ids)
             if self.present[codes[codes >= 0]].any() or \
                     not set(queries.to_list()).isdisjoint(ignored.to_list()):
@@ -514,7 +514,10 @@ class _Packed:
 
     def __init__(self, qrels: EncodedQrels):
         self.qrels = qrels
-        self.query_codes, self.lengths, self.codes, self.bogus = [], [], [], []
+        self.query_codes: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.codes: list[np.ndarray] = []
+        self.bogus: list[np.ndarray] = []
 
     def add(self, query_codes_, lengths, codes, *, bogus: bool) -> None:
         self.query_codes.append(query_codes_)
@@ -557,7 +560,7 @@ class _Evaluated:
             missing_query_ids=missing_query_ids, ignored_query_ids=ignored_query_ids)
 
 
-def _no_blocks():
+def _no_blocks() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query codes, lengths and entry codes of zero blocks."""
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, np.int8)
 

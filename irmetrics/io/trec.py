@@ -98,7 +98,7 @@ import sys
 import unicodedata
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -252,7 +252,9 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error",
     check_choice("encoding", encoding, ENCODINGS)
     data, name = _read_source(path, encoding)
     df, run_id = _parse(_as_utf8(data, encoding), _RUN, name, on_duplicate)
-    return Run._trusted(df, name=run_id, path=name if name != _STDIN_NAME else STDIN)
+    # a run's last line always names it: run_id is None only for qrels
+    return Run._trusted(df, name=cast(str, run_id),
+                        path=name if name != _STDIN_NAME else STDIN)
 
 
 def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
@@ -273,7 +275,7 @@ def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = 
     check_choice("encoding", encoding, ENCODINGS)
     data = _maybe_gunzip(_as_bytes(data), source, False, encoding)
     df, run_id = _parse(_as_utf8(data, encoding), _RUN, source, on_duplicate)
-    return Run._trusted(df, name=run_id)
+    return Run._trusted(df, name=cast(str, run_id))
 
 
 def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = False,
@@ -732,9 +734,10 @@ def _parse_qrels(data: bytes, source: str, on_duplicate: str,
     except InputFormatError as layout:
         try:
             _parse(data, fields, source, on_duplicate)
-        except InputFormatError as fields:
-            if fields.line is not None and fields.line < layout.line:
-                raise fields from None
+        except InputFormatError as field_error:
+            if field_error.line is not None and layout.line is not None \
+                    and field_error.line < layout.line:
+                raise field_error from None
         raise
     df, _ = _parse(data, fields, source, on_duplicate)
     return df
@@ -781,9 +784,9 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     unreadable = _unreadable_bytes(data, layout)
     if unreadable is not None:
         offset, reason = unreadable
-        df, pending = _lines_before(data, layout, source, offset, InputFormatError(
+        before, error = _lines_before(data, layout, source, offset, InputFormatError(
             reason, path=source, line=data.count(b"\n", 0, offset) + 1))
-        return _finish(df, pending, layout, source, on_duplicate)
+        return _finish(before, error, layout, source, on_duplicate)
     if len(data) > _HEAD_BYTES:
         _check_head(data, layout, source, on_duplicate)
     sep = " "
@@ -1016,7 +1019,7 @@ def _string_parse(data: bytes, layout: _Layout, source: str):
     frame, pending = _validate(frame, layout, source)
     if pending is not None and layout.exact and pending.reason.endswith("found 5"):
         # the spare column only says "5 or more": count the fields of that one line
-        count = len(_physical_line(data, pending.line).split())
+        count = len(_physical_line(data, cast(int, pending.line)).split())
         pending = InputFormatError(
             f"{layout.expectation()}, found {count}",
             path=source,
@@ -1176,7 +1179,7 @@ def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFr
         )
     )
     frame, error = _validate(frame, layout, source)
-    if error is not None and (pending is None or error.line < pending.line):
+    if error is not None and (pending is None or cast(int, error.line) < cast(int, pending.line)):
         pending = error
     if pending is not None:
         frame = frame.filter(pl.col("_line") < pending.line)
