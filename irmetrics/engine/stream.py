@@ -47,6 +47,7 @@ import polars as pl
 
 from ..exceptions import DuplicateEntryError, InputFormatError
 from ..io.trec import NotPlain, chunk_error, plain_chunks
+from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
 from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
                    break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
@@ -107,8 +108,8 @@ class StreamedValues:
 
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
-                      semantics: str = "trec_eval",
-                      ties: str = "trec_eval") -> StreamedValues | None:
+                      semantics: str = "trec_eval", ties: str = "trec_eval",
+                      progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
 
@@ -118,7 +119,8 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     each query from its own entries alone, so the values are those of the whole run's
     RankedLists, bit for bit, and put back in query order they give the same
     aggregates. A run whose query blocks are split over the file is partitioned by
-    query into temporary files first (:func:`partition_by_query`).
+    query into temporary files first (:func:`partition_by_query`). ``progress`` shows
+    the bytes read and the lines and queries done (:mod:`irmetrics.progress`).
 
     Examples
     --------
@@ -140,17 +142,19 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     size = _text_bytes(path)
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
-    return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
-                                text_bytes=size, max_docs=max_docs, complete=complete,
-                                semantics=semantics, ties=ties,
-                                source=os.fsdecode(os.fspath(path)))
+    source = os.fsdecode(os.fspath(path))
+    progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
+    return evaluate_run_batches(
+        qrels, lambda: plain_chunks(path, "run", on_read=progress.read_to), evaluate_lists,
+        text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, source=source, progress=progress)
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
                          complete: bool = False, semantics: str = "trec_eval",
-                         ties: str = "trec_eval",
-                         source: str | None = None) -> StreamedValues | None:
+                         ties: str = "trec_eval", source: str | None = None,
+                         progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
     ``query_id``, ``doc_id``, ``score``, ``run_id`` (it is called a second time when
@@ -158,6 +162,8 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     giving it, called only then), sets the number of partitions. ``source`` names a
     TREC file whose bad lines are reported from their chunk (:meth:`_Chunks.line_error`);
     otherwise, and when that cannot be decided, a file that is not plain returns None.
+    ``progress`` is told the rows and queries done; the caller starts its first phase
+    (:meth:`irmetrics.progress.Progress.phase`).
 
     Examples
     --------
@@ -172,7 +178,8 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     >>> values.columns["code"].tolist()
     [1]
     """
-    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties)
+    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
+                   progress=progress)
     try:
         try:
             return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
@@ -181,16 +188,26 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
             size = text_bytes() if callable(text_bytes) else text_bytes
-            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
-            frames = (_whole_queries(part) for part in parts)
+            progress.again("partitioning by query")
+            parts, run_name = partition_by_query(_counted(open_batches(), progress), directory,
+                                                 text_bytes=size)
+            progress.phase("evaluating partitions", total=len(parts), unit="partitions")
+            frames = (_whole_queries(part, progress) for part in parts)
             return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists), whole=True,
                            run_name=run_name, **options)
     except NotPlain:
         return None
 
 
+def _counted(frames, progress: Progress):
+    """``frames``, their rows counted by ``progress``."""
+    for frame in frames:
+        progress.rows(frame.height)
+        yield frame
+
+
 def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_eval",
-            whole=False, run_name=None, source=None):
+            whole=False, run_name=None, source=None, progress=NO_PROGRESS):
     """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
     through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
     that stops :func:`plain_chunks` is reported from its chunk when nothing before it
@@ -199,9 +216,11 @@ def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_ev
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
         chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics, ties=ties,
-                         helpers=helpers)
+                         helpers=helpers, progress=progress)
         try:
             for frame in _read_ahead(frames, helpers):
+                if not whole:  # rows of a partition were counted while partitioning
+                    progress.rows(frame.height)
                 chunks.add(frame, whole=whole)
         except NotPlain as signal:
             error = chunks.line_error(signal, source) if source is not None else None
@@ -267,8 +286,9 @@ def _not_a_field(frame: pl.DataFrame) -> bool:
         ids.str.contains(r"[\s#\x00]") | (ids.str.len_bytes() == 0)).any()).item()
 
 
-def _whole_queries(path) -> pl.DataFrame:
+def _whole_queries(path, progress: Progress = NO_PROGRESS) -> pl.DataFrame:
     """A partition file read whole, its lines grouped by query (file order inside)."""
+    progress.step()
     try:
         frame = pl.concat(list(plain_chunks(path, "run")), rechunk=False)
     except NotPlain:  # an empty partition
@@ -283,11 +303,11 @@ class _SplitBlocks(NotPlain):
     """A query's lines form more than one block of the file (internal signal)."""
 
 
-def encode_qrels_file(path) -> EncodedQrels | None:
+def encode_qrels_file(path, progress: Progress = NO_PROGRESS) -> EncodedQrels | None:
     """:func:`~irmetrics.engine.pack.encode_qrels` of a plain qrels file read in chunks
     of its three useful columns, or None when the full reader is needed (a file that is
     not plain, or a (query, doc) pair judged twice, which the full reader reports or
-    resolves).
+    resolves). ``progress`` shows the bytes read.
 
     Examples
     --------
@@ -304,14 +324,18 @@ def encode_qrels_file(path) -> EncodedQrels | None:
         # Chunk by chunk, only what encoding needs is kept: the query id of each block
         # of lines, the labels (in their smallest integer type) and two hashes of each
         # doc id; no strings per line.
-        for frame in plain_chunks(path, "qrels"):
+        for frame in plain_chunks(path, "qrels", on_read=progress.read_to):
             label = frame["relevance"]
             yield JudgmentChunk.of(
                 frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
 
+    size = _text_bytes(path)
+    if size is not None:
+        progress.phase(f"reading {os.path.basename(os.fsdecode(os.fspath(path)))}",
+                       total=os.path.getsize(path))
     try:
         # Every line takes 8 bytes or more: an upper bound on the judgments.
-        return encode_judgments(chunks(), capacity=(_text_bytes(path) or 0) // 8 + 1)
+        return encode_judgments(chunks(), capacity=(size or 0) // 8 + 1)
     except NotPlain:
         return None
     except DuplicateEntryError:
@@ -351,8 +375,9 @@ def _read_ahead(frames, helpers: ThreadPoolExecutor):
 class _Chunks:
     """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
 
-    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers):
-        self.qrels, self.sink = qrels, sink
+    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers,
+                 progress: Progress = NO_PROGRESS):
+        self.qrels, self.sink, self.progress = qrels, sink, progress
         self.max_docs, self.semantics = max_docs, semantics
         if ties not in ("trec_eval", "input_order"):
             raise ValueError(f"the streaming road orders ties 'trec_eval' or 'input_order', "
@@ -486,6 +511,7 @@ class _Chunks:
         self.ignored_ids.append(blocks.query_ids.filter(~evaluated))
         if kept_codes.size:
             self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False)
+            self.progress.queries(int(kept_codes.size))
 
 
 def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,

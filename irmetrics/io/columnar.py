@@ -164,8 +164,13 @@ TEXT_BYTES_PER_ROW = 48
 
 def text_bytes(source) -> int:
     """About the size of a columnar run written as TREC lines (from its row count)."""
+    return TEXT_BYTES_PER_ROW * row_count(source)
+
+
+def row_count(source) -> int:
+    """Rows of a columnar file (from its metadata) or LazyFrame (its plan runs)."""
     lazy, _ = _scan(source)
-    return TEXT_BYTES_PER_ROW * int(lazy.select(pl.len()).collect().item())
+    return int(lazy.select(pl.len()).collect().item())
 
 
 def read_run(source, columns: dict | None = None) -> Run:

@@ -628,7 +628,8 @@ def chunk_error(signal: NotPlain, kind: str, source: str
     return None
 
 
-def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None):
+def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None,
+                 on_read=None):
     """Yield a *plain* run or qrels file (``kind``) as frames, one per chunk of whole
     lines, in file order: ``query_id``, ``doc_id``, ``score``, ``run_id`` for a run;
     ``query_id``, ``doc_id``, ``relevance`` for qrels.
@@ -646,7 +647,8 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     FIFOs cannot be read twice.
 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
-    fraction of the file size.
+    fraction of the file size. ``on_read``, if given, is called with the number of bytes
+    of the file read so far (compressed bytes for a gzip file) after each chunk is read.
     """
     try:
         p = os.fsdecode(os.fspath(path))
@@ -663,12 +665,13 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
                 raise NotPlain  # the full reader explains what is wrong with it
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
-            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES)
+            tell = None if on_read is None else (lambda: on_read(raw.tell()))
+            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES, tell)
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
 
 
-def _plain_chunks(stream, kind: str, chunk_bytes: int):
+def _plain_chunks(stream, kind: str, chunk_bytes: int, tell=None):
     block = stream.read(chunk_bytes)
     if not block:
         raise NotPlain  # an empty file
@@ -685,6 +688,8 @@ def _plain_chunks(stream, kind: str, chunk_bytes: int):
         except NotPlain:
             raise NotPlain(block, first_line) from None
         first_line += frame.height  # a plain chunk has one row per line
+        if tell is not None:
+            tell()
         yield frame
         block = stream.read(chunk_bytes)
 
