@@ -338,8 +338,9 @@ class Evaluator:
                 if is_columnar(run):
                     if meter.enabled:  # a file's row count is in its metadata
                         file = not isinstance(run, pl.LazyFrame)
-                        meter.phase(f"reading {os.path.basename(os.fspath(run)) if file else 'LazyFrame'}",
-                                    total=columnar.row_count(run) if file else None, unit="rows")
+                        name = os.path.basename(os.fspath(run)) if file else "LazyFrame"
+                        meter.phase(f"reading {name}", unit="rows",
+                                    total=columnar.row_count(run) if file else None)
                     streamed = evaluate_run_batches(
                         self._encoded_qrels(),
                         lambda: columnar.run_batches(run, self.run_columns), self._columns,
