@@ -15,7 +15,7 @@ on the same ~10M-row generated run.
 4. Checks that per-query values and aggregates are bit-identical between the two and
    prints one JSON document with the timings.
 
-A benchmark, not a test: it asserts nothing about timings. Needs ``irmetrics[spark]``
+A benchmark, not a test: it asserts nothing about timings. Needs ``irmetrics-exact[spark]``
 and Java; the data take ~1.1 GB of disk.
 """
 from __future__ import annotations

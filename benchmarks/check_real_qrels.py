@@ -34,7 +34,7 @@ text file is sorted by score then doc id ASCENDING (so trec_eval's tie order, do
 descending, is not the file order); the Parquet copy holds the same rows shuffled.
 
 Prints one JSON document; exits non-zero when anything differs. Needs
-``irmetrics[spark]`` and Java for check 1. Never commit the qrels or the generated data:
+``irmetrics-exact[spark]`` and Java for check 1. Never commit the qrels or the generated data:
 the paths are arguments, the output goes to ``benchmarks/data/`` (git-ignored) by default.
 """
 from __future__ import annotations
@@ -391,7 +391,7 @@ def main() -> None:
     if not args.no_spark:
         if importlib.util.find_spec("pyspark") is None:
             sys.exit('check_real_qrels.py: the Spark check needs pyspark: pip install'
-                     ' "irmetrics[spark]" (and Java 17+), or pass --no-spark')
+                     ' "irmetrics-exact[spark]" (and Java 17+), or pass --no-spark')
         report["spark_vs_single_machine"] = check_spark(paths, args)
     if args.trec_eval:
         report["cli_vs_trec_eval"] = check_trec_eval(paths, args.trec_eval, run_queries, out)

@@ -19,6 +19,9 @@ Where things live (imports run one way: engine ← measures ← road ← capabil
 """
 
 import importlib
+import re
+from importlib import metadata
+from pathlib import Path
 
 from .containers import Qrels, Run
 from .evaluate import Evaluator, evaluate
@@ -26,7 +29,28 @@ from .measures.custom import (QueryRanking, Rankings, define_measure, load_measu
                               remove_measure)
 from .results import Results
 
-__version__ = "0.1.0"
+#: The distribution's name on PyPI (``pip install irmetrics-exact``); the import name is
+#: ``irmetrics``. PyPI refuses ``irmetrics``: it normalises names by dropping ``-``, ``_``
+#: and ``.``, and ``ir-metrics`` exists.
+DISTRIBUTION = "irmetrics-exact"
+
+
+def _version() -> str:
+    """The installed distribution's version, or, in a source tree that is not installed,
+    the one pyproject.toml declares (the only place the version is written)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
+    except OSError:
+        found = None
+    return found.group(1) if found else "0+unknown"
+
+
+__version__ = _version()
 __all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGroups", "Prefs",
            "Qrels", "QueryRanking", "Rankings", "Results", "Run", "compare", "define_measure",
            "evaluate", "evaluate_diversity", "evaluate_jg", "evaluate_prefs", "load_measures",

@@ -25,6 +25,7 @@ from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .progress import check_progress, progress_for
 from .results import Results, report_query_set
 
 
@@ -122,6 +123,12 @@ class Evaluator:
         ideal_dcg (the ideal sorts the labels themselves); binary measures count
         ``label >= relevance_level``; other gain-based measures and gain parameters
         are refused. See docs/semantics.md.
+    progress : {False, True, "auto"}, default False
+        Show the progress of long reads on stderr (bytes or rows read, lines and queries
+        done, rate, time left) for the bounded-memory roads below: ``True`` always,
+        ``"auto"`` only when stderr is a terminal (what ``irmetrics eval`` does; its
+        ``--quiet`` turns it off). A bar appears after a second of work and is cleared
+        when the work ends (:mod:`irmetrics.progress`).
 
     Notes
     -----
@@ -150,8 +157,11 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
-                 qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int"):
+                 qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int",
+                 progress=False):
         check_choice("semantics", semantics, SEMANTICS)
+        check_progress(progress)
+        self.progress = progress
         check_choice("ties", ties, TIES)
         check_choice("relevance", relevance, RELEVANCE_TYPES)
         if isinstance(qrels, Qrels) and qrels.relevance_type == "float":
@@ -175,7 +185,11 @@ class Evaluator:
         self.id_encoding = UTF8
         text_file = isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels)
         if text_file and relevance == "int":
-            self._encoded = encode_qrels_file(qrels)
+            meter = progress_for(progress)
+            try:
+                self._encoded = encode_qrels_file(qrels, meter)
+            finally:
+                meter.close()
         if self._encoded is None:
             if text_file:
                 self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels",
@@ -319,17 +333,27 @@ class Evaluator:
             # keeps no scores once the order is fixed (not for ties="expected") and
             # integer labels only.
             # User measures may read scores: then the chunks keep them.
+            meter = progress_for(self.progress)
             options = dict(max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics, ties=self.ties,
+                           semantics=self.semantics, ties=self.ties, progress=meter,
                            keep_scores=bool(user_measures_of(self.requests)))
             streamed = None
-            if is_columnar(run):
-                streamed = evaluate_run_batches(
-                    self._encoded_qrels(), lambda: columnar.run_batches(run, self.run_columns),
-                    self._columns, text_bytes=lambda: columnar.text_bytes(run), **options)
-            elif isinstance(run, (str, os.PathLike)):
-                streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
-                                             **options)
+            try:
+                if is_columnar(run):
+                    if meter.enabled:  # a file's row count is in its metadata
+                        file = not isinstance(run, pl.LazyFrame)
+                        name = os.path.basename(os.fspath(run)) if file else "LazyFrame"
+                        meter.phase(f"reading {name}", unit="rows",
+                                    total=columnar.row_count(run) if file else None)
+                    streamed = evaluate_run_batches(
+                        self._encoded_qrels(),
+                        lambda: columnar.run_batches(run, self.run_columns), self._columns,
+                        text_bytes=lambda: columnar.text_bytes(run), **options)
+                elif isinstance(run, (str, os.PathLike)):
+                    streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
+                                                 **options)
+            finally:
+                meter.close()
             if streamed is not None:
                 specs = {name: req.measure for req in self.requests
                          for name in req.output_names}
@@ -368,7 +392,7 @@ class Evaluator:
             for req in merged:
                 if len(merged) > 1 or req.params is not params:
                     # Merged friendly cutoffs: this request's column of the shared block.
-                    picked = [list(params).index(req.params[0])]
+                    picked: list[int] | range = [list(params).index(req.params[0])]
                 else:
                     picked = range(block.shape[1])
                 for name, j in zip(req.output_names, picked):
@@ -435,6 +459,7 @@ def kernel_groups(requests: list[Request]):
     order = []
     for req in requests:
         cutoff = isinstance(req.measure.params, (LongCutoffs, DoubleCutoffs))
+        key: tuple
         if req.friendly and cutoff:
             key = ("merge", req.measure.name, req.relevance_level, req.judged_only,
                    req.options)
@@ -467,7 +492,7 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
-             run_columns=None, ties="trec_eval", relevance="int") -> Results:
+             run_columns=None, ties="trec_eval", relevance="int", progress=False) -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -485,7 +510,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
-    relevance
+    relevance, progress
         See :class:`Evaluator`.
     qrels_columns, run_columns
         Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
@@ -532,5 +557,5 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         qrels, measures, relevance_level=relevance_level, judged_only=judged_only,
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
-        run_columns=run_columns, ties=ties, relevance=relevance,
+        run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
     )._evaluate_checked(run, None, stacklevel=2)

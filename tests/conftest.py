@@ -11,8 +11,8 @@ import pytest
 def spark():
     """One local[2] Spark session for the whole run (Spark starts in ~10 s); skipped, with
     the reason, when pyspark, pyarrow or Java is missing."""
-    pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow (irmetrics[spark])")
-    pytest.importorskip("pyspark", reason="the Spark tests need pyspark (irmetrics[spark])")
+    pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow (irmetrics-exact[spark])")
+    pytest.importorskip("pyspark", reason="the Spark tests need pyspark (irmetrics-exact[spark])")
     if shutil.which("java") is None:
         pytest.skip("pyspark needs Java: no `java` on PATH")
     from pyspark.sql import SparkSession

@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irmetrics import Evaluator

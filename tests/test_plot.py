@@ -11,7 +11,7 @@ import pytest
 import irmetrics as irm
 from irmetrics.exceptions import ParameterError
 
-pytest.importorskip("matplotlib", reason="irmetrics.plot needs matplotlib (irmetrics[plot])")
+pytest.importorskip("matplotlib", reason="irmetrics.plot needs matplotlib (irmetrics-exact[plot])")
 
 from matplotlib.figure import Figure  # noqa: E402
 

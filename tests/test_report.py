@@ -23,7 +23,7 @@ from irmetrics.io.trec import read_qrels, read_run
 
 from .test_compare import cli
 
-pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics[plot])")
+pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics-exact[plot])")
 
 from irmetrics.comparison.report import TOP_QUERIES, letter_groups  # noqa: E402
 
@@ -487,8 +487,8 @@ def test_without_matplotlib_html_fails_in_one_line_and_other_formats_work():
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("irmetrics compare: --format html draws plots with"
                                   " matplotlib, which is not installed:")
-    assert 'pip install "irmetrics[plot]"' in done.stderr
-    assert 'api plots need matplotlib: pip install "irmetrics[plot]"' in done.stdout
+    assert 'pip install "irmetrics-exact[plot]"' in done.stderr
+    assert 'api plots need matplotlib: pip install "irmetrics-exact[plot]"' in done.stdout
     assert not (ROOT / "never.html").exists()
 
 

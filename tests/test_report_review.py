@@ -18,7 +18,7 @@ import irmetrics as irm
 
 from .test_report import QRELS, RUNS, assert_self_contained, chromium
 
-pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics[plot])")
+pytest.importorskip("matplotlib", reason="the report needs matplotlib (irmetrics-exact[plot])")
 
 from irmetrics import plot  # noqa: E402
 

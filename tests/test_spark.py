@@ -21,8 +21,8 @@ from irmetrics.exceptions import (DuplicateEntryError, InputFormatError, Missing
 from irmetrics.measures.parse import parse_measures
 from tests._cases import qrels_and_run, same_value
 
-pytest.importorskip("pyarrow", reason="irmetrics.spark needs pyarrow (irmetrics[spark])")
-pytest.importorskip("pyspark", reason="irmetrics.spark needs pyspark (irmetrics[spark])")
+pytest.importorskip("pyarrow", reason="irmetrics.spark needs pyarrow (irmetrics-exact[spark])")
+pytest.importorskip("pyspark", reason="irmetrics.spark needs pyspark (irmetrics-exact[spark])")
 
 import irmetrics.spark as irm_spark  # noqa: E402
 

@@ -343,12 +343,12 @@ class AdapterQrels(Qrels):
 
     def __init__(self, judgments: Judgments):
         self._judgments = judgments
-        self._frame = None
+        self._frame: pl.DataFrame | None = None
         self.path = None
         self._query_ids = None
 
     @property
-    def _df(self) -> pl.DataFrame:
+    def _df(self) -> pl.DataFrame:  # type: ignore[override]  # made on first use
         if self._frame is None:
             self._frame = self._judgments.qrels_frame()
         return self._frame
@@ -365,13 +365,13 @@ class AdapterRun(Run):
     def __init__(self, judgments: Judgments, qrels: AdapterQrels, name: str = RUN_NAME):
         self._judgments = judgments
         self._qrels = qrels
-        self._frame = None
+        self._frame: pl.DataFrame | None = None
         self.name = name
         self.path = None
         self._query_ids = None
 
     @property
-    def _df(self) -> pl.DataFrame:
+    def _df(self) -> pl.DataFrame:  # type: ignore[override]  # made on first use
         if self._frame is None:
             self._frame = self._judgments.run_frame(self.name)
         return self._frame

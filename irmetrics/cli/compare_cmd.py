@@ -88,7 +88,7 @@ def build_parser() -> CliParser:
                    help="random seed; the same seed gives the same numbers (default 0)")
     g.add_argument("--format", choices=FORMATS, default="table",
                    help="output: table (terminal, default), markdown, latex, json, csv, or html"
-                        " (a self-contained report with plots; needs irmetrics[plot])")
+                        " (a self-contained report with plots; needs irmetrics-exact[plot])")
     g.add_argument("-o", "--output", metavar="FILE",
                    help="write the output to FILE instead of standard output")
     gate = p.add_argument_group("CI gate")
@@ -205,7 +205,7 @@ def _render(comparison, fmt: str) -> str:
 
 def _require_matplotlib() -> None:
     """Before any work: the report's plots need the optional matplotlib."""
-    from ..plot import INSTALL_HINT
+    from ..comparison.plot import INSTALL_HINT
 
     try:
         import matplotlib.figure  # noqa: F401
@@ -227,7 +227,7 @@ def _write(text: str, output: str | None, stdout) -> None:
 
 def _parse_float(option: str, text: str) -> float:
     try:
-        value = float(text)
+        value: float | str = float(text)
     except ValueError:
         value = text
     return check_float(option, value)
@@ -237,6 +237,7 @@ def _inputs(files: list[str]):
     """``(qrels or None, runs)``: -q evaluation files need no qrels; otherwise the first
     file is the qrels and the rest are runs or evaluation files."""
     kinds = [_looks_like_per_query(f) for f in files]
+    runs: list
     if kinds[0]:
         not_eval = [f for f, k in zip(files, kinds) if not k]
         if not_eval:

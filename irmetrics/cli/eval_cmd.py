@@ -22,6 +22,7 @@ from ..exceptions import MissingQueriesWarning, NoQueriesError
 from ..io.columnar import column_names
 from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
+from ..progress import is_terminal
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
     trec_text
@@ -128,6 +129,9 @@ def build_parser() -> CliParser:
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
                         " (e.g. --strict)")
+    x.add_argument("--quiet", action="store_true",
+                   help="no progress bars on stderr (shown, when stderr is a terminal, while"
+                        " a long qrels or run file is read; never in a pipe) (e.g. --quiet)")
     x.add_argument("--qrels-columns", metavar="Q,D,REL",
                    help="columns of a Parquet/Arrow qrels file holding query id, doc id and"
                         " label; default query_id,doc_id,relevance or PyTerrier's"
@@ -203,7 +207,8 @@ def run(argv: list[str], stdout, stderr) -> int:
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs,
                                **columns, ties="expected" if args.tie_report else args.ties,
-                               relevance="float" if args.float_relevance else "int")
+                               relevance="float" if args.float_relevance else "int",
+                               progress=not args.quiet and is_terminal(stderr))
     if args.tie_report:
         for path in args.runs:
             label = "<stdin>" if path == "-" else path
@@ -287,7 +292,7 @@ class _FormatEvaluator:
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
-                   run_columns, ties="trec_eval", relevance="int"):
+                   run_columns, ties="trec_eval", relevance="int", progress=False):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
@@ -295,7 +300,7 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
                          semantics=semantics, num_docs_in_coll=num_docs_in_coll,
                          qrels_columns=qrels_columns, run_columns=run_columns, ties=ties,
-                         relevance=relevance)
+                         relevance=relevance, progress=progress)
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)

@@ -8,6 +8,7 @@ document inside the top ``-M``; irmetrics refuses it anywhere (docs/semantics.md
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 
 from ..containers import Qrels, Run
 from ..io.diversity import read_diversity_qrels
@@ -16,7 +17,7 @@ from .options import EXIT_INPUT, CliError
 
 #: ``-R`` values trec_eval accepts (spec §2.5), and their readers; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
-REL_INFO_READERS = {
+REL_INFO_READERS: dict[str, Callable] = {
     "qrels": Qrels.read,
     "qrels_jg": read_qrels_jg,
     "prefs": read_prefs,

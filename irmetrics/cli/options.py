@@ -64,7 +64,7 @@ def version_text() -> str:
     return f"irmetrics {__version__} (output of trec_eval version {TREC_EVAL_VERSION})"
 
 
-def add_version(parser: argparse.ArgumentParser) -> None:
+def add_version(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     parser.add_argument("-v", "-V", "--version", action=_VersionToStderr,
                         help="print the version on stderr (as trec_eval does) and exit")
 

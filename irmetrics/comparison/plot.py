@@ -1,6 +1,6 @@
 """Pictures of a comparison, as matplotlib Figures (the ones the HTML report embeds).
 
-Needs the optional extra: ``pip install "irmetrics[plot]"`` (matplotlib). Figures are
+Needs the optional extra: ``pip install "irmetrics-exact[plot]"`` (matplotlib). Figures are
 built with :class:`matplotlib.figure.Figure` directly, never with pyplot, so no figure is
 registered with pyplot and no window opens (matplotlib's box plot reads every rcParam,
 which imports pyplot to resolve the default backend, but nothing is drawn through it);
@@ -29,7 +29,7 @@ from ..measures.parse import parse_measures
 from . import formatting as fmt
 
 #: How to install what this module needs, for error messages.
-INSTALL_HINT = 'pip install "irmetrics[plot]"'
+INSTALL_HINT = 'pip install "irmetrics-exact[plot]"'
 
 #: Colours of wins, losses and ties (colour-blind safe: blue / vermilion / grey).
 WIN, LOSS, TIE = "#0072b2", "#d55e00", "#8c8c8c"

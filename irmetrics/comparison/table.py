@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import os
 import sys
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -120,13 +120,13 @@ class Comparison:
     level: float
     n_resamples: int
     seed: int
-    _table: pl.DataFrame = field(repr=False, default=None)
+    _table: pl.DataFrame = field(repr=False, default=None)  # type: ignore[assignment]
     # What the per-query values came from, kept for the precision-recall curves of a
     # report: {system: Results or PerQueryScores}, {system: the run as given}, and the
     # Evaluator (qrels already encoded) that scored the runs given as runs.
-    _scored: dict = field(repr=False, default=None)
-    _runs: dict = field(repr=False, default=None)
-    _evaluator: object = field(repr=False, default=None)
+    _scored: dict | None = field(repr=False, default=None)
+    _runs: dict | None = field(repr=False, default=None)
+    _evaluator: Any = field(repr=False, default=None)
 
     def table(self) -> pl.DataFrame:
         """One row per (measure, system, baseline); see docs/compare.md for each column."""
@@ -302,8 +302,8 @@ class Comparison:
             cells = [f"({letters[i]}) {fmt.latex_escape(system)}"]
             for value, best, marks in row:
                 value = rf"\textbf{{{value}}}" if best else value
-                marks = separator.join(marks)
-                cells.append(value + (rf"$^{{{marks}}}$" if marks else ""))
+                letters_ = separator.join(marks)
+                cells.append(value + (rf"$^{{{letters_}}}$" if letters_ else ""))
             lines.append(" & ".join(cells) + r" \\")
         caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
                    " superscript letter marks a significant improvement over the system with"
@@ -336,7 +336,7 @@ class Comparison:
         """A self-contained HTML report: the table, per-query plots, precision-recall
         curves, the all-pairs p-value matrix and the queries won and lost the most.
 
-        Needs matplotlib (``pip install "irmetrics[plot]"``); plots are inline SVG and
+        Needs matplotlib (``pip install "irmetrics-exact[plot]"``); plots are inline SVG and
         the page has no external reference, so it opens offline and prints well. The same
         comparison gives the same bytes. See :func:`irmetrics.comparison.html_report`.
 

@@ -60,7 +60,7 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -74,7 +74,7 @@ from ..judgment_formats import evaluate_diversity
 from ..io.diversity import DiversityQrels
 from ..measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
 from ..measures.parse import friendly_index, parse_measures
-from ..measures.registry import NICKNAMES, NUM_Q, REGISTRY, SUM
+from ..measures.registry import NICKNAMES, NUM_Q, SUM
 from ..measures.rel_format import DIVERSITY, rel_formats_of
 
 __all__ = [
@@ -118,7 +118,7 @@ _N = NOT_PROVIDED
 
 #: ir_measures 0.4.3's measures: name -> (parameter set by ``@``, {parameter: default}).
 #: This mirrors its public API (names, parameters, defaults), so objects print alike.
-_PARAMS = {
+_PARAMS: dict[str, tuple[str, dict[str, Any]]] = {
     "Accuracy": ("cutoff", {"cutoff": _N, "rel": 1}),
     "AP": ("cutoff", {"cutoff": _N, "rel": 1, "judged_only": False}),
     "BPM": ("cutoff", {"cutoff": _N, "T": 1.0, "min_rel": 0, "max_rel": _N}),
@@ -300,7 +300,7 @@ def parse_measure(measure) -> Measure:
     params = {}
     if args:
         try:
-            call = ast.parse(f"f({args})", mode="eval").body
+            call: Any = ast.parse(f"f({args})", mode="eval").body
             params = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
             if call.args or None in params:
                 raise ValueError

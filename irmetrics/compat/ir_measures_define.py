@@ -119,7 +119,7 @@ class CustomMeasure:
     def __repr__(self) -> str:
         shown = ",".join(f"{k}={v!r}" for k, v in self.params.items()
                          if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k])
-        text = self.NAME + (f"({shown})" if shown else "")
+        text = str(self.NAME) + (f"({shown})" if shown else "")
         if self.params.get(self.AT_PARAM) is not None:
             text += f"@{self.params[self.AT_PARAM]}"
         return text
@@ -304,14 +304,14 @@ class RegisteredMeasure(CustomMeasure):
         super().__init__(**params)
 
     def _derived(self, params: dict) -> RegisteredMeasure:
-        return RegisteredMeasure(self.NAME, **params)
+        return RegisteredMeasure(str(self.NAME), **params)
 
     def spelling(self) -> str:
         """irmetrics' spelling of this measure: every parameter given, ``@k`` last."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items()
                          if k != "cutoff" and v is not None)
         cutoff = self.params.get("cutoff")
-        return self.NAME + (f"({args})" if args else "") + \
+        return str(self.NAME) + (f"({args})" if args else "") + \
             (f"@{cutoff}" if cutoff is not None else "")
 
 
@@ -522,9 +522,9 @@ class Evaluator:
             total[0] += got.value
             total[1] += 1
         out = {}
-        for m, (total, count) in totals.items():
+        for m, (value_sum, count) in totals.items():
             summed = isinstance(m, RegisteredMeasure) and m._measure.summary == SUM
-            out[m] = total if summed else (total / count if count else float("nan"))
+            out[m] = value_sum if summed else (value_sum / count if count else float("nan"))
         return out
 
 

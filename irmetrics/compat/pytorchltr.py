@@ -54,7 +54,8 @@ def _batch(scores, relevance, n):
     return s, rel.astype(np.float64), counts
 
 
-def _ranked_relevance(keys: np.ndarray, relevance: np.ndarray, n: np.ndarray) -> np.ndarray:
+def _ranked_relevance(keys: np.ndarray, relevance: np.ndarray,
+                      n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Relevance in rank order: real documents by key descending (ties: row order), padding last."""
     b, width = keys.shape
     position = np.broadcast_to(np.arange(width), (b, width))

@@ -70,8 +70,8 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
         base = next((m for m in supported_measures
                      if re.fullmatch(re.escape(m) + _NUMERIC_PARAMS, spec)), None)
         if base is not None:
-            params[base].update(re.fullmatch(re.escape(base) + _NUMERIC_PARAMS, spec)
-                                .group(1).split(","))
+            matched = re.fullmatch(re.escape(base) + _NUMERIC_PARAMS, spec)
+            params[base].update(matched.group(1).split(",") if matched else ())
             continue
         name = spec.split(".", 1)[0]
         if (name in supported_measures and "." in spec) or is_user_spelling(spec):

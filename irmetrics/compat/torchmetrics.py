@@ -50,6 +50,8 @@ Deliberate differences:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..checks import check_bool, check_choice
@@ -593,7 +595,9 @@ class _RetrievalModule:
 
     def reset(self) -> None:
         """Forget every update."""
-        self._preds, self._target, self._indexes = [], [], []
+        self._preds: list = []
+        self._target: list = []
+        self._indexes: list = []
 
     def _checked(self, preds, target, indexes):
         if indexes is None:
@@ -677,7 +681,7 @@ class _RetrievalModule:
 class _TopKModule(_RetrievalModule):
     """A module with a ``top_k`` cutoff whose values are ``_kernel(g, top_k)``."""
 
-    _kernel = None
+    _kernel: Any = None
 
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
                  aggregation="mean", **kwargs):

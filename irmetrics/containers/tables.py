@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 
 from irmetrics.checks import check_choice, check_str, parameter_error
-from irmetrics.exceptions import DuplicateEntryError, InputFormatError
+from irmetrics.exceptions import InputFormatError
 
 from . import trec_text
 from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
@@ -226,7 +226,7 @@ def _user_columns(df: Any, wanted: Mapping[str, str], optional: Iterable[str]) -
         df = df.collect()
     if isinstance(df, pl.DataFrame):
         cols = df.columns
-        get = df.get_column
+        get: Callable[[str], Any] = df.get_column
         height = df.height
     else:
         pd = sys.modules.get("pandas")
@@ -235,7 +235,7 @@ def _user_columns(df: Any, wanted: Mapping[str, str], optional: Iterable[str]) -
         cols = [str(c) for c in df.columns]
         height = len(df)
 
-        def get(name: str):
+        def get(name: str) -> Any:
             arr = df[name].to_numpy()
             if arr.dtype.kind in "biuf":
                 return pl.Series(name, arr)
@@ -344,7 +344,7 @@ class _Frame:
     def _init_frame(self, df: pl.DataFrame, path: str | None) -> None:
         self._df = df
         self.path = None if path is None else str(path)
-        self._query_ids = None
+        self._query_ids: list[str] | None = None
 
     @staticmethod
     def _check_frame_rows(df: Any, schema: Mapping[str, pl.DataType], value: str,
@@ -586,14 +586,15 @@ class Run(_Frame):
     def read(cls, path: Any, **kw: Any) -> Run:
         """Read a TREC run file; same as :func:`irmetrics.io.trec.read_run`."""
         df, run_id, name = trec_text.parse_run_source(path, **kw)
-        return cls._trusted(df, name=run_id, path=name)
+        # a run's last line always names it: run_id is None only for qrels
+        return cls._trusted(df, name=cast(str, run_id), path=name)
 
     @classmethod
     def read_bytes(cls, data: bytes, **kw: Any) -> Run:
         """A run from TREC text already in memory; same as
         :func:`irmetrics.io.trec.read_run_bytes`."""
         df, run_id = trec_text.parse_run_bytes(data, **kw)
-        return cls._trusted(df, name=run_id)
+        return cls._trusted(df, name=cast(str, run_id))
 
     @classmethod
     def from_dict(cls, d: Mapping[Any, Mapping[Any, Any]], *, name: str = DEFAULT_RUN_NAME) -> Run:
@@ -670,7 +671,9 @@ class Run(_Frame):
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
         if name is not None:
             check_str("name", name, allow_empty=True)
-        qids, its, docs, ranks, vals, rids = [], [], [], [], [], []
+        qids, its, docs, vals = [], [], [], []
+        ranks: list[int | None] = []
+        rids: list[str | None] = []
         last_rid = None
         for i, rec in enumerate(records):
             n = _record_len(rec, i, (3, 6), "(query_id, doc_id, score) or (query_id, iteration, doc_id, rank, score, run_id)")
@@ -759,7 +762,7 @@ def _rank_series(col: Any, height: int) -> pl.Series:
     if col is None:
         return pl.Series("rank", [None] * height, dtype=pl.Int64)
     if isinstance(col, list):
-        out = []
+        out: list[int | None] = []
         for x in col:
             if x is None or (isinstance(x, float) and math.isnan(x)):
                 out.append(None)

@@ -98,7 +98,7 @@ import sys
 import unicodedata
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -501,7 +501,8 @@ def chunk_error(signal: NotPlain, kind: str, source: str
     return None
 
 
-def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None):
+def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None = None,
+                 on_read=None):
     """Yield a *plain* run or qrels file (``kind``) as frames, one per chunk of whole
     lines, in file order: ``query_id``, ``doc_id``, ``score``, ``run_id`` for a run;
     ``query_id``, ``doc_id``, ``relevance`` for qrels.
@@ -519,7 +520,8 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     FIFOs cannot be read twice.
 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
-    fraction of the file size.
+    fraction of the file size. ``on_read``, if given, is called with the number of bytes
+    of the file read so far (compressed bytes for a gzip file) after each chunk is read.
     """
     try:
         p = os.fsdecode(os.fspath(path))
@@ -536,12 +538,13 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
                 raise NotPlain  # the full reader explains what is wrong with it
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
-            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES)
+            tell = None if on_read is None else (lambda: on_read(raw.tell()))
+            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES, tell)
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
 
 
-def _plain_chunks(stream, kind: str, chunk_bytes: int):
+def _plain_chunks(stream, kind: str, chunk_bytes: int, tell=None):
     block = stream.read(chunk_bytes)
     if not block:
         raise NotPlain  # an empty file
@@ -558,6 +561,8 @@ def _plain_chunks(stream, kind: str, chunk_bytes: int):
         except NotPlain:
             raise NotPlain(block, first_line) from None
         first_line += frame.height  # a plain chunk has one row per line
+        if tell is not None:
+            tell()
         yield frame
         block = stream.read(chunk_bytes)
 
@@ -607,9 +612,10 @@ def _parse_qrels(data: bytes, source: str, on_duplicate: str,
     except InputFormatError as layout:
         try:
             _parse(data, fields, source, on_duplicate)
-        except InputFormatError as fields:
-            if fields.line is not None and fields.line < layout.line:
-                raise fields from None
+        except InputFormatError as field_error:
+            if field_error.line is not None and layout.line is not None \
+                    and field_error.line < layout.line:
+                raise field_error from None
         raise
     df, _ = _parse(data, fields, source, on_duplicate)
     return df
@@ -656,9 +662,9 @@ def _parse(data: bytes, layout: _Layout, source: str, on_duplicate: str) -> tupl
     unreadable = _unreadable_bytes(data, layout)
     if unreadable is not None:
         offset, reason = unreadable
-        df, pending = _lines_before(data, layout, source, offset, InputFormatError(
+        before, error = _lines_before(data, layout, source, offset, InputFormatError(
             reason, path=source, line=data.count(b"\n", 0, offset) + 1))
-        return _finish(df, pending, layout, source, on_duplicate)
+        return _finish(before, error, layout, source, on_duplicate)
     if len(data) > _HEAD_BYTES:
         _check_head(data, layout, source, on_duplicate)
     sep = " "
@@ -891,7 +897,7 @@ def _string_parse(data: bytes, layout: _Layout, source: str):
     frame, pending = _validate(frame, layout, source)
     if pending is not None and layout.exact and pending.reason.endswith("found 5"):
         # the spare column only says "5 or more": count the fields of that one line
-        count = len(_physical_line(data, pending.line).split())
+        count = len(_physical_line(data, cast(int, pending.line)).split())
         pending = InputFormatError(
             f"{layout.expectation()}, found {count}",
             path=source,
@@ -1051,7 +1057,7 @@ def _general_parse(data: bytes, layout: _Layout, source: str) -> tuple[pl.DataFr
         )
     )
     frame, error = _validate(frame, layout, source)
-    if error is not None and (pending is None or error.line < pending.line):
+    if error is not None and (pending is None or cast(int, error.line) < cast(int, pending.line)):
         pending = error
     if pending is not None:
         frame = frame.filter(pl.col("_line") < pending.line)

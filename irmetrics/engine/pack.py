@@ -220,7 +220,7 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
         chunk_codes.append(np.where(chunk.labels < 0, POOL_UNJUDGED, chunk.labels))
         positive_total += int(np.count_nonzero(chunk.labels > 0))
         judges_placeholder |= chunk.judges_placeholder
-    keys, fingerprints = hashes.array(), fingerprints.array()  # keys: made in place below
+    keys, fingerprint_array = hashes.array(), fingerprints.array()  # keys: made in place below
 
     all_block_ids = pl.concat(block_ids) if block_ids else pl.Series([], dtype=pl.String)
     query_ids = np.asarray(all_block_ids.unique().sort().to_list(), dtype=object)
@@ -251,7 +251,7 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     encoded = EncodedQrels(
         query_ids=query_ids, rel_hist=hist,
         rel_levels=levels if levels.size else np.zeros(1, dtype=levels.dtype),
-        positive_total=positive_total, keys=keys, fingerprints=fingerprints, codes=codes,
+        positive_total=positive_total, keys=keys, fingerprints=fingerprint_array, codes=codes,
         block_starts=block_start[by_code], block_lengths=block_len[by_code],
         query_blocks=query_blocks.astype(np.int64),
         query_judgments=np.bincount(block_code, weights=block_len,

@@ -52,7 +52,7 @@ def ranks(offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray | slice]:
     """The first ``k`` entries of every segment: ``(new offsets, entry index)``."""
     lens = np.diff(offsets)
     if lens.size == 0 or lens.max() <= k:

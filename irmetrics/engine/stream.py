@@ -48,6 +48,7 @@ import polars as pl
 
 from ..exceptions import DuplicateEntryError, InputFormatError
 from ..containers.trec_text import NotPlain, chunk_error, plain_chunks
+from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
 from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
                    break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
@@ -109,7 +110,8 @@ class StreamedValues:
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
                       semantics: str = "trec_eval", ties: str = "trec_eval",
-                      keep_scores: bool = False) -> StreamedValues | None:
+                      keep_scores: bool = False,
+                      progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
 
@@ -120,7 +122,8 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     RankedLists, bit for bit, and put back in query order they give the same
     aggregates. A run whose query blocks are split over the file is partitioned by
     query into temporary files first (:func:`partition_by_query`). With ``keep_scores``
-    the lists handed over carry their (ordering) scores.
+    the lists handed over carry their (ordering) scores. ``progress`` shows the bytes read
+    and the lines and queries done (:mod:`irmetrics.progress`).
 
     Examples
     --------
@@ -142,17 +145,20 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     size = _text_bytes(path)
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
-    return evaluate_run_batches(qrels, lambda: plain_chunks(path, "run"), evaluate_lists,
-                                text_bytes=size, max_docs=max_docs, complete=complete,
-                                semantics=semantics, ties=ties, keep_scores=keep_scores,
-                                source=os.fsdecode(os.fspath(path)))
+    source = os.fsdecode(os.fspath(path))
+    progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
+    return evaluate_run_batches(
+        qrels, lambda: plain_chunks(path, "run", on_read=progress.read_to), evaluate_lists,
+        text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, keep_scores=keep_scores, source=source, progress=progress)
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
                          complete: bool = False, semantics: str = "trec_eval",
                          ties: str = "trec_eval", keep_scores: bool = False,
-                         source: str | None = None) -> StreamedValues | None:
+                         source: str | None = None,
+                         progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
     ``query_id``, ``doc_id``, ``score``, ``run_id`` (it is called a second time when
@@ -160,6 +166,8 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     giving it, called only then), sets the number of partitions. ``source`` names a
     TREC file whose bad lines are reported from their chunk (:meth:`_Chunks.line_error`);
     otherwise, and when that cannot be decided, a file that is not plain returns None.
+    ``progress`` is told the rows and queries done; the caller starts its first phase
+    (:meth:`irmetrics.progress.Progress.phase`).
 
     Examples
     --------
@@ -175,7 +183,7 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     [1]
     """
     options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
-                   keep_scores=keep_scores)
+                   keep_scores=keep_scores, progress=progress)
     try:
         try:
             return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
@@ -184,16 +192,26 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
             size = text_bytes() if callable(text_bytes) else text_bytes
-            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
-            frames = (_whole_queries(part) for part in parts)
+            progress.again("partitioning by query")
+            parts, run_name = partition_by_query(_counted(open_batches(), progress), directory,
+                                                 text_bytes=size)
+            progress.phase("evaluating partitions", total=len(parts), unit="partitions")
+            frames = (_whole_queries(part, progress) for part in parts)
             return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists), whole=True,
                            run_name=run_name, **options)
     except NotPlain:
         return None
 
 
+def _counted(frames, progress: Progress):
+    """``frames``, their rows counted by ``progress``."""
+    for frame in frames:
+        progress.rows(frame.height)
+        yield frame
+
+
 def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_eval",
-            keep_scores=False, whole=False, run_name=None, source=None):
+            keep_scores=False, whole=False, run_name=None, source=None, progress=NO_PROGRESS):
     """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
     through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
     that stops :func:`plain_chunks` is reported from its chunk when nothing before it
@@ -202,9 +220,11 @@ def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_ev
     # chunk for duplicates while the main thread packs it.
     with ThreadPoolExecutor(max_workers=2) as helpers:
         chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics, ties=ties,
-                         keep_scores=keep_scores, helpers=helpers)
+                         keep_scores=keep_scores, helpers=helpers, progress=progress)
         try:
             for frame in _read_ahead(frames, helpers):
+                if not whole:  # rows of a partition were counted while partitioning
+                    progress.rows(frame.height)
                 chunks.add(frame, whole=whole)
         except NotPlain as signal:
             error = chunks.line_error(signal, source) if source is not None else None
@@ -270,8 +290,9 @@ def _not_a_field(frame: pl.DataFrame) -> bool:
         ids.str.contains(r"[\s#\x00]") | (ids.str.len_bytes() == 0)).any()).item()
 
 
-def _whole_queries(path) -> pl.DataFrame:
+def _whole_queries(path, progress: Progress = NO_PROGRESS) -> pl.DataFrame:
     """A partition file read whole, its lines grouped by query (file order inside)."""
+    progress.step()
     try:
         frame = pl.concat(list(plain_chunks(path, "run")), rechunk=False)
     except NotPlain:  # an empty partition
@@ -286,11 +307,11 @@ class _SplitBlocks(NotPlain):
     """A query's lines form more than one block of the file (internal signal)."""
 
 
-def encode_qrels_file(path) -> EncodedQrels | None:
+def encode_qrels_file(path, progress: Progress = NO_PROGRESS) -> EncodedQrels | None:
     """:func:`~irmetrics.engine.pack.encode_qrels` of a plain qrels file read in chunks
     of its three useful columns, or None when the full reader is needed (a file that is
     not plain, or a (query, doc) pair judged twice, which the full reader reports or
-    resolves).
+    resolves). ``progress`` shows the bytes read.
 
     Examples
     --------
@@ -307,14 +328,18 @@ def encode_qrels_file(path) -> EncodedQrels | None:
         # Chunk by chunk, only what encoding needs is kept: the query id of each block
         # of lines, the labels (in their smallest integer type) and two hashes of each
         # doc id; no strings per line.
-        for frame in plain_chunks(path, "qrels"):
+        for frame in plain_chunks(path, "qrels", on_read=progress.read_to):
             label = frame["relevance"]
             yield JudgmentChunk.of(
                 frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
 
+    size = _text_bytes(path)
+    if size is not None:
+        progress.phase(f"reading {os.path.basename(os.fsdecode(os.fspath(path)))}",
+                       total=os.path.getsize(path))
     try:
         # Every line takes 8 bytes or more: an upper bound on the judgments.
-        return encode_judgments(chunks(), capacity=(_text_bytes(path) or 0) // 8 + 1)
+        return encode_judgments(chunks(), capacity=(size or 0) // 8 + 1)
     except NotPlain:
         return None
     except DuplicateEntryError:
@@ -355,8 +380,8 @@ class _Chunks:
     """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
 
     def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers,
-                 keep_scores=False):
-        self.qrels, self.sink = qrels, sink
+                 keep_scores=False, progress: Progress = NO_PROGRESS):
+        self.qrels, self.sink, self.progress = qrels, sink, progress
         self.keep_scores = keep_scores
         self.max_docs, self.semantics = max_docs, semantics
         if ties not in ("trec_eval", "input_order"):
@@ -386,9 +411,9 @@ class _Chunks:
         last = int(blocks.starts[-1])
         self.carry = frame.slice(last)
         if last:
-            whole = slice(0, len(blocks.starts) - 1)
+            done = slice(0, len(blocks.starts) - 1)
             self._pack(frame.slice(0, last), RunBlocks(
-                blocks.starts[whole], blocks.lengths[whole], blocks.query_ids[whole]))
+                blocks.starts[done], blocks.lengths[done], blocks.query_ids[done]))
 
     def flush(self) -> None:
         """Pack the last block read: the caller knows it is whole."""
@@ -441,10 +466,10 @@ class _Chunks:
         if ignored.n_unique() != len(ignored):
             return None
         if lines:
-            lines = pl.concat(lines)
-            if lines.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+            unpacked = pl.concat(lines)
+            if unpacked.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
                 return None
-            queries = lines["query_id"].unique()
+            queries = unpacked["query_id"].unique()
             codes = query_codes(queries, self.qrels.query_ids)
             if self.present[codes[codes >= 0]].any() or \
                     not set(queries.to_list()).isdisjoint(ignored.to_list()):
@@ -495,6 +520,7 @@ class _Chunks:
         if kept_codes.size:
             self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False,
                           scores=kept_scores)
+            self.progress.queries(int(kept_codes.size))
 
 
 def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,
@@ -525,7 +551,10 @@ class _Packed:
 
     def __init__(self, qrels: EncodedQrels):
         self.qrels = qrels
-        self.query_codes, self.lengths, self.codes, self.bogus = [], [], [], []
+        self.query_codes: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.codes: list[np.ndarray] = []
+        self.bogus: list[np.ndarray] = []
 
     def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
         self.query_codes.append(query_codes_)
@@ -569,7 +598,7 @@ class _Evaluated:
             missing_query_ids=missing_query_ids, ignored_query_ids=ignored_query_ids)
 
 
-def _no_blocks():
+def _no_blocks() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query codes, lengths and entry codes of zero blocks."""
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, np.int8)
 

@@ -22,7 +22,7 @@ neither is collected whole on the bounded-memory road (:mod:`irmetrics.engine.st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import polars as pl
@@ -32,7 +32,7 @@ from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..exceptions import InputFormatError
 
 #: File suffixes read as columnar data (lower case), and their polars scanner.
-SUFFIXES = {".parquet": pl.scan_parquet, ".pq": pl.scan_parquet, ".arrow": pl.scan_ipc,
+SUFFIXES: dict[str, Callable[..., pl.LazyFrame]] = {".parquet": pl.scan_parquet, ".pq": pl.scan_parquet, ".arrow": pl.scan_ipc,
             ".feather": pl.scan_ipc, ".ipc": pl.scan_ipc}
 
 #: The columns of each kind, in the order a sequence of names gives them.
@@ -164,8 +164,13 @@ TEXT_BYTES_PER_ROW = 48
 
 def text_bytes(source) -> int:
     """About the size of a columnar run written as TREC lines (from its row count)."""
+    return TEXT_BYTES_PER_ROW * row_count(source)
+
+
+def row_count(source) -> int:
+    """Rows of a columnar file (from its metadata) or LazyFrame (its plan runs)."""
     lazy, _ = _scan(source)
-    return TEXT_BYTES_PER_ROW * int(lazy.select(pl.len()).collect().item())
+    return int(lazy.select(pl.len()).collect().item())
 
 
 def read_run(source, columns: dict | None = None) -> Run:

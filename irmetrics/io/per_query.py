@@ -107,6 +107,7 @@ def read_per_query(path) -> PerQueryScores:
     # summary lines, one block per run, even when no runid line says so.
     blocks = (frame.filter((pl.col("query_id") == SUMMARY_ID) & (pl.col("measure") != "runid"))
               .group_by("measure").len()["len"].max())
+    assert blocks is None or isinstance(blocks, int)  # a count (for the type checker)
     if blocks is not None and blocks > 1:
         raise InputFormatError(f"holds {blocks} runs (its summary lines repeat); give one run"
                                " per file", path=source)

@@ -333,7 +333,7 @@ def _read_fields(path: str, names: tuple) -> pl.DataFrame:
     counts = tokens.list.len()
     bad = counts != len(names)
     if bad.any():
-        first = int(bad.arg_max())
+        first = int(bad.arg_true()[0])
         raise input_error(
             f"expected {len(names)} fields ({' '.join(names)}), found {counts[first]}",
             path=path, line=int(frame["line"][first]))
@@ -345,7 +345,7 @@ def _read_fields(path: str, names: tuple) -> pl.DataFrame:
 
 def _fail_on(frame: pl.DataFrame, bad: pl.Series, path, what: str, column: str) -> None:
     if bad.any():
-        first = int(bad.arg_max())
+        first = int(bad.arg_true()[0])
         raise input_error(f"{what}; got {frame[column][first]!r}", path=path,
                           line=int(frame["line"][first]), query_id=frame["query_id"][first],
                           doc_id=frame["doc_id"][first])
@@ -416,7 +416,7 @@ def _validated(df: pl.DataFrame, schema: dict, source: str) -> pl.DataFrame:
         out[name] = _cast(col, dtype, source)
     frame = pl.DataFrame(out)
     if "rel_level" in frame.columns and frame["rel_level"].is_nan().any():
-        row = int(frame["rel_level"].is_nan().arg_max())
+        row = int(frame["rel_level"].is_nan().arg_true()[0])
         raise input_error("rel_level must be a number (not NaN)", path=source, line=row + 1,
                           query_id=frame["query_id"][row], doc_id=frame["doc_id"][row])
     return frame

@@ -401,8 +401,8 @@ class UserMeasure:
             try:
                 raw = self.function(view, **params)
             except Exception as err:
-                q = self._failing_query(view, params)
-                raise user_error(spelling, None if q is None else str(view.query_ids[q]),
+                failing = self._failing_query(view, params)
+                raise user_error(spelling, None if failing is None else str(view.query_ids[failing]),
                                  err, where=" (on all queries together, on no single"
                                  " query alone)") from err
             out = _per_query_array(raw, spelling, view.n_queries)
@@ -764,8 +764,9 @@ def load_measures(path) -> list[str]:
         pass  # an unreadable file is an OSError naming it, before anything runs
     name = f"irmetrics_user_measures_{next(_loaded)}"
     loader = importlib.machinery.SourceFileLoader(name, path)
-    module = importlib.util.module_from_spec(
-        importlib.util.spec_from_loader(name, loader, origin=path))
+    spec = importlib.util.spec_from_loader(name, loader, origin=path)
+    assert spec is not None  # a SourceFileLoader always gives a spec
+    module = importlib.util.module_from_spec(spec)
     before = {k: m for k, m in REGISTRY.items() if is_user_measure(m)}
     token = _LOADING.set(True)
     try:

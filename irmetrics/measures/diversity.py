@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ DEFAULT_ALPHA = DEFAULT_BETA = 0.5
 
 #: Every declaration here: intent-aware judgments, ndeval's definition (pyndeval, the
 #: provider ir_measures 0.4.3 uses).
-_NDEVAL = {"rel_formats": _DIVERSITY, "ir_measures_provider": "pyndeval"}
+_NDEVAL: dict[str, Any] = {"rel_formats": _DIVERSITY, "ir_measures_provider": "pyndeval"}
 _CUTOFF = KeywordParams(cutoff=True)
 _NO_CUTOFF = KeywordParams()
 

@@ -108,6 +108,117 @@ def render() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+#: Where each family's measures are defined: the papers (and tools) whose numbers they
+#: reproduce. One entry per family; a test checks that every family has one.
+TRECEVAL = ("C. Buckley and E. M. Voorhees. Retrieval system evaluation. In *TREC: Experiment"
+            " and Evaluation in Information Retrieval*, MIT Press, 2005 (trec_eval, NIST).")
+MANNING = ("C. D. Manning, P. Raghavan and H. Schütze. *Introduction to Information"
+           " Retrieval*, chapter 8. Cambridge University Press, 2008.")
+JARVELIN = ("K. Järvelin and J. Kekäläinen. Cumulated gain-based evaluation of IR techniques."
+            " *ACM TOIS* 20(4), 2002.")
+MOFFAT_ZOBEL = ("A. Moffat and J. Zobel. Rank-biased precision for measurement of retrieval"
+                " effectiveness. *ACM TOIS* 27(1), 2008.")
+REFERENCES = {
+    "counts": (TRECEVAL,),
+    "strings": (TRECEVAL,),
+    "precision": (MANNING, TRECEVAL),
+    "recall": (MANNING, TRECEVAL),
+    "set_based": (MANNING, "C. J. van Rijsbergen. *Information Retrieval*, 2nd edition,"
+                  " Butterworths, 1979 (the F measure).", TRECEVAL),
+    "interpolated": (MANNING, TRECEVAL),
+    "rank": ("E. M. Voorhees. The TREC-8 question answering track report. *TREC-8*, 1999.",
+             TRECEVAL),
+    "average_precision": (
+        MANNING,
+        "C. Buckley and E. M. Voorhees. Retrieval evaluation with incomplete information."
+        " *SIGIR*, 2004 (bpref).",
+        "S. Robertson. On GMAP: and other transformations. *CIKM*, 2006 (gm_map).",
+        TRECEVAL),
+    "dcg": (JARVELIN, TRECEVAL),
+    "gain_based": (JARVELIN, MOFFAT_ZOBEL, TRECEVAL),
+    "incomplete": (
+        "E. Yilmaz and J. A. Aslam. Estimating average precision with incomplete and"
+        " imperfect judgments. *CIKM*, 2006 (infAP).", MOFFAT_ZOBEL, TRECEVAL),
+    "judged": ("S. MacAvaney, C. Macdonald and I. Ounis. Streamlining evaluation with"
+               " ir-measures. *ECIR*, 2022.",),
+    "judgment_groups": (TRECEVAL,),
+    "prefs": ("B. Carterette and P. N. Bennett. Evaluation measures for preference"
+              " judgments. *SIGIR*, 2008.", TRECEVAL),
+    "gdeval": ("O. Chapelle, D. Metzler, Y. Zhang and P. Grinspan. Expected reciprocal rank"
+               " for graded relevance. *CIKM*, 2009.", JARVELIN),
+    "diversity": (
+        "C. L. A. Clarke, M. Kolla, G. V. Cormack, O. Vechtomova, A. Ashkan, S. Büttcher and"
+        " I. MacKinnon. Novelty and diversity in information retrieval evaluation. *SIGIR*,"
+        " 2008 (alpha-nDCG).",
+        "O. Chapelle, S. Ji, C. Liao, E. Velipasaoglu, L. Lai and S.-L. Wu. Intent-based"
+        " diversity metrics with a probabilistic framework. *Information Retrieval* 14(6),"
+        " 2011 (ERR-IA).",
+        "C. L. A. Clarke, M. Kolla and O. Vechtomova. An effectiveness measure for ambiguous"
+        " and underspecified queries. *ICTIR*, 2009 (NRBP)."),
+    "user_model": (
+        "L. Azzopardi, P. Thomas and A. Moffat. cwl_eval: an evaluation tool for information"
+        " retrieval. *SIGIR*, 2019.",
+        "A. Moffat, P. Bailey, F. Scholer and P. Thomas. INST: an adaptive metric for"
+        " information retrieval evaluation. *ADCS*, 2015."),
+    "msmarco": ("T. Nguyen, M. Rosenberg, X. Song, J. Gao, S. Tiwary, R. Majumder and L. Deng."
+                " MS MARCO: a human generated machine reading comprehension dataset."
+                " *CoCo@NIPS*, 2016.",),
+    "metric_learning": ("K. Musgrave, S. Belongie and S.-N. Lim. A metric learning reality"
+                        " check. *ECCV*, 2020 (MAP@R, R-precision).",),
+    "ltr": (JARVELIN, "R. Jagerman. pytorchltr 0.2.1, learning to rank in PyTorch (the"
+                      " definitions reproduced; software)."),
+    "torchmetrics_family": ("N. S. Detlefsen et al. TorchMetrics: measuring reproducibility"
+                            " in PyTorch. *JOSS* 7(70), 2022.",),
+}
+
+
+def render_family(family: str) -> str:
+    """One measure family's page (Markdown): what its module says, the references, then
+    every measure's formula, trec_eval name and parameters, as in :func:`render`."""
+    import importlib
+
+    module = importlib.import_module(f"{__package__}.{family}")
+    summary = inspect.cleandoc(module.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+    measures = sorted((m for m in REGISTRY.values() if m.family == family),
+                      key=lambda m: m.order)
+    out = [f"# {summary.rstrip('.')}", "",
+           f"Module `irmetrics.measures.{family}`; measures "
+           + ", ".join(f"`{m.name}`" for m in measures) + ".", "",
+           "**References.**", ""]
+    out += [f"- {ref}" for ref in REFERENCES[family]]
+    out += ["", "## Measures", ""]
+    for m in measures:
+        out.extend(_section(m))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def families() -> list[str]:
+    """The measure families (module names), in the order of their first measure."""
+    first: dict[str, int] = {}
+    for m in REGISTRY.values():
+        first[m.family] = min(first.get(m.family, m.order), m.order)
+    return sorted(first, key=first.__getitem__)
+
+
+def write_family_pages(directory) -> None:
+    """Write ``index.md`` and one ``<family>.md`` per family into ``directory`` (the docs
+    site's build step; only files whose text changed are rewritten)."""
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    pages = {f"{family}.md": render_family(family) for family in families()}
+    toc = "\n".join(family for family in families())
+    pages["index.md"] = ("# Measures by family\n\nOne page per family: the formula of every"
+                         " measure, its trec_eval name and parameters, and where it is"
+                         " defined. All measures on one page: [the reference](../measures.md)."
+                         f"\n\n```{{toctree}}\n:maxdepth: 1\n\n{toc}\n```\n")
+    for name, text in pages.items():
+        path = directory / name
+        if not path.exists() or path.read_text("utf-8") != text:
+            path.write_text(text, "utf-8")
+
+
 def main() -> None:
     print(render(), end="")
 

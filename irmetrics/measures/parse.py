@@ -16,6 +16,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable
+from typing import Any
 from dataclasses import dataclass
 
 from ._cparse import LONG_MAX
@@ -41,7 +42,7 @@ class Request:
 
     measure: MeasureDef
     raw: str | None
-    params: object
+    params: Any
     output_names: tuple
     relevance_level: int | None = None
     friendly: bool = False
@@ -71,7 +72,7 @@ def friendly_spelling(m: MeasureDef) -> str:
     ``nDCG(dcg='exp-log2', judged_only=<bool>)@k``."""
     opts = [o.describe(k) for k, o in m.options.items() if k not in ("rel", "judged_only")]
     opts += [o.describe(k) for k, o in m.options.items() if k in ("rel", "judged_only")]
-    text = m.friendly + (f"({', '.join(opts)})" if opts else "")
+    text = (m.friendly or "") + (f"({', '.join(opts)})" if opts else "")
     return text + ("@k" if m.friendly_cutoff else "")
 
 
@@ -85,7 +86,7 @@ def example_spelling(m: MeasureDef) -> str:
     """
     required = ", ".join(f"{k}={o.example if o.example is not None else o.choices[0]!r}"
                          for k, o in m.options.items() if o.required)
-    return (m.friendly + (f"({required})" if required else "")
+    return ((m.friendly or "") + (f"({required})" if required else "")
             + ("@10" if m.friendly_cutoff else ""))
 
 
@@ -122,7 +123,7 @@ def _unknown(spec: str) -> UnknownMeasureError:
     base = re.split(r"[.(]", spec, maxsplit=1)[0]
     base = re.sub(r"@.*", "@k", base)
     names = known_names()
-    by_lower = {}
+    by_lower: dict[str, str] = {}
     for name in names:
         by_lower.setdefault(name.lower(), name)
     close = difflib.get_close_matches(base.lower(), list(by_lower), n=5, cutoff=0.5)
@@ -176,9 +177,10 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
     requests = []
     for name in marked:
         m = REGISTRY[name]
-        raw = raw_by_name.get(name)
-        params = m.params.parse(name, raw)
-        requests.append(Request(m, raw, params, tuple(m.params.output_names(name, params, raw))))
+        given = raw_by_name.get(name)
+        params = m.params.parse(name, given)
+        requests.append(Request(m, given, params,
+                                tuple(m.params.output_names(name, params, given))))
     shared = [r for r in requests if r.measure.name in _SHARED_GAIN_BLOCK]
     if len(shared) > 1 and any(r.parameterised for r in shared):
         raise ParameterError(
@@ -202,7 +204,7 @@ def _friendly_args(spec: str, args: str | None) -> dict:
     if not args or not args.strip():
         return {}
     try:
-        call = ast.parse(f"f({args})", mode="eval").body
+        call: Any = ast.parse(f"f({args})", mode="eval").body
         if call.args:
             raise ValueError
         out = {}
@@ -304,7 +306,7 @@ def _friendly_request(m: MeasureDef, spec: str, args: dict, cut: str | None) -> 
                 finite = False
             if not finite:
                 raise ParameterError(f"cutoff of {spec!r} must be a finite number; got {cut!r}.")
-        raw = cut
+        raw: str | None = cut
     else:
         raw = ",".join(raw_parts) if raw_parts else None
     params = m.params.parse(m.name, raw)

@@ -12,7 +12,7 @@ docs all read :data:`REGISTRY`; there is no second table of names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from .params import BINARY_OPTIONS, NoParams
 
@@ -33,7 +33,7 @@ class MeasureDef:
     name: str
     order: int
     kernel: Callable
-    params: object = NoParams()
+    params: Any = NoParams()
     printed: str = DOUBLE
     summary: str = MEAN
     groups: frozenset = frozenset()

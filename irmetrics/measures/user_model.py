@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ _GAIN_OPTIONS = {
 }
 #: Every declaration here: cwl_eval's definition, which ir_measures 0.4.3 uses (tied
 #: scores in the run's input order there; see irmetrics.compat.ir_measures).
-_CWL_EVAL = {"pytrec_eval": False, "ir_measures_provider": "cwl_eval",
+_CWL_EVAL: dict[str, Any] = {"pytrec_eval": False, "ir_measures_provider": "cwl_eval",
              "ir_measures_ties": "input_order"}
 _CUTOFF = KeywordParams(cutoff=True)
 _NO_CUTOFF = KeywordParams()

@@ -113,7 +113,7 @@ def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
     results["trec_eval"] = ev.results(cut, *ev.columns(cut, ev.requests, expected=False),
                                       id_encoding)
     report_query_set(results["trec_eval"], stacklevel=stacklevel)
-    bounds = {"best": ({}, {}), "worst": ({}, {})}
+    bounds: dict[str, tuple[dict, dict]] = {"best": ({}, {}), "worst": ({}, {})}
     tied = {}
     for req in ev.requests:
         level = ev.relevance_level if req.relevance_level is None else req.relevance_level

@@ -9,7 +9,7 @@ and the driver aggregates them with :meth:`irmetrics.Results.aggregate` in ascen
 query-id order, the order of single-machine irmetrics and trec_eval, so per-query
 values and aggregates are bit-identical to :func:`irmetrics.evaluate` on the same data.
 
-pyspark (and pyarrow) are needed only here: ``pip install "irmetrics[spark]"``.
+pyspark (and pyarrow) are needed only here: ``pip install "irmetrics-exact[spark]"``.
 """
 
 from .partitioned import SparkResults, evaluate

@@ -31,7 +31,7 @@ def _require_pyspark():
         import pyspark.sql  # noqa: F401
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("irmetrics.spark needs pyspark and pyarrow: "
-                          'pip install "irmetrics[spark]"') from err
+                          'pip install "irmetrics-exact[spark]"') from err
 
 
 class SparkResults:
@@ -177,7 +177,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
                                run_name=run_name, n_outputs=len(names),
                                user_measures=_pickled_by_value(
                                    user_measures_of(evaluator.requests)))
-    collected = pl.from_arrow(rows.mapInArrow(worker, schema).toArrow())
+    collected = pl.DataFrame(pl.from_arrow(rows.mapInArrow(worker, schema).toArrow()))
     results = _driver_results(collected, names, specs, run_name, complete)
     return SparkResults(report_query_set(results, stacklevel=2), spark)
 
