@@ -7,9 +7,10 @@ from .evaluate import Evaluator, evaluate
 from .results import Results
 
 __version__ = "0.1.0"
-__all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGroups", "Prefs",
-           "Qrels", "Results", "Run", "compare", "evaluate", "evaluate_diversity", "evaluate_jg",
-           "evaluate_prefs", "plot", "read_per_query", "stats", "tie_report"]
+__all__ = ["Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
+           "MetaEvaluation", "Prefs", "Qrels", "Results", "Run", "adapters", "compare", "evaluate",
+           "evaluate_diversity", "evaluate_grid", "evaluate_jg", "evaluate_prefs", "judge_agreement",
+           "meta_evaluate", "plot", "read_per_query", "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
@@ -26,6 +27,12 @@ _LAZY = {
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
     "Prefs": ("irmetrics.io.prefs", "Prefs"),
     "tie_report": ("irmetrics.meta_evaluation", "tie_report"),
+    "evaluate_grid": ("irmetrics.meta_evaluation", "evaluate_grid"),
+    "Grid": ("irmetrics.meta_evaluation", "Grid"),
+    "judge_agreement": ("irmetrics.meta_evaluation", "judge_agreement"),
+    "JudgeAgreement": ("irmetrics.meta_evaluation", "JudgeAgreement"),
+    "meta_evaluate": ("irmetrics.meta_evaluation", "meta_evaluate"),
+    "MetaEvaluation": ("irmetrics.meta_evaluation", "MetaEvaluation"),
 }
 
 
