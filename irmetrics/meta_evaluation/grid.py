@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from .. import stats
-from ..checks import check_choice, parameter_error
+from ..checks import check_choice, check_int, parameter_error
 from ..evaluate import Evaluator, evaluate_each
 from ..exceptions import MissingQueriesWarning, NoQueriesError, QueryAlignmentWarning
 from ..measures.registry import MEAN, STRING
@@ -141,6 +141,9 @@ class Grid:
             measures = [measures]
         return [self._measure(m) for m in measures]
 
+    def _top(self, k) -> int:
+        return min(check_int("k", k, min=1), len(self.run_names))
+
     def _qrels(self, name) -> str:
         return check_choice("qrels", name, self.qrels_names)
 
@@ -201,7 +204,8 @@ class Grid:
         measures : str or list of str, optional
             Output names (default: :meth:`scored_measures`).
         k, n_resamples, seed, level
-            As :func:`irmetrics.stats.ranking_agreement`.
+            As :func:`irmetrics.stats.ranking_agreement` (``k`` at most the number of
+            runs: a smaller grid compares all of its runs).
 
         Returns
         -------
@@ -214,13 +218,14 @@ class Grid:
             reference as the truth.
         """
         measures = self._measures(measures)
+        k = self._top(k)
         rows = []
         if leaderboard is not None:
             if reference is not None:
                 raise parameter_error("reference", "None when a leaderboard is given",
                                       reference)
             for measure in measures:
-                board = self._leaderboard_values(leaderboard, measure)
+                board = self.leaderboard_values(leaderboard, measure)
                 for qrels in self.qrels_names:
                     _, scores = self.scores(measure, [qrels])
                     res = stats.ranking_agreement(board, scores[qrels], k=k,
@@ -248,6 +253,7 @@ class Grid:
         :meth:`ranking_agreement`, with ``reference`` and ``measure`` naming the two
         measures."""
         reference, other = self._measure(reference), self._measure(other)
+        k = self._top(k)
         chosen = self.qrels_names if qrels is None else [self._qrels(q) for q in
                                                          ([qrels] if isinstance(qrels, str)
                                                           else qrels)]
@@ -260,7 +266,9 @@ class Grid:
             rows.append(_agreement_row(reference, q, other, res))
         return _agreement_frame(rows)
 
-    def _leaderboard_values(self, leaderboard, measure: str) -> np.ndarray:
+    def leaderboard_values(self, leaderboard, measure: str) -> np.ndarray:
+        """The values of a leaderboard (``{run: value}`` or ``{measure: {run: value}}``)
+        for ``measure``, in :attr:`run_names` order."""
         if not isinstance(leaderboard, Mapping) or not leaderboard:
             raise parameter_error("leaderboard", "a dict {run: value} or {measure: {run:"
                                   " value}}", leaderboard)
