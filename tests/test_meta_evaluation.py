@@ -9,6 +9,7 @@ evaluation options; reading is counted to show each run is read once.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -153,15 +154,16 @@ def test_grid_of_tables_dicts_parquet_and_latin1(tmp_path, files):
     parquet = tmp_path / "run.parquet"
     run_frame.write_parquet(parquet)
     latin1 = tmp_path / "latin1.run"
-    latin1.write_bytes(open(runs["plain"], "rb").read() + b"3 Q0 caf\xe9 1 9.0 plain\n")
+    latin1.write_bytes(Path(runs["plain"]).read_bytes() + b"3 Q0 caf\xe9 1 9.0 plain\n")
     latin1_qrels = tmp_path / "latin1_qrels.txt"
-    latin1_qrels.write_bytes(open(qrels["human"], "rb").read() + b"3 0 caf\xe9 2\n")
+    latin1_qrels.write_bytes(Path(qrels["human"]).read_bytes() + b"3 0 caf\xe9 2\n")
     as_dict = irm.Run.read(runs["split"]).to_dict()
     as_dict["999"] = {}  # a query with an empty ranking
     many = {"frame": run_frame, "dict": as_dict, "parquet": str(parquet),
             "lazy": run_frame.lazy(), "latin1": str(latin1)}
     qrels = {"human": qrels["human"], "latin1": str(latin1_qrels),
-             "table": irm.Qrels.read(qrels["llm"]), "dict": irm.Qrels.read(qrels["binary"]).to_dict()}
+             "table": irm.Qrels.read(qrels["llm"]),
+             "dict": irm.Qrels.read(qrels["binary"]).to_dict()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQueriesWarning)
         grid = irm.evaluate_grid(qrels, many, MEASURES)

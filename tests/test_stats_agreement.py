@@ -236,7 +236,8 @@ def test_systems_with_the_same_scores_in_another_order_tie_exactly():
 @st.composite
 def labellings(draw, max_n=40):
     n = draw(st.integers(1, max_n))
-    levels = draw(st.sampled_from([[0, 1], [0, 1, 2, 3], [-1, 0, 1, 2], [0, 1, 3], [0.0, 0.5, 1.0]]))
+    levels = draw(st.sampled_from([[0, 1], [0, 1, 2, 3], [-1, 0, 1, 2], [0, 1, 3],
+                                   [0.0, 0.5, 1.0]]))
     cells = st.sampled_from(levels)
     a = np.array(draw(st.lists(cells, min_size=n, max_size=n)), float)
     b = np.array(draw(st.lists(cells, min_size=n, max_size=n)), float)
@@ -252,7 +253,8 @@ def test_kappa_equals_scikit_learn(data):
     a, b, groups = data
     labels = np.unique(np.concatenate([a, b]))
     # scikit-learn takes class labels, not real numbers: the positions in the sorted list.
-    ia, ib, labels_i = np.searchsorted(labels, a), np.searchsorted(labels, b), np.arange(len(labels))
+    ia, ib = np.searchsorted(labels, a), np.searchsorted(labels, b)
+    labels_i = np.arange(len(labels))
     for weights in (None, "linear", "quadratic"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # sklearn warns on 0/0 and returns NaN

@@ -14,7 +14,7 @@ from .. import __version__
 from ..comparison.report import CSS, figure_html, figure_svg
 from ..comparison.plot import require_matplotlib
 from . import plot
-from .report import _FOOTNOTE, _cell
+from .cells import FOOTNOTE, cell
 
 
 def _e(text) -> str:
@@ -25,7 +25,7 @@ def _table(head, rows, align) -> str:
     css = {"r": "num", "l": "name"}
     heads = "".join(f"<th class=\"{css[a]}\">{_e(h)}</th>" for h, a in zip(head, align))
     body = "".join(
-        "<tr>" + "".join(f"<td class=\"{css[a]}\">{_e(_cell(v))}</td>"
+        "<tr>" + "".join(f"<td class=\"{css[a]}\">{_e(cell(v))}</td>"
                          for v, a in zip(row, align)) + "</tr>" for row in rows)
     return f"<table><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -124,7 +124,7 @@ def html_page(meta, path=None) -> str:
         f"<p class=\"lead\">{_e(meta.describe())}</p>\n</header>\n{nav}\n<main>\n"
         + "\n".join(sections) + "\n</main>\n"
         f"<footer>Made by irmetrics {_e(__version__)} (<code>irmetrics agree --format"
-        f" html</code>). {_e(_FOOTNOTE)}</footer>\n"
+        f" html</code>). {_e(FOOTNOTE)}</footer>\n"
         "</body>\n</html>\n")
     # Pure ASCII, as the comparison report: survives any stdout encoding.
     text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")

@@ -15,7 +15,6 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
 from ..checks import check_choice, check_int, parameter_error
@@ -23,6 +22,7 @@ from ..comparison import formatting as fmt
 from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
+from .cells import FOOTNOTE, cell
 from .judges import JUDGE_COLUMNS, judge_agreement
 
 #: Statistics a ``--fail-if`` condition can name, by table.
@@ -221,14 +221,14 @@ class MetaEvaluation:
         """Aligned tables for the terminal, one per section."""
         blocks = [self.describe(), ""]
         for title, head, rows, align in self.tables():
-            cells = [head] + [[_cell(v) for v in row] for row in rows]
+            cells = [head] + [[cell(v) for v in row] for row in rows]
             widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
             blocks.append(title)
             for row in cells:
                 blocks.append("  " + "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
                                                for c, w, a in zip(row, widths, align)).rstrip())
             blocks.append("")
-        blocks.append(_FOOTNOTE)
+        blocks.append(FOOTNOTE)
         return "\n".join(blocks) + "\n"
 
     def to_markdown(self) -> str:
@@ -241,10 +241,10 @@ class MetaEvaluation:
             blocks.append("|" + "|".join("---" if a == "l" else "---:" for a in align) + "|")
             for row in rows:
                 blocks.append("| " + " | ".join(
-                    fmt.markdown_escape(v) if isinstance(v, str) else _cell(v)
+                    fmt.markdown_escape(v) if isinstance(v, str) else cell(v)
                     for v in row) + " |")
             blocks.append("")
-        blocks.append(fmt.markdown_escape(_FOOTNOTE))
+        blocks.append(fmt.markdown_escape(FOOTNOTE))
         return "\n".join(blocks) + "\n"
 
     def to_latex(self) -> str:
@@ -256,7 +256,7 @@ class MetaEvaluation:
                     r"\midrule"]
             for row in rows:
                 out.append(" & ".join(fmt.latex_escape(v) if isinstance(v, str)
-                                      else fmt.latex_escape(_cell(v)) for v in row) + r" \\")
+                                      else fmt.latex_escape(cell(v)) for v in row) + r" \\")
             out += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{fmt.latex_escape(title)}.}}",
                     r"\end{table}", ""]
         out.append("% " + self.describe())
@@ -330,29 +330,10 @@ class MetaEvaluation:
         return html_page(self, path)
 
 
-_FOOTNOTE = ("CI: percentile bootstrap interval; swaps: system pairs ordered oppositely;"
-             " top-k: overlap of the top k systems; power: share of system pairs a paired"
-             " test separates; min. difference: the difference from which on the swap rate"
-             " stays at most 5%.")
-
-
 def _correction(settings: dict) -> str:
     if settings["test"] == "tukey" or settings["correction"] == "none":
         return "no correction"
     return f"{fmt.CORRECTION_NAMES[settings['correction']]} correction"
-
-
-def _cell(value) -> str:
-    """A table cell: numbers to 4 digits, intervals as ``[low, high]``, ints as they are."""
-    if isinstance(value, tuple):
-        return f"[{fmt.number(value[0], 2)}, {fmt.number(value[1], 2)}]"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return fmt.number(float(value))
-    return str(value)
 
 
 def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k: int = 3,
