@@ -76,6 +76,20 @@ class Grid:
         Output names of the measures (``map``, ``P_10``, ``nDCG@10``).
     results : dict of (str, str) to Results
         The evaluation of each (qrels, run), as :func:`irmetrics.evaluate` gives it.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1, "f": 0}}
+    >>> llm = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 0}, "q3": {"e": 0, "f": 1}}
+    >>> runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}, "q3": {"e": 2, "f": 1}},
+    ...         "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}, "q3": {"f": 2, "e": 1}}}
+    >>> grid = irm.evaluate_grid({"human": human, "llm": llm}, runs, "P.1")
+    >>> grid.means("P_1").rows()
+    [('x', 1.0, 0.6666666666666666), ('y', 0.0, 0.6666666666666666)]
+    >>> row = grid.ranking_agreement("human", n_resamples=100).row(0, named=True)
+    >>> row["qrels"], row["tau_b"], row["swaps"]     # the LLM ties what the humans separate
+    ('llm', nan, 0.0)
     """
 
     def __init__(self, qrels_names, run_names, results: dict):
