@@ -18,14 +18,13 @@ import warnings
 
 from ..checks import parameter_error
 from ..comparison import CORRECTIONS, MAX_RESAMPLES, check_alpha
-from ..engine.pack import SEMANTICS
 from ..meta_evaluation import Condition, meta_evaluate
 from ..meta_evaluation.report import GATE_STATISTICS
 from ..stats import POWER_TESTS
-from .compare_cmd import FORMATS, _parse_float, _require_matplotlib, _write
+from .compare_cmd import _parse_float, _require_matplotlib, _write
 from .inputs import open_lines
-from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
-                      add_float_relevance, add_ties, add_version, parse_int)
+from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
+                      add_output, add_version, evaluation_options, parse_int)
 
 #: Exit status when a ``--fail-if`` condition holds.
 EXIT_FAILED = 3
@@ -97,29 +96,12 @@ def build_parser() -> CliParser:
                         " 1000)")
     g.add_argument("--bin-width", default="0.01", metavar="W",
                    help="width of the difference bins of the swap rate (default 0.01)")
-    g.add_argument("--format", choices=FORMATS, default="table",
-                   help="output: table (terminal, default), markdown, latex, json, csv, or"
-                        " html (a self-contained page with plots; needs irmetrics[plot])")
-    g.add_argument("-o", "--output", metavar="FILE",
-                   help="write the output to FILE instead of standard output")
+    add_output(g, html="a self-contained page with plots")
     gate = p.add_argument_group("gate")
     gate.add_argument("--fail-if", action="append", default=[], metavar="CONDITION",
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
                            " (repeatable)")
-    e = p.add_argument_group("evaluation (as in irmetrics eval / trec_eval)")
-    e.add_argument("-c", "--complete_rel_info_wanted", action="store_true",
-                   help="score qrels queries a run did not answer as trec_eval -c does")
-    e.add_argument("-J", "--Judged_docs_only", action="store_true",
-                   help="drop unjudged documents from every ranking")
-    e.add_argument("-M", "--Max_retrieved_per_topic", metavar="N",
-                   help="keep only the top N documents of each ranking")
-    e.add_argument("-l", "--level_for_rel", metavar="L", default="1",
-                   help="lowest label counted as relevant (default 1); also the judges'"
-                        " Jaccard")
-    e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
-                   help="trec_eval (default) or pytrec_eval")
-    add_ties(e)
-    add_float_relevance(e)
+    add_evaluation(p, complete="", level="; also the judges' Jaccard")
     p.add_argument("runs", nargs="+", metavar="run", help="the runs ranked (two or more)")
     return p
 
@@ -145,12 +127,7 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
-    max_docs = (None if args.Max_retrieved_per_topic is None
-                else parse_int("-M", args.Max_retrieved_per_topic, minimum=0))
-    options = dict(relevance_level=parse_int("-l", args.level_for_rel),
-                   judged_only=args.Judged_docs_only, max_docs=max_docs,
-                   complete=args.complete_rel_info_wanted, semantics=args.semantics,
-                   ties=args.ties, relevance="float" if args.float_relevance else "int")
+    options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         meta = meta_evaluate(

@@ -73,11 +73,15 @@ def html_report(comparison, path=None) -> str:
     """
 
     plot.require_matplotlib()  # fail early, with the install hint
-    page = _Page(comparison)
-    # Pure ASCII (other characters as references, which HTML reads back in text and
-    # attributes alike): the page then survives any stdout encoding, such as a Windows
-    # console's cp1252, which cannot hold matplotlib's minus sign U+2212.
-    text = page.render().encode("ascii", "xmlcharrefreplace").decode("ascii")
+    return finish_page(_Page(comparison).render(), path)
+
+
+def finish_page(text: str, path=None) -> str:
+    """An HTML page as pure ASCII (other characters as references, which HTML reads back
+    in text and attributes alike), also written to ``path`` when given: the page then
+    survives any stdout encoding, such as a Windows console's cp1252, which cannot hold
+    matplotlib's minus sign U+2212."""
+    text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -561,5 +565,5 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
 }
 """
 
-__all__ = ["CSS", "MAX_PAIRS", "TOP_QUERIES", "figure_html", "figure_svg", "html_report",
-           "inline_svg", "letter_groups"]
+__all__ = ["CSS", "MAX_PAIRS", "TOP_QUERIES", "figure_html", "figure_svg", "finish_page",
+           "html_report", "inline_svg", "letter_groups"]

@@ -8,10 +8,9 @@ reference, the same meta-evaluation giving the same bytes. Every name is HTML-es
 from __future__ import annotations
 
 import html
-import os
 
 from .. import __version__
-from ..comparison.report import CSS, figure_html, figure_svg
+from ..comparison.report import CSS, figure_html, figure_svg, finish_page
 from ..comparison.plot import require_matplotlib
 from . import plot
 from .cells import FOOTNOTE, cell
@@ -126,12 +125,7 @@ def html_page(meta, path=None) -> str:
         f"<footer>Made by irmetrics {_e(__version__)} (<code>irmetrics agree --format"
         f" html</code>). {_e(FOOTNOTE)}</footer>\n"
         "</body>\n</html>\n")
-    # Pure ASCII, as the comparison report: survives any stdout encoding.
-    text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
-    if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-    return text
+    return finish_page(text, path)
 
 
 __all__ = ["html_page"]
