@@ -51,7 +51,7 @@ KAPPA_WEIGHTS = (None, "linear", "quadratic")
 #: Levels of measurement of :func:`krippendorff_alpha`.
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
-#: Elements of one block of pairwise comparisons (16 MiB of float64 differences).
+#: Pairwise comparisons per block (their int64 histogram indices: 16 MiB).
 _PAIR_BLOCK = 1 << 21
 
 
@@ -82,12 +82,28 @@ def _rankings(x: Any, y: Any, *, min_items: int = 1) -> tuple[np.ndarray, np.nda
     return x, y
 
 
-def _pair_blocks(x: np.ndarray, y: np.ndarray):
-    """Signs of every pairwise difference, block by block: yields ``(rows, items, sx, sy)``
-    with ``sx[r, i, j] = sign(x[r, i] - x[r, j])`` for the batch rows ``rows`` and items
-    ``items`` (``x``, ``y`` of shape (B, m)). Blocks hold at most about
-    :data:`_PAIR_BLOCK` elements."""
+@dataclass(frozen=True)
+class _Tallies:
+    """Pairwise counts of two score matrices ``x``, ``y`` of shape (B, m), per batch row
+    ``r`` and item ``i`` (over the other items ``j``): every ranking statistic is read
+    from them."""
+
+    x_above: np.ndarray    # #{j: x_j > x_i}
+    x_tied: np.ndarray     # #{j: x_j == x_i}, i itself included
+    y_above: np.ndarray
+    y_tied: np.ndarray
+    both_above: np.ndarray  # #{j: x_j > x_i and y_j > y_i}
+    concordant: np.ndarray  # #{j: (x_i - x_j)(y_i - y_j) > 0}
+    discordant: np.ndarray  # #{j: (x_i - x_j)(y_i - y_j) < 0}
+
+
+def _tallies(x: np.ndarray, y: np.ndarray) -> _Tallies:
+    """:class:`_Tallies` of ``x`` and ``y`` (B, m), comparing every pair of items once per
+    block of rows and items (at most about :data:`_PAIR_BLOCK` comparisons at a time)."""
     batch, m = x.shape
+    # Per (row, item), a histogram of the 9 sign pairs (sign(x_i - x_j), sign(y_i - y_j))
+    # over j, coded (sx + 1) * 3 + (sy + 1): one bincount per block gives every tally.
+    histogram = np.zeros((batch, m, 9), dtype=np.int64)
     per_item = max(1, _PAIR_BLOCK // max(1, m))
     items_per_block = min(m, per_item)
     rows_per_block = max(1, per_item // max(1, m)) if items_per_block == m else 1
@@ -95,9 +111,25 @@ def _pair_blocks(x: np.ndarray, y: np.ndarray):
         rows = slice(r0, min(batch, r0 + rows_per_block))
         for i0 in range(0, m, items_per_block):
             items = slice(i0, min(m, i0 + items_per_block))
-            sx = np.sign(x[rows, items, None] - x[rows, None, :]).astype(np.int8)
-            sy = np.sign(y[rows, items, None] - y[rows, None, :]).astype(np.int8)
-            yield rows, items, sx, sy
+            xi, xj = x[rows, items, None], x[rows, None, :]
+            yi, yj = y[rows, items, None], y[rows, None, :]
+            code = (3 * ((xi > xj).view(np.int8) - (xi < xj).view(np.int8))
+                    + (yi > yj).view(np.int8) - (yi < yj).view(np.int8) + 4)
+            cells = code.shape[0] * code.shape[1]
+            flat = np.arange(cells, dtype=np.int64)[:, None] * 9 + code.reshape(cells, m)
+            histogram[rows, items] = np.bincount(flat.ravel(), minlength=cells * 9).reshape(
+                code.shape[0], code.shape[1], 9)
+    h = histogram
+    counts = {
+        "x_above": h[..., 0] + h[..., 1] + h[..., 2],   # sx = -1: x_j > x_i
+        "x_tied": h[..., 3] + h[..., 4] + h[..., 5],
+        "y_above": h[..., 0] + h[..., 3] + h[..., 6],
+        "y_tied": h[..., 1] + h[..., 4] + h[..., 7],
+        "both_above": h[..., 0],
+        "concordant": h[..., 0] + h[..., 8],
+        "discordant": h[..., 2] + h[..., 6],
+    }
+    return _Tallies(**counts)
 
 
 def _flat(x: np.ndarray, y: np.ndarray):
@@ -111,24 +143,19 @@ def _shaped(values: np.ndarray, lead: tuple) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
-def _pair_counts(x: np.ndarray, y: np.ndarray):
-    """Per batch row, over unordered pairs {i, j}: ``sum sign(dx) sign(dy)`` (concordant
-    minus discordant), pairs tied in x, pairs tied in y, and discordant pairs."""
-    batch = x.shape[0]
-    s = np.zeros(batch, dtype=np.int64)
-    tx = np.zeros(batch, dtype=np.int64)
-    ty = np.zeros(batch, dtype=np.int64)
-    swaps = np.zeros(batch, dtype=np.int64)
-    for rows, _, sx, sy in _pair_blocks(x, y):
-        product = sx.astype(np.int16) * sy
-        # Every unordered pair appears twice (i, j) and (j, i) with the same product;
-        # the diagonal (i, i) is a tie in both: subtracted below.
-        s[rows] += product.sum(axis=(1, 2))
-        tx[rows] += np.count_nonzero(sx == 0, axis=(1, 2))
-        ty[rows] += np.count_nonzero(sy == 0, axis=(1, 2))
-        swaps[rows] += np.count_nonzero(product < 0, axis=(1, 2))
-    m = x.shape[1]
-    return s // 2, (tx - m) // 2, (ty - m) // 2, swaps // 2
+def _tau_b_rows(t: _Tallies) -> np.ndarray:
+    """Kendall's tau-b of each row from its tallies (every unordered pair counted twice)."""
+    m = t.x_tied.shape[1]
+    total = m * (m - 1) // 2
+    s = (t.concordant.sum(axis=1) - t.discordant.sum(axis=1)) // 2
+    tied_x = (t.x_tied.sum(axis=1) - m) // 2
+    tied_y = (t.y_tied.sum(axis=1) - m) // 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(s / np.sqrt(total - tied_x) / np.sqrt(total - tied_y), -1.0, 1.0)
+
+
+def _swaps_rows(t: _Tallies) -> np.ndarray:
+    return t.discordant.sum(axis=1) // 2
 
 
 def kendall_tau_b(x: Any, y: Any) -> Any:
@@ -160,12 +187,7 @@ def kendall_tau_b(x: Any, y: Any) -> Any:
     [1.0, -1.0]
     """
     x, y, lead = _flat(*_rankings(x, y))
-    m = x.shape[1]
-    s, tx, ty, _ = _pair_counts(x, y)
-    total = m * (m - 1) // 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = s / np.sqrt(total - tx) / np.sqrt(total - ty)
-    return _shaped(np.clip(tau, -1.0, 1.0), lead)
+    return _shaped(_tau_b_rows(_tallies(x, y)), lead)
 
 
 def swapped_pairs(x: Any, y: Any) -> Any:
@@ -189,26 +211,15 @@ def swapped_pairs(x: Any, y: Any) -> Any:
     2
     """
     x, y, lead = _flat(*_rankings(x, y))
-    return _shaped(_pair_counts(x, y)[3], lead)
+    return _shaped(_swaps_rows(_tallies(x, y)), lead)
 
 
-def _above_counts(x: np.ndarray, y: np.ndarray):
-    """Per batch row and item ``i``: ``#{j: y_j > y_i}`` and ``#{j: y_j > y_i, x_j > x_i}``
-    (items strictly above ``i`` in ``y``, and those also strictly above it in ``x``)."""
-    above = np.zeros(x.shape, dtype=np.int64)
-    both = np.zeros(x.shape, dtype=np.int64)
-    for rows, items, sx, sy in _pair_blocks(x, y):
-        higher_y = sy < 0   # sy[r, i, j] = sign(y_i - y_j) < 0: j is above i
-        above[rows, items] = np.count_nonzero(higher_y, axis=2)
-        both[rows, items] = np.count_nonzero(higher_y & (sx < 0), axis=2)
-    return above, both
-
-
-def _tau_ap_directed(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    above, both = _above_counts(x, y)
+def _tau_ap_rows(above: np.ndarray, both_above: np.ndarray) -> np.ndarray:
+    """tau_AP of each row of the ranking whose items have ``above`` items strictly above
+    them, ``both_above`` of which the reference also puts strictly above."""
     counted = above > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(counted, both / np.where(counted, above, 1), 0.0)
+        share = np.where(counted, both_above / np.where(counted, above, 1), 0.0)
         return 2.0 * share.sum(axis=1) / counted.sum(axis=1) - 1.0
 
 
@@ -264,9 +275,10 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     """
     symmetric = check_bool("symmetric", symmetric)
     x, y, lead = _flat(*_rankings(x, y))
-    value = _tau_ap_directed(x, y)
+    t = _tallies(x, y)
+    value = _tau_ap_rows(t.y_above, t.both_above)
     if symmetric:
-        value = (value + _tau_ap_directed(y, x)) / 2.0
+        value = (value + _tau_ap_rows(t.x_above, t.both_above)) / 2.0
     return _shaped(value, lead)
 
 
@@ -308,16 +320,12 @@ def pearson_r(x: Any, y: Any) -> Any:
     return _shaped(_pearson_rows(x, y), lead)
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks of each row, tied items sharing the mean of the ranks they span
-    (``scipy.stats.rankdata(x, method="average", axis=1)``): the items below plus half of
-    the items tied (itself included), plus a half."""
-    ranks = np.empty(x.shape, dtype=np.float64)
-    for rows, items, sx, _ in _pair_blocks(x, x):
-        below = np.count_nonzero(sx > 0, axis=2)
-        tied = np.count_nonzero(sx == 0, axis=2)
-        ranks[rows, items] = below + (tied + 1) / 2.0
-    return ranks
+def _average_ranks(above: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """1-based ascending ranks, tied items sharing the mean of the ranks they span
+    (``scipy.stats.rankdata(x, method="average", axis=1)``), from the tallies: the items
+    below, plus half of the items tied (itself included), plus a half."""
+    below = above.shape[1] - above - tied
+    return below + (tied + 1) / 2.0
 
 
 def spearman_rho(x: Any, y: Any) -> Any:
@@ -343,13 +351,9 @@ def spearman_rho(x: Any, y: Any) -> Any:
     0.8
     """
     x, y, lead = _flat(*_rankings(x, y))
-    return _shaped(_pearson_rows(_average_ranks(x), _average_ranks(y)), lead)
-
-
-def _top_sets(x: np.ndarray, k: int) -> np.ndarray:
-    """Membership of the top ``k``: items with fewer than ``k`` items strictly above."""
-    above, _ = _above_counts(x, x)
-    return above < k
+    t = _tallies(x, y)
+    return _shaped(_pearson_rows(_average_ranks(t.x_above, t.x_tied),
+                                 _average_ranks(t.y_above, t.y_tied)), lead)
 
 
 def top_k_overlap(x: Any, y: Any, k: int) -> Any:
@@ -381,11 +385,12 @@ def top_k_overlap(x: Any, y: Any, k: int) -> Any:
     """
     x, y, lead = _flat(*_rankings(x, y))
     k = check_int("k", k, min=1, max=x.shape[1])
-    return _shaped(_overlap_rows(x, y, k), lead)
+    return _shaped(_overlap_rows(_tallies(x, y), k), lead)
 
 
-def _overlap_rows(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
-    tx, ty = _top_sets(x, k), _top_sets(y, k)
+def _overlap_rows(t: _Tallies, k: int) -> np.ndarray:
+    # Top k: the items with fewer than k items strictly above them.
+    tx, ty = t.x_above < k, t.y_above < k
     return (tx & ty).sum(axis=1) / np.maximum(tx.sum(axis=1), ty.sum(axis=1))
 
 
@@ -430,15 +435,12 @@ class RankingAgreement:
 def _all_statistics(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     """The :data:`RANKING_STATISTICS` of rows of means ``x`` (reference) and ``y``:
     shape (B, 6)."""
-    s, tx, ty, swaps = _pair_counts(x, y)
-    m = x.shape[1]
-    total = m * (m - 1) // 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau_b = np.clip(s / np.sqrt(total - tx) / np.sqrt(total - ty), -1.0, 1.0)
-    return np.stack([tau_b, _tau_ap_directed(x, y),
-                     _pearson_rows(_average_ranks(x), _average_ranks(y)),
-                     _pearson_rows(x, y), swaps.astype(np.float64),
-                     _overlap_rows(x, y, k)], axis=1)
+    t = _tallies(x, y)
+    return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above),
+                     _pearson_rows(_average_ranks(t.x_above, t.x_tied),
+                                   _average_ranks(t.y_above, t.y_tied)),
+                     _pearson_rows(x, y), _swaps_rows(t).astype(np.float64),
+                     _overlap_rows(t, k)], axis=1)
 
 
 def _exact_means(scores: np.ndarray) -> np.ndarray:
