@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics import stats
@@ -107,6 +109,28 @@ def test_grid_equals_one_evaluate_per_cell(files, options):
         grid = irm.evaluate_grid(qrels, runs, measures, **options)
     assert grid.qrels_names == list(qrels) and grid.run_names == list(runs)
     _assert_same(grid, qrels, runs, measures, **options)
+
+
+@pytest.mark.parametrize("chunk", [1, 97, 700])
+def test_grid_equals_evaluate_when_runs_come_in_many_chunks(files, monkeypatch, chunk):
+    # Query blocks straddle chunk boundaries: each packer keeps its unfinished block.
+    from irmetrics.containers import trec_text
+
+    qrels, runs = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        expected = {(q, r): irm.evaluate(qp, rp, MEASURES) for q, qp in qrels.items()
+                    for r, rp in runs.items()}
+        monkeypatch.setattr(trec_text, "PLAIN_CHUNK_BYTES", chunk)
+        grid = irm.evaluate_grid(qrels, runs, MEASURES, max_docs=7)
+        capped = {(q, r): irm.evaluate(qp, rp, MEASURES, max_docs=7) for q, qp in qrels.items()
+                  for r, rp in runs.items()}
+        plain = irm.evaluate_grid(qrels, runs, MEASURES)
+    for key, res in expected.items():
+        for name in res.names:
+            assert plain.results[key].values(name).tolist() == res.values(name).tolist()
+            assert grid.results[key].values(name).tolist() == \
+                capped[key].values(name).tolist()
 
 
 def test_each_run_is_read_once_and_each_qrels_encoded_once(files, monkeypatch):
@@ -332,3 +356,75 @@ def test_tidy_frames_have_stable_schemas(grid):
         warnings.simplefilter("ignore")
         table = grid.ranking_agreement("human", n_resamples=10)
     assert table.schema["tau_b"] == pl.Float64 and table.schema["n_systems"] == pl.Int64
+
+
+@st.composite
+def judged_runs(draw):
+    """Two qrels sets and two runs over a few queries: graded and negative labels, ties,
+    unjudged documents, queries on one side only, an empty ranking."""
+    queries = ["q1", "q2", "q10"]
+    docs = [f"d{i}" for i in range(6)]
+    labels = st.integers(-1, 3)
+
+    def qrels():
+        return {q: draw(st.dictionaries(st.sampled_from(docs), labels, min_size=1, max_size=5))
+                for q in draw(st.lists(st.sampled_from(queries), min_size=1, max_size=3,
+                                       unique=True))}
+
+    def run():
+        return {q: draw(st.dictionaries(st.sampled_from(docs + ["x", "y"]),
+                                        st.sampled_from([0.0, 0.5, 1.0, 2.0]), max_size=6))
+                for q in draw(st.lists(st.sampled_from(queries + ["q99"]), min_size=1,
+                                       max_size=4, unique=True))}
+
+    return {"a": qrels(), "b": qrels()}, {"r": run(), "s": run()}
+
+
+def _as_files(tmp, qrels, runs):
+    paths = {}
+    for name, q in qrels.items():
+        path = tmp / f"{name}.qrels"
+        path.write_text("".join(f"{qid} 0 {d} {v}\n" for qid, ds in q.items()
+                                for d, v in ds.items()))
+        paths[name] = str(path)
+    run_paths = {}
+    for name, r in runs.items():
+        lines = "".join(f"{qid} Q0 {d} 0 {v} {name}\n" for qid, ds in r.items()
+                        for d, v in ds.items())
+        if not lines:
+            continue
+        path = tmp / f"{name}.run"
+        path.write_text(lines)
+        run_paths[name] = str(path)
+    return paths, run_paths
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=judged_runs(), complete=st.booleans(), max_docs=st.sampled_from([None, 2]))
+def test_grid_equals_evaluate_on_generated_inputs(tmp_path_factory, data, complete, max_docs):
+    qrels, runs = data
+    options = dict(complete=complete, max_docs=max_docs)
+    measures = ["map", "P.2", "ndcg_cut.3", "recip_rank", "num_ret"]
+    files = _as_files(tmp_path_factory.mktemp("gen"), qrels, runs)
+    for q_in, r_in in ((qrels, runs), files):
+        if not r_in:
+            continue
+        expected, failed = {}, False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingQueriesWarning)
+            try:
+                for qn, q in q_in.items():
+                    for rn, r in r_in.items():
+                        expected[(qn, rn)] = irm.evaluate(q, r, measures, **options)
+            except NoQueriesError:
+                failed = True
+            if failed:
+                with pytest.raises(NoQueriesError):
+                    irm.evaluate_grid(q_in, r_in, measures, **options)
+                continue
+            grid = irm.evaluate_grid(q_in, r_in, measures, **options)
+        for key, res in expected.items():
+            assert list(grid.results[key].query_ids) == list(res.query_ids)
+            for name in res.names:
+                assert grid.results[key].values(name).tolist() == res.values(name).tolist()
