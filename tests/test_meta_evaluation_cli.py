@@ -187,3 +187,20 @@ def test_meta_evaluation_tables_match_the_grid(meta):
     np.testing.assert_array_equal(meta.judges["llm"].confusion, judges.confusion)
     assert set(meta.stability.columns) >= {"power", "swap_rate", "min_difference"}
     assert os.linesep not in meta.describe()
+
+
+def test_cli_bytes_do_not_depend_on_thread_count():
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "irmetrics", "agree", "--format", "json", "--resamples", "300",
+            "--swap-trials", "200", "--test", "bootstrap", "-m", "map", "-m", "P.10",
+            *[a for q in QRELS for a in ("--qrels", q)], *[str(FIX / f"{r}.run") for r in RUNS]]
+    outputs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
+                   MKL_NUM_THREADS=threads, POLARS_MAX_THREADS=threads,
+                   PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
