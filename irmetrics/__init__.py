@@ -51,10 +51,11 @@ def _version() -> str:
 
 
 __version__ = _version()
-__all__ = ["Comparison", "DiversityQrels", "Evaluator", "adapters", "JudgmentGroups", "Prefs",
-           "Qrels", "QueryRanking", "Rankings", "Results", "Run", "compare", "define_measure",
-           "evaluate", "evaluate_diversity", "evaluate_jg", "evaluate_prefs", "load_measures",
-           "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
+__all__ = ["Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
+           "MetaEvaluation", "Prefs", "Qrels", "QueryRanking", "Rankings", "Results", "Run",
+           "adapters", "compare", "define_measure", "evaluate", "evaluate_diversity",
+           "evaluate_grid", "evaluate_jg", "evaluate_prefs", "judge_agreement", "load_measures",
+           "meta_evaluate", "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
 _LAZY = {
@@ -71,6 +72,12 @@ _LAZY = {
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
     "Prefs": ("irmetrics.io.prefs", "Prefs"),
     "tie_report": ("irmetrics.meta_evaluation", "tie_report"),
+    "evaluate_grid": ("irmetrics.meta_evaluation", "evaluate_grid"),
+    "Grid": ("irmetrics.meta_evaluation", "Grid"),
+    "judge_agreement": ("irmetrics.meta_evaluation", "judge_agreement"),
+    "JudgeAgreement": ("irmetrics.meta_evaluation", "JudgeAgreement"),
+    "meta_evaluate": ("irmetrics.meta_evaluation", "meta_evaluate"),
+    "MetaEvaluation": ("irmetrics.meta_evaluation", "MetaEvaluation"),
 }
 
 

@@ -13,6 +13,7 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
+from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
 from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file
 from .io import columnar
 from .io.columnar import column_names, is_columnar
@@ -559,3 +560,75 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
         run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
     )._evaluate_checked(run, None, stacklevel=2)
+
+
+def evaluate_each(evaluators: list, run) -> list[Results]:
+    """One run evaluated by several :class:`Evaluator` objects that differ only in their
+    qrels (and measures), the run read once: ``[ev.evaluate_unchecked(run) for ev in
+    evaluators]``, value for value, without reading the run once per qrels.
+
+    A plain run file, a Parquet or Arrow IPC file or a LazyFrame goes through the
+    bounded-memory road once for every qrels together
+    (:func:`~irmetrics.engine.fanout.evaluate_run_file_fanout`) when every Evaluator can
+    take that road; otherwise (and when the road declines the file) the run is read
+    whole, once, and that table is packed against each qrels.
+
+    Raises
+    ------
+    ParameterError
+        The evaluators do not share the options that decide how a run is read and
+        ordered (``max_docs``, ``complete``, ``semantics``, ``ties``, ``run_columns``).
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"a": 1, "b": 0}}
+    >>> evaluators = [Evaluator(qrels, ["P.1"]), Evaluator({"q1": {"b": 1}}, ["P.1"])]
+    >>> [r.aggregate()["P_1"] for r in evaluate_each(evaluators, {"q1": {"a": 2.0, "b": 1.0}})]
+    [1.0, 0.0]
+    """
+    if not evaluators:
+        return []
+    first = evaluators[0]
+    shared = ("max_docs", "complete", "semantics", "ties", "run_columns")
+    for ev in evaluators[1:]:
+        for option in shared:
+            if getattr(ev, option) != getattr(first, option):
+                raise parameter_error("evaluators", f"Evaluators with one {option}",
+                                      getattr(ev, option))
+    run_query_ids = list(run) if isinstance(run, dict) else None
+    streams = all(ev.id_encoding == UTF8 and ev.relevance == "int"
+                  and ev.ties in ("trec_eval", "input_order") for ev in evaluators)
+    if streams and run_query_ids is None:
+        options = dict(max_docs=first.max_docs, complete=first.complete,
+                       semantics=first.semantics, ties=first.ties)
+        encoded = [ev._encoded_qrels() for ev in evaluators]
+        per_chunk = [ev._columns for ev in evaluators]
+        streamed = None
+        if is_columnar(run):
+            streamed = evaluate_run_batches_fanout(
+                encoded, lambda: columnar.run_batches(run, first.run_columns), per_chunk,
+                text_bytes=lambda: columnar.text_bytes(run), **options)
+        elif isinstance(run, (str, os.PathLike)):
+            streamed = evaluate_run_file_fanout(encoded, run, per_chunk, **options)
+        if streamed is not None:
+            return [ev.results(values, values.columns,
+                               {name: req.measure for req in ev.requests
+                                for name in req.output_names}, UTF8)
+                    for ev, values in zip(evaluators, streamed)]
+    # The general road: the run read whole once (a TREC file as UTF-8, or as Latin-1
+    # bytes when it is not UTF-8), then packed against each qrels.
+    encoding = UTF8
+    if isinstance(run, (str, os.PathLike)) and not is_columnar(run):
+        run, encoding = read_utf8_or_latin1(run, "run")
+    elif not isinstance(run, Run):
+        run = as_run(run, first.run_columns)
+    out = []
+    for ev in evaluators:
+        if encoding == LATIN1:
+            lists = ev._pack_latin1(run.df, run.name, run_query_ids, False)
+            used = LATIN1
+        else:
+            lists, used = ev._pack(run, run_query_ids)
+        columns, specs = ev.columns(lists, ev.requests, expected=ev.ties == "expected")
+        out.append(ev.results(lists, columns, specs, used))
+    return out

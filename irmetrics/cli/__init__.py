@@ -14,10 +14,11 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import compare_cmd, eval_cmd, validate_cmd
+from . import agree_cmd, compare_cmd, eval_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
-COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run}
+COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
+            "agree": agree_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -33,6 +34,9 @@ commands:
   compare    is the difference between runs real? paired tests, intervals, effect
              sizes, corrections, and a CI gate (--fail-if-worse)
              e.g.  irmetrics compare --baseline bm25.run qrels.txt bm25.run dense.run
+  agree      do judgment sets (human, LLM) agree? leaderboard correlations with
+             intervals, judge agreement, discriminative power, and a gate (--fail-if)
+             e.g.  irmetrics agree --qrels human=h.txt --qrels llm=l.txt a.run b.run c.run
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option

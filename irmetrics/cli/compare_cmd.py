@@ -15,13 +15,12 @@ import warnings
 
 from ..checks import check_float, parameter_error
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
-from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
-                      add_float_relevance, add_measures_from, add_ties, add_version,
+                      add_evaluation, add_output, add_version, evaluation_options,
                       load_measure_files, parse_int)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
@@ -29,8 +28,6 @@ EXIT_WORSE = 3
 
 #: Measures compared when no ``-m`` is given and the runs need evaluating.
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
-
-FORMATS = ("table", "markdown", "latex", "json", "csv", "html")
 
 DESCRIPTION = """\
 Compare runs measure by measure on the same queries: mean difference, confidence
@@ -86,11 +83,7 @@ def build_parser() -> CliParser:
                         " (default 10000)")
     g.add_argument("--seed", default="0", metavar="S",
                    help="random seed; the same seed gives the same numbers (default 0)")
-    g.add_argument("--format", choices=FORMATS, default="table",
-                   help="output: table (terminal, default), markdown, latex, json, csv, or html"
-                        " (a self-contained report with plots; needs irmetrics-exact[plot])")
-    g.add_argument("-o", "--output", metavar="FILE",
-                   help="write the output to FILE instead of standard output")
+    add_output(g, html="a self-contained report with plots")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
@@ -98,21 +91,7 @@ def build_parser() -> CliParser:
     gate.add_argument("--margin", metavar="M",
                       help="with --fail-if-worse, also fail when a run is worse by more than M,"
                            " significant or not (e.g. --margin 0.01)")
-    e = p.add_argument_group("evaluation (as in irmetrics eval / trec_eval)")
-    e.add_argument("-c", "--complete_rel_info_wanted", action="store_true",
-                   help="score qrels queries a run did not answer as trec_eval -c does,"
-                        " instead of leaving them out of the comparison")
-    e.add_argument("-J", "--Judged_docs_only", action="store_true",
-                   help="drop unjudged documents from every ranking")
-    e.add_argument("-M", "--Max_retrieved_per_topic", metavar="N",
-                   help="keep only the top N documents of each ranking")
-    e.add_argument("-l", "--level_for_rel", metavar="L", default="1",
-                   help="lowest label counted as relevant (default 1)")
-    e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
-                   help="trec_eval (default) or pytrec_eval")
-    add_ties(e)
-    add_float_relevance(e)
-    add_measures_from(e)
+    add_evaluation(p, complete=", instead of leaving them out of the comparison", level="")
     p.add_argument("files", nargs="+", metavar="file",
                    help="qrels then two or more runs; or two or more -q evaluation files")
     return p
@@ -148,12 +127,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     baselines = [_resolve(b, names, runs) for b in args.baseline] if args.baseline else None
     options = {}
     if qrels is not None:
-        max_docs = (None if args.Max_retrieved_per_topic is None
-                    else parse_int("-M", args.Max_retrieved_per_topic, minimum=0))
-        options = dict(relevance_level=parse_int("-l", args.level_for_rel),
-                       judged_only=args.Judged_docs_only, max_docs=max_docs,
-                       complete=args.complete_rel_info_wanted, semantics=args.semantics,
-                       ties=args.ties, relevance="float" if args.float_relevance else "int")
+        options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from .. import __version__
-from ..engine.pack import TIES
+from ..engine.pack import SEMANTICS, TIES
 from ..exceptions import ParameterError
 
 #: trec_eval's exit statuses (spec §1).
@@ -127,3 +127,48 @@ def load_measure_files(paths) -> None:
 
     for path in paths:
         load_measures(path)
+
+
+#: Outputs of the commands that write tables (``compare``, ``agree``).
+OUTPUT_FORMATS = ("table", "markdown", "latex", "json", "csv", "html")
+
+
+def add_output(group, *, html: str) -> None:
+    """``--format`` (:data:`OUTPUT_FORMATS`; ``html`` described by ``html``) and ``-o``."""
+    group.add_argument("--format", choices=OUTPUT_FORMATS, default="table",
+                       help="output: table (terminal, default), markdown, latex, json, csv, or"
+                            f" html ({html}; needs irmetrics-exact[plot])")
+    group.add_argument("-o", "--output", metavar="FILE",
+                       help="write the output to FILE instead of standard output")
+
+
+def add_evaluation(parser, *, complete: str, level: str) -> None:
+    """The evaluation options of ``eval`` that ``compare`` and ``agree`` take: -c -J -M -l
+    --semantics --ties --float-relevance (``complete`` and ``level`` end the help of -c
+    and -l)."""
+    e = parser.add_argument_group("evaluation (as in irmetrics eval / trec_eval)")
+    e.add_argument("-c", "--complete_rel_info_wanted", action="store_true",
+                   help="score qrels queries a run did not answer as trec_eval -c does"
+                        + complete)
+    e.add_argument("-J", "--Judged_docs_only", action="store_true",
+                   help="drop unjudged documents from every ranking")
+    e.add_argument("-M", "--Max_retrieved_per_topic", metavar="N",
+                   help="keep only the top N documents of each ranking")
+    e.add_argument("-l", "--level_for_rel", metavar="L", default="1",
+                   help="lowest label counted as relevant (default 1)" + level)
+    e.add_argument("--semantics", choices=SEMANTICS, default="trec_eval",
+                   help="trec_eval (default) or pytrec_eval")
+    add_ties(e)
+    add_float_relevance(e)
+    add_measures_from(e)
+
+
+def evaluation_options(args) -> dict:
+    """The keyword options of :func:`irmetrics.evaluate` that :func:`add_evaluation`'s
+    options give."""
+    max_docs = (None if args.Max_retrieved_per_topic is None
+                else parse_int("-M", args.Max_retrieved_per_topic, minimum=0))
+    return dict(relevance_level=parse_int("-l", args.level_for_rel),
+                judged_only=args.Judged_docs_only, max_docs=max_docs,
+                complete=args.complete_rel_info_wanted, semantics=args.semantics,
+                ties=args.ties, relevance="float" if args.float_relevance else "int")

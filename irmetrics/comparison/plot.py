@@ -77,7 +77,7 @@ STYLE = {
 }
 
 
-def _matplotlib():
+def require_matplotlib():
     """The matplotlib module, or an ImportError that says in one line how to get it."""
     try:
         import matplotlib
@@ -90,11 +90,11 @@ def _matplotlib():
 @contextlib.contextmanager
 def style():
     """Context in which figures are drawn and saved with :data:`STYLE`."""
-    with _matplotlib().rc_context(STYLE):
+    with require_matplotlib().rc_context(STYLE):
         yield
 
 
-def _new_figure(width: float, height: float):
+def new_figure(width: float, height: float):
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -127,7 +127,7 @@ def _shorten(text: str, limit: int) -> str:
     return text[:head] + "\u2026" + text[len(text) - (limit - head - 1):]
 
 
-def _system_labels(systems) -> list[str]:
+def system_labels(systems) -> list[str]:
     """Each system's name as a figure draws it: shortened, and still telling systems apart
     (a letter, as in the report's summary table, when two shortened names coincide)."""
 
@@ -181,7 +181,7 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     >>> fig.axes[0].get_title(loc="left")
     'map: B - A'
     """
-    _matplotlib()
+    require_matplotlib()
     measure = _measure(comparison, measure)
     max_pairs = check_int("max_pairs", max_pairs, min=1)
     every = comparison_pairs(comparison, measure)
@@ -199,12 +199,12 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     pairs = pairs[:max_pairs]
     scores = comparison.scores[measure]
     query_ids = np.asarray(comparison.query_ids, dtype=str)
-    names = dict(zip(comparison.systems, _system_labels(comparison.systems)))
+    names = dict(zip(comparison.systems, system_labels(comparison.systems)))
     n = len(query_ids)
     labelled = n <= _LABELLED_QUERIES
     row_height = 2.3 if labelled else 1.9
     with style():
-        fig = _new_figure(9.0, 0.4 + row_height * len(pairs))
+        fig = new_figure(9.0, 0.4 + row_height * len(pairs))
         axes = fig.subplots(len(pairs), 1, squeeze=False)[:, 0]
         for ax, (system, baseline) in zip(axes, pairs):
             diff = (scores[comparison.systems.index(system)]
@@ -297,14 +297,14 @@ def score_distributions(comparison, measure=None):
     >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['A', 'B']
     """
-    _matplotlib()
+    require_matplotlib()
     measure = _measure(comparison, measure)
     scores = comparison.scores[measure]
     n_systems, n = scores.shape
     # Golden-ratio offsets: evenly spread, deterministic, no two points on one vertical.
     offsets = ((np.arange(n) * 0.6180339887498949) % 1.0 - 0.5) * 0.5
     with style():
-        fig = _new_figure(max(3.2, 1.0 + 0.9 * n_systems), 3.6)
+        fig = new_figure(max(3.2, 1.0 + 0.9 * n_systems), 3.6)
         ax = fig.add_subplot()
         positions = np.arange(1, n_systems + 1)
         many = n > _MANY_QUERIES
@@ -320,7 +320,7 @@ def score_distributions(comparison, measure=None):
                        zorder=3, rasterized=many)
         ax.scatter(positions, scores.mean(axis=1), marker="D", s=28, color="white",
                    edgecolors="#222222", linewidths=0.9, zorder=5)
-        labels = _system_labels(comparison.systems)
+        labels = system_labels(comparison.systems)
         slanted = max(map(len, labels)) > 10
         ax.set_xticks(positions, labels, rotation=30 if slanted else 0,
                       ha="right" if slanted else "center")
@@ -363,12 +363,12 @@ def precision_recall(comparison):
     >>> [line.get_label() for line in fig.axes[0].get_lines()]
     ['A', 'B']
     """
-    _matplotlib()
+    require_matplotlib()
     curves = comparison.precision_recall_curves()
     with style():
-        fig = _new_figure(5.6, 4.0)
+        fig = new_figure(5.6, 4.0)
         ax = fig.add_subplot()
-        labels = _system_labels(comparison.systems)
+        labels = system_labels(comparison.systems)
         for i, system in enumerate(comparison.systems):
             rows = curves.filter(system=system)
             ax.plot(rows["recall"].to_numpy(), rows["precision"].to_numpy(),

@@ -72,12 +72,16 @@ def html_report(comparison, path=None) -> str:
     (True, 3, False)
     """
 
-    plot._matplotlib()  # fail early, with the install hint
-    page = _Page(comparison)
-    # Pure ASCII (other characters as references, which HTML reads back in text and
-    # attributes alike): the page then survives any stdout encoding, such as a Windows
-    # console's cp1252, which cannot hold matplotlib's minus sign U+2212.
-    text = page.render().encode("ascii", "xmlcharrefreplace").decode("ascii")
+    plot.require_matplotlib()  # fail early, with the install hint
+    return finish_page(_Page(comparison).render(), path)
+
+
+def finish_page(text: str, path=None) -> str:
+    """An HTML page as pure ASCII (other characters as references, which HTML reads back
+    in text and attributes alike), also written to ``path`` when given: the page then
+    survives any stdout encoding, such as a Windows console's cp1252, which cannot hold
+    matplotlib's minus sign U+2212."""
+    text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
         with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -161,14 +165,7 @@ class _Page:
     def svg(self, fig, caption: str) -> str:
 
         self.figures += 1
-        buffer = io.StringIO()
-        with plot.style(), warnings.catch_warnings():
-            # SVG text stays text that the browser draws with its own fonts: a glyph
-            # matplotlib's font lacks (CJK, emoji, tab) is no loss here, only noise.
-            warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
-            fig.savefig(buffer, format="svg",
-                        metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-        return _figure_html(_inline_svg(buffer.getvalue(), f"f{self.figures}-"), caption)
+        return figure_html(figure_svg(fig, f"f{self.figures}-"), caption)
 
     def render(self) -> str:
         c = self.cmp
@@ -185,7 +182,7 @@ class _Page:
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<meta name=\"generator\" content=\"irmetrics {_e(__version__)}\">\n"
-            f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
             f"<header>\n<h1>{_e(title)}</h1>\n{self.settings()}\n</header>\n"
             f"{self.navigation()}\n<main>\n" + "\n".join(sections) + "\n</main>\n"
             f"<footer>{self.footer()}</footer>\n</body>\n</html>\n")
@@ -448,7 +445,7 @@ _XMLNS = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
 _TAG = re.compile(r"<[^<>]+>")
 
 
-def _inline_svg(svg: str, prefix: str) -> str:
+def inline_svg(svg: str, prefix: str) -> str:
     """matplotlib's SVG document as an element for an HTML page.
 
     The XML prolog and DOCTYPE go (the DOCTYPE names a DTD by URL), and so do the
@@ -466,11 +463,25 @@ def _inline_svg(svg: str, prefix: str) -> str:
     return svg.replace("<svg ", "<svg role=\"img\" ", 1).rstrip()
 
 
-def _figure_html(svg: str, caption: str) -> str:
+def figure_svg(fig, prefix: str) -> str:
+    """A matplotlib figure as an inline SVG element (:func:`inline_svg`), drawn with
+    :data:`irmetrics.comparison.plot.STYLE` and no date or creator metadata, so the same
+    figure gives the same bytes."""
+    buffer = io.StringIO()
+    with plot.style(), warnings.catch_warnings():
+        # SVG text stays text that the browser draws with its own fonts: a glyph
+        # matplotlib's font lacks (CJK, emoji, tab) is no loss here, only noise.
+        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        fig.savefig(buffer, format="svg",
+                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    return inline_svg(buffer.getvalue(), prefix)
+
+
+def figure_html(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
-_CSS = """
+CSS = """
 :root { --ink: #1d1d1f; --muted: #5f6368; --rule: #d9dce1; --band: #f5f6f8;
         --win: #0072b2; --loss: #d55e00; --sig: #fff2cc; }
 * { box-sizing: border-box; }
@@ -554,4 +565,5 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
 }
 """
 
-__all__ = ["MAX_PAIRS", "TOP_QUERIES", "html_report", "letter_groups"]
+__all__ = ["CSS", "MAX_PAIRS", "TOP_QUERIES", "figure_html", "figure_svg", "finish_page",
+           "html_report", "inline_svg", "letter_groups"]

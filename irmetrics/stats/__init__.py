@@ -7,7 +7,13 @@ This package knows nothing about retrieval. Arrays go in, numbers come out:
   :math:`d_z` and win/tie/loss counts;
 * :func:`adjust_pvalues` - family-wise and false-discovery-rate corrections;
 * :func:`tukey_hsd` - randomised Tukey HSD over ``m`` systems blocked on topics;
-* :func:`confidence_interval` - the mean of one system with a t or BCa interval.
+* :func:`confidence_interval` - the mean of one system with a t or BCa interval;
+* :mod:`~irmetrics.stats.agreement` - agreement between rankings of systems (Kendall's
+  tau-b, tau_AP, Spearman, Pearson, swapped pairs, top-k overlap, with bootstrap intervals
+  over topics: :func:`ranking_agreement`) and between judges (Cohen's kappa,
+  Krippendorff's alpha, Jaccard, confusion matrices);
+* :mod:`~irmetrics.stats.stability` - discriminative power and swap rate of a
+  leaderboard (Sakai; Voorhees & Buckley).
 
 Every function is vectorised over a trailing "columns" axis (measures, or system pairs
 stacked by the caller): input of shape ``(n,)`` gives scalar (0-d array) fields, input of
@@ -30,6 +36,12 @@ from .corrections import adjust_pvalues
 from .intervals import confidence_interval
 from .paired import paired_test
 from .tukey import tukey_hsd
+from .agreement import (ALPHA_LEVELS, KAPPA_WEIGHTS, RANKING_STATISTICS, RankingAgreement,
+                        alpha_from_confusion, cohen_kappa, confusion_matrix, jaccard,
+                        kappa_from_confusion, kendall_tau_b, krippendorff_alpha, pearson_r,
+                        ranking_agreement, spearman_rho, swapped_pairs, tau_ap, top_k_overlap)
+from .stability import (POWER_TESTS, DiscriminativePower, SwapRate, discriminative_power,
+                        swap_rate, system_pairs)
 from ._common import (ALTERNATIVES, BOOTSTRAP_CIS, CI_METHODS, CORRECTIONS, TESTS, ConfidenceInterval,
                       PairedTest, TukeyHSD, UnreliableTestWarning)
 
@@ -47,4 +59,27 @@ __all__ = [
     "adjust_pvalues",
     "tukey_hsd",
     "confidence_interval",
+    "RANKING_STATISTICS",
+    "KAPPA_WEIGHTS",
+    "ALPHA_LEVELS",
+    "POWER_TESTS",
+    "RankingAgreement",
+    "DiscriminativePower",
+    "SwapRate",
+    "kendall_tau_b",
+    "tau_ap",
+    "spearman_rho",
+    "pearson_r",
+    "swapped_pairs",
+    "top_k_overlap",
+    "ranking_agreement",
+    "confusion_matrix",
+    "cohen_kappa",
+    "kappa_from_confusion",
+    "krippendorff_alpha",
+    "alpha_from_confusion",
+    "jaccard",
+    "discriminative_power",
+    "swap_rate",
+    "system_pairs",
 ]

@@ -1,0 +1,203 @@
+"""``irmetrics agree``: do judgment sets (human, LLM, ...) agree? And a gate for pipelines
+that regenerate judgments.
+
+Every run is evaluated against every qrels set (each run read once), and the tables of
+:func:`irmetrics.meta_evaluate` are printed: the leaderboards, the agreement between each
+qrels set's leaderboard and the reference's (Kendall's tau-b, tau_AP, Spearman, Pearson,
+swapped pairs, top-k overlap, bootstrap intervals over topics), the agreement between the
+judges on the documents both judged (Cohen's kappa, Krippendorff's alpha, Jaccard, the
+label confusion matrix, coverage), and each leaderboard's discriminative power and swap
+rate. ``--fail-if`` turns it into a gate. See docs/meta_evaluation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+
+from ..checks import parameter_error
+from ..comparison import CORRECTIONS, MAX_RESAMPLES, check_alpha
+from ..meta_evaluation import Condition, meta_evaluate
+from ..meta_evaluation.report import GATE_STATISTICS
+from ..stats import POWER_TESTS
+from .compare_cmd import _parse_float, _require_matplotlib, _write
+from .inputs import open_lines
+from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
+                      load_measure_files,
+                      add_output, add_version, evaluation_options, parse_int)
+
+#: Exit status when a ``--fail-if`` condition holds.
+EXIT_FAILED = 3
+
+#: Measures ranked when no ``-m`` is given.
+DEFAULT_MEASURES = ("ndcg_cut.10", "map")
+
+DESCRIPTION = """\
+Do two or more judgment sets agree? Through the leaderboards they give the same runs,
+and through the labels they give the documents both judged.
+
+  irmetrics agree [options] --qrels human=h.txt --qrels llm=l.txt run [run ...]
+  irmetrics agree [options] --qrels llm=l.txt --leaderboard official.txt run [run ...]
+
+The first --qrels is the reference unless --reference names another (or --leaderboard
+gives a published one). Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l)
+against every qrels set, reading each run file once."""
+
+EPILOG = f"""\
+examples:
+  irmetrics agree --qrels human=qrels.human --qrels llm=qrels.llm runs/*.run
+  irmetrics agree -m ndcg_cut.10 --format markdown --qrels h=a.txt --qrels l=b.txt r1 r2 r3
+  irmetrics agree --format html -o agree.html --qrels h=a.txt --qrels l=b.txt runs/*
+  irmetrics agree --fail-if 'tau_b<0.9' --fail-if 'kappa<0.4' --qrels h=a --qrels l=b runs/*
+
+--fail-if STATISTIC<OP>NUMBER (OP one of < <= > >=) fails (exit 3) when any row has it
+(or has it undefined). Statistics: rankings {', '.join(GATE_STATISTICS['rankings'])};
+judges {', '.join(GATE_STATISTICS['judges'])}; stability
+{', '.join(GATE_STATISTICS['stability'])}.
+
+--leaderboard FILE: lines 'run value' (every measure) or 'run measure value' (measure as
+the output names: map, ndcg_cut_10), '#' comments.
+
+exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter; 3 a --fail-if
+condition holds; 4 the judgments cannot be compared."""
+
+
+def build_parser() -> CliParser:
+    p = CliParser(prog="irmetrics agree", description=DESCRIPTION, epilog=EPILOG,
+                  formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
+    g = p.add_argument_group("agreement")
+    g.add_argument("-h", "--help", action="help", help="show this help and exit")
+    add_version(g)
+    g.add_argument("--qrels", action="append", metavar="[NAME=]FILE", default=[],
+                   help="a judgment set, repeatable; named NAME, or by its file name"
+                        " (e.g. --qrels human=qrels.txt)")
+    g.add_argument("--reference", metavar="NAME",
+                   help="the reference judgment set (default: the first --qrels)")
+    g.add_argument("--leaderboard", metavar="FILE",
+                   help="compare every judgment set with this published leaderboard instead")
+    g.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help=f"measure ranked, repeatable; default {' '.join(DEFAULT_MEASURES)}")
+    g.add_argument("--top-k", default="3", metavar="K",
+                   help="k of the top-k overlap (default 3)")
+    g.add_argument("--resamples", default="1000", metavar="B",
+                   help="bootstrap resamples over topics (default 1000; 0: no intervals)")
+    g.add_argument("--seed", default="0", metavar="S",
+                   help="random seed; the same seed gives the same numbers (default 0)")
+    g.add_argument("--alpha", default="0.05", metavar="A",
+                   help="significance level of the tests; intervals are at 1 - A (default"
+                        " 0.05)")
+    g.add_argument("--test", choices=POWER_TESTS, default="t",
+                   help="test of the discriminative power (default t)")
+    g.add_argument("--correction", choices=CORRECTIONS, default="none",
+                   help="multiple-testing correction of the discriminative power (default"
+                        " none, as Sakai)")
+    g.add_argument("--swap-trials", default="1000", metavar="T",
+                   help="splits of the topics into two halves for the swap rate (default"
+                        " 1000)")
+    g.add_argument("--bin-width", default="0.01", metavar="W",
+                   help="width of the difference bins of the swap rate (default 0.01)")
+    add_output(g, html="a self-contained page with plots")
+    gate = p.add_argument_group("gate")
+    gate.add_argument("--fail-if", action="append", default=[], metavar="CONDITION",
+                      help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
+                           " (repeatable)")
+    add_evaluation(p, complete="", level="; also the judges' Jaccard")
+    p.add_argument("runs", nargs="+", metavar="run", help="the runs ranked (two or more)")
+    return p
+
+
+def run(argv: list[str], stdout, stderr) -> int:
+    args = build_parser().parse(argv)
+    alpha = check_alpha("--alpha", _parse_float("--alpha", args.alpha))
+    n_resamples = parse_int("--resamples", args.resamples, minimum=0)
+    if n_resamples > MAX_RESAMPLES:
+        raise parameter_error("--resamples", f"an integer between 0 and {MAX_RESAMPLES}",
+                              args.resamples)
+    conditions = [_condition(text) for text in args.fail_if]
+    if args.format == "html":
+        _require_matplotlib()
+    qrels = _named_qrels(args.qrels)
+    if len(qrels) < (1 if args.leaderboard else 2):
+        raise CliError("give two or more --qrels (or one and a --leaderboard)", EXIT_USAGE)
+    if args.reference is not None and args.leaderboard is not None:
+        raise CliError("--reference and --leaderboard are two references: give one",
+                       EXIT_USAGE)
+    if args.reference is not None and args.reference not in qrels:
+        raise CliError(f"--reference {args.reference!r} is not one of the --qrels"
+                       f" ({', '.join(qrels)})", EXIT_USAGE)
+    if len(args.runs) < 2:
+        raise CliError("give at least two runs to rank", EXIT_USAGE)
+    load_measure_files(args.measures_from)
+    options = evaluation_options(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        meta = meta_evaluate(
+            qrels, list(args.runs), list(args.measures or DEFAULT_MEASURES),
+            reference=args.reference,
+            leaderboard=None if args.leaderboard is None else _read_leaderboard(args.leaderboard),
+            k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
+            seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
+            test=args.test, alpha=alpha, correction=args.correction,
+            swap_trials=parse_int("--swap-trials", args.swap_trials, minimum=1),
+            swap_bin_width=_parse_float("--bin-width", args.bin_width), **options)
+    for warning in caught:
+        if issubclass(warning.category, UserWarning):
+            stderr.write(f"irmetrics agree: warning: {warning.message}\n")
+    _write(_render(meta, args.format), args.output, stdout)
+    failures = meta.failures(conditions)
+    for failure in failures:
+        stderr.write(f"irmetrics agree: FAIL: {failure}\n")
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def _render(meta, fmt: str) -> str:
+    return {"table": meta.to_text, "markdown": meta.to_markdown, "latex": meta.to_latex,
+            "json": meta.to_json, "html": meta.to_html, "csv": meta.to_csv}[fmt]()
+
+
+def _condition(text: str) -> Condition:
+    try:
+        return Condition.parse(text)
+    except ValueError as error:
+        raise CliError(f"--fail-if {text!r}: {error}", EXIT_USAGE) from None
+
+
+def _named_qrels(values: list[str]) -> dict:
+    """``{name: path}`` of ``--qrels [NAME=]FILE`` values (names from the file names)."""
+    named = {}
+    for value in values:
+        name, eq, path = value.partition("=")
+        if not eq or not name or os.path.exists(value) or os.sep in name:
+            name, path = os.path.basename(value) or value, value
+        if name in named:
+            raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
+                           EXIT_USAGE)
+        named[name] = path
+    return named
+
+
+def _read_leaderboard(path: str) -> dict:
+    """``{run: value}`` or ``{measure: {run: value}}`` from a leaderboard file."""
+    flat, nested = {}, {}
+    for number, raw in enumerate(open_lines(path), start=1):
+        line = raw.decode("utf-8", "replace").split("#", 1)[0].split()
+        if not line:
+            continue
+        if len(line) not in (2, 3):
+            raise CliError(f"{path}, line {number}: expected 'run value' or 'run measure"
+                           f" value', got {len(line)} fields", EXIT_INPUT)
+        try:
+            value = float(line[-1])
+        except ValueError:
+            raise CliError(f"{path}, line {number}: {line[-1]!r} is not a number",
+                           EXIT_INPUT) from None
+        if len(line) == 2:
+            flat[line[0]] = value
+        else:
+            nested.setdefault(line[1], {})[line[0]] = value
+    if flat and nested:
+        raise CliError(f"{path}: mixes 'run value' and 'run measure value' lines", EXIT_INPUT)
+    if not (flat or nested):
+        raise CliError(f"{path}: no leaderboard line", EXIT_INPUT)
+    return flat or nested

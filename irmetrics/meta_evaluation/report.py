@@ -1,0 +1,454 @@
+"""meta_evaluate(): a grid of qrels x runs and every statistic of its leaderboards and
+judges in one object, with the writers of ``irmetrics agree`` and its ``--fail-if`` gate.
+
+The tables are those of :class:`~irmetrics.meta_evaluation.grid.Grid` (leaderboards,
+ranking agreement, discriminative power, swap rate) and of
+:func:`~irmetrics.meta_evaluation.judges.judge_agreement`; the writers share the cells of
+:mod:`irmetrics.comparison.formatting` with ``irmetrics compare``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from ..checks import check_choice, check_int, parameter_error
+from ..comparison import formatting as fmt
+from ..exceptions import QueryAlignmentWarning
+from ..stats import POWER_TESTS, RANKING_STATISTICS
+from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
+from .cells import FOOTNOTE, cell
+from .judges import JUDGE_COLUMNS, judge_agreement
+
+#: Statistics a ``--fail-if`` condition can name, by table.
+GATE_STATISTICS = {
+    "rankings": tuple(f"{s}{end}" for s in RANKING_STATISTICS for end in ("", "_low", "_high")),
+    "judges": JUDGE_COLUMNS,
+    "stability": ("power", "significant", "swap_rate", "min_difference"),
+}
+
+_CONDITION = re.compile(r"^\s*([A-Za-z_]+)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
+_OPERATORS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+              ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+#: Columns of :meth:`MetaEvaluation.to_csv`.
+CSV_COLUMNS = ("section", "reference", "qrels", "run", "measure", "statistic", "value",
+               "ci_low", "ci_high")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A ``--fail-if`` condition: ``statistic operator threshold`` (``tau_b<0.9``)."""
+
+    statistic: str
+    operator: str
+    threshold: float
+
+    @classmethod
+    def parse(cls, text: str) -> "Condition":
+        """Read ``"tau_b < 0.9"`` (operators ``<``, ``<=``, ``>``, ``>=``).
+
+        Examples
+        --------
+        >>> Condition.parse("kappa<=0.4")
+        Condition(statistic='kappa', operator='<=', threshold=0.4)
+        """
+        found = _CONDITION.match(text) if isinstance(text, str) else None
+        known = [s for names in GATE_STATISTICS.values() for s in names]
+        if found is None:
+            raise parameter_error("condition", "STATISTIC OP NUMBER such as 'tau_b<0.9'"
+                                  " (OP one of <, <=, >, >=)", text)
+        name, operator, number = found.groups()
+        if name not in known:
+            raise parameter_error("condition", f"a statistic among {', '.join(known)}", name)
+        try:
+            threshold = float(number)
+        except ValueError:
+            raise parameter_error("condition", "a number after the operator", number) from None
+        if not math.isfinite(threshold):
+            raise parameter_error("condition", "a finite threshold", number)
+        return cls(name, operator, threshold)
+
+    def __str__(self) -> str:
+        return f"{self.statistic} {self.operator} {self.threshold:g}"
+
+
+@dataclass
+class MetaEvaluation:
+    """Judgment sets compared through the leaderboards they give and the labels they hold.
+
+    Attributes
+    ----------
+    grid : Grid
+        Every run evaluated against every qrels set.
+    reference : str
+        The reference: a qrels name, or ``"leaderboard"``.
+    measures : list of str
+        The measures whose leaderboards are compared.
+    rankings : polars.DataFrame
+        :meth:`Grid.ranking_agreement` against the reference.
+    judges : dict of str to JudgeAgreement
+        Each other qrels set against the judges' reference (the reference qrels, or the
+        first qrels set when the reference is a leaderboard); empty for one qrels set.
+    stability : polars.DataFrame
+        Per (qrels, measure): ``power``, ``significant``, ``pairs``
+        (:meth:`Grid.discriminative_power`), ``swap_rate`` and ``min_difference``
+        (:meth:`Grid.swap_rate`).
+    settings : dict
+        How everything was computed (k, resamples, seed, level, test, alpha, ...).
+    leaderboard : mapping or None
+        The reference leaderboard, when the reference is one.
+    """
+
+    grid: Grid
+    reference: str
+    measures: list
+    rankings: pl.DataFrame
+    judges: dict
+    judges_reference: str | None
+    stability: pl.DataFrame
+    settings: dict
+    leaderboard: object = None
+    _tables: list = field(default_factory=list, repr=False)
+
+    # -- the gate ------------------------------------------------------------------------
+
+    def failures(self, conditions) -> list[str]:
+        """One message per row where a condition holds (or its statistic is undefined):
+        ``qrels 'llm' vs 'human' on map: tau_b = 0.8000 < 0.9``. Conditions are
+        :class:`Condition` objects or their text (``"tau_b<0.9"``); each is checked on
+        the table that has its statistic (rankings, judges or stability)."""
+        out = []
+        for condition in conditions:
+            if not isinstance(condition, Condition):
+                condition = Condition.parse(condition)
+            for where, value in self._values_of(condition.statistic):
+                if value is None or not math.isfinite(value):
+                    out.append(f"{where}: {condition.statistic} is undefined (NaN), so"
+                               f" '{condition}' cannot be ruled out")
+                elif _OPERATORS[condition.operator](value, condition.threshold):
+                    out.append(f"{where}: {condition.statistic} = {fmt.number(value)}"
+                               f" {condition.operator} {condition.threshold:g}")
+        return out
+
+    def _values_of(self, statistic: str):
+        if statistic in GATE_STATISTICS["rankings"]:
+            for r in self.rankings.iter_rows(named=True):
+                yield (f"qrels {r['qrels']!r} vs {r['reference']!r} on {r['measure']}",
+                       r[statistic])
+        elif statistic in GATE_STATISTICS["judges"]:
+            for qrels, agreement in self.judges.items():
+                yield (f"judges {qrels!r} vs {self.judges_reference!r}",
+                       float(agreement.overall[statistic]))
+        else:
+            for r in self.stability.iter_rows(named=True):
+                yield f"qrels {r['qrels']!r} on {r['measure']}", r[statistic]
+
+    # -- the tables every writer shares ----------------------------------------------------
+
+    def describe(self) -> str:
+        """One sentence: what was compared, and how the intervals and tests were made."""
+        s = self.settings
+        grid = self.grid
+        reference = ("a reference leaderboard" if self.reference == LEADERBOARD
+                     else f"reference {self.reference!r}")
+        return (f"{len(grid.qrels_names)} qrels sets x {len(grid.run_names)} runs; {reference};"
+                f" {fmt.percent(s['level'])} bootstrap intervals over topics"
+                f" ({s['n_resamples']:,} resamples, seed {s['seed']}); tau_ap against the"
+                f" reference; top-{s['k']} overlap; {fmt.TEST_NAMES.get(s['test'], s['test'])}"
+                f" at alpha = {s['alpha']:g} ({_correction(s)}); swap rate over"
+                f" {s['swap_trials']:,} splits into two disjoint halves of the topics.")
+
+    def tables(self) -> list[tuple[str, list[str], list[list], str]]:
+        """``(title, header, rows, alignment)`` of each table the writers print; rows hold
+        numbers or strings, alignment one ``l``/``r`` per column."""
+        if self._tables:
+            return self._tables
+        out = []
+        grid = self.grid
+        for measure in self.measures:
+            means = grid.means(measure)
+            head = ["run"] + list(grid.qrels_names)
+            rows = [[r[0]] + list(r[1:]) for r in means.rows()]
+            out.append((f"Leaderboard: {measure} (mean per run)", head, rows,
+                        "l" + "r" * len(grid.qrels_names)))
+        if self.rankings.height:
+            k = self.settings["k"]
+            head = ["qrels", "measure", "systems", "topics", "tau_b", "CI", "tau_ap", "CI",
+                    "spearman", "pearson", "swaps", f"top-{k}"]
+            rows = [[r["qrels"], r["measure"], r["n_systems"], r["n_topics"],
+                     r["tau_b"], (r["tau_b_low"], r["tau_b_high"]), r["tau_ap"],
+                     (r["tau_ap_low"], r["tau_ap_high"]), r["spearman"], r["pearson"],
+                     int(r["swaps"]), r["top_k"]] for r in self.rankings.iter_rows(named=True)]
+            against = ("the reference leaderboard" if self.reference == LEADERBOARD
+                       else repr(self.reference))
+            out.append((f"Ranking agreement with {against}", head, rows, "llrrrrrrrrrr"))
+        if self.judges:
+            head = ["qrels", "both judged", f"only {self.judges_reference}", "only qrels",
+                    "agreement", "kappa", "kappa lin.", "kappa quad.", "alpha", "jaccard"]
+            rows = []
+            for qrels, agreement in self.judges.items():
+                o = agreement.overall
+                rows.append([qrels, o["both"], o["only_a"], o["only_b"], o["agreement"],
+                             o["kappa"], o["kappa_linear"], o["kappa_quadratic"], o["alpha"],
+                             o["jaccard"]])
+            out.append((f"Judges: agreement with {self.judges_reference!r} on the (query, doc)"
+                        " pairs both judged", head, rows, "lrrrrrrrrr"))
+            for qrels, agreement in self.judges.items():
+                frame = agreement.confusion_frame()
+                out.append((f"Labels: {self.judges_reference!r} (rows) x {qrels!r} (columns)",
+                            frame.columns, [list(r) for r in frame.rows()],
+                            "l" + "r" * (frame.width - 1)))
+        head = ["qrels", "measure", "significant", "pairs", "power", "swap rate",
+                "min. difference"]
+        rows = [[r["qrels"], r["measure"], r["significant"], r["pairs"], r["power"],
+                 r["swap_rate"], r["min_difference"]] for r in self.stability.iter_rows(named=True)]
+        out.append(("Stability: discriminative power and swap rate", head, rows, "llrrrrr"))
+        self._tables = out
+        return out
+
+    # -- writers ---------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self) -> str:
+        """Aligned tables for the terminal, one per section."""
+        blocks = [self.describe(), ""]
+        for title, head, rows, align in self.tables():
+            cells = [head] + [[cell(v) for v in row] for row in rows]
+            widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
+            blocks.append(title)
+            for row in cells:
+                blocks.append("  " + "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
+                                               for c, w, a in zip(row, widths, align)).rstrip())
+            blocks.append("")
+        blocks.append(FOOTNOTE)
+        return "\n".join(blocks) + "\n"
+
+    def to_markdown(self) -> str:
+        """The tables as GitHub-flavoured markdown."""
+        blocks = [fmt.markdown_escape(self.describe()), ""]
+        for title, head, rows, align in self.tables():
+            blocks.append(f"**{fmt.markdown_escape(title)}**")
+            blocks.append("")
+            blocks.append("| " + " | ".join(fmt.markdown_escape(h) for h in head) + " |")
+            blocks.append("|" + "|".join("---" if a == "l" else "---:" for a in align) + "|")
+            for row in rows:
+                blocks.append("| " + " | ".join(
+                    fmt.markdown_escape(v) if isinstance(v, str) else cell(v)
+                    for v in row) + " |")
+            blocks.append("")
+        blocks.append(fmt.markdown_escape(FOOTNOTE))
+        return "\n".join(blocks) + "\n"
+
+    def to_latex(self) -> str:
+        """One booktabs table per section, as papers print them."""
+        out = []
+        for title, head, rows, align in self.tables():
+            out += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{align}}}",
+                    r"\toprule", " & ".join(fmt.latex_escape(h) for h in head) + r" \\",
+                    r"\midrule"]
+            for row in rows:
+                out.append(" & ".join(fmt.latex_escape(v) if isinstance(v, str)
+                                      else fmt.latex_escape(cell(v)) for v in row) + r" \\")
+            out += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{fmt.latex_escape(title)}.}}",
+                    r"\end{table}", ""]
+        out.append("% " + self.describe())
+        return "\n".join(out) + "\n"
+
+    def to_dict(self) -> dict:
+        """Settings and every table as plain Python (NaN and infinities as None)."""
+        def rows(frame: pl.DataFrame) -> list:
+            return [{k: fmt.json_value(v) for k, v in r.items()}
+                    for r in frame.iter_rows(named=True)]
+
+        grid = self.grid
+        return {
+            "settings": dict(self.settings), "reference": self.reference,
+            "qrels": grid.qrels_names, "runs": grid.run_names, "measures": self.measures,
+            "means": rows(grid.aggregate().filter(pl.col("measure").is_in(self.measures))),
+            "rankings": rows(self.rankings),
+            "judges": {q: {"reference": self.judges_reference,
+                           "overall": {k: fmt.json_value(float(v)) if isinstance(v, float)
+                                       else v for k, v in a.overall.items()},
+                           "labels": [fmt.json_value(float(v)) for v in a.labels],
+                           "confusion": a.confusion.tolist(),
+                           "per_query": rows(a.per_query())}
+                       for q, a in self.judges.items()},
+            "stability": rows(self.stability),
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON (strict: no NaN literals)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def to_csv(self, *, separator: str = ",") -> str:
+        """Every number in one long table (:data:`CSV_COLUMNS`); floats round-trip
+        exactly, NaN as ``NaN``."""
+        rows = []
+        means = self.grid.aggregate().filter(pl.col("measure").is_in(self.measures))
+        for r in means.iter_rows(named=True):
+            rows.append(("means", "", r["qrels"], r["run"], r["measure"], "mean", r["value"],
+                         None, None))
+        for r in self.rankings.iter_rows(named=True):
+            for s in RANKING_STATISTICS:
+                rows.append(("rankings", r["reference"], r["qrels"], "", r["measure"], s, r[s],
+                             r[f"{s}_low"], r[f"{s}_high"]))
+            for s in ("n_systems", "n_topics"):
+                rows.append(("rankings", r["reference"], r["qrels"], "", r["measure"], s,
+                             float(r[s]), None, None))
+        for qrels, agreement in self.judges.items():
+            for s in JUDGE_COLUMNS:
+                rows.append(("judges", self.judges_reference, qrels, "", "", s,
+                             float(agreement.overall[s]), None, None))
+            for i, a in enumerate(agreement.labels):
+                for j, b in enumerate(agreement.labels):
+                    rows.append(("confusion", self.judges_reference, qrels, "", "",
+                                 f"{float(a):g}|{float(b):g}",
+                                 float(agreement.confusion[i, j]), None, None))
+        for r in self.stability.iter_rows(named=True):
+            for s in ("power", "significant", "pairs", "swap_rate", "min_difference"):
+                rows.append(("stability", "", r["qrels"], "", r["measure"], s, float(r[s]),
+                             None, None))
+        frame = pl.DataFrame(rows, schema={c: pl.Float64 if c in ("value", "ci_low", "ci_high")
+                                           else pl.String for c in CSV_COLUMNS}, orient="row")
+        return frame.write_csv(separator=separator, float_precision=None)
+
+    def to_html(self, path=None) -> str:
+        """A self-contained HTML page: the tables, the scatter of the system means under
+        each qrels set against the reference, and the label confusion matrices. Needs
+        matplotlib (``pip install "irmetrics-exact[plot]"``); see
+        :func:`irmetrics.meta_evaluation.page.html_page`."""
+        from .page import html_page
+
+        return html_page(self, path)
+
+
+def _correction(settings: dict) -> str:
+    if settings["test"] == "tukey" or settings["correction"] == "none":
+        return "no correction"
+    return f"{fmt.CORRECTION_NAMES[settings['correction']]} correction"
+
+
+def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k: int = 3,
+                  n_resamples: int = 1000, seed=0, level: float = 0.95, test: str = "t",
+                  alpha: float = 0.05, correction: str = "none", swap_trials: int = 1000,
+                  swap_bin_width: float = 0.01, judge_relevance_level=None,
+                  **evaluate_options) -> MetaEvaluation:
+    r"""Compare judgment sets through the leaderboards they give and the labels they hold.
+
+    Evaluates every run against every qrels set (:func:`evaluate_grid`, each run read
+    once), then for each measure compares every qrels set's leaderboard with the
+    reference's (:meth:`Grid.ranking_agreement`), compares the labels of every qrels set
+    with the reference's on the documents both judged (:func:`judge_agreement`), and
+    measures each leaderboard's discriminative power and swap rate.
+
+    Parameters
+    ----------
+    qrels : dict or list
+        ``{name: qrels}`` or a list of paths: the judgment sets (e.g. human and LLM).
+    runs : dict or list
+        ``{name: run}`` or a list of paths: the systems ranked.
+    measures : str or list of str
+        As for :func:`irmetrics.evaluate`; bookkeeping outputs and counts are evaluated
+        but not ranked.
+    reference : str, optional
+        The reference qrels set (default: the first).
+    leaderboard : mapping, optional
+        A published leaderboard to compare every qrels set with instead:
+        ``{run: value}`` or ``{measure: {run: value}}`` (see
+        :meth:`Grid.ranking_agreement`).
+    k, n_resamples, seed, level
+        Top-``k`` overlap and the bootstrap over topics
+        (:func:`irmetrics.stats.ranking_agreement`).
+    test, alpha, correction
+        Discriminative power (:func:`irmetrics.stats.discriminative_power`).
+    swap_trials, swap_bin_width
+        Swap rate (:func:`irmetrics.stats.swap_rate`), disjoint halves of the topics.
+    judge_relevance_level : int or float, optional
+        Lowest relevant label for the judges' Jaccard overlap (default: the evaluation's
+        ``relevance_level``, 1).
+    **evaluate_options
+        ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
+        ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance``
+        as for :func:`irmetrics.evaluate`.
+
+    Returns
+    -------
+    MetaEvaluation
+        Tables, writers (``to_text``, ``to_markdown``, ``to_latex``, ``to_json``,
+        ``to_csv``, ``to_html``) and :meth:`MetaEvaluation.failures` for a gate.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> human = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"a": 1, "d": 0}, "q3": {"e": 1, "f": 0}}
+    >>> llm = {"q1": {"a": 2, "b": 1, "c": 1}, "q2": {"a": 1, "d": 0}, "q3": {"e": 1, "f": 1}}
+    >>> runs = {"good": {"q1": {"a": 3, "c": 2, "b": 1}, "q2": {"a": 2, "d": 1},
+    ...                  "q3": {"e": 2, "f": 1}},
+    ...         "fair": {"q1": {"c": 3, "a": 2, "b": 1}, "q2": {"d": 2, "a": 1},
+    ...                  "q3": {"e": 2, "f": 1}},
+    ...         "poor": {"q1": {"b": 3, "c": 2, "a": 1}, "q2": {"d": 2, "a": 1},
+    ...                  "q3": {"f": 2, "e": 1}}}
+    >>> meta = irm.meta_evaluate({"human": human, "llm": llm}, runs, "P.1", n_resamples=100)
+    >>> meta.rankings.select("qrels", "measure", "tau_b", "swaps").rows()
+    [('llm', 'P_1', 0.816496580927726, 0.0)]
+    >>> meta.failures(["tau_b<0.9"])
+    ["qrels 'llm' vs 'human' on P_1: tau_b = 0.8165 < 0.9"]
+    """
+    check_choice("test", test, POWER_TESTS)
+    check_int("swap_trials", swap_trials, min=1)
+    named_qrels = named_inputs(qrels, "qrels")
+    grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
+    ranked = grid.scored_measures()
+    if not ranked:
+        raise parameter_error("measures", "at least one measure averaged over queries"
+                              " (map, P.10, ndcg_cut.10, ...)", measures)
+    if leaderboard is None and len(grid.qrels_names) < 2:
+        raise parameter_error("qrels", "two or more qrels sets (or a leaderboard to compare"
+                              " one with)", grid.qrels_names)
+    with warnings.catch_warnings(record=True) as caught:
+        # Topics left out of a comparison are said once each, below, not per table.
+        warnings.simplefilter("always", QueryAlignmentWarning)
+        rankings = grid.ranking_agreement(reference, leaderboard=leaderboard, measures=ranked,
+                                          k=k, n_resamples=n_resamples, seed=seed, level=level)
+        power = grid.discriminative_power(measures=ranked, test=test, alpha=alpha,
+                                          correction=correction, seed=seed)
+        swaps = grid.swap_rate(measures=ranked, n_trials=swap_trials,
+                               bin_width=swap_bin_width, seed=seed)
+    for message in dict.fromkeys(str(w.message) for w in caught
+                                 if issubclass(w.category, QueryAlignmentWarning)):
+        warnings.warn(message, QueryAlignmentWarning, stacklevel=2)
+    stability = power.join(swaps, on=["qrels", "measure"], how="left", maintain_order="left")
+    reference_name = LEADERBOARD if leaderboard is not None else (
+        grid.qrels_names[0] if reference is None else reference)
+    judges_reference = reference_name if reference_name != LEADERBOARD else grid.qrels_names[0]
+    judges = {}
+    if len(grid.qrels_names) > 1:
+        level_for_judges = evaluate_options.get("relevance_level", 1) \
+            if judge_relevance_level is None else judge_relevance_level
+        for name in grid.qrels_names:
+            if name == judges_reference:
+                continue
+            judges[name] = judge_agreement(
+                named_qrels[judges_reference], named_qrels[name],
+                relevance_level=level_for_judges,
+                relevance=evaluate_options.get("relevance", "int"),
+                names=(judges_reference, name),
+                qrels_columns=evaluate_options.get("qrels_columns"))
+    settings = dict(k=min(k, len(grid.run_names)), n_resamples=n_resamples, seed=seed,
+                    level=level, test=test, alpha=alpha, correction=correction,
+                    swap_trials=swap_trials, swap_bin_width=swap_bin_width)
+    return MetaEvaluation(grid=grid, reference=reference_name, measures=ranked,
+                          rankings=rankings, judges=judges,
+                          judges_reference=judges_reference if judges else None,
+                          stability=stability, settings=settings, leaderboard=leaderboard)
+
+
+__all__ = ["CSV_COLUMNS", "Condition", "GATE_STATISTICS", "MetaEvaluation", "meta_evaluate"]
