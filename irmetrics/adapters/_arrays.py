@@ -3,6 +3,8 @@
 Accepted inputs are numpy arrays, (nested) lists, and any object exposing
 ``__dlpack__`` or ``__array__`` (torch, jax, cupy-on-host, ...). Tensors are read
 through DLPack first (zero copy, no torch import); ``__array__`` is the fallback.
+Arrays on a device (CUDA, MPS, CuPy) are copied to the host here; the adapters with
+a device road (:mod:`irmetrics.device`) take them before they reach this intake.
 Inputs are never modified: every function here returns either the caller's array
 untouched or a new array.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_choice
+from ..device import array_library, on_device, to_host
 from ..exceptions import ParameterError, ShapeError
 
 #: Integer ids and lengths are carried as int64 internally.
@@ -37,7 +40,7 @@ def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
     Raises
     ------
     ParameterError
-        ``value`` is ``None``, lives on a device numpy cannot read, or requires grad.
+        ``value`` is ``None``, or lives on a device that cannot copy it to the host.
     ShapeError
         ``value`` is a ragged nested sequence.
     """
@@ -45,10 +48,14 @@ def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
         return value
     if value is None:
         raise ParameterError(f"`{name}` must be an array; got None.")
+    if on_device(value):  # a GPU array: one copy to the host (adapters with a device
+        return to_host(value, name)  # road take it before reaching here)
     if hasattr(value, "__dlpack__"):
         try:
             return np.from_dlpack(value)
         except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+            if array_library(value) == "torch":  # requires grad, or bfloat16: detach, widen
+                return to_host(value, name)
             if not hasattr(value, "__array__"):
                 raise ParameterError(
                     f"`{name}` must be readable on the CPU (for a tensor: "

@@ -310,15 +310,21 @@ class SparseJudgments(Judgments):
     """
 
     def __init__(self, query_vocab, doc_vocab, run_query, run_doc, run_score, run_label,
-                 rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays):
+                 rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays,
+                 presorted=False):
         self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
         self.run_query, self.run_doc = run_query, run_doc
         self.run_score, self.run_label = run_score, run_label
         self.rel_hist, self.rel_levels = rel_hist, rel_levels
         self.has_qrels, self.positive_total = has_qrels, positive_total
         self._qrels_arrays = qrels_arrays
+        #: The run entries are in trec_eval's final order already (a device sorted them).
+        self.presorted = presorted
 
     def sorted_run(self, semantics, ties="trec_eval"):
+        counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
+        if self.presorted and semantics == "trec_eval" and ties == "trec_eval":
+            return counts, relevance_code(self.run_label), self.run_score, self.run_doc
         scores = self.run_score
         if semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
@@ -326,7 +332,6 @@ class SparseJudgments(Judgments):
         tie_key = (np.arange(len(scores)) if ties == "input_order"
                    else -self.doc_vocab.byte_rank[self.run_doc])
         order = np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[self.run_query]))
-        counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
         return (counts, relevance_code(self.run_label[order]), scores[order],
                 self.run_doc[order])
 

@@ -24,6 +24,8 @@ trec_eval orders a run's equal scores).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +35,13 @@ from ..exceptions import ParameterError, ShapeError
 
 #: Default block: at most this many (query, reference) distances in memory at once.
 BLOCK_CELLS = 1 << 21
+
+#: Pairs measured one by one: coordinates per chunk (cache-sized), and the work from
+#: which chunks go to a thread pool of at most ``_THREADS`` threads.
+_PAIR_CELLS = 1 << 18
+_PARALLEL_CELLS = 1 << 22
+_THREADS = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1), 32)
 
 #: ``dot`` is the inner product negated (smaller is nearer), for callers that rank by
 #: similarity; ``cosine`` is ``1 - cosine similarity`` of rows scaled by :func:`normalize_rows`.
@@ -179,6 +188,24 @@ def _ignored_in_block(ignore, exclude_self: bool, start: int, stop: int, n_ref: 
     return ignored
 
 
+def _by_chunks(n_pairs: int, dim: int, block_cells: int, work) -> None:
+    """Run ``work(start, stop)`` over chunks of at most ``block_cells`` coordinates.
+
+    Chunks are independent (each writes its own slice), so they run on a thread pool
+    when there are several (numpy releases the GIL in gathers and ufuncs); the bits do
+    not depend on the thread count.
+    """
+    step = max(1, block_cells // max(dim, 1))
+    starts = range(0, n_pairs, step)
+    threads = min(len(starts), _THREADS) if n_pairs * dim >= _PARALLEL_CELLS else 1
+    if threads <= 1:
+        for start in starts:
+            work(start, min(start + step, n_pairs))
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda start: work(start, min(start + step, n_pairs)), starts))
+
+
 def direct_distances(query: np.ndarray, reference: np.ndarray, rows: np.ndarray,
                      cols: np.ndarray, block_cells: int = BLOCK_CELLS) -> np.ndarray:
     """``||query[rows] - reference[cols]||_2`` pair by pair, computed directly.
@@ -193,12 +220,14 @@ def direct_distances(query: np.ndarray, reference: np.ndarray, rows: np.ndarray,
     [5.0, 100000000.0]
     """
     out = np.empty(rows.size)
-    step = max(1, block_cells // max(query.shape[1], 1))
-    for start in range(0, rows.size, step):
-        diff = query[rows[start:start + step]]
-        diff -= reference[cols[start:start + step]]
+
+    def work(start, stop):
+        diff = query[rows[start:stop]]
+        diff -= reference[cols[start:stop]]
         diff *= diff
-        np.sqrt(np.add.reduce(diff, axis=-1), out=out[start:start + step])
+        np.sqrt(np.add.reduce(diff, axis=-1), out=out[start:stop])
+
+    _by_chunks(rows.size, query.shape[1], min(block_cells, _PAIR_CELLS), work)
     return out
 
 
@@ -217,11 +246,13 @@ def pair_dots(query: np.ndarray, reference: np.ndarray, rows: np.ndarray, cols: 
     [11.0, 0.5]
     """
     out = np.empty(rows.size)
-    step = max(1, block_cells // max(query.shape[1], 1))
-    for start in range(0, rows.size, step):
-        prod = query[rows[start:start + step]]
-        prod *= reference[cols[start:start + step]]
-        np.add.reduce(prod, axis=-1, out=out[start:start + step])
+
+    def work(start, stop):
+        prod = query[rows[start:stop]]
+        prod *= reference[cols[start:stop]]
+        np.add.reduce(prod, axis=-1, out=out[start:stop])
+
+    _by_chunks(rows.size, query.shape[1], min(block_cells, _PAIR_CELLS), work)
     return out
 
 
