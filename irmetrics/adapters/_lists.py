@@ -311,7 +311,7 @@ class SparseJudgments(Judgments):
 
     def __init__(self, query_vocab, doc_vocab, run_query, run_doc, run_score, run_label,
                  rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays,
-                 presorted=False):
+                 presorted=False, input_position=None):
         self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
         self.run_query, self.run_doc = run_query, run_doc
         self.run_score, self.run_label = run_score, run_label
@@ -320,6 +320,9 @@ class SparseJudgments(Judgments):
         self._qrels_arrays = qrels_arrays
         #: The run entries are in trec_eval's final order already (a device sorted them).
         self.presorted = presorted
+        #: Each entry's position in the user's input: the order of equal scores under
+        #: ``ties="input_order"`` (default: the entries' own order).
+        self.input_position = input_position
 
     def sorted_run(self, semantics, ties="trec_eval"):
         counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
@@ -329,8 +332,11 @@ class SparseJudgments(Judgments):
         if semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
                 scores = scores.astype(np.float32).astype(np.float64)
-        tie_key = (np.arange(len(scores)) if ties == "input_order"
-                   else -self.doc_vocab.byte_rank[self.run_doc])
+        if ties == "input_order":
+            tie_key = (np.arange(len(scores)) if self.input_position is None
+                       else self.input_position)
+        else:
+            tie_key = -self.doc_vocab.byte_rank[self.run_doc]
         order = np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[self.run_query]))
         return (counts, relevance_code(self.run_label[order]), scores[order],
                 self.run_doc[order])

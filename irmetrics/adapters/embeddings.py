@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import device
 from .._validation import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
@@ -14,7 +15,7 @@ from ._lists import SparseJudgments, label_histogram, make_pair
 from .matrix import query_vocab
 
 METRICS = ("cosine", "euclidean", "dot")
-BACKENDS = ("numpy", "faiss")
+BACKENDS = ("auto", "numpy", "faiss", "torch")
 
 
 def _embeddings(value, name: str) -> np.ndarray:
@@ -45,17 +46,36 @@ def _normalised(values: np.ndarray, name: str) -> np.ndarray:
     return values / norms[:, None]
 
 
-def _numpy_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank):
+def _exact_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank,
+               on_device=None):
     """Exact search: score descending, then doc id descending in byte order (trec_eval's
-    order of equal scores); scores are minus the searcher's distances, bit for bit."""
+    order of equal scores); scores are minus the searcher's distances, bit for bit.
+
+    ``on_device`` holds the (query, gallery) tensors when the device chooses the
+    candidates (:func:`irmetrics.device.search`: the same result)."""
     # Cosine rows are unit already (zero rows refused), so their inner product is the score.
     distance = "euclidean" if metric == "euclidean" else "dot"
-    nn = search(queries, gallery, k, metric=distance, block_rows=chunk_size,
-                tie_rank=-doc_byte_rank, exclude_self=self_excluded,
-                non_finite_error="`query_embeddings` and `gallery_embeddings` must give "
-                                 f"finite {metric} scores; got an overflow (rescale the "
-                                 "embeddings).")
+    options = dict(tie_rank=-doc_byte_rank, exclude_self=self_excluded,
+                   non_finite_error="`query_embeddings` and `gallery_embeddings` must give "
+                                    f"finite {metric} scores; got an overflow (rescale the "
+                                    "embeddings).")
+    if on_device is None:
+        nn = search(queries, gallery, k, metric=distance,
+                    block_rows=chunk_size or max(1, BLOCK_CELLS // max(len(gallery), 1)),
+                    **options)
+    else:
+        nn = device.search(*on_device, k, host_query=queries, host_reference=gallery,
+                           metric=distance, unit_rows=metric == "cosine", block_rows=chunk_size,
+                           **options)
     return np.repeat(np.arange(len(queries)), nn.lengths), nn.indices, -nn.distances
+
+
+def _device_pair(query_embeddings, gallery_embeddings):
+    """The embeddings as tensors on one device (the gallery: the queries' when None)."""
+    queries = device.as_tensor(query_embeddings, "query_embeddings")
+    if gallery_embeddings is None:
+        return queries, queries
+    return queries, device.as_tensor(gallery_embeddings, "gallery_embeddings", like=queries)
 
 
 def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
@@ -112,9 +132,15 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         When the gallery is the query set, never retrieve or count a query itself
         (OML, PML ``ref_includes_query``). Ignored with a separate gallery.
     chunk_size : int >= 1, optional
-        Queries per block; memory holds ``chunk_size x Ng`` scores at once (default:
-        about two million scores per block). Results do not depend on it.
-    backend : {"numpy", "faiss"}, default "numpy"
+        Queries per block; memory (the device's, on the device road) holds
+        ``chunk_size x Ng`` scores at once (default: about two million scores per
+        block; on a device, as many as 256 MiB hold). Results do not depend on it.
+    backend : {"auto", "numpy", "faiss", "torch"}, default "auto"
+        ``"auto"``: embeddings on a device (torch CUDA/MPS tensors, CuPy arrays) take
+        the device road, everything else numpy's (CPU tensors without a copy).
+        ``"torch"`` takes the device road whatever the inputs (CPU tensors and numpy
+        arrays too: the very code a GPU runs). ``"numpy"`` copies device arrays to the
+        host. The two roads give the same pair bit for bit (see Notes).
         ``"faiss"`` (if installed) searches with a flat faiss index in float32; its
         choice among items tied at the k-th place, and its rounding, may differ.
     query_ids : sequence of Nq distinct ids, optional
@@ -132,8 +158,17 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     same scores, so evaluating it (or its TREC files) ranks them in that order.
     Euclidean scores are ``-np.linalg.norm(q - g, axis=-1)`` bit for bit, whatever the
     embeddings' offset (the fast expansion ``|q|^2 - 2 q.g + |g|^2`` only preselects
-    candidates, see :func:`irmetrics.engine.knn.search`). Memory is bounded by blocks:
-    the full ``Nq x Ng`` matrix is never formed.
+    candidates, see :func:`irmetrics.engine.knn.search`); cosine and dot scores are
+    ``np.sum(q * g)`` of the (unit) rows pair by pair, whatever the block or the BLAS.
+    Memory is bounded by blocks: the full ``Nq x Ng`` matrix is never formed.
+
+    The device road (:func:`irmetrics.device.search`): the device computes each block's
+    scores in its own arithmetic (float32 for float16/bfloat16/float32 inputs, TF32 or
+    bfloat16 products where torch's settings allow them) and sends, per query, every
+    item within twice that arithmetic's proven rounding bound of the k-th best score;
+    the host scores those in float64 as above and cuts in trec_eval order. The pair is
+    the numpy road's, bit for bit; only the candidates cross, and the embeddings once
+    (their float64 rows are what the host scores).
 
     Examples
     --------
@@ -150,6 +185,9 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     check_choice("metric", metric, METRICS)
     check_choice("backend", backend, BACKENDS)
     k = check_positive_int("k", k)
+    on_device = None
+    if device.wants_device(backend, query_embeddings, gallery_embeddings):
+        on_device = _device_pair(query_embeddings, gallery_embeddings)
     queries = _embeddings(query_embeddings, "query_embeddings")
     q_labels = _labels(query_labels, "query_labels", len(queries))
     if (gallery_embeddings is None) != (gallery_labels is None):
@@ -177,9 +215,8 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     q_code, g_code = codes[: len(queries)], codes[len(queries):]
     self_excluded = check_bool("exclude_self", exclude_self) and self_gallery
     n_gallery = len(gallery)
-    if chunk_size is None:
-        chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
-    chunk_size = check_positive_int("chunk_size", chunk_size)
+    if chunk_size is not None:
+        chunk_size = check_positive_int("chunk_size", chunk_size)
     if metric == "cosine":
         queries = _normalised(queries, "query_embeddings")
         gallery = queries if self_gallery else _normalised(gallery, "gallery_embeddings")
@@ -190,10 +227,11 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     if k <= 0:
         run_q, run_g, scores = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     elif backend == "faiss":
-        run_q, run_g, scores = _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size)
+        run_q, run_g, scores = _faiss_knn(queries, gallery, metric, k, self_excluded,
+                                          chunk_size or max(1, BLOCK_CELLS // n_gallery))
     else:
-        run_q, run_g, scores = _numpy_knn(queries, gallery, metric, k, self_excluded,
-                                          chunk_size, docs.byte_rank)
+        run_q, run_g, scores = _exact_knn(queries, gallery, metric, k, self_excluded,
+                                          chunk_size, docs.byte_rank, on_device)
     run_q, run_g = run_q.astype(np.int64), run_g.astype(np.int64)
     labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
 

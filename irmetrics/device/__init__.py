@@ -14,15 +14,19 @@ given; ``import irmetrics`` never does.
   included, behind :func:`irmetrics.adapters.from_matrix`.
 * :func:`sort_groups`: flat predictions grouped and ordered on the device (group, score
   descending, a tie rank), behind :func:`irmetrics.adapters.from_flat`.
-* :func:`on_device`, :func:`wants_device`, :func:`to_host`: where an array lives, which
-  road an adapter takes (``backend="auto" | "numpy" | "torch"``), a copy to the host.
+* :func:`on_device`, :func:`wants_device`, :func:`as_tensor`, :func:`to_host`: where an
+  array lives, which road an adapter takes (``backend="auto" | "numpy" | "torch"``), a
+  tensor on its device, a copy on the host.
 
 See docs/adapters.md ("Device tensors").
 """
 
-from .arrays import BACKENDS, array_library, on_device, to_host, wants_device
+from .arrays import (BACKENDS, array_library, as_tensor, import_torch, on_device, to_host,
+                     wants_device)
 from .knn import search
+from .labels import LabelTable
 from .order import GroupOrder, sort_groups, top_k_rows
 
-__all__ = ["BACKENDS", "GroupOrder", "array_library", "on_device", "search", "sort_groups",
+__all__ = ["BACKENDS", "GroupOrder", "LabelTable", "array_library", "as_tensor", "import_torch",
+           "on_device", "search", "sort_groups",
            "to_host", "top_k_rows", "wants_device"]

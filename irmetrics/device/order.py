@@ -137,10 +137,12 @@ def sort_groups(values, groups, *, group_rank=None, ordinal_tie_rank=None,
         Real scores without NaN (the caller checks).
     groups : integer tensor or array, shape (N,)
         Group (query) of every element; need not be sorted or contiguous.
-    group_rank : ndarray of int, shape (n_groups,), optional
-        Rank of each distinct group (codes follow the ascending group values).
-    ordinal_tie_rank : ndarray of int, optional
-        Tie rank of the ``j``-th element of a group, indexed by ``j``.
+    group_rank : callable, optional
+        ``group_rank(ids)`` gives the rank (ints) of each distinct group value of
+        ``ids`` (ascending, on the host), e.g. the byte order of their id strings.
+    ordinal_tie_rank : callable, optional
+        ``ordinal_tie_rank(n)`` gives the tie rank (ints) of the ``j``-th element of a
+        group for ``j < n`` (``n``: the largest group), e.g. doc ids' byte order.
     float32 : bool, default False
         Compare (and return) the scores rounded to float32 (torchmetrics' order).
     carry : sequence of tensors or arrays of shape (N,)
@@ -174,22 +176,24 @@ def sort_groups(values, groups, *, group_rank=None, ordinal_tie_rank=None,
     ordinals[by_group] = torch.arange(n, device=codes.device) - starts[codes[by_group]]
     scores = values.to(torch.float32) if float32 else _comparable(torch, values)
     # Least significant key first; every sort is stable.
+    host_ids = ids.cpu().numpy()
     if ordinal_tie_rank is not None:
-        tie = as_tensor(np.asarray(ordinal_tie_rank, dtype=np.int64), "ordinal_tie_rank",
-                        like=values)[ordinals]
+        largest = int(counts.max()) if n else 0
+        tie = as_tensor(np.asarray(ordinal_tie_rank(largest), dtype=np.int64),
+                        "ordinal_tie_rank", like=values)[ordinals]
         order = _stable_argsort(torch, tie, descending=True)
     else:
         order = torch.arange(n, device=values.device)
     # -0.0 + 0.0 is 0.0: equal, as trec_eval compares them (a radix sort would not).
     order = order[_stable_argsort(torch, scores[order] + 0.0, descending=True)]
     rank = codes if group_rank is None else as_tensor(
-        np.asarray(group_rank, dtype=np.int64), "group_rank", like=values)[codes]
+        np.asarray(group_rank(host_ids), dtype=np.int64), "group_rank", like=values)[codes]
     order = order[_stable_argsort(torch, rank[order])]
     carried = tuple(to_host_in(torch, as_tensor(c, f"carry[{i}]", like=values).reshape(-1),
                                order) for i, c in enumerate(carry))
     return GroupOrder(order=order.cpu().numpy(), codes=codes[order].cpu().numpy(),
                       ordinals=ordinals[order].cpu().numpy(),
-                      values=scores[order].cpu().double().numpy(), ids=ids.cpu().numpy(),
+                      values=scores[order].cpu().double().numpy(), ids=host_ids,
                       counts=counts.cpu().numpy().astype(np.int64), carried=carried)
 
 
