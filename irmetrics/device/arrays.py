@@ -150,8 +150,8 @@ def to_host(value, name: str) -> np.ndarray:
             return value.get()
         return np.from_dlpack(value, device="cpu", copy=True)
     except Exception as exc:
-        raise ParameterError(f"`{name}` must be readable on the host; got "
-                             f"{type(value).__name__} that could not be copied there "
+        raise ParameterError(f"`{name}` must be readable on the CPU; got "
+                             f"{type(value).__name__}, which could not be copied there "
                              f"({type(exc).__name__}: {exc}).") from exc
 
 

@@ -352,7 +352,7 @@ class _ReferenceSide:
         """Every sum of the products is an exact integer (one-hot, quantised, counts)."""
         query_max = None if self.integral_max is None else _integral_max(query)
         return query_max is not None and \
-            terms * query.shape[1] * max(self.integral_max, query_max) ** 2 < 2.0**53
+            max(self.integral_max, query_max) < np.sqrt(2.0**53 / (terms * max(query.shape[1], 1)))
 
     def block_distances(self, query: np.ndarray):
         """``(dist, rescorer)`` of a query block: the ``(len(query), len(reference))`` fast
