@@ -202,17 +202,7 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         if gallery.shape[1] != queries.shape[1]:
             raise ShapeError(f"`gallery_embeddings` must have {queries.shape[1]} dimensions like "
                              f"`query_embeddings`; got {gallery.shape[1]}.")
-    numeric = [labels.dtype.kind in "biuf" for labels in (q_labels, g_labels)]
-    try:
-        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
-            raise TypeError
-        _, codes = np.unique(np.concatenate([q_labels, g_labels]), return_inverse=True)
-    except TypeError as exc:
-        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
-                             f"numbers or both strings); got {q_labels.dtype} and "
-                             f"{g_labels.dtype}.") from exc
-    codes = codes.reshape(-1)
-    q_code, g_code = codes[: len(queries)], codes[len(queries):]
+    q_code, g_code = label_codes(q_labels, g_labels)
     self_excluded = check_bool("exclude_self", exclude_self) and self_gallery
     n_gallery = len(gallery)
     if chunk_size is not None:
@@ -232,21 +222,50 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     else:
         run_q, run_g, scores = _exact_knn(queries, gallery, metric, k, self_excluded,
                                           chunk_size, docs.byte_rank, on_device)
-    run_q, run_g = run_q.astype(np.int64), run_g.astype(np.int64)
-    labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
+    judgments = label_judgments(query_vocab(query_ids, len(queries)), docs, q_code, g_code,
+                                run_q.astype(np.int64), run_g.astype(np.int64), scores,
+                                self_excluded)
+    return make_pair(judgments)
 
-    label_count = np.bincount(g_code, minlength=int(codes.max()) + 1 if len(codes) else 0)
-    n_rel = label_count[q_code] - int(self_excluded)
-    hits = np.bincount(run_q, weights=labels, minlength=len(queries)).astype(np.int64)
-    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
-                                                          extra_positive=n_rel - hits)
+
+def label_codes(query_labels: np.ndarray, gallery_labels: np.ndarray):
+    """``(query codes, gallery codes)``: equal labels, equal int codes."""
+    numeric = [labels.dtype.kind in "biuf" for labels in (query_labels, gallery_labels)]
+    try:
+        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
+            raise TypeError
+        _, codes = np.unique(np.concatenate([query_labels, gallery_labels]),
+                             return_inverse=True)
+    except TypeError as exc:
+        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
+                             f"numbers or both strings); got {query_labels.dtype} and "
+                             f"{gallery_labels.dtype}.") from exc
+    codes = codes.reshape(-1)
+    return codes[: len(query_labels)], codes[len(query_labels):]
+
+
+def label_judgments(queries, docs, q_code, g_code, run_q, run_g, scores, self_excluded):
+    """Closed world by label: a retrieved item is relevant (1) iff it has the query's
+    label, every same-label gallery item is in the qrels; with ``self_excluded``,
+    gallery item ``i`` is query ``i`` itself and neither retrieved nor counted."""
+    n_q = len(q_code)
+    labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
+    top = int(max(q_code.max(initial=-1), g_code.max(initial=-1))) + 1
+    label_count = np.bincount(g_code, minlength=top)
+    n_rel = label_count[q_code]
+    if self_excluded:
+        own = np.arange(min(n_q, len(g_code)))
+        n_rel[own] -= q_code[own] == g_code[own]
+    hits = np.bincount(run_q, weights=labels, minlength=n_q).astype(np.int64)
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(
+        run_q, labels, n_q, extra_positive=n_rel - hits)
 
     def qrels_arrays():
         # Every same-label gallery item (label 1), then retrieved items of other labels (0).
         by_label = np.argsort(g_code, kind="stable")
         starts = np.concatenate(([0], np.cumsum(label_count)))[q_code]
         counts = label_count[q_code]
-        pair_q = np.repeat(np.arange(len(queries)), counts)
+        pair_q = np.repeat(np.arange(n_q), counts)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         pair_g = by_label[np.repeat(starts, counts) + sg.ranks(offsets) - 1]
         if self_excluded:
@@ -256,7 +275,5 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         return (np.concatenate([pair_q, run_q[other]]), np.concatenate([pair_g, run_g[other]]),
                 np.concatenate([np.ones(len(pair_q), np.int64), labels[other]]))
 
-    judgments = SparseJudgments(query_vocab(query_ids, len(queries)), docs, run_q, run_g,
-                                scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
-                                qrels_arrays)
-    return make_pair(judgments)
+    return SparseJudgments(queries, docs, run_q, run_g, scores, labels, rel_hist, rel_levels,
+                           has_qrels, positive_total, qrels_arrays)
