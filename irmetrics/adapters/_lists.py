@@ -56,7 +56,7 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
             hist = np.insert(hist, one, 0, axis=1)
         hist[:, one] += extra_positive
     positive_total = int(hist[:, levels > 0].sum())
-    if len(labels) == 0 or int(labels.min()) >= 0:  # every line judged: no second pass
+    if len(labels) == 0 or labels.min() >= 0:  # every line judged (-0.5 is not): no second pass
         has_qrels = hist.sum(axis=1) > 0
     else:
         has_qrels = np.bincount(query, minlength=n_queries) > 0
