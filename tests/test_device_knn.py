@@ -298,3 +298,14 @@ def test_drop_ins_search_on_the_device():
     assert results[0][0] == results[1][0]
     for field in ("offsets", "retrieved_flat", "distances_flat", "gt_offsets", "gt_flat"):
         assert np.array_equal(getattr(results[0][1], field), getattr(results[1][1], field))
+
+
+def test_the_docs_gpu_example_runs_and_holds():
+    """docs/adapters.md's device example, as written (on CPU tensors here)."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "adapters.md").read_text()
+    section = text.split("## Device tensors (GPU)", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "docs/adapters.md", "exec"), {})
