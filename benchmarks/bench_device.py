@@ -31,8 +31,10 @@ import time
 
 import numpy as np
 
-FULL = dict(n=40_000, dim=512, classes=8_000, k=100, matrix=(10_000, 100_000), flat=(20_000, 1_000))
-QUICK = dict(n=4_000, dim=64, classes=800, k=100, matrix=(1_000, 10_000), flat=(2_000, 100))
+FULL = {"n": 40_000, "dim": 512, "classes": 8_000, "k": 100, "matrix": (10_000, 100_000),
+        "flat": (20_000, 1_000)}
+QUICK = {"n": 4_000, "dim": 64, "classes": 800, "k": 100, "matrix": (1_000, 10_000),
+         "flat": (2_000, 100)}
 EMB_MEASURES = ["map", "P.1", "recall.100", "ndcg_cut.10"]
 MATRIX_MEASURES = ["map", "ndcg_cut.10", "P.10"]
 
@@ -46,6 +48,16 @@ def timed(torch, device, fn):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     return time.perf_counter() - start, out
+
+
+def alternate(torch, device, roads: dict, repeat: int):
+    """Run the named roads one after another, ``repeat`` rounds: ``(times, last results)``."""
+    times, results = {name: [] for name in roads}, {}
+    for _ in range(repeat):
+        for name, road in roads.items():
+            seconds, results[name] = timed(torch, device, road)
+            times[name].append(seconds)
+    return times, results
 
 
 def same_pair(a, b) -> bool:
@@ -68,7 +80,7 @@ def case_embeddings(torch, device, size, repeat, numpy_road, seed):
     tensor = torch.from_numpy(host).to(device)
     k = size["k"]
 
-    def numpy_road():
+    def numpy_road_fn():
         q, r = from_embeddings(host, labels, k=k, backend="numpy")
         return (q, r), irm.evaluate(q, r, EMB_MEASURES).aggregate()
 
@@ -91,24 +103,16 @@ def case_embeddings(torch, device, size, repeat, numpy_road, seed):
         q, r = from_neighbours(ids, query_labels=labels, gallery_labels=labels)
         return irm.evaluate(q, r, EMB_MEASURES).aggregate()
 
-    times = {"numpy": [], "device": [], "topk": [], "topk+nb": []}
-    results = {}
-    for _ in range(repeat):
-        if numpy_road:
-            t, results["numpy"] = timed(torch, device, numpy_road)
-            times["numpy"].append(t)
-        t, results["device"] = timed(torch, device, device_road)
-        times["device"].append(t)
-        times["topk"].append(timed(torch, device, torch_topk)[0])
-        t, results["topk+nb"] = timed(torch, device, topk_then_neighbours)
-        times["topk+nb"].append(t)
+    roads = {"numpy": numpy_road_fn} if numpy_road else {}
+    roads.update(device=device_road, topk=torch_topk, nb=topk_then_neighbours)
+    times, results = alternate(torch, device, roads, repeat)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row("from_embeddings + evaluate, numpy road", times["numpy"])] \
         if numpy_road else []
     rows += [median_row("from_embeddings + evaluate, device road", times["device"],
                         f"equal to numpy road: {equal}"),
              median_row("torch alone: normalise, blocked matmul, topk", times["topk"]),
-             median_row("torch topk + from_neighbours(labels) + evaluate", times["topk+nb"])]
+             median_row("torch topk + from_neighbours(labels) + evaluate", times["nb"])]
     return rows, results["device"][1]
 
 
@@ -131,14 +135,8 @@ def case_matrix(torch, device, size, repeat, numpy_road, seed):
         q, r = from_matrix(host[0], host[1], k=100, backend="numpy")
         return (q, r), irm.evaluate(q, r, MATRIX_MEASURES).aggregate()
 
-    times = {"numpy": [], "device": []}
-    results = {}
-    for _ in range(repeat):
-        if numpy_road:
-            t, results["numpy"] = timed(torch, device, numpy_road_fn)
-            times["numpy"].append(t)
-        t, results["device"] = timed(torch, device, device_road)
-        times["device"].append(t)
+    roads = {"numpy": numpy_road_fn} if numpy_road else {}
+    times, results = alternate(torch, device, {**roads, "device": device_road}, repeat)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row(f"from_matrix(k=100) {n_rows:,} x {n_cols:,}, numpy road",
                        times["numpy"])] if numpy_road else []
@@ -180,17 +178,11 @@ def case_flat(torch, device, size, repeat, numpy_road, seed):
         have_tm = True
     except ImportError:
         have_tm = False
-    times = {"numpy": [], "device": [], "torchmetrics": []}
-    results = {}
-    for _ in range(repeat):
-        if numpy_road:
-            t, results["numpy"] = timed(torch, device, numpy_road_fn)
-            times["numpy"].append(t)
-        t, results["device"] = timed(torch, device, device_road)
-        times["device"].append(t)
-        if have_tm:
-            t, results["tm"] = timed(torch, device, torchmetrics_road)
-            times["torchmetrics"].append(t)
+    roads = {"numpy": numpy_road_fn} if numpy_road else {}
+    roads["device"] = device_road
+    if have_tm:
+        roads["tm"] = torchmetrics_road
+    times, results = alternate(torch, device, roads, repeat)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row(f"from_flat + ndcg_cut.10 {n_q:,} x {per:,}, numpy road",
                        times["numpy"])] if numpy_road else []
@@ -199,7 +191,7 @@ def case_flat(torch, device, size, repeat, numpy_road, seed):
     if have_tm:
         agree = abs(results["tm"] - results["device"][1]) < 1e-6
         rows.append(median_row("torchmetrics RetrievalNormalizedDCG(top_k=10)",
-                               times["torchmetrics"],
+                               times["tm"],
                                f"{results['tm']:.7f} vs {results['device'][1]:.7f}: "
                                f"agree {agree}"))
     return rows, results["device"][1]

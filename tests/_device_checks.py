@@ -33,7 +33,7 @@ def assert_same_pair(want, got, *, measures=MEASURES) -> None:
     assert frames_equal(q1.df, q2.df), "qrels differ"
     for semantics in ("trec_eval", "pytrec_eval"):
         for complete in (False, True):
-            opts = dict(semantics=semantics, complete=complete)
+            opts = {"semantics": semantics, "complete": complete}
             a, b = to_ranked(q1, r1, **opts), to_ranked(q2, r2, **opts)
             for field in LIST_FIELDS:
                 x, y = getattr(a, field), getattr(b, field)

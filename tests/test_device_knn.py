@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from irmetrics import device  # noqa: E402
-from irmetrics.adapters import from_embeddings  # noqa: E402
-from irmetrics.device.knn import _DeviceSide  # noqa: E402
-from irmetrics.engine.knn import normalize_rows, pair_distances, search  # noqa: E402
-from irmetrics.exceptions import ParameterError  # noqa: E402
+from irmetrics import device
+from irmetrics.adapters import from_embeddings
+from irmetrics.device.knn import _DeviceSide
+from irmetrics.engine.knn import normalize_rows, pair_distances, search
+from irmetrics.exceptions import ParameterError
 
-from ._device_checks import assert_same_pair  # noqa: E402
+from ._device_checks import assert_same_pair
 
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -70,7 +70,7 @@ def test_self_gallery_equals_the_numpy_road(data, k, metric, chunk, exclude_self
     tensor, labels = data
     if not usable(tensor, metric):
         return
-    opts = dict(k=k, metric=metric, exclude_self=exclude_self, chunk_size=chunk)
+    opts = {"k": k, "metric": metric, "exclude_self": exclude_self, "chunk_size": chunk}
     assert_same_pair(pair(tensor, labels, "numpy", **opts), pair(tensor, labels, "torch", **opts))
 
 
@@ -188,8 +188,8 @@ def test_k_beyond_the_gallery_and_tiny_galleries():
             assert_same_pair(pair(x, labels, "numpy", k=k, metric=metric),
                              pair(x, labels, "torch", k=k, metric=metric))
     one = torch.tensor([[3.0]])
-    q, r = pair(one, [0], "torch", k=3)
-    assert r.df.height == 0
+    _, run = pair(one, [0], "torch", k=3)
+    assert run.df.height == 0
 
 
 def test_auto_keeps_cpu_tensors_on_the_numpy_road(monkeypatch):
@@ -267,13 +267,13 @@ def test_drop_ins_search_on_the_device():
     for distance in ("euclidean", "cosine"):
         for normalize in (False, True):
             for k in (None, 7):
-                opts = dict(k=k, distance=distance, normalize_embeddings=normalize)
+                opts = {"k": k, "distance": distance, "normalize_embeddings": normalize}
                 assert AccuracyCalculator(**opts, backend="numpy").get_accuracy(x, labels) == \
                     AccuracyCalculator(**opts, backend="torch").get_accuracy(
                         torch.from_numpy(x), labels)
 
     class Data:
-        extra_data = {"sequence": rng.integers(0, 20, 120)}
+        extra_data = {"sequence": rng.integers(0, 20, 120)}  # noqa: RUF012 (OML's shape)
 
         def __len__(self):
             return 120
@@ -307,5 +307,5 @@ def test_the_docs_gpu_example_runs_and_holds():
 
     text = (pathlib.Path(__file__).parent.parent / "docs" / "adapters.md").read_text()
     section = text.split("## Device tensors (GPU)", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    exec(compile(code, "docs/adapters.md", "exec"), {})
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    exec(compile(code, "docs/adapters.md", "exec"), {})  # noqa: S102 (our own docs)

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from irmetrics import device  # noqa: E402
-from irmetrics.adapters import from_flat, from_matrix  # noqa: E402
-from irmetrics.exceptions import ParameterError, ShapeError  # noqa: E402
+from irmetrics import device
+from irmetrics.adapters import from_flat, from_matrix
+from irmetrics.exceptions import ParameterError, ShapeError
 
-from ._device_checks import assert_same_pair  # noqa: E402
+from ._device_checks import assert_same_pair
 
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -48,7 +48,7 @@ def matrices(draw):
 @given(data=matrices(), k=st.integers(1, 35))
 def test_matrix_top_k_equals_the_numpy_road(data, k):
     scores, labels, n, relevance_type = data
-    opts = dict(k=k, relevance_type=relevance_type)
+    opts = {"k": k, "relevance_type": relevance_type}
     want = from_matrix(scores, labels, n, backend="numpy", **opts)
     got = from_matrix(scores, labels, n, backend="torch", **opts)
     assert_same_pair(want, got)
@@ -58,8 +58,8 @@ def test_matrix_with_custom_ids_and_a_3d_score_tensor():
     rng = np.random.default_rng(1)
     scores = tied_scores(rng, (5, 12, 1), torch.float32)
     labels = torch.from_numpy(rng.integers(0, 3, (5, 12)))
-    opts = dict(k=4, query_ids=[f"x{i}" for i in range(5)], doc_ids=[9, 10, 1, 2, 3, 4, 5, 6,
-                                                                       7, 8, 11, 12])
+    opts = {"k": 4, "query_ids": [f"x{i}" for i in range(5)],
+            "doc_ids": [9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12]}
     assert_same_pair(from_matrix(scores, labels, **opts, backend="numpy"),
                      from_matrix(scores, labels, **opts, backend="torch"))
 
@@ -107,7 +107,7 @@ def test_flat_equals_the_numpy_road(data, ignore, graded):
     preds, target, indexes = data
     if graded:
         target = target * 0.5
-    opts = dict(ignore_index=ignore, relevance_type="float" if graded else "int")
+    opts = {"ignore_index": ignore, "relevance_type": "float" if graded else "int"}
     want = from_flat(preds, target, indexes, backend="numpy", **opts)
     got = from_flat(preds, target, indexes, backend="torch", **opts)
     if want[1].df.height == 0:

@@ -55,10 +55,10 @@ def _exact_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_
     candidates (:func:`irmetrics.device.search`: the same result)."""
     # Cosine rows are unit already (zero rows refused), so their inner product is the score.
     distance = "euclidean" if metric == "euclidean" else "dot"
-    options = dict(tie_rank=-doc_byte_rank, exclude_self=self_excluded,
-                   non_finite_error="`query_embeddings` and `gallery_embeddings` must give "
-                                    f"finite {metric} scores; got an overflow (rescale the "
-                                    "embeddings).")
+    options = {"tie_rank": -doc_byte_rank, "exclude_self": self_excluded,
+               "non_finite_error": "`query_embeddings` and `gallery_embeddings` must give "
+                                   f"finite {metric} scores; got an overflow (rescale the "
+                                   "embeddings)."}
     if on_device is None:
         nn = search(queries, gallery, k, metric=distance,
                     block_rows=chunk_size or max(1, BLOCK_CELLS // max(len(gallery), 1)),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_bool
 from ..engine import segments as sg
 from ..exceptions import DuplicateEntryError, ParameterError, ShapeError
-from .._validation import check_bool
 from ._arrays import as_array, as_rows, check_integral, check_numeric
 from ._ids import IdVocab
 from ._lists import SparseJudgments, label_histogram, make_pair

@@ -616,22 +616,23 @@ class EmbeddingMetrics:
         if idx.size and (idx.min() < 0 or idx.max() >= self._num_samples):
             raise ParameterError(f"`indices` must lie in [0, {self._num_samples - 1}]; "
                                  f"got {idx.min()}..{idx.max()}.")
+        if self._device_storage is not None or wants_device(self.backend, embeddings):
+            self._store_on_device(embeddings, idx)
         if self._storage is None:
             self._storage = np.zeros((self._num_samples, emb.shape[1]), dtype=np.float64)
         self._storage[idx] = emb
         self._filled[idx] = True
-        if wants_device(self.backend, embeddings):
-            self._store_on_device(as_tensor(embeddings, "embeddings"), idx)
 
-    def _store_on_device(self, tensor, idx) -> None:
-        """Keep the batch on its device too, in a dtype that holds every batch exactly."""
+    def _store_on_device(self, embeddings, idx) -> None:
+        """Keep the batch on the device too (once one batch is there, every batch is), in
+        a dtype that holds every batch exactly; batches stored before move there."""
         torch = import_torch()
         store = self._device_storage
+        tensor = as_tensor(embeddings, "embeddings", like=store)
         if store is None:
-            store = tensor.new_zeros((self._num_samples, tensor.shape[1]))
-        elif store.device != tensor.device:
-            raise ParameterError(f"`embeddings` must stay on one device; got {tensor.device} "
-                                 f"after {store.device}.")
+            store = (torch.from_numpy(self._storage).to(tensor.device)
+                     if self._filled.any() else tensor.new_zeros((self._num_samples,
+                                                                   tensor.shape[1])))
         wide = torch.promote_types(store.dtype, tensor.dtype)
         if not wide.is_floating_point:
             wide = torch.float64

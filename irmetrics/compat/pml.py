@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_bool, check_choice
+from ..device import BACKENDS, as_tensor, wants_device
+from ..device import search as device_search
 from ..exceptions import ParameterError, ShapeError
 from ..measures.average_precision import average_precision_values
 from ..measures.metric_learning import (
@@ -49,8 +51,6 @@ from ..measures.metric_learning import (
     ml_r_precision_values,
     reciprocal_rank_values,
 )
-from ..device import BACKENDS, as_tensor, wants_device
-from ..device import search as device_search
 from ._arrays import as_numpy
 from ._knn import knn, normalize_rows
 from ._lists import binary_view

@@ -21,8 +21,15 @@ given; ``import irmetrics`` never does.
 See docs/adapters.md ("Device tensors").
 """
 
-from .arrays import (BACKENDS, array_library, as_tensor, import_torch, on_device, to_host,
-                     wants_device)
+from .arrays import (
+    BACKENDS,
+    array_library,
+    as_tensor,
+    import_torch,
+    on_device,
+    to_host,
+    wants_device,
+)
 from .knn import search
 from .labels import LabelTable
 from .order import GroupOrder, sort_groups, top_k_rows

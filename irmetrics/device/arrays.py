@@ -42,7 +42,7 @@ def array_library(value) -> str | None:
     if module is None and hasattr(value, "__array_namespace__"):
         try:
             module = value.__array_namespace__().__name__.split(".")[0]
-        except Exception:  # a broken namespace: treat as unknown
+        except (AttributeError, TypeError, ValueError, RuntimeError):  # a broken namespace
             module = None
     return module
 
@@ -70,8 +70,8 @@ def on_device(value) -> bool:
         return False
     try:
         return int(where()[0]) != _DLPACK_CPU
-    except Exception:  # no DLPack device: numpy's own intake decides
-        return False
+    except (AttributeError, TypeError, ValueError, RuntimeError, BufferError):
+        return False  # no DLPack device: numpy's own intake decides
 
 
 def wants_device(backend: str, *arrays) -> bool:
