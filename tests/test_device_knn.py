@@ -309,3 +309,32 @@ def test_the_docs_gpu_example_runs_and_holds():
     section = text.split("## Device tensors (GPU)", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
     exec(compile(code, "docs/adapters.md", "exec"), {})  # noqa: S102 (our own docs)
+
+
+def test_auto_takes_the_device_road_for_device_arrays(monkeypatch):
+    """With torch tensors seen as device arrays (what a GPU tensor is), "auto" takes the
+    device road and every other intake (labels, TF-Similarity lookups) copies them."""
+    from irmetrics.compat.tfsim import BNDCG
+
+    calls = []
+    real_search = device.search
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(device.arrays, "on_device",
+                        lambda value: device.array_library(value) == "torch")
+    monkeypatch.setattr(device, "search", spy)
+    rng = np.random.default_rng(6)
+    x = torch.from_numpy(rng.standard_normal((50, 4)))
+    labels = torch.from_numpy(rng.integers(0, 3, 50))
+    got = from_embeddings(x, labels, k=5)
+    assert calls
+    assert_same_pair(from_embeddings(x.numpy(), labels.numpy(), k=5), got)
+    mask = rng.random((6, 4)) < 0.5
+    dist = np.sort(rng.random((6, 4)), axis=1)
+    metric = BNDCG(k=3, distance_threshold=0.5)
+    assert metric.compute(query_labels=torch.arange(6), lookup_distances=torch.from_numpy(dist),
+                          match_mask=torch.from_numpy(mask)) == \
+        metric.compute(query_labels=np.arange(6), lookup_distances=dist, match_mask=mask)

@@ -106,7 +106,7 @@ def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
 
 
 def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gallery_labels=None,
-                    *, k, metric="cosine", exclude_self=True, chunk_size=None, backend="numpy",
+                    *, k, metric="cosine", exclude_self=True, chunk_size=None, backend="auto",
                     query_ids=None, doc_ids=None):
     """Qrels and run of exact k-nearest-neighbour retrieval, relevance = same label.
 
