@@ -36,7 +36,7 @@ def array_library(value) -> str | None:
     """
     if isinstance(value, np.ndarray):
         return "numpy"
-    module = type(value).__module__.split(".")[0]
+    module: str | None = type(value).__module__.split(".")[0]
     if module in ("builtins", "__main__"):
         module = None
     if module is None and hasattr(value, "__array_namespace__"):
@@ -178,7 +178,7 @@ def matmul_rounding(torch, dtype, device) -> float:
         for part in path:
             node = getattr(node, part, None)
         modes.add(str(getattr(node, "fp32_precision", "")))
-    if device.type == "cuda" and getattr(backends.cuda.matmul, "allow_tf32", False):
+    if device.type == "cuda" and getattr(torch.backends.cuda.matmul, "allow_tf32", False):
         modes.add("tf32")
     if modes & {"medium", "bf16"}:
         return 2.0**-7

@@ -142,8 +142,7 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
         parts_idx.append(idx)
         parts_dist.append(dist)
         counts.append(count)
-    counts = np.concatenate(counts)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(np.concatenate(counts)))).astype(np.int64)
     return Neighbours(offsets, np.concatenate(parts_idx), np.concatenate(parts_dist))
 
 
