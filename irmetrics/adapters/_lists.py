@@ -56,7 +56,7 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
             hist = np.insert(hist, one, 0, axis=1)
         hist[:, one] += extra_positive
     positive_total = int(hist[:, levels > 0].sum())
-    if len(labels) == 0 or int(labels.min()) >= 0:  # every line judged: no second pass
+    if len(labels) == 0 or labels.min() >= 0:  # every line judged (-0.5 is not): no second pass
         has_qrels = hist.sum(axis=1) > 0
     else:
         has_qrels = np.bincount(query, minlength=n_queries) > 0
@@ -310,25 +310,55 @@ class SparseJudgments(Judgments):
     """
 
     def __init__(self, query_vocab, doc_vocab, run_query, run_doc, run_score, run_label,
-                 rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays):
+                 rel_hist, rel_levels, has_qrels, positive_total, qrels_arrays,
+                 presorted=False, input_position=None):
         self.query_vocab, self.doc_vocab = query_vocab, doc_vocab
         self.run_query, self.run_doc = run_query, run_doc
         self.run_score, self.run_label = run_score, run_label
         self.rel_hist, self.rel_levels = rel_hist, rel_levels
         self.has_qrels, self.positive_total = has_qrels, positive_total
         self._qrels_arrays = qrels_arrays
+        #: The run entries are in trec_eval's final order already (a device sorted them).
+        self.presorted = presorted
+        #: Each entry's position in the user's input: the order of equal scores under
+        #: ``ties="input_order"`` (default: the entries' own order).
+        self.input_position = input_position
 
     def sorted_run(self, semantics, ties="trec_eval"):
+        counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
+        if self.presorted and semantics == "trec_eval" and ties == "trec_eval":
+            return counts, relevance_code(self.run_label), self.run_score, self.run_doc
         scores = self.run_score
         if semantics == "pytrec_eval":
             with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
                 scores = scores.astype(np.float32).astype(np.float64)
-        tie_key = (np.arange(len(scores)) if ties == "input_order"
-                   else -self.doc_vocab.byte_rank[self.run_doc])
-        order = np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[self.run_query]))
-        counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
+        if ties == "input_order":
+            tie_key = (np.arange(len(scores)) if self.input_position is None
+                       else self.input_position)
+        else:
+            tie_key = -self.doc_vocab.byte_rank[self.run_doc]
+        order = self._final_order(scores, tie_key, counts)
         return (counts, relevance_code(self.run_label[order]), scores[order],
                 self.run_doc[order])
+
+    def _final_order(self, scores, tie_key, counts):
+        """Permutation to (query byte order, score desc, tie key asc).
+
+        Entries that searches, top-k and ranked lists produce are already ranked
+        inside each query, queries one after another by code: then only the query
+        blocks move (O(N), no sort). Anything else is sorted.
+        """
+        query = self.run_query
+        if len(query) > 1 and (query[1:] >= query[:-1]).all():
+            ranked = scores[1:] < scores[:-1]
+            ranked |= (scores[1:] == scores[:-1]) & (tie_key[1:] > tie_key[:-1])
+            ranked |= query[1:] != query[:-1]
+            if ranked.all():
+                sizes = counts[self.query_order]
+                starts = (np.cumsum(counts) - counts)[self.query_order]
+                return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + \
+                    np.arange(len(query))
+        return np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[query]))
 
     def qrels_arrays(self):
         return self._qrels_arrays()

@@ -3,6 +3,8 @@
 Accepted inputs are numpy arrays, (nested) lists, and any object exposing
 ``__dlpack__`` or ``__array__`` (torch, jax, cupy-on-host, ...). Tensors are read
 through DLPack first (zero copy, no torch import); ``__array__`` is the fallback.
+Arrays on a device (CUDA, MPS, CuPy) are copied to the host here; the adapters with
+a device road (:mod:`irmetrics.device`) take them before they reach this intake.
 Inputs are never modified: every function here returns either the caller's array
 untouched or a new array.
 """
@@ -12,60 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import check_choice
+from ..device.arrays import as_array  # noqa: F401  (re-exported: the adapters. intake)
 from ..exceptions import ParameterError, ShapeError
 
 #: Integer ids and lengths are carried as int64 internally.
 INDEX_DTYPE = np.int64
-
-
-def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
-    """``value`` as a numpy array, reading tensors through DLPack without importing them.
-
-    Parameters
-    ----------
-    value : array_like, or an object with ``__dlpack__`` or ``__array__``
-    name : str
-        Parameter name used in error messages.
-    allow_object : bool, default False
-        Accept an object array (e.g. labels given as Python objects).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shares memory with ``value`` where possible; callers must not write to it.
-
-    Raises
-    ------
-    ParameterError
-        ``value`` is ``None``, lives on a device numpy cannot read, or requires grad.
-    ShapeError
-        ``value`` is a ragged nested sequence.
-    """
-    if isinstance(value, np.ndarray):
-        return value
-    if value is None:
-        raise ParameterError(f"`{name}` must be an array; got None.")
-    if hasattr(value, "__dlpack__"):
-        try:
-            return np.from_dlpack(value)
-        except (BufferError, TypeError, RuntimeError, ValueError) as exc:
-            if not hasattr(value, "__array__"):
-                raise ParameterError(
-                    f"`{name}` must be readable on the CPU (for a tensor: "
-                    f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
-                ) from exc
-    try:
-        array = np.asarray(value)
-    except ValueError as exc:  # ragged nested lists
-        raise ShapeError(f"`{name}` must be a rectangular array; got a ragged sequence.") from exc
-    except (RuntimeError, TypeError) as exc:  # e.g. a tensor that requires grad
-        raise ParameterError(
-            f"`{name}` must be convertible to a numpy array (for a tensor: "
-            f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
-        ) from exc
-    if array.dtype == object and not allow_object:
-        raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
-    return array
 
 
 def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:

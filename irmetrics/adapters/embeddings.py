@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import device
 from ..checks import check_bool, check_choice, check_positive_int
 from ..engine import segments as sg
 from ..engine.knn import BLOCK_CELLS, search
@@ -14,7 +15,7 @@ from ._lists import SparseJudgments, label_histogram, make_pair
 from .matrix import query_vocab
 
 METRICS = ("cosine", "euclidean", "dot")
-BACKENDS = ("numpy", "faiss")
+BACKENDS = ("auto", "numpy", "faiss", "torch")
 
 
 def _embeddings(value, name: str) -> np.ndarray:
@@ -45,17 +46,36 @@ def _normalised(values: np.ndarray, name: str) -> np.ndarray:
     return values / norms[:, None]
 
 
-def _numpy_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank):
+def _exact_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank,
+               on_device=None):
     """Exact search: score descending, then doc id descending in byte order (trec_eval's
-    order of equal scores); scores are minus the searcher's distances, bit for bit."""
+    order of equal scores); scores are minus the searcher's distances, bit for bit.
+
+    ``on_device`` holds the (query, gallery) tensors when the device chooses the
+    candidates (:func:`irmetrics.device.search`: the same result)."""
     # Cosine rows are unit already (zero rows refused), so their inner product is the score.
     distance = "euclidean" if metric == "euclidean" else "dot"
-    nn = search(queries, gallery, k, metric=distance, block_rows=chunk_size,
-                tie_rank=-doc_byte_rank, exclude_self=self_excluded,
-                non_finite_error="`query_embeddings` and `gallery_embeddings` must give "
-                                 f"finite {metric} scores; got an overflow (rescale the "
-                                 "embeddings).")
+    options = {"tie_rank": -doc_byte_rank, "exclude_self": self_excluded,
+               "non_finite_error": "`query_embeddings` and `gallery_embeddings` must give "
+                                   f"finite {metric} scores; got an overflow (rescale the "
+                                   "embeddings)."}
+    if on_device is None:
+        nn = search(queries, gallery, k, metric=distance,
+                    block_rows=chunk_size or max(1, BLOCK_CELLS // max(len(gallery), 1)),
+                    **options)
+    else:
+        nn = device.search(*on_device, k, host_query=queries, host_reference=gallery,
+                           metric=distance, unit_rows=metric == "cosine", block_rows=chunk_size,
+                           **options)
     return np.repeat(np.arange(len(queries)), nn.lengths), nn.indices, -nn.distances
+
+
+def _device_pair(query_embeddings, gallery_embeddings):
+    """The embeddings as tensors on one device (the gallery: the queries' when None)."""
+    queries = device.as_tensor(query_embeddings, "query_embeddings")
+    if gallery_embeddings is None:
+        return queries, queries
+    return queries, device.as_tensor(gallery_embeddings, "gallery_embeddings", like=queries)
 
 
 def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
@@ -86,7 +106,7 @@ def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
 
 
 def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gallery_labels=None,
-                    *, k, metric="cosine", exclude_self=True, chunk_size=None, backend="numpy",
+                    *, k, metric="cosine", exclude_self=True, chunk_size=None, backend="auto",
                     query_ids=None, doc_ids=None):
     """Qrels and run of exact k-nearest-neighbour retrieval, relevance = same label.
 
@@ -112,9 +132,15 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         When the gallery is the query set, never retrieve or count a query itself
         (OML, PML ``ref_includes_query``). Ignored with a separate gallery.
     chunk_size : int >= 1, optional
-        Queries per block; memory holds ``chunk_size x Ng`` scores at once (default:
-        about two million scores per block). Results do not depend on it.
-    backend : {"numpy", "faiss"}, default "numpy"
+        Queries per block; memory (the device's, on the device road) holds
+        ``chunk_size x Ng`` scores at once (default: about two million scores per
+        block; on a device, as many as 256 MiB hold). Results do not depend on it.
+    backend : {"auto", "numpy", "faiss", "torch"}, default "auto"
+        ``"auto"``: embeddings on a device (torch CUDA/MPS tensors, CuPy arrays) take
+        the device road, everything else numpy's (CPU tensors without a copy).
+        ``"torch"`` takes the device road whatever the inputs (CPU tensors and numpy
+        arrays too: the very code a GPU runs). ``"numpy"`` copies device arrays to the
+        host. The two roads give the same pair bit for bit (see Notes).
         ``"faiss"`` (if installed) searches with a flat faiss index in float32; its
         choice among items tied at the k-th place, and its rounding, may differ.
     query_ids : sequence of Nq distinct ids, optional
@@ -132,8 +158,17 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     same scores, so evaluating it (or its TREC files) ranks them in that order.
     Euclidean scores are ``-np.linalg.norm(q - g, axis=-1)`` bit for bit, whatever the
     embeddings' offset (the fast expansion ``|q|^2 - 2 q.g + |g|^2`` only preselects
-    candidates, see :func:`irmetrics.engine.knn.search`). Memory is bounded by blocks:
-    the full ``Nq x Ng`` matrix is never formed.
+    candidates, see :func:`irmetrics.engine.knn.search`); cosine and dot scores are
+    ``np.sum(q * g)`` of the (unit) rows pair by pair, whatever the block or the BLAS.
+    Memory is bounded by blocks: the full ``Nq x Ng`` matrix is never formed.
+
+    The device road (:func:`irmetrics.device.search`): the device computes each block's
+    scores in its own arithmetic (float32 for float16/bfloat16/float32 inputs, TF32 or
+    bfloat16 products where torch's settings allow them) and sends, per query, every
+    item within twice that arithmetic's proven rounding bound of the k-th best score;
+    the host scores those in float64 as above and cuts in trec_eval order. The pair is
+    the numpy road's, bit for bit; only the candidates cross, and the embeddings once
+    (their float64 rows are what the host scores).
 
     Examples
     --------
@@ -150,6 +185,9 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     check_choice("metric", metric, METRICS)
     check_choice("backend", backend, BACKENDS)
     k = check_positive_int("k", k)
+    on_device = None
+    if device.wants_device(backend, query_embeddings, gallery_embeddings):
+        on_device = _device_pair(query_embeddings, gallery_embeddings)
     queries = _embeddings(query_embeddings, "query_embeddings")
     q_labels = _labels(query_labels, "query_labels", len(queries))
     if (gallery_embeddings is None) != (gallery_labels is None):
@@ -164,22 +202,11 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         if gallery.shape[1] != queries.shape[1]:
             raise ShapeError(f"`gallery_embeddings` must have {queries.shape[1]} dimensions like "
                              f"`query_embeddings`; got {gallery.shape[1]}.")
-    numeric = [labels.dtype.kind in "biuf" for labels in (q_labels, g_labels)]
-    try:
-        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
-            raise TypeError
-        _, codes = np.unique(np.concatenate([q_labels, g_labels]), return_inverse=True)
-    except TypeError as exc:
-        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
-                             f"numbers or both strings); got {q_labels.dtype} and "
-                             f"{g_labels.dtype}.") from exc
-    codes = codes.reshape(-1)
-    q_code, g_code = codes[: len(queries)], codes[len(queries):]
+    q_code, g_code = label_codes(q_labels, g_labels)
     self_excluded = check_bool("exclude_self", exclude_self) and self_gallery
     n_gallery = len(gallery)
-    if chunk_size is None:
-        chunk_size = max(1, BLOCK_CELLS // max(n_gallery, 1))
-    chunk_size = check_positive_int("chunk_size", chunk_size)
+    if chunk_size is not None:
+        chunk_size = check_positive_int("chunk_size", chunk_size)
     if metric == "cosine":
         queries = _normalised(queries, "query_embeddings")
         gallery = queries if self_gallery else _normalised(gallery, "gallery_embeddings")
@@ -190,25 +217,55 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     if k <= 0:
         run_q, run_g, scores = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     elif backend == "faiss":
-        run_q, run_g, scores = _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size)
+        run_q, run_g, scores = _faiss_knn(queries, gallery, metric, k, self_excluded,
+                                          chunk_size or max(1, BLOCK_CELLS // n_gallery))
     else:
-        run_q, run_g, scores = _numpy_knn(queries, gallery, metric, k, self_excluded,
-                                          chunk_size, docs.byte_rank)
-    run_q, run_g = run_q.astype(np.int64), run_g.astype(np.int64)
-    labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
+        run_q, run_g, scores = _exact_knn(queries, gallery, metric, k, self_excluded,
+                                          chunk_size, docs.byte_rank, on_device)
+    judgments = label_judgments(query_vocab(query_ids, len(queries)), docs, q_code, g_code,
+                                run_q.astype(np.int64), run_g.astype(np.int64), scores,
+                                self_excluded)
+    return make_pair(judgments)
 
-    label_count = np.bincount(g_code, minlength=int(codes.max()) + 1 if len(codes) else 0)
-    n_rel = label_count[q_code] - int(self_excluded)
-    hits = np.bincount(run_q, weights=labels, minlength=len(queries)).astype(np.int64)
-    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(run_q, labels, len(queries),
-                                                          extra_positive=n_rel - hits)
+
+def label_codes(query_labels: np.ndarray, gallery_labels: np.ndarray):
+    """``(query codes, gallery codes)``: equal labels, equal int codes."""
+    numeric = [labels.dtype.kind in "biuf" for labels in (query_labels, gallery_labels)]
+    try:
+        if numeric[0] != numeric[1]:  # numpy would silently turn 1 into "1"
+            raise TypeError
+        _, codes = np.unique(np.concatenate([query_labels, gallery_labels]),
+                             return_inverse=True)
+    except TypeError as exc:
+        raise ParameterError("`query_labels` and `gallery_labels` must be comparable (both "
+                             f"numbers or both strings); got {query_labels.dtype} and "
+                             f"{gallery_labels.dtype}.") from exc
+    codes = codes.reshape(-1)
+    return codes[: len(query_labels)], codes[len(query_labels):]
+
+
+def label_judgments(queries, docs, q_code, g_code, run_q, run_g, scores, self_excluded):
+    """Closed world by label: a retrieved item is relevant (1) iff it has the query's
+    label, every same-label gallery item is in the qrels; with ``self_excluded``,
+    gallery item ``i`` is query ``i`` itself and neither retrieved nor counted."""
+    n_q = len(q_code)
+    labels = (q_code[run_q] == g_code[run_g]).astype(np.int64)
+    top = int(max(q_code.max(initial=-1), g_code.max(initial=-1))) + 1
+    label_count = np.bincount(g_code, minlength=top)
+    n_rel = label_count[q_code]
+    if self_excluded:
+        own = np.arange(min(n_q, len(g_code)))
+        n_rel[own] -= q_code[own] == g_code[own]
+    hits = np.bincount(run_q, weights=labels, minlength=n_q).astype(np.int64)
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(
+        run_q, labels, n_q, extra_positive=n_rel - hits)
 
     def qrels_arrays():
         # Every same-label gallery item (label 1), then retrieved items of other labels (0).
         by_label = np.argsort(g_code, kind="stable")
         starts = np.concatenate(([0], np.cumsum(label_count)))[q_code]
         counts = label_count[q_code]
-        pair_q = np.repeat(np.arange(len(queries)), counts)
+        pair_q = np.repeat(np.arange(n_q), counts)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         pair_g = by_label[np.repeat(starts, counts) + sg.ranks(offsets) - 1]
         if self_excluded:
@@ -218,7 +275,5 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
         return (np.concatenate([pair_q, run_q[other]]), np.concatenate([pair_g, run_g[other]]),
                 np.concatenate([np.ones(len(pair_q), np.int64), labels[other]]))
 
-    judgments = SparseJudgments(query_vocab(query_ids, len(queries)), docs, run_q, run_g,
-                                scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
-                                qrels_arrays)
-    return make_pair(judgments)
+    return SparseJudgments(queries, docs, run_q, run_g, scores, labels, rel_hist, rel_levels,
+                           has_qrels, positive_total, qrels_arrays)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import device
+from ..checks import check_choice
 from ..engine import segments as sg
 from ..exceptions import ShapeError
 from .arrays import as_array, check_integral, check_labels, check_numeric
@@ -20,7 +22,8 @@ def group_ordinals(groups: np.ndarray, n_groups: int) -> np.ndarray:
     return ordinal
 
 
-def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int"):
+def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int",
+              backend="auto"):
     """Qrels and run from flat predictions grouped by query index (torchmetrics style).
 
     Element ``t`` is a document of query ``q{indexes[t]}``; within a query, documents
@@ -42,6 +45,12 @@ def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int"
     relevance_type : {"int", "float"}, default "int"
         ``"float"`` accepts finite real targets (graded judgments such as 0.5), used
         as gains by nDCG (see ``relevance="float"`` of :func:`irmetrics.evaluate`).
+    backend : {"auto", "numpy", "torch"}, default "auto"
+        ``preds`` on a device (torch CUDA/MPS tensors, CuPy arrays) are grouped and
+        ordered there (``"torch"``: whatever the inputs, CPU tensors included), by
+        stable sorts that keep trec_eval's order of equal scores; every element is in
+        the run, so all cross, already in their final order (the host does not sort
+        them again). The same pair as numpy's road, bit for bit.
 
     Returns
     -------
@@ -64,17 +73,11 @@ def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int"
     >>> irm.evaluate(qrels, run, ["P.2"]).to_dict()
     {'q0': {'P_2': 0.5}, 'q1': {'P_2': 0.5}}
     """
-    preds = as_array(preds, "preds")
-    target = as_array(target, "target")
-    indexes = as_array(indexes, "indexes")
-    for name, array in (("target", target), ("indexes", indexes)):
-        if array.shape != preds.shape:
-            raise ShapeError(f"`{name}` must have the shape of `preds` {preds.shape}; "
-                             f"got {array.shape}.")
-    preds, target, indexes = preds.reshape(-1), target.reshape(-1), indexes.reshape(-1)
-    if ignore_index is not None:
-        kept = target != ignore_index
-        preds, target, indexes = preds[kept], target[kept], indexes[kept]
+    check_choice("backend", backend, device.BACKENDS)
+    if device.wants_device(backend, preds, target, indexes):
+        return _device_flat(preds, target, indexes, ignore_index, relevance_type)
+    preds, target, indexes = _flat_arrays(as_array(preds, "preds"), as_array(target, "target"),
+                                          as_array(indexes, "indexes"), ignore_index)
     scores = check_numeric(preds, "preds", finite=True)
     labels = check_labels(target, "target", relevance_type)
     numbers, query = np.unique(check_integral(indexes, "indexes"), return_inverse=True)
@@ -87,4 +90,60 @@ def from_flat(preds, target, indexes, *, ignore_index=None, relevance_type="int"
         query, doc, scores, labels, rel_hist, rel_levels, has_qrels, positive_total,
         lambda: (query, doc, labels),
     )
+    return make_pair(judgments)
+
+
+def _flat_arrays(preds, target, indexes, ignore_index):
+    """The three arrays flattened, of one shape, without the ignored elements (numpy
+    arrays or tensors alike)."""
+    for name, array in (("target", target), ("indexes", indexes)):
+        if tuple(array.shape) != tuple(preds.shape):
+            raise ShapeError(f"`{name}` must have the shape of `preds` {tuple(preds.shape)}; "
+                             f"got {tuple(array.shape)}.")
+    preds, target, indexes = preds.reshape(-1), target.reshape(-1), indexes.reshape(-1)
+    if ignore_index is not None:
+        kept = target != ignore_index
+        preds, target, indexes = preds[kept], target[kept], indexes[kept]
+    return preds, target, indexes
+
+
+def _device_flat(preds, target, indexes, ignore_index, relevance_type):
+    """:func:`from_flat` on the device road: the same pair, ordered on the device."""
+    torch = device.import_torch()
+    preds = device.as_tensor(preds, "preds")
+    target = device.as_tensor(target, "target", like=preds)
+    indexes = device.as_tensor(indexes, "indexes", like=preds)
+    preds, target, indexes = _flat_arrays(preds, target, indexes, ignore_index)
+    bad_preds = preds.is_floating_point() and not bool(torch.isfinite(preds).all())
+    bad_indexes = indexes.is_floating_point() and not bool(
+        (torch.isfinite(indexes) & (indexes == torch.round(indexes))).all())
+    if bad_preds or bad_indexes:  # the host's checks name the first bad element
+        check_numeric(device.to_host(preds, "preds"), "preds", finite=True)
+        check_integral(device.to_host(indexes, "indexes"), "indexes")
+    if indexes.is_floating_point() or indexes.dtype == torch.bool:
+        indexes = indexes.to(torch.int64)
+    # Every label crosses anyway: checked on the host in input order (exact messages).
+    labels = check_labels(device.to_host(target, "target"), "target", relevance_type)
+    vocab = {}
+
+    def query_rank(numbers):
+        vocab["queries"] = IdVocab.numbered("q", numbers)
+        return vocab["queries"].byte_rank
+
+    def doc_rank(n_docs):
+        vocab["docs"] = IdVocab.numbered("d", np.arange(n_docs))
+        return vocab["docs"].byte_rank
+
+    grouped = device.sort_groups(preds, indexes, group_rank=query_rank,
+                                 ordinal_tie_rank=doc_rank)
+    query, doc, ranked_labels = grouped.codes, grouped.ordinals, labels[grouped.order]
+    rel_hist, rel_levels, has_qrels, positive_total = label_histogram(query, ranked_labels,
+                                                                      len(grouped.ids))
+    in_input_order = np.empty(len(query), np.int64)
+    in_input_order[grouped.order] = np.arange(len(query))
+    judgments = SparseJudgments(
+        vocab["queries"], vocab["docs"], query, doc, grouped.values, ranked_labels, rel_hist,
+        rel_levels, has_qrels, positive_total,
+        lambda: (query[in_input_order], doc[in_input_order], labels),
+        presorted=True, input_position=grouped.order)
     return make_pair(judgments)

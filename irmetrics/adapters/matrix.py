@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 
-from ..checks import check_positive_int
+from .. import device
+from ..checks import check_choice, check_positive_int
 from ..exceptions import ParameterError, ShapeError
 from .arrays import as_array, check_integral, check_labels, check_numeric, check_same_shape
 from ._ids import IdVocab
-from ._lists import DenseJudgments, make_pair
+from ._lists import DenseJudgments, SparseJudgments, make_pair
 
 #: Synthesized scores must stay distinct after float32 rounding (pytrec_eval semantics).
 MAX_SYNTHETIC_RANK = 1 << 24
@@ -23,7 +24,7 @@ def query_vocab(query_ids, n_queries: int) -> IdVocab:
 
 
 def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=None,
-                relevance_type="int"):
+                relevance_type="int", backend="auto"):
     """Qrels and run from a (queries x documents) score matrix and graded labels.
 
     Row ``i`` is query ``q{i}``, column ``j`` document ``d{j}`` (pytorchltr's
@@ -53,6 +54,13 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
     relevance_type : {"int", "float"}, default "int"
         ``"float"`` accepts finite real labels (graded judgments such as 0.5), used
         as gains by nDCG (see ``relevance="float"`` of :func:`irmetrics.evaluate`).
+    backend : {"auto", "numpy", "torch"}, default "auto"
+        With ``k``, scores on a device (torch CUDA/MPS tensors, CuPy arrays) are
+        ranked there (``"torch"``: whatever the inputs, CPU tensors included): each
+        row's k best cells, ties at the cut included, and per-row label counts are
+        all that crosses to the host (the labels of the other cells only if a string
+        table is asked for). The same pair as numpy's road, bit for bit. Without
+        ``k`` every cell is in the run, so the matrix is copied to the host.
 
     Returns
     -------
@@ -81,37 +89,85 @@ def from_matrix(scores, relevance, n=None, *, query_ids=None, doc_ids=None, k=No
     >>> run.to_dict()["q0"]
     {'d2': 1.5, 'd0': 1.0, 'd1': 0.0}
     """
+    check_choice("backend", backend, device.BACKENDS)
+    if k is not None:
+        k = check_positive_int("k", k)
+        if device.wants_device(backend, scores, relevance):
+            return _device_matrix(scores, relevance, n, query_ids, doc_ids, k, relevance_type)
+    values, labels, lengths = _checked_matrix(scores, relevance, n, relevance_type)
+    docs = (IdVocab.numbered("d", np.arange(values.shape[1])) if doc_ids is None
+            else IdVocab.from_user(doc_ids, "doc_ids", values.shape[1]))
+    judgments = DenseJudgments(query_vocab(query_ids, values.shape[0]), docs, values, labels,
+                               lengths=lengths, top_k=k)
+    return make_pair(judgments)
+
+
+def _matrix_shape(shape: tuple) -> tuple:
+    """(B, L) of a ``scores`` shape (B, L) or (B, L, 1)."""
+    if len(shape) == 3 and shape[2] == 1:
+        shape = shape[:2]
+    if len(shape) != 2:
+        raise ShapeError(f"`scores` must be 2-D (queries x documents); got shape {shape}.")
+    return shape
+
+
+def _checked_lengths(n, n_rows: int, n_cols: int):
+    lengths = as_array(n, "n")
+    if lengths.shape != (n_rows,):
+        raise ShapeError(f"`n` must have shape ({n_rows},) (one length per row); "
+                         f"got {lengths.shape}.")
+    lengths = check_integral(lengths, "n")
+    bad = (lengths < 0) | (lengths > n_cols)
+    if bad.any():
+        raise ParameterError(f"`n` must be lengths in [0, {n_cols}]; got "
+                             f"{int(lengths[bad][0])!r} at row {int(np.flatnonzero(bad)[0])}.")
+    return lengths
+
+
+def _checked_matrix(scores, relevance, n, relevance_type):
+    """``(values, labels, lengths)`` of a score matrix on the host, checked."""
     scores = as_array(scores, "scores")
-    if scores.ndim == 3 and scores.shape[2] == 1:
-        scores = scores[:, :, 0]
-    if scores.ndim != 2:
-        raise ShapeError(f"`scores` must be 2-D (queries x documents); got shape {scores.shape}.")
+    scores = scores.reshape(_matrix_shape(scores.shape))
     relevance = as_array(relevance, "relevance")
     check_same_shape(relevance, "relevance", scores.shape, "scores")
     n_rows, n_cols = scores.shape
     lengths = None
     if n is not None:
-        lengths = as_array(n, "n")
-        if lengths.shape != (n_rows,):
-            raise ShapeError(f"`n` must have shape ({n_rows},) (one length per row); "
-                             f"got {lengths.shape}.")
-        lengths = check_integral(lengths, "n")
-        bad = (lengths < 0) | (lengths > n_cols)
-        if bad.any():
-            raise ParameterError(f"`n` must be lengths in [0, {n_cols}]; got "
-                                 f"{int(lengths[bad][0])!r} at row {int(np.flatnonzero(bad)[0])}.")
+        lengths = _checked_lengths(n, n_rows, n_cols)
         valid = np.arange(n_cols) < lengths[:, None]
         # Padding may hold anything (NaN included): blank it before checking.
         scores = np.where(valid, scores, 0.0) if scores.dtype.kind in "fc" else scores
         relevance = np.where(valid, relevance, 0)
     values = check_numeric(scores, "scores", keep_float=True, finite=True)
     labels = check_labels(relevance, "relevance", relevance_type)
-    if k is not None:
-        k = check_positive_int("k", k)
+    return values, labels, lengths
+
+
+def _device_matrix(scores, relevance, n, query_ids, doc_ids, k, relevance_type):
+    """:func:`from_matrix` with ``k`` on the device road: the same pair."""
+    torch = device.import_torch()
+    check_choice("relevance_type", relevance_type, ("int", "float"))
+    tensor = device.as_tensor(scores, "scores")
+    tensor = tensor.reshape(_matrix_shape(tuple(tensor.shape)))
+    labels = device.as_tensor(relevance, "relevance", like=tensor)
+    if labels.shape != tensor.shape:
+        raise ShapeError(f"`relevance` must have the shape of `scores` {tuple(tensor.shape)}; "
+                         f"got {tuple(labels.shape)}.")
+    n_rows, n_cols = tensor.shape
+    lengths = None if n is None else _checked_lengths(n, n_rows, n_cols)
+    graded = relevance_type == "float"
+    table = device.LabelTable(torch, tensor, labels, lengths, graded)
+    if not table.valid_values:  # the host's checks name the first bad cell
+        _checked_matrix(device.to_host(scores, "scores"), device.to_host(relevance, "relevance"),
+                        n, relevance_type)
     docs = (IdVocab.numbered("d", np.arange(n_cols)) if doc_ids is None
             else IdVocab.from_user(doc_ids, "doc_ids", n_cols))
-    judgments = DenseJudgments(query_vocab(query_ids, n_rows), docs, values, labels,
-                               lengths=lengths, top_k=k)
+    rows, cols, values = device.top_k_rows(tensor, k, tie_rank=docs.byte_rank,
+                                           lengths=lengths)
+    judgments = SparseJudgments(
+        query_vocab(query_ids, n_rows), docs, rows, cols, values, table.take(rows, cols),
+        table.rel_hist, table.rel_levels, table.has_qrels, table.positive_total,
+        table.qrels_arrays, input_position=cols)
     return make_pair(judgments)
 
 

@@ -31,6 +31,9 @@ from pprint import pprint
 
 import numpy as np
 
+from ..checks import check_choice
+from ..device import BACKENDS, as_tensor, import_torch, wants_device
+from ..device import search as device_search
 from ..exceptions import ParameterError, ShapeError
 from ..measures.metric_learning import (
     oml_cmc_values,
@@ -524,6 +527,13 @@ class EmbeddingMetrics:
         Kept for signature compatibility.
     verbose : bool, default True
         Print the metrics after computing them.
+    backend : {"auto", "numpy", "torch"}, default "auto"
+        Keyword-only. Where the search's matrix products run: ``"auto"`` on the
+        embeddings' device when :meth:`update` receives device tensors (CUDA, MPS,
+        CuPy; they are then stored there too), ``"torch"`` through torch whatever they
+        are, ``"numpy"`` on the host. The neighbours are the same on every road
+        (:func:`irmetrics.device.search`); the embeddings are also kept on the host in
+        float64 (the candidates are measured there, and PCF reads them).
 
     Notes
     -----
@@ -561,7 +571,7 @@ class EmbeddingMetrics:
     def __init__(self, dataset, cmc_top_k=(5,), precision_top_k=(5,), map_top_k=(5,),
                  fmr_vals=(), pcf_variance=(0.5,), postprocessor=None,
                  metrics_to_exclude_from_visualization=(), return_only_overall_category=False,
-                 visualize_only_overall_category=True, verbose=True):
+                 visualize_only_overall_category=True, verbose=True, *, backend="auto"):
         if postprocessor is not None:
             raise ParameterError("`postprocessor` must be None: irmetrics does not run OML "
                                  f"re-ranking postprocessors; got {postprocessor!r}.")
@@ -578,10 +588,12 @@ class EmbeddingMetrics:
         self.return_only_overall_category = return_only_overall_category
         self.visualize_only_overall_category = visualize_only_overall_category
         self.verbose = verbose
+        self.backend = check_choice("backend", backend, BACKENDS)
         self.retrieval_results = None
         self.metrics = None
         self.metrics_unreduced = None
         self._storage = None
+        self._device_storage = None
         self._filled = None
 
     def setup(self, num_samples=None) -> None:
@@ -589,6 +601,7 @@ class EmbeddingMetrics:
         self.retrieval_results = self.metrics = self.metrics_unreduced = None
         self._num_samples = int(len(self.dataset) if num_samples is None else num_samples)
         self._storage = None
+        self._device_storage = None
         self._filled = np.zeros(self._num_samples, dtype=bool)
 
     def update(self, embeddings, indices) -> None:
@@ -603,10 +616,29 @@ class EmbeddingMetrics:
         if idx.size and (idx.min() < 0 or idx.max() >= self._num_samples):
             raise ParameterError(f"`indices` must lie in [0, {self._num_samples - 1}]; "
                                  f"got {idx.min()}..{idx.max()}.")
+        if self._device_storage is not None or wants_device(self.backend, embeddings):
+            self._store_on_device(embeddings, idx)
         if self._storage is None:
             self._storage = np.zeros((self._num_samples, emb.shape[1]), dtype=np.float64)
         self._storage[idx] = emb
         self._filled[idx] = True
+
+    def _store_on_device(self, embeddings, idx) -> None:
+        """Keep the batch on the device too (once one batch is there, every batch is), in
+        a dtype that holds every batch exactly; batches stored before move there."""
+        torch = import_torch()
+        store = self._device_storage
+        tensor = as_tensor(embeddings, "embeddings", like=store)
+        if store is None:
+            store = (torch.from_numpy(self._storage).to(tensor.device)
+                     if self._filled.any() else tensor.new_zeros((self._num_samples,
+                                                                   tensor.shape[1])))
+        wide = torch.promote_types(store.dtype, tensor.dtype)
+        if not wide.is_floating_point:
+            wide = torch.float64
+        store = store.to(wide)
+        store[torch.as_tensor(idx, device=store.device)] = tensor.to(wide)
+        self._device_storage = store
 
     def update_data(self, data, indices) -> None:
         """OML's dict form: ``data["embeddings"]``."""
@@ -630,8 +662,16 @@ class EmbeddingMetrics:
         # Retrieving the whole gallery (for FNMR@FMR), measuring every pair directly would
         # cost several matrix products; the order is exact either way and the distances
         # stay within the expansion's rounding error (OML's own are float32).
-        nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore,
-                 exact_distances=not self.fmr_vals)
+        if self._device_storage is None:
+            nn = knn(self._storage[query_ids], self._storage[gallery_ids], max_k, ignore=ignore,
+                     exact_distances=not self.fmr_vals)
+        else:  # the same neighbours, the products on the device
+            where = self._device_storage.device
+            nn = device_search(self._device_storage[as_tensor(query_ids, "query ids").to(where)],
+                               self._device_storage[as_tensor(gallery_ids, "gallery ids").to(where)],
+                               max_k, host_query=self._storage[query_ids],
+                               host_reference=self._storage[gallery_ids], ignore=ignore,
+                               exact_distances=not self.fmr_vals)
         q_labels, g_labels = labels[query_ids], labels[gallery_ids]
         q_of_entry = np.repeat(np.arange(len(query_ids)), nn.lengths)
         hits = g_labels[nn.indices] == q_labels[q_of_entry]

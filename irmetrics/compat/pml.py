@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import check_bool, check_choice
+from ..device import BACKENDS, as_tensor, wants_device
+from ..device import search as device_search
 from ..exceptions import ParameterError, ShapeError
 from ..measures.average_precision import average_precision_values
 from ..measures.metric_learning import (
@@ -151,7 +153,8 @@ class AccuracyCalculator:
         the kNN hits, and ``(array([u]), reference_labels)`` per distinct query label to
         count its matches, as PML does.
     device : optional
-        Accepted for PML compatibility and ignored (everything runs on the CPU).
+        Accepted for PML compatibility and ignored: embeddings are searched where
+        they live (see ``backend``).
     knn_func : callable, optional
         PML's kNN interface, ``knn_func(query, k, reference, ref_includes_query) ->
         (distances, indices)`` (array-likes, tensors accepted, shape ``(Q, k)``),
@@ -168,6 +171,12 @@ class AccuracyCalculator:
         Keyword-only. L2-normalise embeddings before the default search. False
         reproduces PML's default ``FaissKNN`` (``IndexFlatL2`` on the raw embeddings);
         True reproduces ``CustomKNN(LpDistance())``.
+    backend : {"auto", "numpy", "torch"}, default "auto"
+        Keyword-only. Where the default search's matrix products run: ``"auto"`` on
+        the embeddings' device when they are on one (CUDA, MPS, CuPy), ``"torch"``
+        always through torch (CPU tensors too), ``"numpy"`` on the host. The
+        neighbours, so the metrics, are the same on every road
+        (:func:`irmetrics.device.search`).
 
     Examples
     --------
@@ -185,7 +194,8 @@ class AccuracyCalculator:
 
     def __init__(self, include=(), exclude=(), avg_of_avgs=False, return_per_class=False,
                  k=None, label_comparison_fn=None, device=None, knn_func=None,
-                 kmeans_func=None, *, distance="euclidean", normalize_embeddings=False):
+                 kmeans_func=None, *, distance="euclidean", normalize_embeddings=False,
+                 backend="auto"):
         self.metrics = _metric_names(include, exclude)
         self.include, self.exclude = tuple(include), tuple(exclude)
         self.avg_of_avgs = check_bool("avg_of_avgs", avg_of_avgs)
@@ -207,6 +217,7 @@ class AccuracyCalculator:
         self.kmeans_func = kmeans_func
         self.distance = check_choice("distance", distance, DISTANCES)
         self.normalize_embeddings = check_bool("normalize_embeddings", normalize_embeddings)
+        self.backend = check_choice("backend", backend, BACKENDS)
 
     def get_curr_metrics(self) -> list[str]:
         return list(self.metrics)
@@ -237,6 +248,11 @@ class AccuracyCalculator:
             when every query is lone (no reference shares its label).
         """
         metrics = _metric_names(include, exclude) if (len(include) or len(exclude)) else self.metrics
+        tensors = None
+        if self.knn_func is None and wants_device(self.backend, query, reference):
+            q_dev = as_tensor(query, "query")
+            tensors = (q_dev, q_dev if reference is None
+                       else as_tensor(reference, "reference", like=q_dev))
         q = as_numpy(query, "query", ndim=2, finite=True).astype(np.float64)
         q_labels = as_numpy(query_labels, "query_labels", ndim=1)
         if len(q_labels) != len(q):
@@ -270,7 +286,7 @@ class AccuracyCalculator:
             if self.normalize_embeddings and self.distance == "euclidean":
                 q = normalize_rows(q)
                 ref = q if reference is None else normalize_rows(ref)
-            blocks = self._search_blocks(q, ref, num_k, own)
+            blocks = self._search_blocks(q, ref, num_k, own, tensors)
         else:
             blocks = _given_knn_blocks(self.knn_func, q, ref, num_k, own)
         values = {m: np.zeros(len(q)) for m in metrics}
@@ -294,17 +310,29 @@ class AccuracyCalculator:
             return int(bin_counts.max()) - int(own)
         return int(self.k)
 
-    def _search_blocks(self, q, ref, num_k, own):
-        """``(start, stop, offsets, neighbours)`` of the exact search, block by block."""
+    def _search_blocks(self, q, ref, num_k, own, tensors=None):
+        """``(start, stop, offsets, neighbours)`` of the exact search, block by block
+        (the matrix products on the device of ``tensors``, the (query, reference)
+        tensors, when given: the same neighbours)."""
         n_q = len(q)
         rows = max(1, _BLOCK_ENTRIES // max(num_k, 1))
+        if tensors is not None and self.distance == "cosine":
+            host_q, host_ref = normalize_rows(q), normalize_rows(ref)  # as the searcher reads
+        else:
+            host_q, host_ref = q, ref
         for start in range(0, n_q, rows):
             stop = min(start + rows, n_q)
             # The query's own reference (same index) is excluded by index, as PML's kNN
             # functions remove the self index when ref_includes_query.
             ignore = [(np.arange(start, stop), np.arange(len(ref)))] if own else []
-            nn = knn(q[start:stop], ref, num_k, metric=self.distance, ignore=ignore,
-                     exact_distances=False)  # only the order is read
+            if tensors is None:
+                nn = knn(q[start:stop], ref, num_k, metric=self.distance, ignore=ignore,
+                         exact_distances=False)  # only the order is read
+            else:
+                nn = device_search(tensors[0][start:stop], tensors[1], num_k,
+                                   host_query=host_q[start:stop], host_reference=host_ref,
+                                   metric=self.distance, ignore=ignore, exact_distances=False,
+                                   unit_rows=self.normalize_embeddings)
             yield start, stop, nn.offsets, nn.indices
 
     def _average(self, values: np.ndarray, labels: np.ndarray):

@@ -1,0 +1,276 @@
+"""Exact k-nearest-neighbour search whose matrix products run on a device (torch).
+
+The device computes each block's distances in its own arithmetic (float32 for
+float16, bfloat16 and float32 inputs, TF32 or bfloat16 products where torch allows
+them) and keeps, per query, every reference within twice a proven bound of that
+arithmetic's error from the k-th smallest value: every reference that could be among
+the exact first k, the whole tie group at the cut included. Only those candidates
+cross to the host, where :func:`irmetrics.engine.knn.rank_candidates` measures them
+pair by pair in float64 and orders them exactly, as :func:`irmetrics.engine.knn.search`
+does with its own (float64) candidates. Both roads therefore return the same
+neighbours, distances and order, bit for bit.
+
+The bound. Rows are first brought to the device's form: centred on the reference
+mean (euclidean) or scaled to unit length (cosine), in float64, then scaled by a power
+of two (exact) so that no product can overflow or leave the normal range, and rounded
+to the compute dtype. Each coordinate is then within a relative ``rho`` of the row the
+host reads; a matrix product may round its inputs by ``u_mm`` (TF32, bfloat16) and
+accumulates ``d`` terms in any order with unit roundoff ``u``. So every computed
+product is within ``beta |q| |r|`` of the exact product of the host's rows, with
+``beta = (1 + rho)^2 (1 + u_mm)^2 (1 + u)^(d + 4) - 1``, and the host's float64
+measurement within :func:`~irmetrics.engine.knn.error_factor` ``|q| |r|``
+(euclidean: ``(|q| + |r|)^2`` on centred rows, in squares). Doubled, plus the
+subnormal range's absolute error, that is the bound used.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..checks import check_choice
+from ..engine.knn import (
+    BLOCK_CELLS,
+    METRICS,
+    Neighbours,
+    Rescorer,
+    error_factor,
+    pack_candidates,
+    rank_candidates,
+)
+from ..exceptions import ParameterError, ShapeError
+from .arrays import as_tensor, compute_dtype, import_torch, matmul_rounding
+
+#: Default device memory for one block's work matrices (distances and masks).
+BLOCK_BYTES = 1 << 28
+
+
+def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: np.ndarray,
+           metric: str = "euclidean", unit_rows: bool = False, tie_rank=None, ignore=(),
+           exclude_self: bool = False, block_rows: int | None = None,
+           block_bytes: int = BLOCK_BYTES, exact_distances: bool = True,
+           non_finite_error: str | None = None) -> Neighbours:
+    """:func:`irmetrics.engine.knn.search` with the matrix products on ``query``'s device.
+
+    Parameters
+    ----------
+    query, reference : torch tensors (or arrays torch reads), shapes (Q, d) and (G, d)
+        On one device; real numbers of any float or integer dtype.
+    k : int
+    host_query, host_reference : ndarray of float64, shapes (Q, d) and (G, d)
+        The same rows on the host, as :func:`~irmetrics.engine.knn.pair_distances`
+        reads them (unit rows for ``metric="cosine"`` or ``unit_rows``): the candidates
+        are measured there.
+    metric : {"euclidean", "cosine", "dot"}, default "euclidean"
+    unit_rows : bool, default False
+        The host rows are the device rows scaled to unit length (an adapter's cosine
+        as ``metric="dot"``, PML's ``normalize_embeddings``); the device scales its
+        rows too. Implied by ``metric="cosine"``.
+    tie_rank, ignore, exclude_self, exact_distances, non_finite_error
+        As for :func:`irmetrics.engine.knn.search`.
+    block_rows : int >= 1, optional
+        Queries per block; default: as many as ``block_bytes`` of device memory holds.
+    block_bytes : int, default :data:`BLOCK_BYTES`
+
+    Returns
+    -------
+    Neighbours
+        Equal to ``irmetrics.engine.knn.search(host_query, host_reference, k, ...)``
+        (with ``metric="dot"`` on the unit rows for ``unit_rows``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.tensor([[0.0], [1.0], [3.0]])
+    >>> nn = search(x, x, 1, host_query=x.double().numpy(), host_reference=x.double().numpy(),
+    ...             exclude_self=True)
+    >>> nn.indices.tolist(), nn.distances.tolist()
+    ([1, 0, 1], [1.0, 1.0, 2.0])
+    """
+    torch = import_torch()
+    check_choice("metric", metric, METRICS)
+    query = as_tensor(query, "query")
+    reference = as_tensor(reference, "reference", like=query)
+    if query.ndim != 2 or reference.ndim != 2 or query.shape[1] != reference.shape[1]:
+        raise ShapeError(f"embeddings must be 2-D with the same width; got "
+                         f"{tuple(query.shape)} and {tuple(reference.shape)}.")
+    if host_query.shape != tuple(query.shape) or host_reference.shape != tuple(reference.shape):
+        raise ShapeError("`host_query` and `host_reference` must have the shapes of `query` "
+                         "and `reference`.")
+    n_q, n_ref = query.shape[0], reference.shape[0]
+    k = int(min(k, n_ref))
+    if n_q == 0 or k <= 0:
+        return Neighbours(np.zeros(n_q + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    side = _DeviceSide(torch, query, reference, metric, metric == "cosine" or unit_rows)
+    if block_rows is None:
+        per_row = n_ref * (side.R.element_size() + 3) + 16 * k
+        block_rows = max(1, int(block_bytes) // max(per_row, 1))
+    keys = [(torch.as_tensor(q_keys, device=query.device),
+             torch.as_tensor(r_keys, device=query.device))
+            for q_keys, r_keys in _coded_keys(ignore, n_q, n_ref)]
+    parts_idx, parts_dist, counts = [], [], []
+    for start in range(0, n_q, block_rows):
+        stop = min(start + block_rows, n_q)
+        fast, q_norm = side.block(query[start:stop])
+        for q_keys, r_keys in keys:
+            fast.masked_fill_(q_keys[start:stop, None] == r_keys[None, :], math.inf)
+        if exclude_self and start < n_ref:
+            own = torch.arange(start, min(stop, n_ref), device=fast.device)
+            fast[own - start, own] = math.inf
+        error = side.error(q_norm)  # float64, device-space units
+        kth = torch.topk(fast, k, dim=1, largest=False, sorted=False).values.amax(dim=1)
+        # The threshold is formed on the host in float64 (MPS has no float64), then
+        # rounded up to the device's dtype so that no candidate is lost to rounding.
+        threshold = _rounded_up(torch, kth.cpu().double() + 2.0 * torch.from_numpy(error),
+                                fast.dtype).to(fast.device)
+        candidates = (fast <= threshold[:, None]) & torch.isfinite(fast)
+        rows, cols = candidates.nonzero(as_tuple=True)
+        values = fast[rows, cols].cpu().double().numpy()
+        rows, cols = rows.cpu().numpy(), cols.cpu().numpy()
+        del fast, candidates
+        host_values, host_error = side.to_host_space(values, error)
+        if non_finite_error is not None and not np.isfinite(host_values).all():
+            raise ParameterError(non_finite_error)
+        packed, columns, valid = pack_candidates(rows, cols, host_values, stop - start)
+        rescorer = Rescorer(side.host_metric, host_query[start:stop], host_reference,
+                            host_error, exact_distances)
+        idx, dist, count = rank_candidates(packed, columns, valid, k, tie_rank, rescorer,
+                                           BLOCK_CELLS)
+        if non_finite_error is not None and not np.isfinite(dist).all():
+            raise ParameterError(non_finite_error)
+        parts_idx.append(idx)
+        parts_dist.append(dist)
+        counts.append(count)
+    offsets = np.concatenate(([0], np.cumsum(np.concatenate(counts)))).astype(np.int64)
+    return Neighbours(offsets, np.concatenate(parts_idx), np.concatenate(parts_dist))
+
+
+def _coded_keys(ignore, n_q: int, n_ref: int):
+    """``ignore`` key pairs as int64 codes (equal keys, equal codes) for the device."""
+    out = []
+    for q_keys, r_keys in ignore:
+        q_keys, r_keys = np.asarray(q_keys), np.asarray(r_keys)
+        if q_keys.shape != (n_q,) or r_keys.shape != (n_ref,):
+            raise ShapeError(f"`ignore` keys must have shapes ({n_q},) and ({n_ref},); got "
+                             f"{q_keys.shape} and {r_keys.shape}.")
+        _, codes = np.unique(np.concatenate([q_keys, r_keys]), return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+        out.append((codes[:n_q], codes[n_q:]))
+    return out
+
+
+def _rounded_up(torch, values, dtype):
+    """``values`` (float64) in ``dtype``, rounded towards +inf (never below)."""
+    rounded = values.to(dtype)
+    low = rounded.double() < values
+    if low.any():
+        rounded = torch.where(low, torch.nextafter(rounded, torch.full_like(rounded, math.inf)),
+                              rounded)
+    return rounded
+
+
+def _power_of_two_exponent(value: float) -> int:
+    """``e`` with ``value * 2**-e`` in [0.5, 1) (0 for 0)."""
+    return math.frexp(value)[1] if value > 0 and math.isfinite(value) else 0
+
+
+class _DeviceSide:
+    """The reference rows in the device's form, and how far its products may be off."""
+
+    def __init__(self, torch, query, reference, metric: str, normalise: bool):
+        self.torch = torch
+        self.metric, self.normalise = metric, normalise
+        self.host_metric = metric
+        self.dim = reference.shape[1]
+        self.cdt = compute_dtype(torch, reference)
+        if compute_dtype(torch, query) == torch.float64:  # the wider of the two
+            self.cdt = torch.float64
+        self.wide = torch.float32 if reference.device.type == "mps" else torch.float64
+        wide_eps = float(torch.finfo(self.wide).eps)
+        c_info = torch.finfo(self.cdt)
+        self.u = float(c_info.eps) / 2
+        self.tiny = float(c_info.tiny)
+        u_mm = matmul_rounding(torch, self.cdt, reference.device)
+        exact_inputs = (not normalise and metric == "dot" and reference.is_floating_point()
+                        and query.is_floating_point()
+                        and torch.finfo(reference.dtype).bits <= c_info.bits
+                        and torch.finfo(query.dtype).bits <= c_info.bits)
+        rho = 0.0 if exact_inputs or self.cdt == self.wide else self.u  # rounding to cdt
+        if normalise:
+            rho += (2 * self.dim + 8) * wide_eps / 2  # device and host unit rows differ
+        elif metric == "euclidean":
+            rho += wide_eps / 2  # centring
+        self.beta = math.expm1(2 * math.log1p(rho) + 2 * math.log1p(u_mm)
+                               + (self.dim + 4) * math.log1p(self.u))
+        self.rho = rho
+        self.mean = None
+        if normalise:  # unit rows: nothing to centre or scale
+            self.q_exp = self.r_exp = 0
+        elif metric == "euclidean":
+            self.mean = reference.to(self.wide).mean(dim=0)
+            spread = max(self._max_abs(reference), self._max_abs(query))
+            self.q_exp = self.r_exp = _power_of_two_exponent(spread)
+        else:
+            self.q_exp = _power_of_two_exponent(self._max_abs(query))
+            self.r_exp = _power_of_two_exponent(self._max_abs(reference))
+        self.R = self._form(reference, self.r_exp)
+        r_norms = self.R.to(self.wide).norm(dim=1)
+        self.r_max = float(r_norms.max()) if len(r_norms) else 0.0
+        if metric == "euclidean":
+            self.r_sq = (self.R * self.R).sum(dim=1)
+
+    def _max_abs(self, rows) -> float:
+        """Largest |coordinate| of the rows in the device's form before scaling (blocks)."""
+        top = 0.0
+        step = max(1, (1 << 24) // max(self.dim, 1))
+        for start in range(0, rows.shape[0], step):
+            block = rows[start:start + step].to(self.wide)
+            if self.mean is not None:
+                block = block - self.mean
+            if block.numel():
+                top = max(top, float(block.abs().max()))
+        return top
+
+    def _form(self, rows, exponent: int):
+        """Rows as the device multiplies them: centred or unit, scaled by 2**-exponent."""
+        wide = rows.to(self.wide)
+        if self.normalise:
+            wide = wide / wide.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        elif self.mean is not None:
+            wide = wide - self.mean
+        if exponent:
+            wide = wide * (2.0 ** -exponent)
+        return wide.to(self.cdt).contiguous()
+
+    def block(self, query_block):
+        """``(fast, q_norm)``: the block's fast distances (device, smaller is nearer; squared
+        for euclidean) and the norms of its rows in the device's form (host float64)."""
+        q = self._form(query_block, self.q_exp)
+        fast = q @ self.R.T
+        if self.metric == "euclidean":
+            fast.mul_(-2.0).add_((q * q).sum(dim=1)[:, None]).add_(self.r_sq[None, :])
+            fast.clamp_min_(0.0)
+        else:
+            fast.neg_()
+        return fast, q.to(self.wide).norm(dim=1).cpu().double().numpy()
+
+    def error(self, q_norm: np.ndarray) -> np.ndarray:
+        """Per query row, the bound of |fast - exact distance| in device units."""
+        host = error_factor(self.dim) * (1 + self.rho) ** 2
+        absolute = (4 * self.dim + 16) * self.tiny
+        if self.metric == "euclidean":
+            return (2 * self.beta + host) * (q_norm + self.r_max) ** 2 + 3 * absolute
+        return (2 * self.beta + host) * q_norm * self.r_max + absolute
+
+    def to_host_space(self, values: np.ndarray, error: np.ndarray):
+        """Fast values and their bound as the host's fast distances (undo the scaling;
+        cosine: ``1 - similarity``)."""
+        if self.metric == "cosine":
+            eps = np.finfo(np.float64).eps
+            return 1.0 + values, error + 4 * eps
+        exponent = self.q_exp + self.r_exp
+        with np.errstate(over="ignore"):
+            # Subnormal float64 results lose bits: the absolute term covers them.
+            return (np.ldexp(values, exponent),
+                    np.ldexp(error, exponent) + 4 * np.finfo(np.float64).smallest_subnormal)
