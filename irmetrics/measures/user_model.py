@@ -281,3 +281,88 @@ def rbp_cwl(ctx, params):
     p = ctx.options["p"]
     return columns(_expected_utility(ctx, None, lambda gains: np.full(gains.shape, p),
                                      _binary_gains(ctx)))
+
+
+#: cwl_eval's binary measures (ir_measures' cwl_eval provider for ``P@k``, ``RR`` and
+#: ``AP``): told apart from trec_eval's by ``model='cwl'``; ``rel`` is the label of gain 1.
+_CWL_MODEL = Option(str, choices=("cwl",), required=True,
+                    doc="cwl_eval's definition, not trec_eval's")
+_CWL_REL = Option(int, default=1, doc="minimum label of gain 1")
+
+
+@measure("P_cwl", order=1109, params=_CUTOFF, **_CWL_EVAL, friendly="P", friendly_cutoff=True,
+         options={"model": _CWL_MODEL, "rel": _CWL_REL},
+         aliases={"ir_measures": "P@k (cwl_eval provider)"})
+def precision_cwl(ctx, params):
+    """Precision at k as cwl_eval computes it (``ir_measures.cwl_eval``'s ``P@k``).
+
+    ``C(i) = 1`` for ``i < k``, else 0, so ``W(i) = 1/k`` on the first k of cwl's 1000
+    positions and ``P@k = sum_{i<=k} g(i) / k`` with binary gains ``g = [label >= rel]``
+    (negative labels count as 0, unjudged 0). It equals trec_eval's ``P@k`` for
+    ``k <= 1000`` up to rounding (cwl adds ``1/k`` k times). Source: cwl_eval 1.0.12 via
+    ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"b": 2.0, "a": 1.0}},
+    ...                    ["P(model='cwl')@2"])
+    >>> res.aggregate()["P(model='cwl')@2"]
+    0.5
+    """
+    c = _until(min(params, DEPTH)).astype(np.float64)
+    return columns(_expected_utility(ctx, None, lambda gains: np.broadcast_to(c, gains.shape),
+                                     _binary_gains(ctx)))
+
+
+@measure("RR_cwl", order=1110, params=_NO_CUTOFF, **_CWL_EVAL, friendly="RR",
+         options={"model": _CWL_MODEL, "rel": _CWL_REL},
+         aliases={"ir_measures": "RR (cwl_eval provider)"})
+def reciprocal_rank_cwl(ctx, params):
+    """Reciprocal rank as cwl_eval computes it (``ir_measures.cwl_eval``'s ``RR``).
+
+    ``C(i) = 1`` before the first document of gain 1, 0 from it on: ``1 / rank`` of the
+    first relevant document within cwl's 1000 positions, else 0 (binary gains as in
+    ``P(model='cwl')@k``). Source: cwl_eval 1.0.12 via ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1}}, {"q": {"b": 2.0, "a": 1.0}}, ["RR(model='cwl')"])
+    >>> res.aggregate()["RR(model='cwl')"]
+    0.5
+    """
+    return columns(_expected_utility(
+        ctx, None, lambda gains: (np.cumsum(gains > 0, axis=1) == 0).astype(np.float64),
+        _binary_gains(ctx)))
+
+
+@measure("AP_cwl", order=1111, params=_NO_CUTOFF, **_CWL_EVAL, friendly="AP",
+         options={"model": _CWL_MODEL, "rel": _CWL_REL},
+         aliases={"ir_measures": "AP (cwl_eval provider)"})
+def average_precision_cwl(ctx, params):
+    """Average precision as cwl_eval computes it (``ir_measures.cwl_eval``'s ``AP``).
+
+    With ``S(i) = sum_{j>=i} g(j) / j`` over cwl's 1000 positions, ``C(i) = S(i+1) /
+    S(i)`` (0 where ``S(i+1) = 0``), so ``W(i)`` is proportional to ``S(i)`` and
+    ``AP = sum_{rel i} P@i / #{relevant in the top 1000}``: the mean precision at the
+    relevant documents *retrieved*, unlike trec_eval's ``map``, which divides by all
+    relevant documents. 0 when none is retrieved. Binary gains as in
+    ``P(model='cwl')@k``. Source: cwl_eval 1.0.12 via ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "c": 1}}, {"q": {"b": 2.0, "a": 1.0}},
+    ...                    ["AP(model='cwl')", "AP"])
+    >>> res.aggregate()   # cwl: P@2 over 1 retrieved; trec_eval: over 2 relevant
+    {'AP': 0.25, "AP(model='cwl')": 0.5}
+    """
+    def continuation(gains):
+        weighted = gains / _position()
+        tail = np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1]  # S(i)
+        c = np.zeros_like(gains)
+        np.divide(tail[:, 1:], tail[:, :-1], out=c[:, :-1], where=tail[:, 1:] > 0)
+        return c
+
+    return columns(_expected_utility(ctx, None, continuation, _binary_gains(ctx)))
