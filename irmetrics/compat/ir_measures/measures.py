@@ -278,7 +278,9 @@ def param_repr(value) -> str:
 
 def close_names(name: str) -> list[str]:
     """The measure names closest to ``name``, case aside."""
-    by_lower = {n.lower(): n for n in registry}
+    by_lower = {}
+    for n in (*_PARAMS, *registry):  # the measures' own names before their aliases
+        by_lower.setdefault(n.lower(), n)
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=5, cutoff=0.5)
     return [by_lower[c] for c in close]
 

@@ -461,6 +461,19 @@ class AccuracyProvider(_Declined):
     SUPPORTED_MEASURES = [_covers("Accuracy", cutoff=Any(), rel=Any())]
 
 
+def _conditions(supported: Measure) -> str:
+    """A SUPPORTED_MEASURES entry's conditions in words: ``rel required, no cutoff``."""
+    words = []
+    for key, spec in supported.params.items():
+        if isinstance(spec, Any) and spec.required:
+            words.append(f"{key} required")
+        elif isinstance(spec, Choices) and spec.choices == (NOT_PROVIDED,):
+            words.append(f"no {key}")
+        elif isinstance(spec, Choices):
+            words.append(f"{key}={' or '.join(map(repr, spec.choices))}")
+    return ", ".join(words) or "any parameters"
+
+
 class FallbackProvider(Provider):
     """Each measure to the first of ``providers`` that supports it (ir_measures'
     ``DefaultPipeline``); one evaluation for all of them."""
@@ -478,12 +491,12 @@ class FallbackProvider(Provider):
         for provider in self.providers:
             if provider.supports(measure):
                 return provider
-        named = [f"{p.NAME} ({', '.join(repr(s) for s in p.SUPPORTED_MEASURES if s.NAME == measure.NAME)})"
-                 for p in self.providers if any(s.NAME == measure.NAME for s in p.SUPPORTED_MEASURES)]
+        named = [f"{p.NAME} ({_conditions(s)})" for p in self.providers
+                 for s in p.SUPPORTED_MEASURES if s.NAME == measure.NAME]
         raise ParameterError(f"Unsupported measures {{{measure}}}: no provider of the"
                              " pipeline supports these parameters"
-                             + (f"; providers of {measure.NAME}: {'; '.join(named)}" if named
-                                else "") + ".")
+                             + (f"; {measure.NAME} is computed by {', '.join(named)}"
+                                if named else "") + ".")
 
     def plan(self, measure):
         return self.chosen(measure).plan(measure)
