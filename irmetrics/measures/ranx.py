@@ -30,7 +30,7 @@ _COUSIN = ("trec_eval's ndcg uses the label itself as gain; gdeval's nDCG(dcg='e
 _WHOLE = np.iinfo(np.int64).max
 
 
-def _burges_running(offsets, labels, depth):
+def burges_running(offsets, labels, depth):
     """``(offsets, running DCG)`` over the first ``depth`` entries:
     ``sum (2^g - 1) / log2(i + 1)``, added in rank order."""
     offsets, top = sg.truncate(offsets, depth)
@@ -43,8 +43,8 @@ def _ndcg_burges(ctx, cutoffs):
     positive labels descending; 0 when it has none."""
     v = ctx.view
     depth = max(cutoffs)
-    offsets, running = _burges_running(v.offsets, np.where(v.code > 0, v.code, 0), depth)
-    ideal_offsets, ideal = _burges_running(*ideal_sequence(v), depth)
+    offsets, running = burges_running(v.offsets, np.where(v.code > 0, v.code, 0), depth)
+    ideal_offsets, ideal = burges_running(*ideal_sequence(v), depth)
     return columns(*(safe_div(sg.at_rank(running, offsets, k, fill=0.0),
                               sg.at_rank(ideal, ideal_offsets, k, fill=0.0))
                      for k in cutoffs))

@@ -145,11 +145,15 @@ def scaled_dcg(ctx, params):
     >>> round(res.aggregate()["SDCG(max_rel=2)@2"], 4)   # (0.5 + 1/log2(3)) / (1 + 1/log2(3))
     0.6934
     """
+    return columns(fixed_utility(ctx, *_sdcg_model(ctx, params)))
+
+
+def _sdcg_model(ctx, params):
     params = _args(ctx, params)
     k = min(params.cutoff, DEPTH)
     c = np.array([math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if i < k else 0.0
                   for i in range(1, DEPTH + 1)])
-    return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
+    return c, _scaled_gains(ctx, params)
 
 
 @measure("BPM", order=1101,
@@ -202,9 +206,12 @@ def insq(ctx, params):
     """INSQ (Moffat et al.): INST's patience without adaptation,
     ``C(i) = ((i + 2T - 1) / (i + 2T))^2``; full depth (1000). Source: cwl_eval 1.0.12
     via ir_measures 0.4.3."""
+    return columns(fixed_utility(ctx, *_insq_model(ctx, params)))
+
+
+def _insq_model(ctx, params):
     params = _args(ctx, params)
-    c = _insq_patience(params.T)
-    return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
+    return _insq_patience(params.T), _scaled_gains(ctx, params)
 
 
 @measure("NERR8", order=1104, params=_CUTOFF, options=_options(), **_CWL_EVAL,
@@ -278,9 +285,11 @@ def rbp_cwl(ctx, params):
     >>> round(res.aggregate()["RBP(model='cwl', rel=1, p=0.5)"], 6)   # 0.5 * 0.5
     0.25
     """
-    p = ctx.options["p"]
-    return columns(_expected_utility(ctx, None, lambda gains: np.full(gains.shape, p),
-                                     _binary_gains(ctx)))
+    return columns(fixed_utility(ctx, *_rbp_model(ctx, params)))
+
+
+def _rbp_model(ctx, params):
+    return np.full(DEPTH, ctx.options["p"]), _binary_gains(ctx)
 
 
 #: cwl_eval's binary measures (ir_measures' cwl_eval provider for ``P@k``, ``RR`` and
@@ -310,9 +319,11 @@ def precision_cwl(ctx, params):
     >>> res.aggregate()["P(model='cwl')@2"]
     0.5
     """
-    c = _until(min(params, DEPTH)).astype(np.float64)
-    return columns(_expected_utility(ctx, None, lambda gains: np.broadcast_to(c, gains.shape),
-                                     _binary_gains(ctx)))
+    return columns(fixed_utility(ctx, *_precision_model(ctx, params)))
+
+
+def _precision_model(ctx, cutoff):
+    return _until(min(cutoff, DEPTH)).astype(np.float64), _binary_gains(ctx)
 
 
 @measure("RR_cwl", order=1110, params=_NO_CUTOFF, **_CWL_EVAL, friendly="RR",
@@ -366,3 +377,17 @@ def average_precision_cwl(ctx, params):
         return c
 
     return columns(_expected_utility(ctx, None, continuation, _binary_gains(ctx)))
+
+
+def fixed_utility(ctx, c: np.ndarray, gain: np.ndarray) -> np.ndarray:
+    """``sum_i W(i) g(i)`` per query for a continuation ``c`` over the 1000 positions that
+    does not depend on the gains, ``gain`` per ranked entry."""
+    return _expected_utility(ctx, None, lambda gains: np.broadcast_to(c, gains.shape), gain)
+
+
+#: The C/W/L measures whose continuation does not depend on the gains: name ->
+#: ``model(ctx, params) -> (C over the 1000 positions, gain per ranked entry)``. Their value
+#: is linear in the gains, so its expectation over tie orders is exact
+#: (:mod:`irmetrics.measures.expected`).
+FIXED_MODELS = {"SDCG": _sdcg_model, "INSQ": _insq_model, "RBP_cwl": _rbp_model,
+                "P_cwl": _precision_model}
