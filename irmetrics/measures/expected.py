@@ -248,7 +248,8 @@ def _expected_exp_ndcg(ctx, cutoffs, depth, name, labels, running_of, discount):
     and ``discount(rank)``: each place gets its tie group's mean gain; the ideal is the
     query's positive labels descending (``running_of`` over them), 0 when none."""
     v = ctx.view
-    gain = np.exp2(labels.astype(np.float64)) - 1.0
+    with np.errstate(over="ignore"):  # a huge label's gain is inf, as without ties
+        gain = np.exp2(labels.astype(np.float64)) - 1.0
     terms = lambda: _groups(ctx).mean(gain) / discount(v.rank)  # noqa: E731
     ideal_offsets, ideal = running_of(*ideal_sequence(v), max(cutoffs))
     return columns(*(safe_div(_at(ctx, name, terms, k, depth),

@@ -34,7 +34,8 @@ def burges_running(offsets, labels, depth):
     """``(offsets, running DCG)`` over the first ``depth`` entries:
     ``sum (2^g - 1) / log2(i + 1)``, added in rank order."""
     offsets, top = sg.truncate(offsets, depth)
-    gains = np.exp2(np.maximum(labels[top], 0).astype(np.float64)) - 1.0
+    with np.errstate(over="ignore"):  # a huge label's gain is inf, as in ranx (then NaN)
+        gains = np.exp2(np.maximum(labels[top], 0).astype(np.float64)) - 1.0
     return offsets, sg.seg_cumsum(gains / log2_discount(sg.ranks(offsets)), offsets)
 
 
