@@ -343,7 +343,7 @@ def split_fields(text: str, names: tuple, *, source: str) -> pl.DataFrame:
 
     Examples
     --------
-    >>> split_fields("q 0 d 1\n\nq 0 e 0\n", ("query_id", "iteration", "doc_id",
+    >>> split_fields("q 0 d 1\\n\\nq 0 e 0\\n", ("query_id", "iteration", "doc_id",
     ...              "relevance"), source="<text>")["doc_id"].to_list()
     ['d', 'e']
     """
