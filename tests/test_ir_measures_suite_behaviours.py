@@ -168,8 +168,8 @@ def test_spellings_ir_measures_refuses_are_refused(spelling):
 
 @pytest.mark.parametrize("spelling, shown", [
     ("nDCG@-1", "cutoff of 'nDCG@-1' must be a positive integer"),
-    ("nDCG(judged_only='yes')@10", "`judged_only` of nDCG(judged_only='yes')@10 must be"
-                                   " of type bool"),
+    ("nDCG(judged_only='yes')@10", ("`judged_only` of nDCG(judged_only='yes')@10 must be"
+                                    " of type bool")),
     ("nDCG(gains={0:0,1:'x'})@10", "got {0: 0, 1: 'x'}"),
 ])
 def test_errors_blame_what_the_user_wrote(spelling, shown):
@@ -244,8 +244,8 @@ def outcome(call):
 def test_every_provider_supports_what_ir_measures_supports(spelling):
     theirs, mine = real.parse_measure(spelling), ours.parse_measure(spelling)
     for name, provider in ours.providers.registry.items():
-        want = outcome(lambda: real.providers.registry[name].supports(theirs))
-        got = outcome(lambda: provider.supports(mine))
+        want = outcome(lambda p=real.providers.registry[name]: p.supports(theirs))
+        got = outcome(lambda p=provider: p.supports(mine))
         assert got == want, (name, spelling, got, want)
 
 
@@ -413,9 +413,8 @@ def test_one_shot_iterators_serve_every_provider_of_a_call():
 
 def test_calc_ctxt_is_deprecated_but_works():
     qrels = list(ours.read_trec_qrels(QRELS_TEXT))
-    with pytest.warns(DeprecationWarning):
-        with ours.calc_ctxt([ours.P @ 5], qrels) as calc:
-            assert [m.value for m in calc(list(ours.read_trec_run(RUN_TEXT)))] == [0.6, 0.2]
+    with pytest.warns(DeprecationWarning), ours.calc_ctxt([ours.P @ 5], qrels) as calc:
+        assert [m.value for m in calc(list(ours.read_trec_run(RUN_TEXT)))] == [0.6, 0.2]
 
 
 def test_measure_methods_use_the_default_pipeline():

@@ -62,7 +62,7 @@ def close(a, b):
 def test_expected_equals_the_mean_over_tie_orders(case, level, max_docs):
     qrels, run = case
     measures = FRIENDLY + SET
-    options = dict(relevance_level=level, max_docs=max_docs)
+    options = {"relevance_level": level, "max_docs": max_docs}
     brute = over_orders(qrels, run, measures, **options)
     expected = irm.evaluate(qrels, run, measures, ties="expected", **options).to_dict()
     report = irm.tie_report(qrels, run, measures, **options)

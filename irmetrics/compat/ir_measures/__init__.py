@@ -89,5 +89,6 @@ __all__ = [
     "Provider", "Evaluator", "Qrel", "ScoredDoc", "Metric", "CalcResults", "GenericQrel",
     "GenericScoredDoc", "convert_trec_name", "parse_trec_measure", "read_trec_qrels",
     "read_trec_run", "parse_measure", "parse_trec_qrels", "parse_trec_run", "util",
-    "measures", "providers", "__version__", *sorted(measures.registry),
+    "measures", "providers", "__version__",
 ]
+__all__ += sorted(measures.registry)

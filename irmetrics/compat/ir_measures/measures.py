@@ -160,7 +160,7 @@ class Measure:
                                  f" {sorted(self.SUPPORTED_PARAMS)}; got {unknown[0]!r}.")
         self.params = dict(params)
 
-    def __call__(self, **params) -> "Measure":
+    def __call__(self, **params) -> Measure:
         new = copy.copy(self)  # keeps a subclass and its attributes
         new.params = {**self.params, **params}
         new._check_names()
@@ -169,7 +169,7 @@ class Measure:
     def _check_names(self) -> None:
         Measure.__init__(self, None, **self.params)
 
-    def __matmul__(self, at_value) -> "Measure":
+    def __matmul__(self, at_value) -> Measure:
         return self(**{self.AT_PARAM: at_value})
 
     def __getitem__(self, key):
@@ -310,4 +310,5 @@ registry.update({
 globals().update(registry)
 
 __all__ = ["Measure", "BaseMeasure", "ParamInfo", "MeanAgg", "SumAgg", "NOT_PROVIDED",
-           "registry", "register", *sorted(registry)]
+           "registry", "register"]
+__all__ += sorted(registry)

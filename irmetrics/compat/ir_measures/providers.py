@@ -156,7 +156,7 @@ class Provider:
     def install_instructions(self) -> None:
         return None
 
-    def evaluator(self, measures, qrels) -> "Evaluator":
+    def evaluator(self, measures, qrels) -> Evaluator:
         """An :class:`Evaluator` of ``measures`` on ``qrels``, for many runs."""
         return Evaluator(measures, qrels, provider=self)
 
@@ -646,7 +646,24 @@ DefaultPipeline = FallbackProvider([registry[name] for name in (
     "pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco", "gdeval",
     "accuracy", "ranx")])
 
-__all__ = ["Provider", "Evaluator", "FallbackProvider", "CwlMetric", "registry", "Plan",
-           "AccuracyProvider", "CompatProvider", "CwlEvalProvider", "GdevalProvider",
-           "JudgedProvider", "MsMarcoProvider", "PyNdEvalProvider", "PytrecEvalProvider",
-           "RanxProvider", "TrectoolsProvider", "DefaultPipeline", "Any", "Choices"]
+__all__ = [
+    "AccuracyProvider",
+    "Any",
+    "Choices",
+    "CompatProvider",
+    "CwlEvalProvider",
+    "CwlMetric",
+    "DefaultPipeline",
+    "Evaluator",
+    "FallbackProvider",
+    "GdevalProvider",
+    "JudgedProvider",
+    "MsMarcoProvider",
+    "Plan",
+    "Provider",
+    "PyNdEvalProvider",
+    "PytrecEvalProvider",
+    "RanxProvider",
+    "TrectoolsProvider",
+    "registry",
+]

@@ -20,8 +20,8 @@ import polars as pl
 from ..._validation import parameter_error
 from ...exceptions import ParameterError, UnknownMeasureError
 from ...io.prefs import input_error, read_text, split_fields
-from ...measures.parse import parse_measures
 from ...measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
+from ...measures.parse import parse_measures
 from ...measures.registry import NICKNAMES
 from .measures import Measure, close_names, registry
 
@@ -277,6 +277,18 @@ def convert_trec_name(measure: str) -> list[Measure]:
     return parse_trec_measure(measure)
 
 
-__all__ = ["Qrel", "ScoredDoc", "Metric", "CalcResults", "GenericQrel", "GenericScoredDoc",
-           "read_trec_qrels", "read_trec_run", "parse_trec_qrels", "parse_trec_run",
-           "parse_measure", "parse_trec_measure", "convert_trec_name"]
+__all__ = [
+    "CalcResults",
+    "GenericQrel",
+    "GenericScoredDoc",
+    "Metric",
+    "Qrel",
+    "ScoredDoc",
+    "convert_trec_name",
+    "parse_measure",
+    "parse_trec_measure",
+    "parse_trec_qrels",
+    "parse_trec_run",
+    "read_trec_qrels",
+    "read_trec_run",
+]
