@@ -336,6 +336,25 @@ def test_judged_msmarco_and_cwl_providers_equal_ir_measures(data):
                                   "SDCG(dcg='log2',max_rel=3)@4"], qrels, run, 1e-9)
 
 
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=qrels_and_run(max_retrieved=10))
+def test_cwl_eval_yields_cwl_metrics_with_every_field(data):
+    qrels, run = numeric(data)
+    names = ["P@3", "RR", "AP(rel=2)", "RBP(rel=1,p=0.5)", "SDCG(max_rel=3)@4",
+             "BPM(T=2.0,max_rel=2)@5", "INST(max_rel=3)", "INSQ(T=2.0,max_rel=3)",
+             "NERR8(max_rel=2)@3", "NERR9(max_rel=2)@3", "NERR10(max_rel=2)",
+             "NERR11(max_rel=2)"]
+
+    def tuples(lib):
+        metrics = lib.cwl_eval.iter_calc([lib.parse_measure(n) for n in names], qrels, run)
+        return sorted(((type(m).__name__, m.query_id, str(m.measure)), m[2:]) for m in metrics)
+
+    got, want = tuples(ours), tuples(real)
+    assert [key for key, _ in got] == [key for key, _ in want]
+    for (key, mine), (_, theirs) in zip(got, want):
+        assert np.allclose(mine, theirs, rtol=1e-9, atol=1e-12), (key, mine, theirs)
+
+
 def test_the_suite_facts_of_the_providers():
     qrels, run = list(ours.read_trec_qrels(QRELS_TEXT)), list(ours.read_trec_run(RUN_TEXT))
     # gdeval: values as printed with 5 decimals, aggregates their mean
@@ -347,6 +366,10 @@ def test_the_suite_facts_of_the_providers():
     assert list(ours.iter_calc([ours.P @ 5], [], run)) == []
     assert math.isnan(ours.calc_aggregate([ours.P @ 5], [], [])[ours.P @ 5])
     assert ours.calc_aggregate([ours.NumQ], [], []) == {ours.NumQ: 0.0}
+    # cwl_eval's P@5 and its other measurements, exactly as ir_measures reports them
+    assert set(ours.cwl_eval.iter_calc([ours.P @ 5], qrels, run[:5])) == {
+        ours.CwlMetric("0", ours.P @ 5, 0.6000000000000001, 3.0, 1.0, 5.0, 5.0),
+        ours.Metric("1", ours.P @ 5, 0.0)}
     # Judged without a cutoff: the whole ranking
     assert [m.value for m in ours.judged.iter_calc([ours.Judged], qrels, run)] == [1.0, 0.25]
 

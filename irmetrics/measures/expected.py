@@ -289,7 +289,7 @@ def _fixed_user_model(name: str) -> None:
         c, gain = FIXED_MODELS[name](ctx, params)
         v = ctx.view
         mean = np.where(v.rank <= depth[v.seg], _groups(ctx).mean(gain), 0.0)
-        return columns(fixed_utility(ctx, c, mean))
+        return columns(fixed_utility(ctx, c, mean, name=name))
 
 
 for _name in FIXED_MODELS:

@@ -45,10 +45,10 @@ from .util import CalcResults, Metric, parse_measure
 
 
 class CwlMetric(NamedTuple):
-    """A per-query value with cwl_eval's C/W/L quantities (ir_measures' ``CwlMetric``).
-
-    The cwl_eval view here yields plain :class:`~.util.Metric` values: the expected
-    total utility, costs and items are not computed (docs/ir_measures.md).
+    """A per-query value with cwl_eval's C/W/L measurements (ir_measures' ``CwlMetric``):
+    the value is the expected utility; the expected total utility, cost, total cost and
+    number of items come from the same user model (irmetrics' ``quantity=`` option of the
+    cwl_eval declarations). Queries the run does not rank get a plain ``Metric``.
     """
 
     query_id: str
@@ -105,21 +105,23 @@ _ENGINE = {"pytrec_eval": {"semantics": "pytrec_eval"}, "trec_eval": {},
 
 class Plan(NamedTuple):
     """irmetrics' spelling of a measure, the road the run takes to it, the gain table
-    the qrels are relabelled with first (ir_measures' ``nDCG(gains=...)``) and the
-    decimals the provider prints (gdeval: 5)."""
+    the qrels are relabelled with first (ir_measures' ``nDCG(gains=...)``), the
+    decimals the provider prints (gdeval: 5) and the spellings of the other fields of
+    its per-query tuple (cwl_eval's :class:`CwlMetric`)."""
 
     native: str
     road: str
     gains: tuple = ()
     decimals: int | None = None
+    extras: tuple = ()
 
 
-def _spell(name: str, model: str | None = None, **params) -> str:
+def _spell(name: str, first: dict | None = None, **params) -> str:
     """The ir_measures spelling of ``name`` with the given parameters (those unset or at
-    their default left out), which irmetrics reads as the same measure; ``model`` picks
-    another tool's declaration (``P(model='cwl')@5``)."""
+    their default left out), which irmetrics reads as the same measure; ``first`` adds
+    irmetrics options (``{"model": "cwl"}``: ``P(model='cwl')@5``)."""
     measure = Measure(name, **{k: v for k, v in params.items() if v is not NOT_PROVIDED})
-    return measure._spelling(f"model={model!r}" if model else "")
+    return measure._spelling(",".join(f"{k}={v!r}" for k, v in (first or {}).items()))
 
 
 def _unsupported(provider, measure) -> ParameterError:
@@ -339,12 +341,15 @@ class CwlEvalProvider(Provider):
         if name in self._BINARY:  # cwl's own P, RR, AP and RBP: model='cwl' natively
             if name == "RBP" and measure["rel"] is NOT_PROVIDED:
                 raise ParameterError(f"{measure}: cwl_eval's RBP needs rel (RBP(rel=1)).")
-            return Plan(_spell(name, model="cwl", **{k: measure[k] for k in self._BINARY[name]}),
-                        "input_order")
-        if name in self._GRADED:
-            reads = self._GRADED[name] + ("min_rel", "max_rel")
-            return Plan(_spell(name, **{k: measure[k] for k in reads}), "input_order")
-        raise _unsupported(self, measure)
+            params, first = {k: measure[k] for k in self._BINARY[name]}, {"model": "cwl"}
+        elif name in self._GRADED:
+            params = {k: measure[k] for k in self._GRADED[name] + ("min_rel", "max_rel")}
+            first = {}
+        else:
+            raise _unsupported(self, measure)
+        extras = tuple(_spell(name, {**first, "quantity": q}, **params)
+                       for q in ("ETU", "EC", "ETC", "EI"))  # CwlMetric's other fields
+        return Plan(_spell(name, first, **params), "input_order", extras=extras)
 
 
 class PyNdEvalProvider(Provider):
@@ -400,7 +405,8 @@ class RanxProvider(Provider):
                 return Plan(_spell("nDCG", cutoff=cutoff), "trec_eval")
             if cutoff is NOT_PROVIDED:
                 return Plan("nDCG(dcg='exp-log2')", "trec_eval")
-            return Plan(_spell("nDCG", model="ranx", dcg="exp-log2", cutoff=cutoff), "trec_eval")
+            return Plan(_spell("nDCG", {"model": "ranx"}, dcg="exp-log2", cutoff=cutoff),
+                        "trec_eval")
         if name not in self._READS:
             raise _unsupported(self, measure)
         if name == "NumRet" and measure["rel"] is NOT_PROVIDED:
@@ -545,7 +551,7 @@ class Evaluator:
         standard = None
         self._groups, ids = [], []
         for (road, gains), ms in groups.items():
-            natives = list(dict.fromkeys(self._plans[m].native for m in ms))
+            natives = self._natives(ms)
             if road == "diversity":
                 table = as_diversity_table(qrels)
                 engine, group_ids = table, table.df["query_id"].unique().to_list()
@@ -564,8 +570,15 @@ class Evaluator:
         self.query_ids = self._query_ids.tolist()
         self.qrel_qids = set(self.query_ids)
 
+    def _natives(self, ms) -> list[str]:
+        """irmetrics' spellings of the measures ``ms`` and of their extra fields."""
+        return list(dict.fromkeys(n for m in ms for n in (self._plans[m].native,
+                                                          *self._plans[m].extras)))
+
     def _values(self, run) -> dict:
-        """``{measure: per-query float64 array aligned with query_ids}``."""
+        """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
+        ``query_ids`` (the measure's, and those of its tuple's other fields, if any) and
+        which queries the run ranks (the others have the measure's ``DEFAULT``)."""
         run = reusable(run)
         if len(self._groups) > 1 or any(g[0] == "doc_id_ascending" for g in self._groups):
             run = as_table(run, "score")
@@ -573,32 +586,45 @@ class Evaluator:
         for road, ms, engine in self._groups:
             res = self._evaluate(road, ms, engine, run)
             rows = np.searchsorted(self._query_ids, np.asarray(res.query_ids, dtype=str))
+            ranked = np.zeros(len(self.query_ids), dtype=bool)
+            ranked[rows] = True
             for m in ms:
-                full = np.full(len(self.query_ids), float(m.DEFAULT))  # unranked queries
-                if len(rows):
-                    full[rows] = res.values(self._plans[m].native)
-                decimals = self._plans[m].decimals
-                if decimals is not None and len(full):  # the tool prints, ir_measures parses
-                    full = np.char.mod(f"%.{decimals}f", full).astype(np.float64)
-                out[m] = full
+                plan = self._plans[m]
+                columns = []
+                for native in (plan.native, *plan.extras):
+                    full = np.full(len(self.query_ids), float(m.DEFAULT))  # unranked queries
+                    if len(rows):
+                        full[rows] = res.values(native)
+                    columns.append(full)
+                if plan.decimals is not None and len(columns[0]):  # printed, then parsed
+                    columns[0] = np.char.mod(f"%.{plan.decimals}f", columns[0]).astype(np.float64)
+                out[m] = (columns[0], columns[1:], ranked)
         return out
 
     def _evaluate(self, road, ms, engine, run):
         """irmetrics' Results of one group of measures, the run ranked as its road says."""
-        natives = list(dict.fromkeys(self._plans[m].native for m in ms))
         if road == "diversity":
-            return evaluate_diversity(engine, as_table(run, "score"), natives, complete=True)
+            return evaluate_diversity(engine, as_table(run, "score"), self._natives(ms),
+                                      complete=True)
         if road == "doc_id_ascending":
             run = _rerank_doc_id_ascending(run)
         return engine.evaluate_unchecked(as_table(run, "score"))
 
+    def _metrics(self, values):
+        """The per-query tuples, query by query: :class:`~.util.Metric`, or
+        :class:`CwlMetric` where the measure has more fields and the run ranks the query."""
+        for i, q in enumerate(self.query_ids):
+            for m in self.measures:
+                value, extras, ranked = values[m]
+                if extras and ranked[i]:
+                    yield CwlMetric(q, m, float(value[i]), *(float(e[i]) for e in extras))
+                else:
+                    yield Metric(q, m, float(value[i]))
+
     def iter_calc(self, run):
         """Yield :class:`~.util.Metric` for every qrels query and measure (query by
         query, the measures in the order given)."""
-        values = self._values(run)
-        for i, q in enumerate(self.query_ids):
-            for m in self.measures:
-                yield Metric(q, m, float(values[m][i]))
+        yield from self._metrics(self._values(run))
 
     def calc_aggregate(self, run) -> dict:
         """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts)."""
@@ -607,13 +633,11 @@ class Evaluator:
     def calc(self, run) -> CalcResults:
         """Aggregates and the per-query :class:`~.util.Metric` list."""
         values = self._values(run)
-        per_query = [Metric(q, m, float(values[m][i]))
-                     for i, q in enumerate(self.query_ids) for m in self.measures]
-        return CalcResults(self._aggregate(values), per_query)
+        return CalcResults(self._aggregate(values), list(self._metrics(values)))
 
     def _aggregate(self, values) -> dict:
         out = {}
-        for m, v in values.items():
+        for m, (v, _, _) in values.items():
             if isinstance(m.aggregator(), SumAgg):  # the counts
                 out[m] = float(v.sum())
             else:
