@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from irmetrics.compat import ir_measures as ours
@@ -406,6 +406,9 @@ def test_ranx_provider_follows_ranx_definitions():
        cutoff=st.sampled_from([None, 2, 5]), judged_only=st.booleans())
 def test_ndcg_gains_relabel_the_qrels_as_ir_measures_does(data, gains, cutoff, judged_only):
     qrels, run = numeric(data)
+    # a query judged only negatively is undefined in trec_eval (pytrec_eval may crash)
+    assume(all(any(gains.get(label, label) >= 0 for label in docs.values())
+               for docs in qrels.values()))
     mine = ours.nDCG(gains=gains, judged_only=judged_only)
     theirs = real.nDCG(gains=gains, judged_only=judged_only)
     if cutoff is not None:

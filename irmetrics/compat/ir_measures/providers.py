@@ -551,17 +551,17 @@ class Evaluator:
         standard = None
         self._groups, ids = [], []
         for (road, gains), ms in groups.items():
-            natives = self._natives(ms)
             if road == "diversity":
                 table = as_diversity_table(qrels)
-                engine, group_ids = table, table.df["query_id"].unique().to_list()
+                group_ids = table.df["query_id"].unique().to_list()
             else:
                 if standard is None:
                     standard = as_table(qrels, "relevance")
                 table = _relabelled(standard, gains) if gains else standard
-                engine = EngineEvaluator(table, natives, **_ENGINE[road])
-                group_ids = list(engine.query_ids)
-            self._groups.append((road, ms, engine))
+            group = _Group(road, ms, table, self._plans)
+            if road != "diversity":
+                group_ids = list(group.engine(extras=False).query_ids)
+            self._groups.append(group)
             ids.extend(group_ids)
         # Qrels query ids in ascending code point order (= UTF-8 byte order), so each
         # evaluation's queries are found by one searchsorted.
@@ -570,28 +570,23 @@ class Evaluator:
         self.query_ids = self._query_ids.tolist()
         self.qrel_qids = set(self.query_ids)
 
-    def _natives(self, ms) -> list[str]:
-        """irmetrics' spellings of the measures ``ms`` and of their extra fields."""
-        return list(dict.fromkeys(n for m in ms for n in (self._plans[m].native,
-                                                          *self._plans[m].extras)))
-
-    def _values(self, run) -> dict:
+    def _values(self, run, *, extras: bool) -> dict:
         """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
-        ``query_ids`` (the measure's, and those of its tuple's other fields, if any) and
-        which queries the run ranks (the others have the measure's ``DEFAULT``)."""
+        ``query_ids`` (the measure's, and those of its tuple's other fields when
+        ``extras``) and which queries the run ranks (the others have ``DEFAULT``)."""
         run = reusable(run)
-        if len(self._groups) > 1 or any(g[0] == "doc_id_ascending" for g in self._groups):
+        if len(self._groups) > 1 or any(g.road == "doc_id_ascending" for g in self._groups):
             run = as_table(run, "score")
         out = {}
-        for road, ms, engine in self._groups:
-            res = self._evaluate(road, ms, engine, run)
+        for group in self._groups:
+            res = group.evaluate(run, extras=extras)
             rows = np.searchsorted(self._query_ids, np.asarray(res.query_ids, dtype=str))
             ranked = np.zeros(len(self.query_ids), dtype=bool)
             ranked[rows] = True
-            for m in ms:
+            for m in group.ms:
                 plan = self._plans[m]
                 columns = []
-                for native in (plan.native, *plan.extras):
+                for native in (plan.native, *(plan.extras if extras else ())):
                     full = np.full(len(self.query_ids), float(m.DEFAULT))  # unranked queries
                     if len(rows):
                         full[rows] = res.values(native)
@@ -600,15 +595,6 @@ class Evaluator:
                     columns[0] = np.char.mod(f"%.{plan.decimals}f", columns[0]).astype(np.float64)
                 out[m] = (columns[0], columns[1:], ranked)
         return out
-
-    def _evaluate(self, road, ms, engine, run):
-        """irmetrics' Results of one group of measures, the run ranked as its road says."""
-        if road == "diversity":
-            return evaluate_diversity(engine, as_table(run, "score"), self._natives(ms),
-                                      complete=True)
-        if road == "doc_id_ascending":
-            run = _rerank_doc_id_ascending(run)
-        return engine.evaluate_unchecked(as_table(run, "score"))
 
     def _metrics(self, values):
         """The per-query tuples, query by query: :class:`~.util.Metric`, or
@@ -624,15 +610,15 @@ class Evaluator:
     def iter_calc(self, run):
         """Yield :class:`~.util.Metric` for every qrels query and measure (query by
         query, the measures in the order given)."""
-        yield from self._metrics(self._values(run))
+        yield from self._metrics(self._values(run, extras=True))
 
     def calc_aggregate(self, run) -> dict:
         """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts)."""
-        return self._aggregate(self._values(run))
+        return self._aggregate(self._values(run, extras=False))
 
     def calc(self, run) -> CalcResults:
         """Aggregates and the per-query :class:`~.util.Metric` list."""
-        values = self._values(run)
+        values = self._values(run, extras=True)
         return CalcResults(self._aggregate(values), list(self._metrics(values)))
 
     def _aggregate(self, values) -> dict:
@@ -643,6 +629,36 @@ class Evaluator:
             else:
                 out[m] = float(v.mean()) if len(v) else float("nan")
         return out
+
+
+class _Group:
+    """Measures that take the same road on the same qrels: one irmetrics evaluation,
+    with the extra fields of their tuples (cwl_eval's) only when asked for."""
+
+    def __init__(self, road: str, ms: list, table, plans: dict):
+        self.road, self.ms, self.table, self.plans = road, ms, table, plans
+        self._engines: dict = {}
+
+    def natives(self, extras: bool) -> list[str]:
+        """irmetrics' spellings of the measures (and of their extra fields)."""
+        return list(dict.fromkeys(n for m in self.ms for n in (
+            self.plans[m].native, *(self.plans[m].extras if extras else ()))))
+
+    def engine(self, *, extras: bool) -> EngineEvaluator:
+        """The engine's evaluator of these measures, made on first use."""
+        if extras not in self._engines:
+            self._engines[extras] = EngineEvaluator(self.table, self.natives(extras),
+                                                    **_ENGINE[self.road])
+        return self._engines[extras]
+
+    def evaluate(self, run, *, extras: bool):
+        """irmetrics' Results of the group, the run ranked as its road says."""
+        if self.road == "diversity":
+            return evaluate_diversity(self.table, as_table(run, "score"), self.natives(extras),
+                                      complete=True)
+        if self.road == "doc_id_ascending":
+            run = _rerank_doc_id_ascending(run)
+        return self.engine(extras=extras).evaluate_unchecked(as_table(run, "score"))
 
 
 def _rerank_doc_id_ascending(run) -> Run:
