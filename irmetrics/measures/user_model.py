@@ -103,41 +103,40 @@ def _expected_utility(ctx, params, continuation, gain=None, *, name: str) -> np.
     """``sum_i W(i) g(i)`` per query, ``continuation(gains) -> C`` of a gains block;
     ``gain`` per ranked entry defaults to :func:`_scaled_gains`. With the option
     ``quantity`` another of cwl_eval's measurements of the same user model (declaration
-    ``name``): all four are computed once per evaluation and kept in the view's cache."""
+    ``name``): all five are computed in one pass and kept in the view's cache, where the
+    value itself is then found too."""
     gain = _scaled_gains(ctx, params) if gain is None else gain
+    options = tuple(sorted((k, repr(v)) for k, v in ctx.options.items() if k != "quantity"))
+    key = ("cwl", name, repr(params), options)
     quantity = ctx.options.get("quantity", "EU")
-    if quantity != "EU":
-        options = tuple(sorted((k, repr(v)) for k, v in ctx.options.items() if k != "quantity"))
-        key = ("cwl", name, repr(params), options)
-        if key not in ctx.view.cache:
-            ctx.view.cache[key] = _other_quantities(ctx, continuation, gain)
-        return ctx.view.cache[key][quantity]
-    out = np.zeros(ctx.n_queries)
+    if key not in ctx.view.cache:
+        if quantity == "EU":  # the value alone
+            return _quantities(ctx, continuation, gain, others=False)["EU"]
+        ctx.view.cache[key] = _quantities(ctx, continuation, gain, others=True)
+    return ctx.view.cache[key][quantity]
+
+
+def _quantities(ctx, continuation, gain, *, others: bool) -> dict:
+    """cwl_eval's measurements per query, in its order of operations: the expected
+    utility ``EU = sum W(i) g(i)`` and, with ``others``, for ``W(i) = reach(i) w1``,
+    ``w1 = 1 / sum(reach)`` and ``L(i) = reach(i) (1 - C(i))`` (the chance of stopping at
+    i), ``ETU = sum L(i) G(i)`` (G the gain so far), ``EC = sum W(i)`` (unit costs),
+    ``ETC = sum L(i) i`` and ``EI = 1 / w1``."""
+    names = ("EU", "ETU", "EC", "ETC", "EI") if others else ("EU",)
+    out = {q: np.zeros(ctx.n_queries) for q in names}
     for rows, gains in _gain_blocks(ctx, gain):
         c = continuation(gains)
         reach = np.ones_like(gains)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])  # prod_{j<i} C(j)
-        weights = reach / reach.sum(axis=1, keepdims=True)
-        out[rows] = (weights * gains).sum(axis=1)
-    return out
-
-
-def _other_quantities(ctx, continuation, gain) -> dict:
-    """cwl_eval's other measurements, in its order of operations: with ``W(i) = reach(i)
-    * w1``, ``w1 = 1 / sum(reach)`` and ``L(i) = reach(i) (1 - C(i))`` (the chance of
-    stopping at i), ``ETU = sum L(i) G(i)`` (G the gain so far), ``EC = sum W(i)`` (unit
-    costs), ``ETC = sum L(i) i`` and ``EI = 1 / w1``."""
-    out = {q: np.zeros(ctx.n_queries) for q in ("ETU", "EC", "ETC", "EI")}
-    for rows, gains in _gain_blocks(ctx, gain):
-        c = continuation(gains)
-        reach = np.ones_like(gains)
-        np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
-        first = 1.0 / reach.sum(axis=1, keepdims=True)
-        stop = reach * (1.0 - c)
-        out["ETU"][rows] = (stop * np.cumsum(gains, axis=1)).sum(axis=1)
-        out["EC"][rows] = (reach * first).sum(axis=1)
-        out["ETC"][rows] = (stop * _position()).sum(axis=1)
-        out["EI"][rows] = 1.0 / first[:, 0]
+        total = reach.sum(axis=1, keepdims=True)
+        out["EU"][rows] = (reach / total * gains).sum(axis=1)
+        if others:
+            first = 1.0 / total
+            stop = reach * (1.0 - c)
+            out["ETU"][rows] = (stop * np.cumsum(gains, axis=1)).sum(axis=1)
+            out["EC"][rows] = (reach * first).sum(axis=1)
+            out["ETC"][rows] = (stop * _position()).sum(axis=1)
+            out["EI"][rows] = 1.0 / first[:, 0]
     return out
 
 

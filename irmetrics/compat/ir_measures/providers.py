@@ -640,9 +640,10 @@ class _Group:
         self._engines: dict = {}
 
     def natives(self, extras: bool) -> list[str]:
-        """irmetrics' spellings of the measures (and of their extra fields)."""
+        """irmetrics' spellings of the measures (and of their extra fields, first: the
+        kernel computes all of a user model's quantities on the first one asked)."""
         return list(dict.fromkeys(n for m in self.ms for n in (
-            self.plans[m].native, *(self.plans[m].extras if extras else ()))))
+            *(self.plans[m].extras if extras else ()), self.plans[m].native)))
 
     def engine(self, *, extras: bool) -> EngineEvaluator:
         """The engine's evaluator of these measures, made on first use."""
