@@ -131,7 +131,19 @@ def _unsupported(provider, measure) -> ParameterError:
 
 class Provider:
     """Base of the provider views: ``NAME``, ``SUPPORTED_MEASURES`` (ir_measures' coverage)
-    and :meth:`plan` (how irmetrics computes a measure as the tool does)."""
+    and :meth:`plan` (how irmetrics computes a measure as the tool does).
+
+    Examples
+    --------
+    >>> from irmetrics.compat import ir_measures
+    >>> qrels, run = {"1": {"a": 2, "b": 1}}, {"1": {"b": 2.0, "a": 1.0}}
+    >>> ir_measures.gdeval.supports(ir_measures.ERR@2), ir_measures.gdeval.supports(ir_measures.P@2)
+    (True, False)
+    >>> ir_measures.gdeval.calc_aggregate([ir_measures.ERR@2], qrels, run)  # 5 decimals
+    {ERR@2: 0.15039}
+    >>> [m.value for m in ir_measures.msmarco.iter_calc([ir_measures.RR@2], qrels, run)]
+    [1.0]
+    """
 
     NAME = ""
     SUPPORTED_MEASURES: list = []
@@ -508,15 +520,21 @@ class FallbackProvider(Provider):
         return self.chosen(measure).plan(measure)
 
     def run_inputs(self, measures) -> list[str]:
-        out = {}
-        for m in measures:
-            out.update(dict.fromkeys(self.chosen(parse_measure(m)).run_inputs([m])))
-        return list(out)
+        """The run fields the measures read, asked of the provider of each (measures no
+        provider supports read nothing)."""
+        return self._inputs(measures, "run_inputs")
 
     def qrel_inputs(self, measures) -> list[str]:
-        out = {}
-        for m in measures:
-            out.update(dict.fromkeys(self.chosen(parse_measure(m)).qrel_inputs([m])))
+        """The qrels fields the measures read."""
+        return self._inputs(measures, "qrel_inputs")
+
+    def _inputs(self, measures, which: str) -> list[str]:
+        left, out = [parse_measure(m) for m in measures], {}
+        for provider in self.providers:
+            mine = [m for m in left if provider.supports(m)]
+            if mine:
+                out.update(dict.fromkeys(getattr(provider, which)(mine)))
+            left = [m for m in left if m not in mine]
         return list(out)
 
 
