@@ -95,17 +95,28 @@ def test_bad_input_is_a_one_line_error():
         ours.calc_aggregate([ours.P @ 1], QRELS, [("1", "a", 1.0)])
 
 
-def test_a_name_that_reaches_a_different_definition_is_refused():
-    # Only declarations that name their ir_measures provider take part.
-    from irmetrics.compat.ir_measures import _group_of
-    from irmetrics.measures import REGISTRY
-    with pytest.raises(ParameterError, match="does not follow the provider"):
-        _group_of(REGISTRY["rbp"], "RBP(p=0.8)")
+def test_every_provider_plan_reaches_its_providers_declaration():
+    # A provider view computes with the declaration that follows its tool, never with a
+    # same-named irmetrics measure of another definition (RBP is cwl_eval's, not rbp).
+    from irmetrics.measures.parse import parse_measures
+    examples = {"pytrec_eval": ["P@5", "RR", "AP@3", "nDCG@5", "NumRel(rel=2)", "IPrec@0.25"],
+                "gdeval": ["ERR@5", "nDCG@5"], "judged": ["Judged@3", "Judged"],
+                "msmarco": ["RR@10", "RR"], "cwl_eval": ["P@5", "RR", "AP", "RBP(rel=1)",
+                                                        "SDCG(max_rel=3)@5"],
+                "pyndeval": ["alpha_nDCG@5"], "ranx": ["nDCG(dcg='exp-log2')@5"]}
+    for name, spellings in examples.items():
+        provider = getattr(ours, name)
+        for spelling in spellings:
+            (req,) = parse_measures([provider.plan(ours.parse_measure(spelling)).native])
+            tool = "pytrec_eval" if req.measure.pytrec_eval \
+                else req.measure.extra["ir_measures_provider"]
+            assert tool == name, (name, spelling, req.measure.name)
 
 
 def test_rbp_is_cwl_evals_and_needs_rel_as_in_ir_measures():
     # ir_measures takes RBP from cwl_eval (rel required); irmetrics' rbp is trec_eval 10's.
-    with pytest.raises(ParameterError, match="RBP needs rel"):
+    with pytest.raises(ParameterError, match=r"RBP is computed by cwl_eval \(no cutoff, rel"
+                                             r" required\)"):
         ours.calc_aggregate([ours.RBP(p=0.8)], QRELS, RUN)
     got = ours.calc_aggregate([ours.RBP(rel=1, p=0.5)], {"q": {"a": 1}}, {"q": {"a": 1.0}})
     assert got == {ours.RBP(rel=1, p=0.5): pytest.approx(0.5 / (1 - 0.5 ** 1000) * 1.0)}

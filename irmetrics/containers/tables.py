@@ -580,6 +580,19 @@ class Run(_Frame):
         obj._init(df, name, path)
         return obj
 
+    def with_scores(self, scores: pl.Expr | pl.Series) -> Run:
+        """The same run with new scores (``scores`` evaluated over :attr:`df`), and
+        nothing else changed: the pairs are those of this run, so no check is repeated.
+
+        >>> run = Run.from_dict({"q": {"a": 1.0, "b": 2.0}})
+        >>> run.with_scores(-pl.col("score")).df["score"].to_list()
+        [-1.0, -2.0]
+        """
+        column = scores if isinstance(scores, pl.Expr) else pl.lit(scores)
+        return type(self)._trusted(
+            self._df.with_columns(column.cast(pl.Float64).alias("score")),
+            name=self.name, path=self.path)
+
     # ---- constructors -------------------------------------------------------------------
 
     @classmethod

@@ -286,7 +286,9 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _read_text(path: str) -> str:
+def read_text(path: str) -> str:
+    """The text of a file: gzip (magic bytes or ``.gz``) undone, a UTF-8 byte order mark
+    dropped, decoded as UTF-8; errors name the file (and the line of bad UTF-8)."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -319,16 +321,39 @@ def _read_fields(path: str, names: tuple) -> pl.DataFrame:
     Blank and comment lines are skipped; the result has the 1-based physical ``line``
     of every data line for error messages.
     """
-    text = _read_text(path).translate(_C_BLANKS)
+    frame = split_fields(read_text(path), names, source=path)
+    if frame.height == 0:
+        raise input_error("no data lines (the file is empty or holds only blank and comment"
+                          " lines)", path=path)
+    return frame
+
+
+def split_fields(text: str, names: tuple, *, source: str) -> pl.DataFrame:
+    """Split whitespace-separated ``text`` into exactly ``len(names)`` String columns.
+
+    Fields are separated by runs of C whitespace; blank lines and lines whose first
+    non-blank character is ``#`` are skipped. The result has a ``line`` column (the
+    1-based physical line of every data line) and one column per name, in file order,
+    repeated lines included; it may have no rows.
+
+    Raises
+    ------
+    InputFormatError
+        A line with another number of fields (``source``, line and count named).
+
+    Examples
+    --------
+    >>> split_fields("q 0 d 1\\n\\nq 0 e 0\\n", ("query_id", "iteration", "doc_id",
+    ...              "relevance"), source="<text>")["doc_id"].to_list()
+    ['d', 'e']
+    """
+    text = text.translate(_C_BLANKS)
     lines = pl.Series("text", [text]).str.split("\n").explode()
     if text.endswith("\n"):
         lines = lines.head(lines.len() - 1)
     frame = pl.DataFrame({"text": lines}).with_row_index("line", offset=1)
     stripped = frame["text"].str.strip_chars(" ")
     frame = frame.filter((stripped != "") & ~stripped.str.starts_with("#"))
-    if frame.height == 0:
-        raise input_error("no data lines (the file is empty or holds only blank and comment"
-                          " lines)", path=path)
     tokens = frame["text"].str.extract_all(r"[^ ]+")
     counts = tokens.list.len()
     bad = counts != len(names)
@@ -336,7 +361,7 @@ def _read_fields(path: str, names: tuple) -> pl.DataFrame:
         first = int(bad.arg_true()[0])
         raise input_error(
             f"expected {len(names)} fields ({' '.join(names)}), found {counts[first]}",
-            path=path, line=int(frame["line"][first]))
+            path=source, line=int(frame["line"][first]))
     return frame.select(
         pl.col("line"),
         *(tokens.list.get(i).alias(name) for i, name in enumerate(names)),

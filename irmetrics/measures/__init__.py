@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     precision,
     prefs,
     rank,
+    ranx,
     recall,
     set_based,
     strings,

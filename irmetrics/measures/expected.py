@@ -18,8 +18,14 @@ from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ties import (expected_hits_at, expected_precision_terms,
                            expected_reciprocal_first_hit, prob_no_hit_in_top, tie_groups)
+from ..engine.ranked import NOT_IN_POOL
+from ..exceptions import ParameterError
 from .context import columns, safe_div
-from .dcg import gains_for, ideal_dcg_values, ideal_gains_for, label_gain, running_ideal_dcg
+from .dcg import (gains_for, ideal_dcg_values, ideal_gains_for, ideal_sequence, label_gain,
+                  running_ideal_dcg)
+from .gdeval import exp_dcg_running, gdeval_labels
+from .ranx import burges_running
+from .user_model import FIXED_MODELS, fixed_utility
 
 #: Measures whose value does not depend on the order of the ranking nor its length.
 ORDER_FREE = frozenset({"runid", "num_q", "num_rel", "ideal_dcg"})
@@ -114,16 +120,72 @@ def num_ret(ctx, params, depth):
     return columns(np.minimum(depth, ctx.view.num_ret))
 
 
-@expected("num_rel_ret")
-def num_rel_ret(ctx, params, depth):
+def _rel_ret(ctx, depth):
+    """``E[num_rel_ret]`` in the top ``depth``: judged relevant documents."""
     v = ctx.view
     judged_rel = lambda: expected_hits_at(_groups(ctx), (v.code >= 0) & v.is_rel)  # noqa: E731
-    return columns(_at(ctx, "judged_hits", judged_rel, depth, depth))
+    return _at(ctx, "judged_hits", judged_rel, depth, depth)
+
+
+@expected("num_rel_ret")
+def num_rel_ret(ctx, params, depth):
+    return columns(_rel_ret(ctx, depth))
+
+
+# The set measures are linear in num_rel_ret once the set size n = depth is fixed.
+
+@expected("set_P")
+def set_precision(ctx, params, depth):
+    return columns(safe_div(_rel_ret(ctx, depth), depth))
+
+
+@expected("set_relative_P")
+def set_relative_precision(ctx, params, depth):
+    return columns(safe_div(_rel_ret(ctx, depth), np.minimum(depth, ctx.view.num_rel)))
+
+
+@expected("set_recall")
+def set_recall(ctx, params, depth):
+    return columns(safe_div(_rel_ret(ctx, depth), ctx.view.num_rel))
+
+
+@expected("set_F")
+def set_f_measure(ctx, params, depth):
+    # (x + 1) P Rc / (x P + Rc) = (x + 1) a / (x R + n) for a > 0, and 0 = 0 for a = 0
+    x = params[0]
+    return columns(safe_div((x + 1.0) * _rel_ret(ctx, depth), x * ctx.view.num_rel + depth))
+
+
+def _judged(ctx, k, depth):
+    """``E[#judged documents in the top min(k, depth)]`` (negative labels are judged)."""
+    v = ctx.view
+    return _at(ctx, "judged", lambda: expected_hits_at(_groups(ctx), v.code != NOT_IN_POOL),
+               k, depth)
+
+
+@expected("judged_cut")
+def judged_at_cutoffs(ctx, cutoffs, depth):
+    return columns(*(safe_div(_judged(ctx, k, depth), np.minimum(k, depth)) for k in cutoffs))
+
+
+@expected("judged")
+def judged_whole_ranking(ctx, params, depth):
+    return columns(safe_div(_judged(ctx, depth, depth), depth))
 
 
 @expected("recip_rank")
 def reciprocal_rank(ctx, params, depth):
     return columns(expected_reciprocal_first_hit(_groups(ctx), ctx.view.is_rel, depth))
+
+
+@expected("recip_rank_cut")
+def reciprocal_rank_at_cutoffs(ctx, cutoffs, depth):
+    v = ctx.view
+    if v.level < 0:
+        raise ParameterError(f"`rel` of RR@k must be >= 0; got {v.level!r}.")
+    hit = v.is_rel & (v.code >= 0)
+    return columns(*(expected_reciprocal_first_hit(_groups(ctx), hit, np.minimum(k, depth))
+                     for k in cutoffs))
 
 
 def _precision_sum(ctx, k, depth):
@@ -179,3 +241,56 @@ def ndcg_at_cutoffs(ctx, cutoffs, depth):
         idcg = sg.at_rank(ideal, ideal_offsets, k, fill=0.0)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return columns(*out)
+
+
+def _expected_exp_ndcg(ctx, cutoffs, depth, name, labels, running_of, discount):
+    """``E[DCG@k] / IDCG@k`` with exponential gains ``2^g - 1`` of ``labels`` (per entry)
+    and ``discount(rank)``: each place gets its tie group's mean gain; the ideal is the
+    query's positive labels descending (``running_of`` over them), 0 when none."""
+    v = ctx.view
+    with np.errstate(over="ignore"):  # a huge label's gain is inf, as without ties
+        gain = np.exp2(labels.astype(np.float64)) - 1.0
+    terms = lambda: _groups(ctx).mean(gain) / discount(v.rank)  # noqa: E731
+    ideal_offsets, ideal = running_of(*ideal_sequence(v), max(cutoffs))
+    return columns(*(safe_div(_at(ctx, name, terms, k, depth),
+                              sg.at_rank(ideal, ideal_offsets, k, fill=0.0))
+                     for k in cutoffs))
+
+
+@expected("ndcg_exp_cut")
+def ndcg_exponential_at_cutoffs(ctx, cutoffs, depth):
+    _, labels = gdeval_labels(ctx)  # gdeval's labels, refusing those above 4
+    return _expected_exp_ndcg(ctx, cutoffs, depth, "gdeval_dcg", labels, exp_dcg_running,
+                              lambda rank: np.log(rank + 1.0))
+
+
+def _burges(ctx, cutoffs, depth):
+    labels = np.where(ctx.view.code > 0, ctx.view.code, 0)
+    return _expected_exp_ndcg(ctx, cutoffs, depth, "burges_dcg", labels, burges_running,
+                              log2_discount)
+
+
+@expected("ndcg_burges_cut")
+def ndcg_burges_at_cutoffs(ctx, cutoffs, depth):
+    return _burges(ctx, cutoffs, depth)
+
+
+@expected("ndcg_burges")
+def ndcg_burges(ctx, params, depth):
+    return _burges(ctx, (np.iinfo(np.int64).max,), depth)
+
+
+def _fixed_user_model(name: str) -> None:
+    """The expected-value kernel of a C/W/L measure whose continuation does not depend on
+    the gains: its value is linear in them, so each place gets its tie group's mean gain
+    (and none below the cut at ``max_docs``)."""
+    @expected(name)
+    def kernel(ctx, params, depth):
+        c, gain = FIXED_MODELS[name](ctx, params)
+        v = ctx.view
+        mean = np.where(v.rank <= depth[v.seg], _groups(ctx).mean(gain), 0.0)
+        return columns(fixed_utility(ctx, c, mean, name=name))
+
+
+for _name in FIXED_MODELS:
+    _fixed_user_model(_name)

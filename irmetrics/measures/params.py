@@ -220,6 +220,9 @@ class Option:
         Inclusive bounds of a number.
     example : object, optional
         A valid value of a required option, for :func:`~irmetrics.measures.parse.example_spelling`.
+    suggested : bool
+        Listed in the spellings suggested for a wrong name (False for an option that picks
+        a secondary output, such as cwl_eval's ``quantity``).
     """
 
     kind: type
@@ -231,6 +234,7 @@ class Option:
     low: float | None = None
     high: float | None = None
     example: object = None
+    suggested: bool = True
 
     def accepts(self, value) -> bool:
         """Whether ``value`` (already converted) is allowed by this declaration."""

@@ -70,8 +70,9 @@ def friendly_index() -> dict:
 def friendly_spelling(m: MeasureDef) -> str:
     """How to write a friendly name with its options: ``ERR@k``,
     ``nDCG(dcg='exp-log2', judged_only=<bool>)@k``."""
-    opts = [o.describe(k) for k, o in m.options.items() if k not in ("rel", "judged_only")]
-    opts += [o.describe(k) for k, o in m.options.items() if k in ("rel", "judged_only")]
+    shown = {k: o for k, o in m.options.items() if o.suggested}
+    opts = [o.describe(k) for k, o in shown.items() if k not in ("rel", "judged_only")]
+    opts += [o.describe(k) for k, o in shown.items() if k in ("rel", "judged_only")]
     text = (m.friendly or "") + (f"({', '.join(opts)})" if opts else "")
     return text + ("@k" if m.friendly_cutoff else "")
 
@@ -228,7 +229,7 @@ def _match(m: MeasureDef, spec: str, args: dict):
             if isinstance(m.params, PairParams) and isinstance(value, (int, float)):
                 converted[key] = value  # a trec_eval gain/option pair: RBP(p=0.8)
                 continue
-            takes = ", ".join(sorted(m.options)) or "none"
+            takes = ", ".join(sorted(k for k, o in m.options.items() if o.suggested)) or "none"
             return None, _UnknownOption(
                 f"{spec!r}: {m.friendly} takes no argument {key!r} (it takes {takes})")
         value = option.convert(spec, key, value)

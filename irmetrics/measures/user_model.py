@@ -42,6 +42,12 @@ _GAIN_OPTIONS = {
     "min_rel": Option(int, default=0, doc="label of gain 0"),
     "max_rel": Option(int, required=True, example=3, doc="label of gain 1 (required)"),
 }
+#: cwl_eval's measurements of a ranking (the fields of ir_measures' ``CwlMetric``): the
+#: expected utility, which is the measure's value, and the others by ``quantity=``.
+QUANTITIES = {"EU": "expected_utility", "ETU": "expected_total_utility",
+              "EC": "expected_cost", "ETC": "expected_total_cost", "EI": "expected_items"}
+_QUANTITY = {"quantity": Option(str, choices=tuple(QUANTITIES), default="EU", suggested=False,
+                                doc="cwl_eval's EU (the value), ETU, EC, ETC or EI")}
 #: Every declaration here: cwl_eval's definition, which ir_measures 0.4.3 uses (tied
 #: scores in the run's input order there; see irmetrics.compat.ir_measures).
 _CWL_EVAL: dict[str, Any] = {"pytrec_eval": False, "ir_measures_provider": "cwl_eval",
@@ -51,7 +57,7 @@ _NO_CUTOFF = KeywordParams()
 
 
 def _options(**more: Option) -> dict:
-    return {**more, **_GAIN_OPTIONS}
+    return {**more, **_GAIN_OPTIONS, **_QUANTITY}
 
 
 def _args(ctx, cutoff):
@@ -94,17 +100,44 @@ def _gain_blocks(ctx, gain):
         yield slice(start, stop), block
 
 
-def _expected_utility(ctx, params, continuation, gain=None) -> np.ndarray:
+def _expected_utility(ctx, params, continuation, gain=None, *, name: str) -> np.ndarray:
     """``sum_i W(i) g(i)`` per query, ``continuation(gains) -> C`` of a gains block;
-    ``gain`` per ranked entry defaults to :func:`_scaled_gains`."""
-    out = np.zeros(ctx.n_queries)
+    ``gain`` per ranked entry defaults to :func:`_scaled_gains`. With the option
+    ``quantity`` another of cwl_eval's measurements of the same user model (declaration
+    ``name``): all five are computed in one pass and kept in the view's cache, where the
+    value itself is then found too."""
     gain = _scaled_gains(ctx, params) if gain is None else gain
+    options = tuple(sorted((k, repr(v)) for k, v in ctx.options.items() if k != "quantity"))
+    key = ("cwl", name, repr(params), options)
+    quantity = ctx.options.get("quantity", "EU")
+    if key not in ctx.view.cache:
+        if quantity == "EU":  # the value alone
+            return _quantities(ctx, continuation, gain, others=False)["EU"]
+        ctx.view.cache[key] = _quantities(ctx, continuation, gain, others=True)
+    return ctx.view.cache[key][quantity]
+
+
+def _quantities(ctx, continuation, gain, *, others: bool) -> dict:
+    """cwl_eval's measurements per query, in its order of operations: the expected
+    utility ``EU = sum W(i) g(i)`` and, with ``others``, for ``W(i) = reach(i) w1``,
+    ``w1 = 1 / sum(reach)`` and ``L(i) = reach(i) (1 - C(i))`` (the chance of stopping at
+    i), ``ETU = sum L(i) G(i)`` (G the gain so far), ``EC = sum W(i)`` (unit costs),
+    ``ETC = sum L(i) i`` and ``EI = 1 / w1``."""
+    names = ("EU", "ETU", "EC", "ETC", "EI") if others else ("EU",)
+    out = {q: np.zeros(ctx.n_queries) for q in names}
     for rows, gains in _gain_blocks(ctx, gain):
         c = continuation(gains)
         reach = np.ones_like(gains)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])  # prod_{j<i} C(j)
-        weights = reach / reach.sum(axis=1, keepdims=True)
-        out[rows] = (weights * gains).sum(axis=1)
+        total = reach.sum(axis=1, keepdims=True)
+        out["EU"][rows] = (reach / total * gains).sum(axis=1)
+        if others:
+            first = 1.0 / total
+            stop = reach * (1.0 - c)
+            out["ETU"][rows] = (stop * np.cumsum(gains, axis=1)).sum(axis=1)
+            out["EC"][rows] = (reach * first).sum(axis=1)
+            out["ETC"][rows] = (stop * _position()).sum(axis=1)
+            out["EI"][rows] = 1.0 / first[:, 0]
     return out
 
 
@@ -146,11 +179,15 @@ def scaled_dcg(ctx, params):
     >>> round(res.aggregate()["SDCG(max_rel=2)@2"], 4)   # (0.5 + 1/log2(3)) / (1 + 1/log2(3))
     0.6934
     """
+    return columns(fixed_utility(ctx, *_sdcg_model(ctx, params), name="SDCG"))
+
+
+def _sdcg_model(ctx, params):
     params = _args(ctx, params)
     k = min(params.cutoff, DEPTH)
     c = np.array([math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if i < k else 0.0
                   for i in range(1, DEPTH + 1)])
-    return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
+    return c, _scaled_gains(ctx, params)
 
 
 @measure("BPM", order=1101,
@@ -172,7 +209,7 @@ def bejeweled_player_model(ctx, params):
     def continuation(gains):
         return ((np.cumsum(gains, axis=1) < params.T) & _until(k)).astype(np.float64)
 
-    return columns(_expected_utility(ctx, params, continuation))
+    return columns(_expected_utility(ctx, params, continuation, name="BPM"))
 
 
 @measure("INST", order=1102, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
@@ -193,7 +230,7 @@ def inst(ctx, params):
         remaining = T - np.cumsum(gains, axis=1)
         return ((i + T + remaining - 1.0) / (i + T + remaining)) ** 2.0
 
-    return columns(_expected_utility(ctx, params, continuation))
+    return columns(_expected_utility(ctx, params, continuation, name="INST"))
 
 
 @measure("INSQ", order=1103, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
@@ -203,9 +240,12 @@ def insq(ctx, params):
     """INSQ (Moffat et al.): INST's patience without adaptation,
     ``C(i) = ((i + 2T - 1) / (i + 2T))^2``; full depth (1000). Source: cwl_eval 1.0.12
     via ir_measures 0.4.3."""
+    return columns(fixed_utility(ctx, *_insq_model(ctx, params), name="INSQ"))
+
+
+def _insq_model(ctx, params):
     params = _args(ctx, params)
-    c = _insq_patience(params.T)
-    return columns(_expected_utility(ctx, params, lambda gains: np.broadcast_to(c, gains.shape)))
+    return _insq_patience(params.T), _scaled_gains(ctx, params)
 
 
 @measure("NERR8", order=1104, params=_CUTOFF, options=_options(), **_CWL_EVAL,
@@ -217,7 +257,8 @@ def nerr8(ctx, params):
     via ir_measures 0.4.3."""
     params = _args(ctx, params)
     until = _until(params.cutoff)
-    return columns(_expected_utility(ctx, params, lambda gains: (1.0 - gains) * until))
+    return columns(_expected_utility(ctx, params, lambda gains: (1.0 - gains) * until,
+                                     name="NERR8"))
 
 
 @measure("NERR9", order=1105, params=_CUTOFF, options=_options(), **_CWL_EVAL,
@@ -228,7 +269,8 @@ def nerr9(ctx, params):
     params = _args(ctx, params)
     i = _position()
     patience = (i / (i + 1.0)) * _until(params.cutoff)
-    return columns(_expected_utility(ctx, params, lambda gains: patience * (1.0 - gains)))
+    return columns(_expected_utility(ctx, params, lambda gains: patience * (1.0 - gains),
+                                     name="NERR9"))
 
 
 @measure("NERR10", order=1106,
@@ -239,7 +281,8 @@ def nerr10(ctx, params):
     """Not-quite ERR, equation 10: ``C(i) = p (1 - g(i))``; full depth (1000). Source:
     cwl_eval 1.0.12 via ir_measures 0.4.3; RBP's patience with ERR's satisfaction."""
     params = _args(ctx, params)
-    return columns(_expected_utility(ctx, params, lambda gains: params.p * (1.0 - gains)))
+    return columns(_expected_utility(ctx, params, lambda gains: params.p * (1.0 - gains),
+                                     name="NERR10"))
 
 
 @measure("NERR11", order=1107, params=_NO_CUTOFF, options=_options(T=_POSITIVE_T),
@@ -251,12 +294,13 @@ def nerr11(ctx, params):
     cwl_eval 1.0.12 via ir_measures 0.4.3."""
     params = _args(ctx, params)
     c = _insq_patience(params.T)
-    return columns(_expected_utility(ctx, params, lambda gains: c * (1.0 - gains)))
+    return columns(_expected_utility(ctx, params, lambda gains: c * (1.0 - gains),
+                                     name="NERR11"))
 
 
 @measure("RBP_cwl", order=1108, params=_NO_CUTOFF, **_CWL_EVAL, friendly="RBP",
-         options={"model": Option(str, choices=("cwl",), required=True,
-                                  doc="cwl_eval's RBP, not trec_eval's rbp"),
+         options={**_QUANTITY, "model": Option(str, choices=("cwl",), required=True,
+                                               doc="cwl_eval's RBP, not trec_eval's rbp"),
                   "rel": Option(int, required=True, example=1,
                                 doc="minimum label of gain 1 (required)"),
                   "p": Option(float, default=0.8, low=0.0, high=1.0, doc="persistence")},
@@ -279,6 +323,111 @@ def rbp_cwl(ctx, params):
     >>> round(res.aggregate()["RBP(model='cwl', rel=1, p=0.5)"], 6)   # 0.5 * 0.5
     0.25
     """
-    p = ctx.options["p"]
-    return columns(_expected_utility(ctx, None, lambda gains: np.full(gains.shape, p),
-                                     _binary_gains(ctx)))
+    return columns(fixed_utility(ctx, *_rbp_model(ctx, params), name="RBP_cwl"))
+
+
+def _rbp_model(ctx, params):
+    return np.full(DEPTH, ctx.options["p"]), _binary_gains(ctx)
+
+
+#: cwl_eval's binary measures (ir_measures' cwl_eval provider for ``P@k``, ``RR`` and
+#: ``AP``): told apart from trec_eval's by ``model='cwl'``; ``rel`` is the label of gain 1.
+_CWL_MODEL = Option(str, choices=("cwl",), required=True,
+                    doc="cwl_eval's definition, not trec_eval's")
+_CWL_REL = Option(int, default=1, doc="minimum label of gain 1")
+
+
+@measure("P_cwl", order=1109, params=_CUTOFF, **_CWL_EVAL, friendly="P", friendly_cutoff=True,
+         options={"model": _CWL_MODEL, "rel": _CWL_REL, **_QUANTITY},
+         aliases={"ir_measures": "P@k (cwl_eval provider)"})
+def precision_cwl(ctx, params):
+    """Precision at k as cwl_eval computes it (``ir_measures.cwl_eval``'s ``P@k``).
+
+    ``C(i) = 1`` for ``i < k``, else 0, so ``W(i) = 1/k`` on the first k of cwl's 1000
+    positions and ``P@k = sum_{i<=k} g(i) / k`` with binary gains ``g = [label >= rel]``
+    (negative labels count as 0, unjudged 0). It equals trec_eval's ``P@k`` for
+    ``k <= 1000`` up to rounding (cwl adds ``1/k`` k times). Source: cwl_eval 1.0.12 via
+    ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"b": 2.0, "a": 1.0}},
+    ...                    ["P(model='cwl')@2"])
+    >>> res.aggregate()["P(model='cwl')@2"]
+    0.5
+    """
+    return columns(fixed_utility(ctx, *_precision_model(ctx, params), name="P_cwl"))
+
+
+def _precision_model(ctx, cutoff):
+    return _until(min(cutoff, DEPTH)).astype(np.float64), _binary_gains(ctx)
+
+
+@measure("RR_cwl", order=1110, params=_NO_CUTOFF, **_CWL_EVAL, friendly="RR",
+         options={"model": _CWL_MODEL, "rel": _CWL_REL, **_QUANTITY},
+         aliases={"ir_measures": "RR (cwl_eval provider)"})
+def reciprocal_rank_cwl(ctx, params):
+    """Reciprocal rank as cwl_eval computes it (``ir_measures.cwl_eval``'s ``RR``).
+
+    ``C(i) = 1`` before the first document of gain 1, 0 from it on: ``1 / rank`` of the
+    first relevant document within cwl's 1000 positions, else 0 (binary gains as in
+    ``P(model='cwl')@k``). Source: cwl_eval 1.0.12 via ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1}}, {"q": {"b": 2.0, "a": 1.0}}, ["RR(model='cwl')"])
+    >>> res.aggregate()["RR(model='cwl')"]
+    0.5
+    """
+    return columns(_expected_utility(
+        ctx, None, lambda gains: (np.cumsum(gains > 0, axis=1) == 0).astype(np.float64),
+        _binary_gains(ctx), name="RR_cwl"))
+
+
+@measure("AP_cwl", order=1111, params=_NO_CUTOFF, **_CWL_EVAL, friendly="AP",
+         options={"model": _CWL_MODEL, "rel": _CWL_REL, **_QUANTITY},
+         aliases={"ir_measures": "AP (cwl_eval provider)"})
+def average_precision_cwl(ctx, params):
+    """Average precision as cwl_eval computes it (``ir_measures.cwl_eval``'s ``AP``).
+
+    With ``S(i) = sum_{j>=i} g(j) / j`` over cwl's 1000 positions, ``C(i) = S(i+1) /
+    S(i)`` (0 where ``S(i+1) = 0``), so ``W(i)`` is proportional to ``S(i)`` and
+    ``AP = sum_{rel i} P@i / #{relevant in the top 1000}``: the mean precision at the
+    relevant documents *retrieved*, unlike trec_eval's ``map``, which divides by all
+    relevant documents. 0 when none is retrieved. Binary gains as in
+    ``P(model='cwl')@k``. Source: cwl_eval 1.0.12 via ir_measures 0.4.3.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "c": 1}}, {"q": {"b": 2.0, "a": 1.0}},
+    ...                    ["AP(model='cwl')", "AP"])
+    >>> res.aggregate()   # cwl: P@2 over 1 retrieved; trec_eval: over 2 relevant
+    {'AP': 0.25, "AP(model='cwl')": 0.5}
+    """
+    def continuation(gains):
+        weighted = gains / _position()
+        tail = np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1]  # S(i)
+        c = np.zeros_like(gains)
+        np.divide(tail[:, 1:], tail[:, :-1], out=c[:, :-1], where=tail[:, 1:] > 0)
+        return c
+
+    return columns(_expected_utility(ctx, None, continuation, _binary_gains(ctx), name="AP_cwl"))
+
+
+def fixed_utility(ctx, c: np.ndarray, gain: np.ndarray, *, name: str) -> np.ndarray:
+    """``sum_i W(i) g(i)`` per query (or the ``quantity`` asked) of declaration ``name``
+    for a continuation ``c`` over the 1000 positions that does not depend on the gains,
+    ``gain`` per ranked entry."""
+    return _expected_utility(ctx, None, lambda gains: np.broadcast_to(c, gains.shape), gain,
+                             name=name)
+
+
+#: The C/W/L measures whose continuation does not depend on the gains: name ->
+#: ``model(ctx, params) -> (C over the 1000 positions, gain per ranked entry)``. Their value
+#: is linear in the gains, so its expectation over tie orders is exact
+#: (:mod:`irmetrics.measures.expected`).
+FIXED_MODELS = {"SDCG": _sdcg_model, "INSQ": _insq_model, "RBP_cwl": _rbp_model,
+                "P_cwl": _precision_model}

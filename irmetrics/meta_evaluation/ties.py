@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from ..checks import parameter_error
+from ..engine.ranked import NOT_IN_POOL
 from ..engine.ties import order_within_ties, tie_groups, truncated
 from ..evaluate import Evaluator
 from ..measures.dcg import gains_for, label_gain
@@ -147,15 +148,23 @@ def _order_key(lists, req, level) -> np.ndarray:
     name = req.measure.name
     if name in ("dcg", "ndcg", "ideal_dcg"):
         return gains_for(lists.view(level, False), req.params).entry_gain
-    if name == "ndcg_cut":
+    if name in _LABEL_GAIN:
         return label_gain(lists.code)
+    if name in ("judged", "judged_cut"):
+        return (lists.code != NOT_IN_POOL).astype(np.float64)
     return (lists.code >= level).astype(np.float64)
 
 
+#: Measures whose gain grows with the label (best order: labels descending).
+_LABEL_GAIN = frozenset({"ndcg_cut", "ndcg_exp_cut", "ndcg_burges", "ndcg_burges_cut", "SDCG",
+                         "INSQ"})
+
+
 #: Measures reading the number of relevant documents above a cut, not their order.
-_COUNT_AT_CUT = frozenset({"P", "recall", "relative_P", "success"})
+_COUNT_AT_CUT = frozenset({"P", "recall", "relative_P", "success", "judged_cut"})
 #: Measures reading the order above a cut.
-_ORDER_TO_CUT = frozenset({"map_cut", "ndcg_cut"})
+_ORDER_TO_CUT = frozenset({"map_cut", "ndcg_cut", "recip_rank_cut", "ndcg_exp_cut",
+                           "ndcg_burges_cut"})
 
 
 def _tied_entries(lists, key, req, level, judged_only, max_docs) -> dict:

@@ -1,0 +1,730 @@
+"""ir_measures' providers as views on irmetrics' engine.
+
+ir_measures 0.4.3 computes each measure with a *provider* (pytrec_eval, gdeval, cwl_eval,
+pyndeval, ...), the first of its default pipeline that supports it, or the one a user
+names (``ir_measures.gdeval.calc_aggregate(...)``). Here every provider object is a view:
+it knows which measures and parameters its tool covers (``supports``, the same rules as
+ir_measures) and which irmetrics declaration reproduces that tool's definition, tie order
+and printed precision for each measure name it reads (:meth:`Provider.plan`); the engine
+computes. Like the real providers, a view computes any measure whose *name* it handles,
+reading the parameters its tool reads (``gdeval.iter_calc([nDCG@20])`` is gdeval's
+exponential nDCG); another name raises ``ValueError`` ("unsupported measure").
+
+The roads (how the run is ranked before the kernels run):
+
+=================  ==========================================================  ===========
+road               tie order of equal scores                                    scores
+=================  ==========================================================  ===========
+pytrec_eval        doc id descending (trec_eval)                                float32
+trec_eval          doc id descending                                            float64
+doc_id_ascending   doc id ascending (msmarco's and judged's ``sorted``)         float64
+input_order        the run's own order (cwl_eval's stable sort)                 float64
+diversity          doc id ascending (pyndeval), intent-aware qrels              float64
+=================  ==========================================================  ===========
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from ...containers import Qrels, Run
+from ...evaluate import Evaluator as EngineEvaluator
+from ...judgment_formats import evaluate_diversity
+from ...exceptions import ParameterError, UnknownMeasureError
+from ...measures.parse import NOT_NATIVE
+from ._inputs import as_diversity_table, as_table, reusable
+from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
+from .util import CalcResults, Metric, parse_measure
+
+
+class CwlMetric(NamedTuple):
+    """A per-query value with cwl_eval's C/W/L measurements (ir_measures' ``CwlMetric``):
+    the value is the expected utility; the expected total utility, cost, total cost and
+    number of items come from the same user model (irmetrics' ``quantity=`` option of the
+    cwl_eval declarations). Queries the run does not rank get a plain ``Metric``.
+    """
+
+    query_id: str
+    measure: Measure
+    value: float
+    expected_total_utility: float
+    expected_cost: float
+    expected_total_cost: float
+    expected_items: float
+
+
+# ---- coverage: ir_measures' parameter specs ----------------------------------------------
+
+class Any:
+    """Any value of a parameter (``REQUIRED``: any value but unset)."""
+
+    def __init__(self, required: bool = False):
+        self.required = required
+
+    def validate(self, value) -> bool:
+        return value is not NOT_PROVIDED if self.required else True
+
+    def __repr__(self) -> str:
+        return "REQUIRED" if self.required else "ANY"
+
+
+class Choices:
+    """One of the given values of a parameter (``NOT_PROVIDED``: unset)."""
+
+    def __init__(self, *choices):
+        self.choices = choices
+
+    def validate(self, value) -> bool:
+        return value in self.choices
+
+    def __repr__(self) -> str:
+        return repr(self.choices[0]) if len(self.choices) == 1 else repr(self.choices)
+
+
+def _covers(name: str, **specs) -> Measure:
+    """A SUPPORTED_MEASURES entry: measure ``name`` with a spec per parameter."""
+    return Measure(name, **specs)
+
+
+_UNSET = Choices(NOT_PROVIDED)
+
+
+# ---- plans: how irmetrics computes a measure the way a provider does ---------------------
+
+#: Engine options per road (the diversity road has its own engine).
+_ENGINE = {"pytrec_eval": {"semantics": "pytrec_eval"}, "trec_eval": {},
+           "doc_id_ascending": {}, "input_order": {"ties": "input_order"}}
+
+
+class Plan(NamedTuple):
+    """irmetrics' spelling of a measure, the road the run takes to it, the gain table
+    the qrels are relabelled with first (ir_measures' ``nDCG(gains=...)``), the
+    decimals the provider prints (gdeval: 5) and the spellings of the other fields of
+    its per-query tuple (cwl_eval's :class:`CwlMetric`)."""
+
+    native: str
+    road: str
+    gains: tuple = ()
+    decimals: int | None = None
+    extras: tuple = ()
+
+
+def _spell(name: str, first: dict | None = None, **params) -> str:
+    """The ir_measures spelling of ``name`` with the given parameters (those unset or at
+    their default left out), which irmetrics reads as the same measure; ``first`` adds
+    irmetrics options (``{"model": "cwl"}``: ``P(model='cwl')@5``)."""
+    measure = Measure(name, **{k: v for k, v in params.items() if v is not NOT_PROVIDED})
+    return measure._spelling(",".join(f"{k}={v!r}" for k, v in (first or {}).items()))
+
+
+def _unsupported(provider, measure) -> ParameterError:
+    return ParameterError(f"unsupported measure {measure}: the {provider.NAME} provider"
+                          " does not compute it.")
+
+
+class Provider:
+    """Base of the provider views: ``NAME``, ``SUPPORTED_MEASURES`` (ir_measures' coverage)
+    and :meth:`plan` (how irmetrics computes a measure as the tool does).
+
+    Examples
+    --------
+    >>> from irmetrics.compat import ir_measures
+    >>> qrels, run = {"1": {"a": 2, "b": 1}}, {"1": {"b": 2.0, "a": 1.0}}
+    >>> ir_measures.gdeval.supports(ir_measures.ERR@2), ir_measures.gdeval.supports(ir_measures.P@2)
+    (True, False)
+    >>> ir_measures.gdeval.calc_aggregate([ir_measures.ERR@2], qrels, run)  # 5 decimals
+    {ERR@2: 0.15039}
+    >>> [m.value for m in ir_measures.msmarco.iter_calc([ir_measures.RR@2], qrels, run)]
+    [1.0]
+    """
+
+    NAME = ""
+    SUPPORTED_MEASURES: list = []
+
+    def supports(self, measure) -> bool:
+        """Whether the tool covers ``measure`` with these parameters (ir_measures' rule);
+        an invalid measure raises :class:`~irmetrics.exceptions.ParameterError`."""
+        measure = parse_measure(measure)
+        measure.validate_params()
+        return any(s.NAME == measure.NAME
+                   and all(spec.validate(measure[k]) for k, spec in s.params.items())
+                   for s in self.SUPPORTED_MEASURES)
+
+    def plan(self, measure: Measure) -> Plan:
+        raise _unsupported(self, measure)
+
+    def is_available(self) -> bool:
+        """Always: irmetrics computes natively (no perl, no pytrec_eval needed)."""
+        return True
+
+    def initialize(self) -> None:
+        """Nothing to load (ir_measures imports the tool here)."""
+
+    def install_instructions(self) -> None:
+        return None
+
+    def evaluator(self, measures, qrels) -> Evaluator:
+        """An :class:`Evaluator` of ``measures`` on ``qrels``, for many runs."""
+        return Evaluator(measures, qrels, provider=self)
+
+    def iter_calc(self, measures, qrels, run):
+        """Yield :class:`~.util.Metric` per qrels query and measure."""
+        return self.evaluator(measures, qrels).iter_calc(run)
+
+    def calc_aggregate(self, measures, qrels, run) -> dict:
+        """``{measure: value}``: the mean over the qrels queries (a sum for counts)."""
+        return self.evaluator(measures, qrels).calc_aggregate(run)
+
+    def calc(self, measures, qrels, run) -> CalcResults:
+        """Aggregates and the per-query :class:`~.util.Metric` list."""
+        return self.evaluator(measures, qrels).calc(run)
+
+    @contextlib.contextmanager
+    def calc_ctxt(self, measures, qrels):
+        """Deprecated form of :meth:`evaluator` (ir_measures 0.2): yields a function of
+        a run that yields metrics."""
+        warnings.warn("calc_ctxt is deprecated; use .evaluator(measures, qrels).",
+                      DeprecationWarning, stacklevel=3)
+        evaluator = self.evaluator(measures, qrels)
+        yield evaluator.iter_calc
+
+    def run_inputs(self, measures) -> list[str]:
+        """The run fields the measures read."""
+        return ["query_id", "doc_id", "score"]
+
+    def qrel_inputs(self, measures) -> list[str]:
+        """The qrels fields the measures read."""
+        return ["query_id", "doc_id", "relevance"]
+
+    def __repr__(self) -> str:
+        return f"<ir_measures provider {self.NAME!r} (irmetrics)>"
+
+
+class PytrecEvalProvider(Provider):
+    """pytrec_eval (trec_eval 9.0.8): irmetrics' ``semantics="pytrec_eval"``."""
+
+    NAME = "pytrec_eval"
+    SUPPORTED_MEASURES = [
+        _covers("P", cutoff=Any(), rel=Any(), judged_only=Any()),
+        _covers("RR", cutoff=_UNSET, rel=Any(), judged_only=Any()),
+        _covers("Rprec", rel=Any(), judged_only=Any()),
+        _covers("AP", cutoff=Any(), rel=Any(), judged_only=Any()),
+        _covers("nDCG", cutoff=Any(), dcg=Choices("log2"), gains=Any(), judged_only=Any()),
+        _covers("R", cutoff=Any(), judged_only=Any()),
+        _covers("Bpref", rel=Any()),
+        _covers("NumRet", rel=Any()),
+        _covers("NumQ"),
+        _covers("NumRel", rel=Choices(1)),
+        _covers("SetAP", rel=Any(), judged_only=Any()),
+        _covers("SetF", rel=Any(), beta=Any(), judged_only=Any()),
+        _covers("SetP", rel=Any(), relative=Any(), judged_only=Any()),
+        _covers("SetR", rel=Any()),
+        _covers("Success", rel=Any(), cutoff=Any(), judged_only=Any()),
+        _covers("IPrec", recall=Any(), judged_only=Any()),
+        _covers("infAP", rel=Any()),
+    ]
+    #: What each name reads (what ir_measures passes to pytrec_eval).
+    _READS = {
+        "P": ("cutoff", "rel", "judged_only"), "RR": ("rel", "judged_only"),
+        "Rprec": ("rel", "judged_only"), "AP": ("cutoff", "rel", "judged_only"),
+        "infAP": ("rel",), "R": ("cutoff", "rel", "judged_only"), "Bpref": ("rel",),
+        "NumRet": ("rel",), "NumQ": (), "NumRel": ("rel",),
+        "SetAP": ("rel", "judged_only"), "SetF": ("rel", "beta", "judged_only"),
+        "SetP": ("rel", "relative", "judged_only"), "SetR": ("rel",),
+        "Success": ("cutoff", "rel", "judged_only"),
+    }
+
+    def plan(self, measure):
+        name = measure.NAME
+        if name == "nDCG":  # dcg is not read: pytrec_eval has log2 only
+            native = _spell("nDCG", cutoff=measure["cutoff"], judged_only=measure["judged_only"])
+            gains = measure["gains"]
+            if gains is NOT_PROVIDED:
+                return Plan(native, "pytrec_eval")
+            return Plan(native, "pytrec_eval", gains=_gain_pairs(gains))
+        if name == "IPrec":  # ir_measures asks pytrec_eval for iprec_at_recall_{r:.2f}
+            recall = float(f"{measure['recall']:.2f}")
+            return Plan(_spell("IPrec", recall=recall, rel=measure["rel"],
+                               judged_only=measure["judged_only"]), "pytrec_eval")
+        if name not in self._READS:
+            raise _unsupported(self, measure)
+        return Plan(_spell(name, **{k: measure[k] for k in self._READS[name]}), "pytrec_eval")
+
+
+def _gain_pairs(gains) -> tuple:
+    """``nDCG(gains=...)``'s table as sorted ``(label, gain)`` integer pairs: pytrec_eval
+    reads the relabelled qrels, whose labels must be integers."""
+    if not isinstance(gains, dict) or not all(
+            type(k) is int and type(v) is int for k, v in gains.items()):
+        raise ParameterError("`gains` of nDCG must map integer labels to integer gains"
+                             f" (pytrec_eval reads the relabelled qrels); got {gains!r}.")
+    return tuple(sorted(gains.items()))
+
+
+def _relabelled(qrels, pairs: tuple) -> Qrels:
+    """The qrels with every label found in ``pairs`` replaced by its gain, as
+    ir_measures relabels them before calling pytrec_eval."""
+    table = Qrels.read(qrels) if isinstance(qrels, (str, os.PathLike)) else qrels
+    keys, gains = zip(*pairs)
+    relevance = pl.col("relevance").replace(list(keys), list(gains))
+    return Qrels(table.df.with_columns(relevance))
+
+
+class GdevalProvider(Provider):
+    """gdeval.pl: ``ERR@k`` and exponential ``nDCG@k``, values printed with 5 decimals."""
+
+    NAME = "gdeval"
+    SUPPORTED_MEASURES = [
+        _covers("nDCG", cutoff=Any(required=True), dcg=Choices("exp-log2"), gains=_UNSET,
+                judged_only=Choices(False)),
+        _covers("ERR", cutoff=Any(required=True)),
+    ]
+
+    def plan(self, measure):
+        if measure.NAME not in ("nDCG", "ERR"):
+            raise _unsupported(self, measure)
+        cutoff = measure["cutoff"]
+        if cutoff is NOT_PROVIDED:  # gdeval.pl takes the cutoff on its command line
+            raise ParameterError(f"{measure} needs a cutoff for gdeval ({measure.NAME}@k).")
+        native = f"ERR@{cutoff}" if measure.NAME == "ERR" else f"nDCG(dcg='exp-log2')@{cutoff}"
+        return Plan(native, "trec_eval", decimals=5)
+
+
+class JudgedProvider(Provider):
+    """The judged provider: the judged fraction of the top k, ties by doc id ascending."""
+
+    NAME = "judged"
+    SUPPORTED_MEASURES = [_covers("Judged", cutoff=Any())]
+
+    def plan(self, measure):
+        if measure.NAME != "Judged":
+            raise _unsupported(self, measure)
+        return Plan(_spell("Judged", cutoff=measure["cutoff"]), "doc_id_ascending")
+
+
+class MsMarcoProvider(Provider):
+    """MS MARCO's ``msmarco_eval``: ``RR@k``, ties by doc id ascending."""
+
+    NAME = "msmarco"
+    SUPPORTED_MEASURES = [_covers("RR", cutoff=Any(), rel=Any(), judged_only=Choices(False))]
+
+    def plan(self, measure):
+        if measure.NAME != "RR":
+            raise _unsupported(self, measure)
+        cutoff = measure["cutoff"]  # none: msmarco_eval's max_rank=sys.maxsize
+        return Plan(_spell("RR", rel=measure["rel"],
+                           cutoff=sys.maxsize if cutoff is NOT_PROVIDED else cutoff),
+                    "doc_id_ascending")
+
+
+class CwlEvalProvider(Provider):
+    """cwl_eval's C/W/L measures over 1000 positions, ties in the run's order."""
+
+    NAME = "cwl_eval"
+    SUPPORTED_MEASURES = [
+        _covers("P", cutoff=Any(), rel=Any(), judged_only=Choices(False)),
+        _covers("RR", cutoff=_UNSET, rel=Any(), judged_only=Choices(False)),
+        _covers("AP", cutoff=_UNSET, rel=Any(), judged_only=Choices(False)),
+        _covers("RBP", cutoff=_UNSET, rel=Any(required=True), p=Any()),
+        _covers("BPM", cutoff=Any(), T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("SDCG", cutoff=Any(required=True), dcg=Choices("log2"), min_rel=Any(),
+                max_rel=Any(required=True)),
+        _covers("NERR8", cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("NERR9", cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("NERR10", p=Any(), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("NERR11", T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("INST", T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+        _covers("INSQ", T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+    ]
+    _BINARY = {"P": ("cutoff", "rel"), "RR": ("rel",), "AP": ("rel",), "RBP": ("rel", "p")}
+    _GRADED = {"BPM": ("cutoff", "T"), "SDCG": ("cutoff",), "NERR8": ("cutoff",),
+               "NERR9": ("cutoff",), "NERR10": ("p",), "NERR11": ("T",), "INST": ("T",),
+               "INSQ": ("T",)}
+
+    def plan(self, measure):
+        name = measure.NAME
+        if name in self._BINARY:  # cwl's own P, RR, AP and RBP: model='cwl' natively
+            if name == "RBP" and measure["rel"] is NOT_PROVIDED:
+                raise ParameterError(f"{measure}: cwl_eval's RBP needs rel (RBP(rel=1)).")
+            params, first = {k: measure[k] for k in self._BINARY[name]}, {"model": "cwl"}
+        elif name in self._GRADED:
+            params = {k: measure[k] for k in self._GRADED[name] + ("min_rel", "max_rel")}
+            first = {}
+        else:
+            raise _unsupported(self, measure)
+        extras = tuple(_spell(name, {**first, "quantity": q}, **params)
+                       for q in ("ETU", "EC", "ETC", "EI"))  # CwlMetric's other fields
+        return Plan(_spell(name, first, **params), "input_order", extras=extras)
+
+
+class PyNdEvalProvider(Provider):
+    """pyndeval (ndeval): the diversity measures on intent-aware qrels."""
+
+    NAME = "pyndeval"
+    SUPPORTED_MEASURES = [
+        _covers("ERR_IA", cutoff=Any(), rel=Any(), judged_only=Any()),
+        _covers("nERR_IA", cutoff=Any(), rel=Any(), judged_only=Any()),
+        _covers("alpha_DCG", cutoff=Any(), alpha=Any(), rel=Any(), judged_only=Any()),
+        _covers("alpha_nDCG", cutoff=Any(), alpha=Any(), rel=Any(), judged_only=Any()),
+        _covers("NRBP", alpha=Any(), beta=Any(), rel=Any()),
+        _covers("nNRBP", alpha=Any(), beta=Any(), rel=Any()),
+        _covers("AP_IA", rel=Any(), judged_only=Any()),
+        _covers("P_IA", cutoff=Any(), rel=Any(), judged_only=Any()),
+        _covers("StRecall", cutoff=Any(), rel=Any()),
+    ]
+
+    def plan(self, measure):
+        if not any(s.NAME == measure.NAME for s in self.SUPPORTED_MEASURES):
+            raise _unsupported(self, measure)
+        return Plan(str(measure), "diversity")
+
+
+class RanxProvider(Provider):
+    """ranx's measures, binary ones on qrels binarised at ``rel`` (as ir_measures does).
+
+    Ties: trec_eval's order (ranx's own is numba's quicksort order, unspecified)."""
+
+    NAME = "ranx"
+    SUPPORTED_MEASURES = [
+        _covers("P", cutoff=Any(), rel=Any(), judged_only=Choices(False)),
+        _covers("SetP", rel=Any(), judged_only=Choices(False)),
+        _covers("RR", cutoff=_UNSET, rel=Any(), judged_only=Choices(False)),
+        _covers("Rprec", rel=Any(), judged_only=Choices(False)),
+        _covers("AP", cutoff=Any(), rel=Any(), judged_only=Choices(False)),
+        _covers("nDCG", cutoff=Any(), dcg=Choices("log2", "exp-log2"), gains=_UNSET,
+                judged_only=Choices(False)),
+        _covers("R", cutoff=Any(), judged_only=Choices(False)),
+        _covers("SetR", rel=Any()),
+        _covers("NumRet", rel=Any(required=True)),
+        _covers("Success", cutoff=Any(required=True), rel=Any(), judged_only=Choices(False)),
+    ]
+    _READS = {"P": ("cutoff", "rel"), "SetP": ("rel",), "RR": ("cutoff", "rel"),
+              "Rprec": ("rel",), "AP": ("cutoff", "rel"), "R": ("cutoff", "rel"),
+              "SetR": ("rel",), "NumRet": ("rel",), "Success": ("cutoff", "rel")}
+
+    def plan(self, measure):
+        name = measure.NAME
+        if name == "nDCG":  # ranx reads the raw labels (no rel) and dcg
+            cutoff = measure["cutoff"]
+            if measure["dcg"] != "exp-log2":
+                return Plan(_spell("nDCG", cutoff=cutoff), "trec_eval")
+            if cutoff is NOT_PROVIDED:
+                return Plan("nDCG(dcg='exp-log2')", "trec_eval")
+            return Plan(_spell("nDCG", {"model": "ranx"}, dcg="exp-log2", cutoff=cutoff),
+                        "trec_eval")
+        if name not in self._READS:
+            raise _unsupported(self, measure)
+        if name == "NumRet" and measure["rel"] is NOT_PROVIDED:
+            raise ParameterError(f"{measure}: ranx counts relevant retrieved documents only"
+                                 " (NumRet(rel=1)).")
+        return Plan(_spell(name, **{k: measure[k] for k in self._READS[name]}), "trec_eval")
+
+
+class TrectoolsProvider(Provider):
+    """trectools: ``P@k`` computed (the run's order for ties); its other measures are
+    refused (docs/ir_measures.md says why)."""
+
+    NAME = "trectools"
+    SUPPORTED_MEASURES = [
+        _covers("P", cutoff=Any(), rel=Choices(1), judged_only=Choices(False)),
+        _covers("RR", cutoff=_UNSET, rel=Choices(1), judged_only=Choices(False)),
+        _covers("Rprec", rel=Choices(1), judged_only=Choices(False)),
+        _covers("AP", cutoff=Any(), rel=Choices(1), judged_only=Choices(False)),
+        _covers("nDCG", cutoff=Any(), dcg=Any(), gains=_UNSET, judged_only=Choices(False)),
+        _covers("Bpref", rel=Choices(1)),
+        _covers("RBP", cutoff=Any(), p=Any(), rel=Any()),
+    ]
+
+    def plan(self, measure):
+        if measure.NAME == "P":  # relevant: label > 0; divided by k
+            return Plan(_spell("P", cutoff=measure["cutoff"]), "input_order")
+        if any(s.NAME == measure.NAME for s in self.SUPPORTED_MEASURES):
+            raise ParameterError(
+                f"{measure} through trectools is not computed by irmetrics: trectools"
+                " reports NaN or leaves out queries depending on its pandas version (no"
+                " relevant document, none retrieved), which ir_measures leaves out of its"
+                " default pipeline as buggy; use ir_measures.pytrec_eval"
+                " (docs/ir_measures.md).")
+        raise _unsupported(self, measure)
+
+
+class _Declined(Provider):
+    """A provider whose one measure irmetrics declines to compute (the reason is
+    :data:`irmetrics.measures.parse.NOT_NATIVE`'s)."""
+
+    def plan(self, measure):
+        if measure.NAME == self.SUPPORTED_MEASURES[0].NAME:
+            raise UnknownMeasureError(str(measure), note=NOT_NATIVE[self.NAME])
+        raise _unsupported(self, measure)
+
+
+class CompatProvider(_Declined):
+    """The compat provider (``Compat``), declined: see docs/ir_measures.md."""
+
+    NAME = "compat"
+    SUPPORTED_MEASURES = [_covers("Compat", p=Any(), normalize=Any())]
+
+
+class AccuracyProvider(_Declined):
+    """The accuracy provider (``Accuracy``), declined: see docs/ir_measures.md."""
+
+    NAME = "accuracy"
+    SUPPORTED_MEASURES = [_covers("Accuracy", cutoff=Any(), rel=Any())]
+
+
+def _conditions(supported: Measure) -> str:
+    """A SUPPORTED_MEASURES entry's conditions in words: ``rel required, no cutoff``."""
+    words = []
+    for key, spec in supported.params.items():
+        if isinstance(spec, Any) and spec.required:
+            words.append(f"{key} required")
+        elif isinstance(spec, Choices) and spec.choices == (NOT_PROVIDED,):
+            words.append(f"no {key}")
+        elif isinstance(spec, Choices):
+            words.append(f"{key}={' or '.join(map(repr, spec.choices))}")
+    return ", ".join(words) or "any parameters"
+
+
+class FallbackProvider(Provider):
+    """Each measure to the first of ``providers`` that supports it (ir_measures'
+    ``DefaultPipeline``); one evaluation for all of them."""
+
+    NAME = "fallback"
+
+    def __init__(self, providers):
+        self.providers = list(providers)
+
+    def supports(self, measure) -> bool:
+        return any(p.supports(measure) for p in self.providers)
+
+    def chosen(self, measure) -> Provider:
+        """The provider that computes ``measure``."""
+        for provider in self.providers:
+            if provider.supports(measure):
+                return provider
+        named = [f"{p.NAME} ({_conditions(s)})" for p in self.providers
+                 for s in p.SUPPORTED_MEASURES if s.NAME == measure.NAME]
+        raise ParameterError(f"Unsupported measures {{{measure}}}: no provider of the"
+                             " pipeline supports these parameters"
+                             + (f"; {measure.NAME} is computed by {', '.join(named)}"
+                                if named else "") + ".")
+
+    def plan(self, measure):
+        return self.chosen(measure).plan(measure)
+
+    def run_inputs(self, measures) -> list[str]:
+        """The run fields the measures read, asked of the provider of each (measures no
+        provider supports read nothing)."""
+        return self._inputs(measures, "run_inputs")
+
+    def qrel_inputs(self, measures) -> list[str]:
+        """The qrels fields the measures read."""
+        return self._inputs(measures, "qrel_inputs")
+
+    def _inputs(self, measures, which: str) -> list[str]:
+        left, out = [parse_measure(m) for m in measures], {}
+        for provider in self.providers:
+            mine = [m for m in left if provider.supports(m)]
+            if mine:
+                out.update(dict.fromkeys(getattr(provider, which)(mine)))
+            left = [m for m in left if m not in mine]
+        return list(out)
+
+
+# ---- evaluation --------------------------------------------------------------------------
+
+class Evaluator:
+    """Qrels and measures prepared once, for many runs (ir_measures' ``Evaluator``).
+
+    ``provider`` computes every measure (default: the default pipeline, which picks one
+    per measure). The measures are grouped by road; each group is one irmetrics
+    evaluation with the qrels encoded once.
+
+    Examples
+    --------
+    >>> from irmetrics.compat import ir_measures
+    >>> ev = ir_measures.evaluator([ir_measures.P@1, ir_measures.RR@10],
+    ...                            {"q1": {"d1": 1, "d2": 0}})
+    >>> ev.calc_aggregate({"q1": {"d1": 0.1, "d2": 0.9}})
+    {P@1: 0.0, RR@10: 0.5}
+    """
+
+    def __init__(self, measures, qrels, *, provider: Provider | None = None):
+        if isinstance(measures, (str, Measure)) or not hasattr(measures, "__iter__"):
+            raise ParameterError(f"`measures` must be a list of measures; got {measures!r}.")
+        self.measures = list(dict.fromkeys(parse_measure(m) for m in measures))
+        provider = DefaultPipeline if provider is None else provider
+        self._plans = {m: provider.plan(m) for m in self.measures}
+        qrels = reusable(qrels)
+        groups: dict = {}
+        for m, plan in self._plans.items():
+            groups.setdefault((plan.road, plan.gains), []).append(m)
+        standard = None
+        self._groups, ids = [], []
+        for (road, gains), ms in groups.items():
+            if road == "diversity":
+                table = as_diversity_table(qrels)
+                group_ids = table.df["query_id"].unique().to_list()
+            else:
+                if standard is None:
+                    standard = as_table(qrels, "relevance")
+                table = _relabelled(standard, gains) if gains else standard
+            group = _Group(road, ms, table, self._plans)
+            if road != "diversity":
+                group_ids = list(group.engine(extras=False).query_ids)
+            self._groups.append(group)
+            ids.extend(group_ids)
+        # Qrels query ids in ascending code point order (= UTF-8 byte order), so each
+        # evaluation's queries are found by one searchsorted.
+        self._query_ids = np.unique(np.asarray(ids, dtype=str)) if ids \
+            else np.array([], dtype=str)
+        self.query_ids = self._query_ids.tolist()
+        self.qrel_qids = set(self.query_ids)
+
+    def _values(self, run, *, extras: bool) -> dict:
+        """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
+        ``query_ids`` (the measure's, and those of its tuple's other fields when
+        ``extras``) and which queries the run ranks (the others have ``DEFAULT``)."""
+        run = reusable(run)
+        if len(self._groups) > 1 or any(g.road == "doc_id_ascending" for g in self._groups):
+            run = as_table(run, "score")
+        out = {}
+        for group in self._groups:
+            res = group.evaluate(run, extras=extras)
+            rows = np.searchsorted(self._query_ids, np.asarray(res.query_ids, dtype=str))
+            ranked = np.zeros(len(self.query_ids), dtype=bool)
+            ranked[rows] = True
+            for m in group.ms:
+                plan = self._plans[m]
+                columns = []
+                for native in (plan.native, *(plan.extras if extras else ())):
+                    full = np.full(len(self.query_ids), float(m.DEFAULT))  # unranked queries
+                    if len(rows):
+                        full[rows] = res.values(native)
+                    columns.append(full)
+                if plan.decimals is not None and len(columns[0]):  # printed, then parsed
+                    columns[0] = np.char.mod(f"%.{plan.decimals}f", columns[0]).astype(np.float64)
+                out[m] = (columns[0], columns[1:], ranked)
+        return out
+
+    def _metrics(self, values):
+        """The per-query tuples, query by query: :class:`~.util.Metric`, or
+        :class:`CwlMetric` where the measure has more fields and the run ranks the query."""
+        for i, q in enumerate(self.query_ids):
+            for m in self.measures:
+                value, extras, ranked = values[m]
+                if extras and ranked[i]:
+                    yield CwlMetric(q, m, float(value[i]), *(float(e[i]) for e in extras))
+                else:
+                    yield Metric(q, m, float(value[i]))
+
+    def iter_calc(self, run):
+        """Yield :class:`~.util.Metric` for every qrels query and measure (query by
+        query, the measures in the order given)."""
+        yield from self._metrics(self._values(run, extras=True))
+
+    def calc_aggregate(self, run) -> dict:
+        """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts)."""
+        return self._aggregate(self._values(run, extras=False))
+
+    def calc(self, run) -> CalcResults:
+        """Aggregates and the per-query :class:`~.util.Metric` list."""
+        values = self._values(run, extras=True)
+        return CalcResults(self._aggregate(values), list(self._metrics(values)))
+
+    def _aggregate(self, values) -> dict:
+        out = {}
+        for m, (v, _, _) in values.items():
+            if isinstance(m.aggregator(), SumAgg):  # the counts
+                out[m] = float(v.sum())
+            else:
+                out[m] = float(v.mean()) if len(v) else float("nan")
+        return out
+
+
+class _Group:
+    """Measures that take the same road on the same qrels: one irmetrics evaluation,
+    with the extra fields of their tuples (cwl_eval's) only when asked for."""
+
+    def __init__(self, road: str, ms: list, table, plans: dict):
+        self.road, self.ms, self.table, self.plans = road, ms, table, plans
+        self._engines: dict = {}
+
+    def natives(self, extras: bool) -> list[str]:
+        """irmetrics' spellings of the measures (and of their extra fields, first: the
+        kernel computes all of a user model's quantities on the first one asked)."""
+        return list(dict.fromkeys(n for m in self.ms for n in (
+            *(self.plans[m].extras if extras else ()), self.plans[m].native)))
+
+    def engine(self, *, extras: bool) -> EngineEvaluator:
+        """The engine's evaluator of these measures, made on first use."""
+        if extras not in self._engines:
+            self._engines[extras] = EngineEvaluator(self.table, self.natives(extras),
+                                                    **_ENGINE[self.road])
+        return self._engines[extras]
+
+    def evaluate(self, run, *, extras: bool):
+        """irmetrics' Results of the group, the run ranked as its road says."""
+        if self.road == "diversity":
+            return evaluate_diversity(self.table, as_table(run, "score"), self.natives(extras),
+                                      complete=True)
+        if self.road == "doc_id_ascending":
+            run = _rerank_doc_id_ascending(run)
+        return self.engine(extras=extras).evaluate_unchecked(as_table(run, "score"))
+
+
+def _rerank_doc_id_ascending(run) -> Run:
+    """The run with scores replaced by ``-rank`` in the order score descending, doc id
+    ascending (ir_measures' msmarco and judged providers), so that the engine's order
+    (score descending) reproduces it exactly. Ids compare as code points = UTF-8 bytes."""
+    run = as_table(run, "score")
+    if not isinstance(run, Run):
+        run = Run.read(run)
+    ranked = (run.df.select("query_id", "score", "doc_id").with_row_index("_row")
+              .sort(["query_id", "score", "doc_id"], descending=[False, True, False])
+              .with_columns(_new=-pl.int_range(1, pl.len() + 1).over("query_id"))
+              .sort("_row"))
+    return run.with_scores(ranked["_new"])
+
+
+#: The provider views by name (ir_measures' ``providers.registry``).
+registry = {p.NAME: p for p in (
+    AccuracyProvider(), CwlEvalProvider(), CompatProvider(), GdevalProvider(),
+    PytrecEvalProvider(), TrectoolsProvider(), JudgedProvider(), MsMarcoProvider(),
+    PyNdEvalProvider(), RanxProvider())}
+
+#: ir_measures 0.4.3's default pipeline, in its order (its runtime provider, for measures
+#: defined in Python, comes first there: see ``ir_measures_define``).
+DefaultPipeline = FallbackProvider([registry[name] for name in (
+    "pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco", "gdeval",
+    "accuracy", "ranx")])
+use_pipeline(DefaultPipeline)
+
+__all__ = [
+    "AccuracyProvider",
+    "Any",
+    "Choices",
+    "CompatProvider",
+    "CwlEvalProvider",
+    "CwlMetric",
+    "DefaultPipeline",
+    "Evaluator",
+    "FallbackProvider",
+    "GdevalProvider",
+    "JudgedProvider",
+    "MsMarcoProvider",
+    "Plan",
+    "Provider",
+    "PyNdEvalProvider",
+    "PytrecEvalProvider",
+    "RanxProvider",
+    "TrectoolsProvider",
+    "registry",
+]
