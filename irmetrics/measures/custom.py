@@ -18,10 +18,13 @@ See docs/custom_measures.md.
 from __future__ import annotations
 
 import contextvars
+import decimal
 import importlib.machinery
 import importlib.util
 import inspect
 import itertools
+import math
+import numbers
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +54,8 @@ _KINDS = {int: int, float: float, bool: bool, str: str,
           "int": int, "float": float, "bool": bool, "str": str}
 _EXAMPLES = {int: 1, float: 0.5, bool: True, str: "x"}
 _AGGREGATES = {"mean": MEAN, "sum": SUM}
+#: Real numbers numpy keeps as Python objects; a user measure may return them.
+_REAL_OBJECTS = (numbers.Real, decimal.Decimal)
 #: Set while :func:`load_measures` runs a file: its measures replace earlier user ones.
 _LOADING = contextvars.ContextVar("irmetrics_loading_measures", default=False)
 
@@ -453,10 +458,20 @@ def user_error(spelling: str, query_id: str | None, err: Exception, *,
 
 
 def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.ndarray:
-    """``value`` as a float64 array if it holds real numbers, else a UserMeasureError."""
+    """``value`` as a float64 array if it holds real numbers, else a UserMeasureError.
+
+    A masked entry (``numpy.ma``) has no value: it becomes NaN, an error unless the
+    measure allows NaN (``np.asarray`` would drop the mask and keep the hidden number).
+    Real numbers numpy holds as objects (``Decimal``, ``Fraction``, ints past int64)
+    are read with ``float``; one past float64's range becomes infinite."""
     where = f" for query {query_id!r}" if query_id is not None else ""
     try:
+        if np.ma.isMaskedArray(value):
+            value = np.ma.asarray(value).astype(np.float64).filled(np.nan)
         array = np.asarray(value)
+        if array.dtype.kind == "O" and array.size and all(
+                isinstance(x, _REAL_OBJECTS) for x in array.flat):  # the rare object path
+            array = np.array([_as_float(x) for x in array.flat]).reshape(array.shape)
     except Exception:  # noqa: BLE001 - anything numpy cannot read is the wrong type
         array = np.asarray(None)
     if array.dtype.kind not in "biuf":
@@ -464,6 +479,13 @@ def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.nd
             f"user measure {spelling!r} returned {type(value).__name__}{where}; expected"
             f" {expected}.", measure=spelling, query_id=query_id)
     return array.astype(np.float64)
+
+
+def _as_float(x) -> float:
+    try:
+        return float(x)
+    except OverflowError:  # an int past float64's range
+        return math.inf if x > 0 else -math.inf
 
 
 def _one_number(value, spelling: str, query_id: str) -> float:
