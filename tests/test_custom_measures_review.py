@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import decimal
 import fractions
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 import irmetrics as irm
-from irmetrics.exceptions import UserMeasureError
+from irmetrics.exceptions import ParameterError, UserMeasureError
+from irmetrics.measures import REGISTRY
 
 QRELS = {"q1": {"d1": 3, "d2": 1, "d3": 0, "d4": 2}, "q2": {"d5": 1, "d6": -1}}
 RUN = {"q1": {"d1": 0.9, "d3": 0.8, "d4": 0.7, "d9": 0.6, "d2": 0.5},
@@ -78,3 +80,75 @@ def test_an_int_beyond_float64_is_infinite_for_its_query(scratch, per_query):
         scratch("Huge", lambda view: [1, huge])
     with pytest.raises(UserMeasureError, match="'Huge' returned inf for query 'q2'"):
         evaluate(["Huge"])
+
+
+# ---- measures files ----------------------------------------------------------------------
+
+
+def run_cli(argv):
+    import contextlib
+    import io
+
+    from irmetrics.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+def trec_files(tmp_path):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in QRELS.items()
+                             for d, r in docs.items()))
+    run.write_text("".join(f"{q} Q0 {d} 1 {s} r\n" for q, docs in RUN.items()
+                           for d, s in docs.items()))
+    return str(qrels), str(run)
+
+
+@pytest.mark.parametrize("code, shown", [("2", "sys.exit(2)"), ("'bye'", "sys.exit('bye')")])
+def test_a_measures_file_that_calls_sys_exit(tmp_path, code, shown):
+    # sys.exit('bye') ended the CLI with status 0 and no output (2: status 2, silently);
+    # load_measures ended the calling program.
+    path = tmp_path / "exits.py"
+    path.write_text(f"import sys\nsys.exit({code})\n")
+    with pytest.raises(UserMeasureError, match=rf"'.*exits.py' called {re.escape(shown)}"):
+        irm.load_measures(path)
+    status, out, err = run_cli(["eval", "--measures-from", str(path), "-m", "map",
+                                *trec_files(tmp_path)])
+    assert (status, out) == (4, "")
+    assert f"called {shown}" in err
+
+
+def test_a_measures_file_that_fails_defines_nothing(tmp_path, scratch):
+    scratch("Kept", lambda view: view.num_ret)
+    path = tmp_path / "partial.py"
+    path.write_text("import irmetrics as irm\n"
+                    "irm.define_measure('PartA', lambda v: v.num_ret)\n"
+                    "irm.define_measure('Kept', lambda v: v.num_ret * 0)\n"
+                    "raise RuntimeError('later')\n")
+    with pytest.raises(UserMeasureError, match="failed: RuntimeError: later"):
+        irm.load_measures(path)
+    # PartA stayed registered and Kept stayed replaced by the half-run file.
+    assert "PartA" not in REGISTRY
+    assert evaluate(["Kept"])["q1"]["Kept"] == 5.0
+
+
+def test_a_measures_file_that_defines_no_measure(tmp_path):
+    # The CLI then said only "unknown measure 'GradedP@3'; closest names: RelP...".
+    path = tmp_path / "nothing.py"
+    path.write_text("x = 1\n")
+    status, _, err = run_cli(["eval", "--measures-from", str(path), "-m", "map",
+                              *trec_files(tmp_path)])
+    assert status == 0
+    assert f"warning: the measures file {str(path)!r} defines no measure" in err
+    status, _, err = run_cli(["compare", "--measures-from", str(path), "-m", "map",
+                              *trec_files(tmp_path), trec_files(tmp_path)[1]])
+    assert "irmetrics compare: warning: the measures file" in err
+
+
+@pytest.mark.parametrize("path", [None, 3, ["a.py"]])
+def test_load_measures_needs_a_path(path):
+    # None was "TypeError: expected str, bytes or os.PathLike object, not NoneType".
+    with pytest.raises(ParameterError, match="`path` must be the path of"):
+        irm.load_measures(path)

@@ -179,7 +179,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
     num_docs = parse_int("-N", args.Number_docs_in_coll)
-    load_measure_files(args.measures_from)
+    load_measure_files(args.measures_from, stderr, "irmetrics eval")
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)

@@ -767,7 +767,10 @@ def load_measures(path) -> list[str]:
     OSError
         The file cannot be read.
     UserMeasureError
-        The file failed to run (names the file; the error is the ``__cause__``).
+        The file failed to run or called ``sys.exit`` (names the file; the error is the
+        ``__cause__``); the user measures are then those before the call.
+    ParameterError
+        ``path`` is not a path.
 
     Examples
     --------
@@ -781,7 +784,9 @@ def load_measures(path) -> list[str]:
     ['Hits']
     >>> irm.remove_measure("Hits")
     """
-    path = os.fspath(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise parameter_error("path", "the path of a Python file (str or os.PathLike)", path)
+    path = os.fsdecode(path)
     with open(path, "rb"):
         pass  # an unreadable file is an OSError naming it, before anything runs
     name = f"irmetrics_user_measures_{next(_loaded)}"
@@ -792,9 +797,16 @@ def load_measures(path) -> list[str]:
     token = _LOADING.set(True)
     try:
         loader.exec_module(module)
-    except Exception as err:
-        raise UserMeasureError(f"the measures file {path!r} failed: {type(err).__name__}:"
-                               f" {err}") from err
+    except (Exception, SystemExit) as err:
+        # A file that fails defines nothing: the measures it defined before failing go,
+        # and those it replaced come back. sys.exit() in it is a failure too (it would
+        # end the CLI silently, with status 0 for a message).
+        for key in [k for k, m in REGISTRY.items() if is_user_measure(m)]:
+            del REGISTRY[key]
+        REGISTRY.update(before)
+        what = (f"called sys.exit({err.code!r})" if isinstance(err, SystemExit)
+                else f"failed: {type(err).__name__}: {err}")
+        raise UserMeasureError(f"the measures file {path!r} {what}") from err
     finally:
         _LOADING.reset(token)
     return [k for k, m in REGISTRY.items() if is_user_measure(m) and before.get(k) is not m]
