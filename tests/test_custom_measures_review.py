@@ -152,3 +152,47 @@ def test_load_measures_needs_a_path(path):
     # None was "TypeError: expected str, bytes or os.PathLike object, not NoneType".
     with pytest.raises(ParameterError, match="`path` must be the path of"):
         irm.load_measures(path)
+
+
+# ---- names --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, printed", [("p_10", "P.10"), ("Ndcg_Cut_10", "ndcg_cut.10"),
+                                           ("SUCCESS_1", "success.1"),
+                                           ("MAP_CUT_5", "map_cut.5")])
+def test_output_names_of_built_in_measures_are_compared_case_blind(name, printed):
+    # The docs say names are compared case-blind; p_10 was accepted beside P_10.
+    with pytest.raises(ParameterError, match=f"output name for '{re.escape(printed)}'"):
+        irm.define_measure(name, lambda view: view.num_ret)
+    assert name not in REGISTRY
+
+
+def test_remove_measure_is_case_blind_as_names_are():
+    # "hits@2" evaluates the measure Hits, but remove_measure("hits") was "unknown".
+    irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    assert evaluate(["hits@2"])["q1"]["hits@2"] == 1.0
+    irm.remove_measure("hits")
+    assert "Hits" not in REGISTRY
+
+
+@pytest.mark.parametrize("name", [["x"], 3, None])
+def test_remove_measure_needs_a_name(name):
+    # ["x"] was "TypeError: unhashable type: 'list'", 3 "unknown measure 3".
+    with pytest.raises(ParameterError, match="`name` must be the name of a user measure"):
+        irm.remove_measure(name)
+
+
+@pytest.mark.parametrize("default, spelling, expected", [
+    (np.float64(0.5), "NpDefault(a=0.25)", 0.25), (np.int64(2), "NpDefault(a=3)", 3.0),
+    (np.float64(0.5), "NpDefault", 0.5)])
+def test_a_numpy_default_types_its_parameter(scratch, default, spelling, expected):
+    # np.float64 is a float, yet "parameter 'a' needs a type: ... or give it a default
+    # of one of those types".
+    def measure(view, a=default):
+        return np.full(view.n_queries, float(a))
+
+    scratch("NpDefault", measure)
+    assert evaluate([spelling])["q1"][spelling] == expected
+    kind = "an integer" if isinstance(default, np.integer) else "a number"
+    with pytest.raises(ParameterError, match=f"`a` in .* must be {kind}"):
+        evaluate(["NpDefault(a='x')"])

@@ -639,9 +639,11 @@ def _options_of(function, name: str) -> tuple[dict, dict]:
                                  f" ({', '.join(sorted(_RESERVED))} are every measure's own);"
                                  " rename it.")
         has_default = p.default is not inspect.Parameter.empty
+        # A numpy scalar default (np.float64(0.5), np.int64(2)) types it as its Python kin.
+        default = p.default.item() if isinstance(p.default, np.generic) else p.default
         kind = _KINDS.get(p.annotation) if isinstance(p.annotation, (type, str)) else None
         if kind is None and has_default:
-            kind = _KINDS.get(type(p.default))
+            kind = _KINDS.get(type(default))
         if kind is None:
             raise ParameterError(
                 f"parameter {p.name!r} of measure {name!r} needs a type: annotate it int,"
@@ -649,7 +651,7 @@ def _options_of(function, name: str) -> tuple[dict, dict]:
         option = Option(kind, required=not has_default, example=_EXAMPLES[kind],
                         doc=f"{kind.__name__} parameter of the user measure {name}")
         if has_default:
-            defaults[p.name] = option.convert(f"{name} (its default)", p.name, p.default)
+            defaults[p.name] = option.convert(f"{name} (its default)", p.name, default)
         options[p.name] = option
     return options, defaults
 
@@ -673,8 +675,12 @@ def _builtin_clash(name: str) -> str | None:
                     (f" (friendly name {spelling!r})" if spelling != key else "")
     if lower in {n.lower() for n in NICKNAMES}:
         return "a trec_eval nickname"
-    if printed_name_spec(name) is not None:
-        return f"trec_eval's output name for {printed_name_spec(name)!r}"
+    # Output names too, case-blind like the rest (p_10 would sit beside P_10).
+    for key in REGISTRY:
+        if lower.startswith(key.lower() + "_"):
+            spec = printed_name_spec(key + name[len(key):])
+            if spec is not None:
+                return f"trec_eval's output name for {spec!r}"
     return None
 
 
@@ -699,12 +705,14 @@ def install(spec: UserMeasure, *, replace: bool = False) -> None:
 def remove_measure(name: str) -> None:
     """Remove the user measure ``name`` (defined by :func:`define_measure`).
 
+    ``name`` is compared case-blind, as it is when the measure is defined or spelled.
+
     Raises
     ------
     UnknownMeasureError
-        No measure has that name.
+        No user measure has that name.
     ParameterError
-        ``name`` is a built-in measure (they cannot be removed).
+        ``name`` is a built-in measure (they cannot be removed), or not a str.
 
     Examples
     --------
@@ -715,14 +723,17 @@ def remove_measure(name: str) -> None:
     >>> "Hits" in REGISTRY
     False
     """
-    measure = REGISTRY.get(name)
-    if measure is None:
-        raise UnknownMeasureError(name, suggestions=[k for k, m in REGISTRY.items()
-                                                     if is_user_measure(m)][:5])
-    if not is_user_measure(measure):
+    if not isinstance(name, str):
+        raise parameter_error("name", "the name of a user measure (a str)", name)
+    if name in REGISTRY and not is_user_measure(REGISTRY[name]):
         raise parameter_error("name", "a user measure (built-in ones cannot be removed)",
                               name)
-    del REGISTRY[name]
+    # Case-blind, as names are defined and spelled (GradedP@10 is gradedp@10).
+    same = [k for k, m in REGISTRY.items() if is_user_measure(m) and k.lower() == name.lower()]
+    if not same:
+        raise UnknownMeasureError(name, suggestions=[k for k, m in REGISTRY.items()
+                                                     if is_user_measure(m)][:5])
+    del REGISTRY[same[0]]
 
 
 def user_measures_of(requests) -> list[UserMeasure]:
