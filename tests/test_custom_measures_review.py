@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import irmetrics as irm
-from irmetrics.exceptions import ParameterError, UserMeasureError
+from irmetrics.exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from irmetrics.measures import REGISTRY
 
 QRELS = {"q1": {"d1": 3, "d2": 1, "d3": 0, "d4": 2}, "q2": {"d5": 1, "d6": -1}}
@@ -196,3 +196,26 @@ def test_a_numpy_default_types_its_parameter(scratch, default, spelling, expecte
     kind = "an integer" if isinstance(default, np.integer) else "a number"
     with pytest.raises(ParameterError, match=f"`a` in .* must be {kind}"):
         evaluate(["NpDefault(a='x')"])
+
+
+# ---- the pytrec_eval drop-in ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling, error, match", [
+    ("Gp(max_label='x')@3", ParameterError, "`max_label` in .* must be an integer"),
+    ("Gp@0", ParameterError, "cutoff of 'Gp' must be a positive integer"),
+    ("Gp(nope=1)", ParameterError, "Gp takes no argument 'nope'"),
+    ("Gp.3", UnknownMeasureError, "unknown measure 'Gp.3'"),
+])
+def test_pytrec_eval_drop_in_says_what_is_wrong_with_a_user_spelling(scratch, spelling,
+                                                                      error, match):
+    # Each was "unknown measure '...'" with no suggestion: the name was known.
+    from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+
+    scratch("Gp", lambda view, max_label=3: view.sum(np.minimum(view.label, max_label)))
+    with pytest.raises(error, match=match) as raised:
+        RelevanceEvaluator(QRELS, {"map", spelling}).evaluate(RUN)
+    if error is UnknownMeasureError:  # the spelling to use is suggested
+        assert any(s.startswith("Gp(max_label=<int>") for s in raised.value.suggestions)
+    assert RelevanceEvaluator(QRELS, {"map", "gp(max_label=1)@3"}).evaluate(RUN)["q1"] == \
+        {"map": evaluate(["map"])["q1"]["map"], "gp(max_label=1)@3": 2.0}

@@ -26,6 +26,7 @@ import itertools
 import math
 import numbers
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,7 +38,7 @@ from ..engine import segments as sg
 from ..engine.ranked import NOT_IN_POOL
 from ..exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from .params import BINARY_OPTIONS, KeywordParams, Option
-from .parse import parse_measures, printed_name_spec
+from .parse import printed_name_spec
 from .registry import DOUBLE, MEAN, NICKNAMES, REGISTRY, SUM, MeasureDef
 
 __all__ = ["QueryRanking", "Rankings", "UserMeasure", "define_measure", "load_measures",
@@ -747,13 +748,22 @@ def user_measures_of(requests) -> list[UserMeasure]:
 
 
 def is_user_spelling(spec: str) -> bool:
-    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``): what the
-    pytrec_eval drop-in accepts besides pytrec_eval's own names."""
-    try:
-        requests = parse_measures([spec])
-    except (ParameterError, UnknownMeasureError):
+    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``), well spelled
+    or not: what the pytrec_eval drop-in hands to the parser besides pytrec_eval's own
+    names, so that ``GradedP(max_label='x')`` or ``GradedP@0`` get the parser's error
+    about the parameter rather than "unknown measure".
+
+    >>> import irmetrics as irm
+    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    >>> is_user_spelling("hits(rel=2)@10"), is_user_spelling("Hits@0"), is_user_spelling("P@10")
+    (True, True, False)
+    >>> irm.remove_measure("Hits")
+    """
+    base = re.match(r"\s*([^\W\d]\w*)", spec) if isinstance(spec, str) else None
+    if base is None:
         return False
-    return all(is_user_measure(r.measure) for r in requests)
+    name = base.group(1).lower()
+    return any(is_user_measure(m) and key.lower() == name for key, m in REGISTRY.items())
 
 
 def pytrec_eval_supported(measure: MeasureDef) -> bool:
