@@ -219,3 +219,37 @@ def test_pytrec_eval_drop_in_says_what_is_wrong_with_a_user_spelling(scratch, sp
         assert any(s.startswith("Gp(max_label=<int>") for s in raised.value.suggestions)
     assert RelevanceEvaluator(QRELS, {"map", "gp(max_label=1)@3"}).evaluate(RUN)["q1"] == \
         {"map": evaluate(["map"])["q1"]["map"], "gp(max_label=1)@3": 2.0}
+
+
+# ---- the ir_measures objects ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("by_query", [True, False])
+@pytest.mark.parametrize("value, shown", [(None, "NoneType"), ("0.5", "str"), ([1, 2], "shape")])
+def test_define_values_that_are_not_numbers(by_query, value, shown):
+    # Was "TypeError: unsupported operand type(s) for +=: 'float' and 'NoneType'" from
+    # the aggregation, a traceback naming neither the measure nor the query.
+    from irmetrics.compat.ir_measures_define import define, define_byquery
+
+    if by_query:
+        measure = define_byquery(lambda qrels, run: value, name="Odd")
+    else:
+        measure = define(lambda qrels, run: [(q, value) for q in run["query_id"].unique()],
+                         name="Odd")
+    with pytest.raises(UserMeasureError, match=f"'Odd@2' returned {shown}.* for query 'q1'"):
+        (measure @ 2).calc_aggregate(QRELS, RUN)
+    # ir_measures' own values pass as they are (an int stays an int, NaN stays NaN).
+    counted = define_byquery(lambda qrels, run: len(run), name="Count")
+    assert [m.value for m in (counted @ 2).iter_calc(QRELS, RUN)] == [2, 2]
+
+
+def test_a_numpy_integer_cutoff(scratch):
+    # np.int64(3) was refused: "`cutoff` must be a non-negative integer; got np.int64(3)".
+    from irmetrics.compat.ir_measures_define import registered_measure
+
+    scratch("Hits", lambda view: view.count(view.is_rel))
+    hits = registered_measure("Hits")
+    assert str(hits @ np.int64(3)) == "Hits@3"
+    assert (hits @ np.int64(3)).calc_aggregate(QRELS, RUN) == (hits @ 3).calc_aggregate(QRELS, RUN)
+    with pytest.raises(ParameterError, match="`cutoff` must be a non-negative integer"):
+        hits @ np.bool_(True)

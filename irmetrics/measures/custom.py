@@ -402,7 +402,7 @@ class UserMeasure:
                     value = self.function(query, **params)
                 except Exception as err:
                     raise user_error(spelling, query.query_id, err) from err
-                out[q] = _one_number(value, spelling, query.query_id)
+                out[q] = one_number(value, spelling, query.query_id)
         else:
             try:
                 raw = self.function(view, **params)
@@ -489,7 +489,18 @@ def _as_float(x) -> float:
         return math.inf if x > 0 else -math.inf
 
 
-def _one_number(value, spelling: str, query_id: str) -> float:
+def one_number(value, spelling: str, query_id: str) -> float:
+    """``value``, what a measure gave for one query, as a float: a UserMeasureError
+    naming the measure and the query unless it is one real number (NaN and infinity
+    pass: the caller decides).
+
+    >>> one_number(np.float32(0.5), "Mine@10", "q1")
+    0.5
+    >>> one_number(None, "Mine@10", "q1")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.UserMeasureError: user measure 'Mine@10' returned NoneType for query 'q1'; expected one real number.
+    """
     array = _numbers(value, spelling, query_id, "one real number")
     if array.size != 1 or array.ndim > 1:
         raise UserMeasureError(
