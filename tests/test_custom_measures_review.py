@@ -253,3 +253,23 @@ def test_a_numpy_integer_cutoff(scratch):
     assert (hits @ np.int64(3)).calc_aggregate(QRELS, RUN) == (hits @ 3).calc_aggregate(QRELS, RUN)
     with pytest.raises(ParameterError, match="`cutoff` must be a non-negative integer"):
         hits @ np.bool_(True)
+
+
+# ---- spellings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["Gx(p=float('nan'))", "Gx(p=__import__('os').getpid())",
+                                      "P(rel=int(2))@5"])
+def test_arguments_that_are_not_literals(scratch, spelling):
+    # Was "unknown measure ...; did you mean 'Gx(p=<float>, ...)'": the measure is known,
+    # the argument is what is wrong.
+    scratch("Gx", lambda view, p=0.5: view.num_ret * p)
+    with pytest.raises(ParameterError, match="must be name=value pairs with literal values"):
+        evaluate([spelling])
+
+
+def test_literal_arguments_in_parentheses(scratch):
+    scratch("Gx", lambda view, p=0.5: view.num_ret * p)
+    out = evaluate(["Gx(p=(0.25))", "P(rel=(2))@5", "P(rel=2)@5"])["q1"]
+    assert out["Gx(p=(0.25))"] == 5 * 0.25
+    assert out["P(rel=(2))@5"] == out["P(rel=2)@5"] == 0.4  # d1 (3) and d4 (2) in 5
