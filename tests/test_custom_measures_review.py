@@ -273,3 +273,21 @@ def test_literal_arguments_in_parentheses(scratch):
     out = evaluate(["Gx(p=(0.25))", "P(rel=(2))@5", "P(rel=2)@5"])["q1"]
     assert out["Gx(p=(0.25))"] == 5 * 0.25
     assert out["P(rel=(2))@5"] == out["P(rel=2)@5"] == 0.4  # d1 (3) and d4 (2) in 5
+
+
+# ---- docstrings ----------------------------------------------------------------------------
+
+
+def test_public_docstrings_have_an_example_and_the_measures_a_formula():
+    # define_byquery had no formula, QueryRanking and Rankings.queries no example.
+    from irmetrics.compat import ir_measures_define as imd
+    from irmetrics.measures import custom
+
+    with_formula = [custom.define_measure, custom.QueryRanking, imd.define, imd.define_byquery]
+    others = [custom.Rankings, custom.Rankings.queries, custom.Rankings.sum,
+              custom.Rankings.ideal, custom.remove_measure, custom.load_measures,
+              custom.one_number, custom.is_user_spelling, imd.registered_measure]
+    for obj in with_formula + others:
+        assert ">>>" in obj.__doc__, obj
+    for obj in with_formula:
+        assert ":math:" in obj.__doc__, obj

@@ -271,6 +271,12 @@ def define_byquery(impl, name=None, support_cutoff=True, *, run_inputs=None,
     ``name`` defaults to ``impl.__name__``; the other parameters are those of
     :func:`define`.
 
+    Notes
+    -----
+    With :math:`v_q` the value ``impl`` returns for run query :math:`q` and 0.0 for a
+    qrels query the run lacks, the aggregate is the mean over those queries :math:`V`:
+    :math:`\\frac{1}{|V|}\\sum_{q\\in V} v_q`.
+
     Examples
     --------
     >>> from irmetrics.compat.ir_measures_define import define_byquery

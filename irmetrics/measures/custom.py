@@ -264,7 +264,11 @@ class Rankings:
 
     def queries(self):
         """Yield a :class:`QueryRanking` per query, in order (a Python loop: the
-        per-query form of :func:`define_measure` runs on it)."""
+        per-query form of :func:`define_measure` runs on it).
+
+        >>> [(q.query_id, q.label.tolist(), q.num_rel) for q in Rankings.example().queries()]
+        [('q1', [2, 0, 1], 2), ('q2', [0], 1)]
+        """
         ideal = self.ideal()
         label, judged, pooled, is_rel = self.label, self.judged, self.pooled, self.is_rel
         scores = None if self._scores is None else self.score
@@ -335,6 +339,21 @@ class QueryRanking:
     and ``num_ret`` are ints; ``label_counts`` is ``{label: number of judged documents}``
     (labels ``>= 0``, retrieved or not); ``ideal_label`` the judged labels ``>= 0`` in
     descending order, cut at ``cutoff``.
+
+    Examples
+    --------
+    A reciprocal rank over the first ``k`` documents, :math:`1 / \\min\\{i : \\ell_i \\geq
+    \\mathrm{rel}\\}` (0 when no relevant document is ranked):
+
+    >>> import irmetrics as irm
+    >>> @irm.define_measure("FirstHit", per_query=True)
+    ... def first_hit(query):
+    ...     hits = query.rank[query.is_rel]
+    ...     return 1.0 / hits[0] if len(hits) else 0.0
+    >>> irm.evaluate({"q": {"a": 0, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}},
+    ...              ["FirstHit@1", "FirstHit"]).aggregate()
+    {'FirstHit@1': 0.0, 'FirstHit': 0.5}
+    >>> irm.remove_measure("FirstHit")
     """
 
     query_id: str
