@@ -291,3 +291,25 @@ def test_public_docstrings_have_an_example_and_the_measures_a_formula():
         assert ">>>" in obj.__doc__, obj
     for obj in with_formula:
         assert ":math:" in obj.__doc__, obj
+
+
+def test_the_cli_names_the_run_a_user_measure_failed_on(tmp_path):
+    # With several runs the message named the measure and the query, not the run.
+    path = tmp_path / "mine.py"
+    path.write_text("import irmetrics as irm\n"
+                    "def only_first(view):\n"
+                    "    if view.n_queries and view.num_ret[0] == 2:\n"
+                    "        raise KeyError('k')\n"
+                    "    return view.num_ret\n"
+                    "irm.define_measure('OnlyFirst', only_first)\n")
+    qrels, run = trec_files(tmp_path)
+    other = tmp_path / "other.txt"
+    other.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n")
+    try:
+        status, out, err = run_cli(["eval", "--measures-from", str(path), "-m", "OnlyFirst",
+                                    qrels, run, str(other)])
+    finally:
+        irm.remove_measure("OnlyFirst")
+    assert status == 4
+    assert err == (f"irmetrics eval: {other}: user measure 'OnlyFirst' failed on query 'q1':"
+                   " KeyError: 'k'\n")
