@@ -313,3 +313,12 @@ def test_the_cli_names_the_run_a_user_measure_failed_on(tmp_path):
     assert status == 4
     assert err == (f"irmetrics eval: {other}: user measure 'OnlyFirst' failed on query 'q1':"
                    " KeyError: 'k'\n")
+
+
+def test_an_evaluator_keeps_the_definitions_it_was_made_with(scratch):
+    # Undocumented before: a redefinition did not reach an Evaluator made earlier.
+    scratch("Kept", lambda view: view.num_ret)
+    before = irm.Evaluator(QRELS, ["Kept"])
+    irm.define_measure("Kept", lambda view: view.num_ret * 0, replace=True)
+    assert before.evaluate(RUN).to_dict()["q1"]["Kept"] == 5.0
+    assert irm.Evaluator(QRELS, ["Kept"]).evaluate(RUN).to_dict()["q1"]["Kept"] == 0.0
