@@ -306,7 +306,7 @@ def test_the_cli_names_the_run_a_user_measure_failed_on(tmp_path):
     other = tmp_path / "other.txt"
     other.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n")
     try:
-        status, out, err = run_cli(["eval", "--measures-from", str(path), "-m", "OnlyFirst",
+        status, _, err = run_cli(["eval", "--measures-from", str(path), "-m", "OnlyFirst",
                                     qrels, run, str(other)])
     finally:
         irm.remove_measure("OnlyFirst")
