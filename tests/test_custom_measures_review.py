@@ -11,10 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics.exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from irmetrics.measures import REGISTRY
+from tests._cases import qrels_and_run
 
 QRELS = {"q1": {"d1": 3, "d2": 1, "d3": 0, "d4": 2}, "q2": {"d5": 1, "d6": -1}}
 RUN = {"q1": {"d1": 0.9, "d3": 0.8, "d4": 0.7, "d9": 0.6, "d2": 0.5},
@@ -322,3 +325,161 @@ def test_an_evaluator_keeps_the_definitions_it_was_made_with(scratch):
     irm.define_measure("Kept", lambda view: view.num_ret * 0, replace=True)
     assert before.evaluate(RUN).to_dict()["q1"]["Kept"] == 5.0
     assert irm.Evaluator(QRELS, ["Kept"]).evaluate(RUN).to_dict()["q1"]["Kept"] == 0.0
+
+
+# ---- every field of the view against a plain loop, under every option ------------------------
+#
+# Not a regression (these held): the review's differential check, kept. The plain loop
+# reads the docs' definitions; the measures read every field of Rankings / QueryRanking.
+
+FIELDS = 7
+
+
+def _fields(view):
+    ideal = view.ideal()
+    counts = np.asarray(view.label_counts, dtype=float)
+    return np.stack([
+        view.sum(view.label / view.rank),
+        view.count(view.judged) * 1e6 + view.count(view.pooled) * 1e4
+        + view.count(view.is_rel) * 1e2 + view.num_ret,
+        view.num_rel * 1e3 + view.first_rank(view.is_rel),
+        view.sum(view.score / view.rank),
+        ideal.sum(ideal.label / ideal.rank) + 1e3 * ideal.num_ret,
+        (counts * np.asarray(view.label_values, dtype=float)).sum(axis=1) + 1e3 * counts.sum(1),
+        view.sum(view.cumsum(view.is_rel) * view.is_rel / view.rank),
+    ])
+
+
+def _fields_of_one(query):
+    cum = np.cumsum(query.is_rel)
+    first = int(np.argmax(query.is_rel)) + 1 if query.is_rel.any() else 0
+    return [
+        sum(float(label) / rank for label, rank in zip(query.label, query.rank)),
+        query.judged.sum() * 1e6 + query.pooled.sum() * 1e4 + query.is_rel.sum() * 1e2
+        + query.num_ret,
+        query.num_rel * 1e3 + first,
+        sum(float(s) / rank for s, rank in zip(query.score, query.rank)),
+        sum(float(g) / (i + 1) for i, g in enumerate(query.ideal_label))
+        + 1e3 * len(query.ideal_label),
+        sum(float(g) * c for g, c in query.label_counts.items())
+        + 1e3 * sum(query.label_counts.values()),
+        float(sum(c / r for c, x, r in zip(cum, query.is_rel, query.rank) if x)),
+    ]
+
+
+def _loop(qrels, run, *, k=None, relevance_level=1, judged_only=False, max_docs=None,
+          complete=False, ties="trec_eval", semantics="trec_eval", relevance="int"):
+    out = {}
+    for q in sorted(qrels if complete else set(qrels) & set(run), key=str.encode):
+        judged, docs = qrels[q], run.get(q, {})
+        score = {d: float(np.float32(s)) if semantics == "pytrec_eval" else s
+                 for d, s in docs.items()}
+        if ties == "trec_eval":
+            ranking = sorted(docs, key=lambda d: (score[d], d.encode()), reverse=True)
+        else:
+            ranking = sorted(docs, key=lambda d: -score[d])  # stable: input order
+        ranking = ranking[:max_docs]
+        if judged_only:
+            ranking = [d for d in ranking if judged.get(d, -1) >= 0]
+        ranking = ranking[:k]
+        label = [judged[d] if judged.get(d, -1) >= 0 else 0 for d in ranking]
+        is_judged = [judged.get(d, -1) >= 0 for d in ranking]
+        is_rel = [j and g >= relevance_level for j, g in zip(is_judged, label)]
+        kept = [g for g in judged.values() if g >= 0]
+        ideal = sorted(kept, reverse=True)[:k]
+        first = next((i + 1 for i, x in enumerate(is_rel) if x), 0)
+        hits, ap = 0, 0.0
+        for i, x in enumerate(is_rel):
+            hits += x
+            ap += hits / (i + 1) if x else 0.0
+        out[q] = [
+            sum(g / (i + 1) for i, g in enumerate(label)),
+            sum(is_judged) * 1e6 + sum(d in judged for d in ranking) * 1e4 + sum(is_rel) * 1e2
+            + len(ranking),
+            sum(g >= relevance_level for g in kept) * 1e3 + first,
+            sum(score[d] / (i + 1) for i, d in enumerate(ranking)),
+            sum(g / (i + 1) for i, g in enumerate(ideal)) + 1e3 * len(ideal),
+            sum(kept) + 1e3 * len(kept),
+            ap,
+        ]
+    return out
+
+
+@pytest.fixture(scope="module")
+def field_measures():
+    names = []
+    for i in range(FIELDS):
+        irm.define_measure(f"RvV{i}", lambda view, i=i: _fields(view)[i])
+        irm.define_measure(f"RvL{i}", lambda query, i=i: _fields_of_one(query)[i],
+                           per_query=True)
+        names += [f"RvV{i}", f"RvL{i}"]
+    yield names
+    for name in names:
+        irm.remove_measure(name)
+
+
+def _check_fields(got: dict, want: dict, names, cut: str):
+    assert got.keys() == want.keys()
+    for q, values in want.items():
+        for i, value in enumerate(values):
+            for kind in ("RvV", "RvL"):
+                assert got[q][f"{kind}{i}{cut}"] == pytest.approx(value, rel=1e-12,
+                                                                  abs=1e-12), (q, kind, i)
+
+
+OPTIONS = st.fixed_dictionaries({}, optional={
+    "relevance_level": st.sampled_from([0, 1, 2]), "judged_only": st.booleans(),
+    "max_docs": st.sampled_from([1, 2, 5]), "complete": st.booleans(),
+    "ties": st.sampled_from(["trec_eval", "input_order"]),
+    "semantics": st.sampled_from(["trec_eval", "pytrec_eval"])})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=qrels_and_run(), k=st.sampled_from([None, 1, 3, 20]), options=OPTIONS,
+       scale=st.sampled_from([None, 0.5, 0.25]))
+def test_every_field_equals_a_plain_loop(field_measures, case, k, options, scale):
+    qrels, run = case
+    if scale is not None:  # float labels
+        qrels = {q: {d: g * scale for d, g in docs.items()} for q, docs in qrels.items()}
+        options = {**options, "relevance": "float"}
+    cut = "" if k is None else f"@{k}"
+    want = _loop(qrels, run, k=k, **options)
+    if not want:
+        return
+    _check_fields(evaluate([n + cut for n in field_measures], qrels, run, **options),
+                  want, field_measures, cut)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=qrels_and_run(), chunk=st.sampled_from([8, 64]), seed=st.integers(0, 3),
+       options=OPTIONS.map(lambda o: {k: v for k, v in o.items() if k != "semantics"}))
+def test_the_file_road_in_small_chunks_equals_the_loop(field_measures, tmp_path_factory,
+                                                       monkeypatch, case, chunk, seed,
+                                                       options):
+    import importlib
+    import random
+
+    import irmetrics.containers.trec_text as trec_text
+
+    qrels, run = case
+    lines = [f"{q} Q0 {d} 1 {s!r} r\n" for q, docs in run.items() for d, s in docs.items()]
+    random.Random(seed).shuffle(lines)  # queries split over the file
+    if options.get("ties") == "input_order" or not lines:
+        return  # the loop's input order is the dict's, not the shuffled file's
+    path = tmp_path_factory.mktemp("road")
+    (path / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
+                                            for d, g in docs.items()))
+    (path / "run.txt").write_text("".join(lines))
+    want = _loop(qrels, {q: docs for q, docs in run.items() if docs}, k=3, **options)
+    if not want:
+        return
+    monkeypatch.setattr(trec_text, "PLAIN_CHUNK_BYTES", chunk)
+    road = importlib.import_module("irmetrics.evaluate")
+    streamed = []
+    original = road.evaluate_run_file
+    monkeypatch.setattr(road, "evaluate_run_file",
+                        lambda *a, **kw: streamed.append(original(*a, **kw)) or streamed[-1])
+    got = evaluate([n + "@3" for n in field_measures], str(path / "qrels.txt"),
+                   str(path / "run.txt"), **options)
+    assert streamed and streamed[0] is not None  # the bounded-memory road, in chunks
+    _check_fields(got, want, field_measures, "@3")
