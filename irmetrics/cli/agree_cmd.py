@@ -128,7 +128,7 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
-    load_measure_files(args.measures_from)
+    load_measure_files(args.measures_from, stderr, "irmetrics agree")
     options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

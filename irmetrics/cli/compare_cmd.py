@@ -116,7 +116,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.format == "html":
         _require_matplotlib()
 
-    load_measure_files(args.measures_from)
+    load_measure_files(args.measures_from, stderr, "irmetrics compare")
     qrels, runs = _inputs(args.files)
     if qrels is None:
         _refuse_evaluation_options(args)

@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
-from ..exceptions import MissingQueriesWarning, NoQueriesError
+from ..exceptions import MissingQueriesWarning, NoQueriesError, UserMeasureError
 from ..io.columnar import column_names
 from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
@@ -183,7 +183,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
     num_docs = parse_int("-N", args.Number_docs_in_coll)
-    load_measure_files(args.measures_from)
+    load_measure_files(args.measures_from, stderr, "irmetrics eval")
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)
@@ -275,6 +275,8 @@ def _evaluate_run(evaluator, path, label, args, *, report=False):
             raise CliError(f"trec_eval: result qid '{evaluator.query_ids[0]}' not found in"
                            " qrels", EXIT_COMPUTE, verbatim=True) from None
         raise CliError(f"{label}: {exc}", EXIT_NO_QUERIES) from None
+    except UserMeasureError as exc:  # which of the runs, when several are given
+        raise CliError(f"{label}: {exc}", EXIT_COMPUTE) from exc
 
 
 class _FormatEvaluator:

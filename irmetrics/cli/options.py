@@ -121,12 +121,15 @@ def add_measures_from(group) -> None:
                             " (e.g. --measures-from mymeasures.py -m GradedP@10)")
 
 
-def load_measure_files(paths) -> None:
-    """Run the ``--measures-from`` files, in order (see docs/custom_measures.md)."""
+def load_measure_files(paths, stderr, prog: str) -> None:
+    """Run the ``--measures-from`` files, in order (see docs/custom_measures.md); warn
+    about a file that defines no measure (its -m names would be "unknown")."""
     from ..measures.custom import load_measures
 
     for path in paths:
-        load_measures(path)
+        if not load_measures(path):
+            stderr.write(f"{prog}: warning: the measures file {path!r} defines no measure"
+                         " (it should call irmetrics.define_measure)\n")
 
 
 #: Outputs of the commands that write tables (``compare``, ``agree``).

@@ -27,6 +27,7 @@ made (ir_measures fails later with an ``AssertionError``). pandas is needed for
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterable, Mapping
 
@@ -36,7 +37,7 @@ from ..checks import parameter_error
 from ..containers import Qrels, Run
 from ..evaluate import Evaluator as _IrmEvaluator
 from ..exceptions import UnknownMeasureError
-from ..measures.custom import is_user_measure, user_error
+from ..measures.custom import is_user_measure, one_number, user_error
 from ..measures.registry import REGISTRY, SUM
 
 __all__ = [
@@ -96,9 +97,11 @@ class CustomMeasure:
             raise parameter_error(f"the parameters of {self.NAME or 'this measure'}",
                                   f"among {sorted(self.SUPPORTED_PARAMS)}", unknown[0])
         cutoff = params.get("cutoff")
-        if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int)
-                                   or cutoff < 0):
+        if cutoff is not None and (isinstance(cutoff, (bool, np.bool_))
+                                   or not isinstance(cutoff, numbers.Integral) or cutoff < 0):
             raise parameter_error("cutoff", "a non-negative integer", cutoff)
+        if cutoff is not None:
+            params["cutoff"] = int(cutoff)  # np.int64(10) spells as 10
         self.params = dict(params)
 
     def _derived(self, params: dict) -> CustomMeasure:
@@ -198,13 +201,16 @@ class RuntimeMeasure(CustomMeasure):
                     value = definition.impl(qrels_rows, run_rows)
                 except Exception as err:
                     raise user_error(str(self), str(query_id), err) from err
+                one_number(value, str(self), str(query_id))  # None, "x": a clear error
                 yield metric(query_id, self, value)
             return
         try:
-            for query_id, value in definition.impl(qrels, run):
-                yield metric(query_id, self, value)
+            pairs = [(query_id, value) for query_id, value in definition.impl(qrels, run)]
         except Exception as err:
             raise user_error(str(self), None, err) from err
+        for query_id, value in pairs:
+            one_number(value, str(self), str(query_id))
+            yield metric(query_id, self, value)
 
 
 def define(impl, name=None, support_cutoff=True, *, run_inputs=None, qrel_inputs=None,
@@ -264,6 +270,12 @@ def define_byquery(impl, name=None, support_cutoff=True, *, run_inputs=None,
 
     ``name`` defaults to ``impl.__name__``; the other parameters are those of
     :func:`define`.
+
+    Notes
+    -----
+    With :math:`v_q` the value ``impl`` returns for run query :math:`q` and 0.0 for a
+    qrels query the run lacks, the aggregate is the mean over those queries :math:`V`:
+    :math:`\\frac{1}{|V|}\\sum_{q\\in V} v_q`.
 
     Examples
     --------

@@ -18,11 +18,15 @@ See docs/custom_measures.md.
 from __future__ import annotations
 
 import contextvars
+import decimal
 import importlib.machinery
 import importlib.util
 import inspect
 import itertools
+import math
+import numbers
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,7 +38,7 @@ from ..engine import segments as sg
 from ..engine.ranked import NOT_IN_POOL
 from ..exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from .params import BINARY_OPTIONS, KeywordParams, Option
-from .parse import parse_measures, printed_name_spec
+from .parse import printed_name_spec
 from .registry import DOUBLE, MEAN, NICKNAMES, REGISTRY, SUM, MeasureDef
 
 __all__ = ["QueryRanking", "Rankings", "UserMeasure", "define_measure", "load_measures",
@@ -51,6 +55,8 @@ _KINDS = {int: int, float: float, bool: bool, str: str,
           "int": int, "float": float, "bool": bool, "str": str}
 _EXAMPLES = {int: 1, float: 0.5, bool: True, str: "x"}
 _AGGREGATES = {"mean": MEAN, "sum": SUM}
+#: Real numbers numpy keeps as Python objects; a user measure may return them.
+_REAL_OBJECTS = (numbers.Real, decimal.Decimal)
 #: Set while :func:`load_measures` runs a file: its measures replace earlier user ones.
 _LOADING = contextvars.ContextVar("irmetrics_loading_measures", default=False)
 
@@ -258,7 +264,11 @@ class Rankings:
 
     def queries(self):
         """Yield a :class:`QueryRanking` per query, in order (a Python loop: the
-        per-query form of :func:`define_measure` runs on it)."""
+        per-query form of :func:`define_measure` runs on it).
+
+        >>> [(q.query_id, q.label.tolist(), q.num_rel) for q in Rankings.example().queries()]
+        [('q1', [2, 0, 1], 2), ('q2', [0], 1)]
+        """
         ideal = self.ideal()
         label, judged, pooled, is_rel = self.label, self.judged, self.pooled, self.is_rel
         scores = None if self._scores is None else self.score
@@ -329,6 +339,21 @@ class QueryRanking:
     and ``num_ret`` are ints; ``label_counts`` is ``{label: number of judged documents}``
     (labels ``>= 0``, retrieved or not); ``ideal_label`` the judged labels ``>= 0`` in
     descending order, cut at ``cutoff``.
+
+    Examples
+    --------
+    A reciprocal rank over the first ``k`` documents, :math:`1 / \\min\\{i : \\ell_i \\geq
+    \\mathrm{rel}\\}` (0 when no relevant document is ranked):
+
+    >>> import irmetrics as irm
+    >>> @irm.define_measure("FirstHit", per_query=True)
+    ... def first_hit(query):
+    ...     hits = query.rank[query.is_rel]
+    ...     return 1.0 / hits[0] if len(hits) else 0.0
+    >>> irm.evaluate({"q": {"a": 0, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}},
+    ...              ["FirstHit@1", "FirstHit"]).aggregate()
+    {'FirstHit@1': 0.0, 'FirstHit': 0.5}
+    >>> irm.remove_measure("FirstHit")
     """
 
     query_id: str
@@ -396,7 +421,7 @@ class UserMeasure:
                     value = self.function(query, **params)
                 except Exception as err:
                     raise user_error(spelling, query.query_id, err) from err
-                out[q] = _one_number(value, spelling, query.query_id)
+                out[q] = one_number(value, spelling, query.query_id)
         else:
             try:
                 raw = self.function(view, **params)
@@ -453,10 +478,20 @@ def user_error(spelling: str, query_id: str | None, err: Exception, *,
 
 
 def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.ndarray:
-    """``value`` as a float64 array if it holds real numbers, else a UserMeasureError."""
+    """``value`` as a float64 array if it holds real numbers, else a UserMeasureError.
+
+    A masked entry (``numpy.ma``) has no value: it becomes NaN, an error unless the
+    measure allows NaN (``np.asarray`` would drop the mask and keep the hidden number).
+    Real numbers numpy holds as objects (``Decimal``, ``Fraction``, ints past int64)
+    are read with ``float``; one past float64's range becomes infinite."""
     where = f" for query {query_id!r}" if query_id is not None else ""
     try:
+        if np.ma.isMaskedArray(value):
+            value = np.ma.asarray(value).astype(np.float64).filled(np.nan)
         array = np.asarray(value)
+        if array.dtype.kind == "O" and array.size and all(
+                isinstance(x, _REAL_OBJECTS) for x in array.flat):  # the rare object path
+            array = np.array([_as_float(x) for x in array.flat]).reshape(array.shape)
     except Exception:  # noqa: BLE001 - anything numpy cannot read is the wrong type
         array = np.asarray(None)
     if array.dtype.kind not in "biuf":
@@ -466,7 +501,25 @@ def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.nd
     return array.astype(np.float64)
 
 
-def _one_number(value, spelling: str, query_id: str) -> float:
+def _as_float(x) -> float:
+    try:
+        return float(x)
+    except OverflowError:  # an int past float64's range
+        return math.inf if x > 0 else -math.inf
+
+
+def one_number(value, spelling: str, query_id: str) -> float:
+    """``value``, what a measure gave for one query, as a float: a UserMeasureError
+    naming the measure and the query unless it is one real number (NaN and infinity
+    pass: the caller decides).
+
+    >>> one_number(np.float32(0.5), "Mine@10", "q1")
+    0.5
+    >>> one_number(None, "Mine@10", "q1")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.UserMeasureError: user measure 'Mine@10' returned NoneType for query 'q1'; expected one real number.
+    """
     array = _numbers(value, spelling, query_id, "one real number")
     if array.size != 1 or array.ndim > 1:
         raise UserMeasureError(
@@ -617,9 +670,11 @@ def _options_of(function, name: str) -> tuple[dict, dict]:
                                  f" ({', '.join(sorted(_RESERVED))} are every measure's own);"
                                  " rename it.")
         has_default = p.default is not inspect.Parameter.empty
+        # A numpy scalar default (np.float64(0.5), np.int64(2)) types it as its Python kin.
+        default = p.default.item() if isinstance(p.default, np.generic) else p.default
         kind = _KINDS.get(p.annotation) if isinstance(p.annotation, (type, str)) else None
         if kind is None and has_default:
-            kind = _KINDS.get(type(p.default))
+            kind = _KINDS.get(type(default))
         if kind is None:
             raise ParameterError(
                 f"parameter {p.name!r} of measure {name!r} needs a type: annotate it int,"
@@ -627,7 +682,7 @@ def _options_of(function, name: str) -> tuple[dict, dict]:
         option = Option(kind, required=not has_default, example=_EXAMPLES[kind],
                         doc=f"{kind.__name__} parameter of the user measure {name}")
         if has_default:
-            defaults[p.name] = option.convert(f"{name} (its default)", p.name, p.default)
+            defaults[p.name] = option.convert(f"{name} (its default)", p.name, default)
         options[p.name] = option
     return options, defaults
 
@@ -651,8 +706,12 @@ def _builtin_clash(name: str) -> str | None:
                     (f" (friendly name {spelling!r})" if spelling != key else "")
     if lower in {n.lower() for n in NICKNAMES}:
         return "a trec_eval nickname"
-    if printed_name_spec(name) is not None:
-        return f"trec_eval's output name for {printed_name_spec(name)!r}"
+    # Output names too, case-blind like the rest (p_10 would sit beside P_10).
+    for key in REGISTRY:
+        if lower.startswith(key.lower() + "_"):
+            spec = printed_name_spec(key + name[len(key):])
+            if spec is not None:
+                return f"trec_eval's output name for {spec!r}"
     return None
 
 
@@ -677,12 +736,14 @@ def install(spec: UserMeasure, *, replace: bool = False) -> None:
 def remove_measure(name: str) -> None:
     """Remove the user measure ``name`` (defined by :func:`define_measure`).
 
+    ``name`` is compared case-blind, as it is when the measure is defined or spelled.
+
     Raises
     ------
     UnknownMeasureError
-        No measure has that name.
+        No user measure has that name.
     ParameterError
-        ``name`` is a built-in measure (they cannot be removed).
+        ``name`` is a built-in measure (they cannot be removed), or not a str.
 
     Examples
     --------
@@ -693,14 +754,17 @@ def remove_measure(name: str) -> None:
     >>> "Hits" in REGISTRY
     False
     """
-    measure = REGISTRY.get(name)
-    if measure is None:
-        raise UnknownMeasureError(name, suggestions=[k for k, m in REGISTRY.items()
-                                                     if is_user_measure(m)][:5])
-    if not is_user_measure(measure):
+    if not isinstance(name, str):
+        raise parameter_error("name", "the name of a user measure (a str)", name)
+    if name in REGISTRY and not is_user_measure(REGISTRY[name]):
         raise parameter_error("name", "a user measure (built-in ones cannot be removed)",
                               name)
-    del REGISTRY[name]
+    # Case-blind, as names are defined and spelled (GradedP@10 is gradedp@10).
+    same = [k for k, m in REGISTRY.items() if is_user_measure(m) and k.lower() == name.lower()]
+    if not same:
+        raise UnknownMeasureError(name, suggestions=[k for k, m in REGISTRY.items()
+                                                     if is_user_measure(m)][:5])
+    del REGISTRY[same[0]]
 
 
 def user_measures_of(requests) -> list[UserMeasure]:
@@ -714,13 +778,22 @@ def user_measures_of(requests) -> list[UserMeasure]:
 
 
 def is_user_spelling(spec: str) -> bool:
-    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``): what the
-    pytrec_eval drop-in accepts besides pytrec_eval's own names."""
-    try:
-        requests = parse_measures([spec])
-    except (ParameterError, UnknownMeasureError):
+    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``), well spelled
+    or not: what the pytrec_eval drop-in hands to the parser besides pytrec_eval's own
+    names, so that ``GradedP(max_label='x')`` or ``GradedP@0`` get the parser's error
+    about the parameter rather than "unknown measure".
+
+    >>> import irmetrics as irm
+    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    >>> is_user_spelling("hits(rel=2)@10"), is_user_spelling("Hits@0"), is_user_spelling("P@10")
+    (True, True, False)
+    >>> irm.remove_measure("Hits")
+    """
+    base = re.match(r"\s*([^\W\d]\w*)", spec) if isinstance(spec, str) else None
+    if base is None:
         return False
-    return all(is_user_measure(r.measure) for r in requests)
+    name = base.group(1).lower()
+    return any(is_user_measure(m) and key.lower() == name for key, m in REGISTRY.items())
 
 
 def pytrec_eval_supported(measure: MeasureDef) -> bool:
@@ -745,7 +818,10 @@ def load_measures(path) -> list[str]:
     OSError
         The file cannot be read.
     UserMeasureError
-        The file failed to run (names the file; the error is the ``__cause__``).
+        The file failed to run or called ``sys.exit`` (names the file; the error is the
+        ``__cause__``); the user measures are then those before the call.
+    ParameterError
+        ``path`` is not a path.
 
     Examples
     --------
@@ -759,7 +835,9 @@ def load_measures(path) -> list[str]:
     ['Hits']
     >>> irm.remove_measure("Hits")
     """
-    path = os.fspath(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise parameter_error("path", "the path of a Python file (str or os.PathLike)", path)
+    path = os.fsdecode(path)
     with open(path, "rb"):
         pass  # an unreadable file is an OSError naming it, before anything runs
     name = f"irmetrics_user_measures_{next(_loaded)}"
@@ -771,9 +849,16 @@ def load_measures(path) -> list[str]:
     token = _LOADING.set(True)
     try:
         loader.exec_module(module)
-    except Exception as err:
-        raise UserMeasureError(f"the measures file {path!r} failed: {type(err).__name__}:"
-                               f" {err}") from err
+    except (Exception, SystemExit) as err:
+        # A file that fails defines nothing: the measures it defined before failing go,
+        # and those it replaced come back. sys.exit() in it is a failure too (it would
+        # end the CLI silently, with status 0 for a message).
+        for key in [k for k, m in REGISTRY.items() if is_user_measure(m)]:
+            del REGISTRY[key]
+        REGISTRY.update(before)
+        what = (f"called sys.exit({err.code!r})" if isinstance(err, SystemExit)
+                else f"failed: {type(err).__name__}: {err}")
+        raise UserMeasureError(f"the measures file {path!r} {what}") from err
     finally:
         _LOADING.reset(token)
     return [k for k, m in REGISTRY.items() if is_user_measure(m) and before.get(k) is not m]

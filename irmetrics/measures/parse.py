@@ -31,6 +31,9 @@ _FRIENDLY_ONLY = re.compile(r".*[@(]")
 _FRIENDLY = re.compile(
     r"(?P<base>[^\W\d]\w*)(?:\((?P<args>[^()]*)\))?(?:@(?P<cut>[^@()]+))?\Z"
 )
+#: Arguments with parentheses inside (``rel=(2)``, ``p=float('nan')``): read by
+#: :func:`_friendly_args`, which explains why a value that is not a literal is refused.
+_FRIENDLY_NESTED = re.compile(r"(?P<base>[^\W\d]\w*)\((?P<args>.*)\)(?:@(?P<cut>[^@()]+))?\Z")
 
 #: trec_eval's dcg, ideal_dcg and ndcg share one gain-parameter block (spec §8.1).
 _SHARED_GAIN_BLOCK = ("dcg", "ideal_dcg", "ndcg")
@@ -255,7 +258,7 @@ class _UnknownOption(str):
 
 
 def _parse_friendly(spec: str) -> Request:
-    match = _FRIENDLY.match(spec)
+    match = _FRIENDLY.match(spec) or _FRIENDLY_NESTED.match(spec)
     if not match:
         raise _unknown(spec)
     base, cut = match.group("base"), match.group("cut")
