@@ -30,6 +30,9 @@ class                       warned when
 ``MissingQueriesWarning``   qrels queries have no ranking in the run and were not
                             evaluated (``complete=False``); the ids are in
                             ``Results.missing_query_ids``
+``QueryAlignmentWarning``   a comparison left out queries some system lacks
+``DegenerateTestWarning``   a comparison's test cannot decide some rows (no variance,
+                            too few queries); they are not marked significant
 ==========================  ===========================================================
 """
 
@@ -49,6 +52,7 @@ __all__ = [
     "IrMetricsWarning",
     "MissingQueriesWarning",
     "QueryAlignmentWarning",
+    "DegenerateTestWarning",
     "ComparisonError",
 ]
 
@@ -212,6 +216,13 @@ class MissingQueriesWarning(IrMetricsWarning):
 
 class QueryAlignmentWarning(IrMetricsWarning):
     """Some queries are not evaluated for every system and were left out of a comparison."""
+
+
+class DegenerateTestWarning(IrMetricsWarning):
+    """A comparison's test cannot decide some rows: the differences have no variance (the
+    t test's t is infinite), or too few queries (or resamples) differ for any
+    distribution-free test to reach alpha. Those rows are not marked significant; the
+    table's ``caveat`` column says why."""
 
 
 class ComparisonError(IrMetricsError, ValueError):

@@ -13,6 +13,8 @@ import os
 import sys
 import warnings
 
+import polars as pl
+
 from ..checks import check_float, parameter_error
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
@@ -165,6 +167,15 @@ def run(argv: list[str], stdout, stderr) -> int:
         regressions = comparison.regressions(margin=margin)
         for regression in regressions:
             stderr.write(f"irmetrics compare: FAIL: {regression}\n")
+        failed = {(r.measure, r.system, r.baseline) for r in regressions}
+        for row in comparison.table().filter(pl.col("caveat").is_not_null()
+                                             & (pl.col("diff") < 0)).iter_rows(named=True):
+            if (row["measure"], row["system"], row["baseline"]) not in failed:
+                stderr.write(f"irmetrics compare: gate: {row['system']!r} is worse than baseline"
+                             f" {row['baseline']!r} on {row['measure']} (diff {row['diff']:+.4f})"
+                             f" but the {args.test} test cannot decide it ({row['caveat']}):"
+                             " not counted as a failure (see the warning above; --margin"
+                             " fails on the size of a difference)\n")
         if regressions:
             return EXIT_WORSE
     return EXIT_OK
