@@ -21,6 +21,7 @@ from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
+from ..io.output import check_not_input, write_text
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_float_relevance, add_ties, add_version, parse_int)
@@ -40,12 +41,15 @@ interval, effect size, p-value of a paired test, corrected for multiple comparis
   irmetrics compare [options] qrels run run [run ...]
   irmetrics compare [options] a.eval b.eval [c.eval ...]   (trec_eval -q outputs)
 
+A run (or -q file) given as NAME=PATH is called NAME in every table and the report
+(BM25=runs/bm25.run); otherwise by its file name.
 Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l); files written by
 'trec_eval -q' or 'irmetrics eval -q' are used as they are (values as printed)."""
 
 EPILOG = """\
 examples:
   irmetrics compare qrels.txt bm25.run dense.run              t-test, Holm, all pairs
+  irmetrics compare qrels.txt BM25=bm25.run Dense=dense.run   tables say BM25, Dense
   irmetrics compare -m map -m nDCG@10 --baseline bm25.run qrels.txt bm25.run a.run b.run
   irmetrics compare --test randomization --resamples 100000 qrels.txt a.run b.run
   irmetrics compare --test tukey --format latex qrels.txt a.run b.run c.run
@@ -73,8 +77,8 @@ def build_parser() -> CliParser:
                         " -q files")
     g.add_argument("--baseline", action="append", metavar="RUN",
                    help="compare every other run with this one (repeatable for several"
-                        " baselines); a file name or path as given (e.g. --baseline bm25.run);"
-                        " default: every pair")
+                        " baselines); its NAME, file name or path as given (e.g. --baseline"
+                        " bm25.run); default: every pair")
     g.add_argument("--test", choices=COMPARE_TESTS, default="t",
                    help="statistical test (default t)")
     g.add_argument("--correction", choices=CORRECTIONS, default="holm",
@@ -91,7 +95,8 @@ def build_parser() -> CliParser:
                    help="output: table (terminal, default), markdown, latex, json, csv, or html"
                         " (a self-contained report with plots; needs irmetrics[plot])")
     g.add_argument("-o", "--output", metavar="FILE",
-                   help="write the output to FILE instead of standard output")
+                   help="write the output to FILE instead of standard output (never one of"
+                        " the inputs; written whole or not at all)")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
@@ -114,7 +119,8 @@ def build_parser() -> CliParser:
     add_ties(e)
     add_float_relevance(e)
     p.add_argument("files", nargs="+", metavar="file",
-                   help="qrels then two or more runs; or two or more -q evaluation files")
+                   help="qrels then two or more runs; or two or more -q evaluation files;"
+                        " a run as NAME=PATH is called NAME (e.g. BM25=bm25.run)")
     return p
 
 
@@ -137,13 +143,20 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.format == "html":
         _require_matplotlib()
 
-    qrels, runs = _inputs(args.files)
+    given_names, paths = _split_names(args.files)
+    if args.output is not None:
+        # Before any work: the output must not be one of the inputs.
+        check_not_input("-o", args.output, {f"input {p!r}": p for p in paths})
+    qrels, runs = _inputs(paths)
     if qrels is None:
         _refuse_evaluation_options(args)
+    elif given_names[0] is not None:
+        raise CliError(f"{args.files[0]!r}: the qrels take no name (NAME=PATH names a run)",
+                       EXIT_USAGE)
     measures = args.measures
     if measures is None:
         measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
-    names = _run_names(runs)
+    names = _run_names(runs, given_names[len(paths) - len(runs):])
     baselines = [_resolve(b, names, runs) for b in args.baseline] if args.baseline else None
     options = {}
     if qrels is not None:
@@ -162,7 +175,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's
         stderr.write(f"irmetrics compare: warning: {warning.message}\n")
-    _write(_render(comparison, args.format), args.output, stdout)
+    _write(_render(comparison, args.format), args.output, stdout, paths)
     if args.fail_if_worse:
         regressions = comparison.regressions(margin=margin)
         for regression in regressions:
@@ -222,15 +235,32 @@ def _require_matplotlib() -> None:
                        f" {INSTALL_HINT}", EXIT_USAGE) from None
 
 
-def _write(text: str, output: str | None, stdout) -> None:
+def _write(text: str, output: str | None, stdout, inputs: list[str]) -> None:
     if output is None:
         stdout.write(text)
         return
     try:
-        with open(output, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        write_text(output, text, name="-o", inputs={f"input {p!r}": p for p in inputs})
     except OSError as exc:
         raise CliError(f"cannot write {output!r}: {exc.strerror or exc}", EXIT_INPUT) from None
+
+
+def _split_names(files: list[str]) -> tuple[list, list[str]]:
+    """``NAME=PATH`` arguments as (names, paths); None where no name is given. An
+    argument that is an existing file is a path even if it holds '='."""
+    names, paths = [], []
+    for text in files:
+        name, equals, path = text.partition("=")
+        if not equals or text == "-" or os.path.exists(text):
+            names.append(None)
+            paths.append(text)
+            continue
+        if not name or not path:
+            raise CliError(f"{text!r}: NAME=PATH needs a name and a path (e.g. BM25=bm25.run)",
+                           EXIT_USAGE)
+        names.append(name)
+        paths.append(path)
+    return names, paths
 
 
 def _parse_float(option: str, text: str) -> float:
@@ -293,8 +323,9 @@ def _paths(runs: list) -> list[str]:
     return [r if isinstance(r, str) else r.source for r in runs]
 
 
-def _run_names(runs: list) -> list[str]:
-    """File names, or the paths as given where two file names are the same."""
+def _run_names(runs: list, given: list) -> list[str]:
+    """The names given (``NAME=PATH``), else the file names, or the paths as given
+    where two file names are the same."""
     paths = _paths(runs)
     names = [os.path.basename(p) or p for p in paths]
     if len(set(names)) < len(names):
@@ -302,18 +333,28 @@ def _run_names(runs: list) -> list[str]:
     if len(set(names)) < len(names):
         raise CliError(f"the same file is given twice: {sorted(n for n in names if names.count(n) > 1)[0]}",
                        EXIT_USAGE)
+    names = [g if g is not None else n for g, n in zip(given, names)]
+    if len(set(names)) < len(names):
+        raise CliError(f"two runs are named {min(n for n in names if names.count(n) > 1)!r}"
+                       " (NAME=PATH names must differ from each other and from the other"
+                       " runs' file names)", EXIT_USAGE)
     return names
 
 
 def _resolve(baseline: str, names: list[str], runs: list) -> str:
-    """A ``--baseline`` value as a run name: the name itself or the path as given."""
+    """A ``--baseline`` value as a run name: the name itself, the path as given, or the
+    file name of a run named with NAME=PATH."""
     if baseline in names:
         return baseline
-    for name, path in zip(names, _paths(runs)):
+    paths = _paths(runs)
+    for name, path in zip(names, paths):
         if os.path.abspath(path) == os.path.abspath(baseline):
             return name
-    raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
-                   EXIT_USAGE)
+    by_file = [name for name, path in zip(names, paths) if os.path.basename(path) == baseline]
+    if len(by_file) == 1:
+        return by_file[0]
+    raise CliError(f"--baseline {baseline!r} is not one of the runs"
+                   f" ({', '.join(map(repr, names))})", EXIT_USAGE)
 
 
 def _common_names(runs: list) -> list[str]:

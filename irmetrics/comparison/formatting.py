@@ -87,8 +87,8 @@ def footnotes(comparison) -> list[str]:
         adjusted = "without correction"
     else:
         adjusted = f"after the {CORRECTION_NAMES[c.correction]} correction"
-    lines = [f"* significant at alpha = {c.alpha:g} {adjusted}; d = Cohen's d_z;"
-             " W/T/L = queries where the system wins/ties/loses."]
+    lines = [(f"* significant at alpha = {c.alpha:g} {adjusted}; d = Cohen's d_z;"
+              " W/T/L = queries where the system wins/ties/loses.")]
     if c.test == "tukey" or c.correction != "none":
         lines.append("The stars use the adjusted p-values; the confidence intervals are not"
                      " adjusted for multiple comparisons (one may exclude 0 without a star).")

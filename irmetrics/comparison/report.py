@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import io
-import os
 import re
 import warnings
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from .. import __version__
 from ..exceptions import ComparisonError
+from ..io.output import write_text
 from . import formatting as fmt
 from . import plot
 
@@ -49,7 +49,8 @@ def html_report(comparison, path=None) -> str:
     ----------
     comparison : Comparison
     path : str or os.PathLike, optional
-        Also write the page there (UTF-8).
+        Also write the page there (UTF-8), atomically (a failed write leaves no half
+        page); a path that is one of the comparison's inputs is refused.
 
     Returns
     -------
@@ -57,6 +58,8 @@ def html_report(comparison, path=None) -> str:
 
     Raises
     ------
+    ParameterError
+        ``path`` is one of the inputs (``comparison.sources``).
     ImportError
         matplotlib is not installed (the message says how to install it).
 
@@ -78,8 +81,7 @@ def html_report(comparison, path=None) -> str:
     # console's cp1252, which cannot hold matplotlib's minus sign U+2212.
     text = page.render().encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        write_text(path, text, inputs=comparison.sources)
     return text
 
 

@@ -109,6 +109,9 @@ class Comparison:
     notes : list of str
         The warnings :func:`compare` issued (queries left out, rows the test cannot
         decide, ...), as text: the report repeats them on the page.
+    sources : dict of str to path
+        The files read (``{"qrels": path, "run 'bm25'": path, ...}``): :meth:`to_html`
+        refuses to write over one of them.
 
     Notes
     -----
@@ -130,6 +133,7 @@ class Comparison:
     n_resamples: int
     seed: int
     notes: list = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
     _table: pl.DataFrame = field(repr=False, default=None)
     # What the per-query values came from, kept for the precision-recall curves of a
     # report: {system: Results or PerQueryScores}, {system: the run as given}, and the
@@ -296,7 +300,7 @@ class Comparison:
                      fmt.number(r["effect_size"], 2), fmt.pvalue(r["p_value"]), fmt.pvalue(r["p_adjusted"]),
                      significance, f"{r['wins']}/{r['ties']}/{r['losses']}"]
             lines.append("| " + " | ".join(cells) + " |")
-        notes = "\n".join(fmt.markdown_escape(line) for line in fmt.footnotes(self))
+        notes = "\n\n".join(fmt.markdown_escape(line) for line in fmt.footnotes(self))
         return "\n".join(lines) + f"\n\n{fmt.markdown_escape(self.describe())}\n\n{notes}\n"
 
     def to_latex(self, *, digits: int = 4) -> str:
@@ -363,7 +367,8 @@ class Comparison:
         Parameters
         ----------
         path : str or os.PathLike, optional
-            Also write the page there (UTF-8).
+            Also write the page there (UTF-8, atomically; never over one of
+            :attr:`sources`).
 
         Returns
         -------
@@ -499,7 +504,7 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                       query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
                       correction="none" if test == "tukey" else correction, alpha=alpha,
                       level=1.0 - alpha, n_resamples=n_resamples, seed=seed, notes=notes,
-                      _table=table, _scored=scored, _runs=named, _evaluator=evaluator)
+                      sources=_sources(qrels, named), _table=table, _scored=scored, _runs=named, _evaluator=evaluator)
 
 
 def check_alpha(name: str, alpha) -> float:
@@ -535,6 +540,16 @@ def _named_runs(runs) -> dict:
     if len(named) < 2:
         raise parameter_error("runs", "at least two runs to compare", list(named))
     return named
+
+
+def _sources(qrels, named: dict) -> dict:
+    """``{what: path}`` of every input read from a file."""
+    sources = {"qrels": qrels} if isinstance(qrels, (str, os.PathLike)) else {}
+    for name, run in named.items():
+        path = run if isinstance(run, (str, os.PathLike)) else getattr(run, "source", None)
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) != "-":
+            sources[f"run {name!r}"] = path
+    return sources
 
 
 def _label_of(run) -> str:
@@ -743,7 +758,7 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
         p_adjusted = stats.adjust_pvalues(p_value, method=correction, axis=-1)
     caveat = _caveats(paired, scores, names, n_pairs, p_adjusted, test=test,
                       correction=correction, alpha=alpha, n_resamples=n_resamples)
-    significant = (p_adjusted <= alpha) & (caveat == None)  # noqa: E711 (elementwise)
+    significant = (p_adjusted <= alpha) & np.equal(caveat, None)
 
     def flat(values):
         return np.asarray(values).reshape(-1)
