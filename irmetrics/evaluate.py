@@ -161,7 +161,8 @@ class Evaluator:
         check_int("relevance_level", relevance_level)
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
-        check_int("num_docs_in_coll", num_docs_in_coll)
+        # utility's N + a - n - R is an int64 sum: bounded so that it cannot overflow.
+        check_int("num_docs_in_coll", num_docs_in_coll, min=-(2**62), max=2**62)
         check_bool("judged_only", judged_only)
         check_bool("complete", complete)
         # A qrels path is encoded straight from the file when it is plain; the Qrels

@@ -175,7 +175,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     max_docs = None if args.Max_retrieved_per_topic is None else \
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
-    num_docs = parse_int("-N", args.Number_docs_in_coll)
+    num_docs = parse_int("-N", args.Number_docs_in_coll, minimum=-(2**62), maximum=2**62)
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)

@@ -69,7 +69,8 @@ def add_version(parser: argparse.ArgumentParser) -> None:
                         help="print the version on stderr (as trec_eval does) and exit")
 
 
-def parse_int(option: str, text: str, *, minimum: int | None = None) -> int:
+def parse_int(option: str, text: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
     """An integer option value, strictly (trec_eval's ``atol`` would read ``abc`` as 0).
 
     Raises
@@ -77,12 +78,15 @@ def parse_int(option: str, text: str, *, minimum: int | None = None) -> int:
     ParameterError
         "`-M` must be an integer >= 0; got 'abc'."
     """
-    constraint = "an integer" if minimum is None else f"an integer >= {minimum}"
+    if maximum is not None:
+        constraint = f"an integer between {minimum} and {maximum}"
+    else:
+        constraint = "an integer" if minimum is None else f"an integer >= {minimum}"
     try:
         value = int(text.strip(), 10)
     except ValueError:
         raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.") from None
-    if minimum is not None and value < minimum:
+    if minimum is not None and value < minimum or maximum is not None and value > maximum:
         raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.")
     return value
 

@@ -158,6 +158,10 @@ def _batches(lazy: pl.LazyFrame, rows: int, plan: bool):
         offset += rows
 
 
+#: A run of no rows, in the columns :func:`run_batches` yields.
+_EMPTY_RUN = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
+                                  "score": pl.Float64, "run_id": pl.String})
+
 #: Bytes a run row takes as a TREC line, about (to size temporary partitions).
 TEXT_BYTES_PER_ROW = 48
 
@@ -176,7 +180,9 @@ def read_run(source, columns: dict | None = None) -> Run:
         names = [str(c) for c in source.columns]
         return Run.from_df(source, **resolve_columns(names, "run", columns, "<DataFrame>"))
     _, name = _scan(source)
-    frame = pl.concat(list(run_batches(source, columns)), rechunk=False)
+    # No row at all (an empty file, a filter that keeps nothing): an empty run, which
+    # evaluation reports as a run with no queries, as it does an empty DataFrame.
+    frame = pl.concat([_EMPTY_RUN, *run_batches(source, columns)], rechunk=False)
     last = frame["run_id"][-1] if frame.height else DEFAULT_RUN_NAME
     with _named_errors(name):
         return Run.from_df(frame, name=last)
