@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "brief_repr",
     "IrMetricsError",
     "InputFormatError",
     "DuplicateEntryError",
@@ -55,6 +56,27 @@ __all__ = [
     "DegenerateTestWarning",
     "ComparisonError",
 ]
+
+
+#: Most characters of a value (an id, a parameter) a message quotes; a longer one keeps
+#: its start and end, and says how long it is, so a message stays one readable line.
+BRIEF_CHARS = 80
+
+
+def brief_repr(value, limit: int = BRIEF_CHARS) -> str:
+    """``repr(value)``, cut around "..." when longer than ``limit`` characters.
+
+    >>> brief_repr("q" * 1000, limit=20)
+    "'qqqqqqqqqqqq...qq' (1,000 characters)"
+    >>> brief_repr("q1")
+    "'q1'"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, max(1, limit // 6)
+    size = f"{len(value):,} characters" if isinstance(value, (str, bytes)) else f"{len(text):,} characters as text"
+    return f"{text[:head]}...{text[-tail:]} ({size})"
 
 
 class IrMetricsError(Exception):
@@ -111,9 +133,9 @@ class InputFormatError(IrMetricsError, ValueError):
             where = f"{where}:{self.line}"
         ids = []
         if self.query_id is not None:
-            ids.append(f"query_id {self.query_id!r}")
+            ids.append(f"query_id {brief_repr(self.query_id)}")
         if self.doc_id is not None:
-            ids.append(f"doc_id {self.doc_id!r}")
+            ids.append(f"doc_id {brief_repr(self.doc_id)}")
         suffix = f" ({', '.join(ids)})" if ids else ""
         return f"{where}: {self.reason}{suffix}"
 

@@ -9,10 +9,12 @@ untouched or a new array.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..checks import check_choice
-from ..exceptions import ParameterError, ShapeError
+from ..exceptions import ParameterError, ShapeError, brief_repr
 
 #: Integer ids and lengths are carried as int64 internally.
 INDEX_DTYPE = np.int64
@@ -64,8 +66,36 @@ def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
             f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
         ) from exc
     if array.dtype == object and not allow_object:
-        raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
+        raise _object_error(name, value, array)
     return array
+
+
+def _object_error(name: str, value, array: np.ndarray) -> Exception:
+    """Why ``value`` became an object array: an iterator or other single object, text,
+    rows of different lengths, or objects that are not numbers."""
+    if array.ndim == 0:
+        if isinstance(value, Iterator):
+            return ParameterError(f"`{name}` must be an array or a list; got a"
+                                  f" {type(value).__name__}, an iterator (pass list(...) or"
+                                  " numpy.fromiter(...))")
+        return ParameterError(f"`{name}` must be an array or a list; got {type(value).__name__}.")
+    flat = array.reshape(-1)
+    if len(flat) and all(isinstance(x, (str, bytes)) for x in flat[:1000]):
+        return _text_error(name, flat)
+    if any(isinstance(x, (list, tuple, np.ndarray)) for x in flat[:1000]):
+        return ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged"
+                          " sequence (rows of different lengths).")
+    numbers = (int, float, np.number, bool, np.bool_)
+    index = next((i for i, x in enumerate(flat) if not isinstance(x, numbers)), 0)
+    where = tuple(int(i) for i in np.unravel_index(index, array.shape))
+    return ParameterError(f"`{name}` must hold real numbers; got {brief_repr(flat[index])}"
+                          f" ({type(flat[index]).__name__}) at index {where}.")
+
+
+def _text_error(name: str, flat: np.ndarray) -> ParameterError:
+    example = brief_repr(flat[0].item() if isinstance(flat[0], np.generic) else flat[0])
+    return ParameterError(f"`{name}` must hold real numbers; got text (e.g. {example}):"
+                          " convert it first, e.g. numpy.asarray(values, dtype=float).")
 
 
 def as_rows(value, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -104,6 +134,10 @@ def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
     With ``keep_float``, float arrays keep their dtype (their float64 widening is exact).
     With ``finite``, ±inf is refused too (run scores: ``Run`` holds finite scores only).
     """
+    if array.dtype.kind in "USO" and array.size:
+        flat = array.reshape(-1)
+        if array.dtype.kind != "O" or all(isinstance(x, (str, bytes)) for x in flat[:1000]):
+            raise _text_error(name, flat)
     if array.dtype.kind not in "biuf":
         raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
     keep = keep_float and array.dtype.kind == "f"

@@ -16,6 +16,7 @@ import warnings
 import polars as pl
 
 from ..checks import check_float, parameter_error
+from ..exceptions import brief_repr
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar
@@ -151,7 +152,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     if qrels is None:
         _refuse_evaluation_options(args)
     elif given_names[0] is not None:
-        raise CliError(f"{args.files[0]!r}: the qrels take no name (NAME=PATH names a run)",
+        raise CliError(f"{brief_repr(args.files[0])}: the qrels take no name (NAME=PATH names a run)",
                        EXIT_USAGE)
     measures = args.measures
     if measures is None:
@@ -256,7 +257,7 @@ def _split_names(files: list[str]) -> tuple[list, list[str]]:
             paths.append(text)
             continue
         if not name or not path:
-            raise CliError(f"{text!r}: NAME=PATH needs a name and a path (e.g. BM25=bm25.run)",
+            raise CliError(f"{brief_repr(text)}: NAME=PATH needs a name and a path (e.g. BM25=bm25.run)",
                            EXIT_USAGE)
         names.append(name)
         paths.append(path)
@@ -273,49 +274,82 @@ def _parse_float(option: str, text: str) -> float:
 
 def _inputs(files: list[str]):
     """``(qrels or None, runs)``: -q evaluation files need no qrels; otherwise the first
-    file is the qrels and the rest are runs or evaluation files."""
-    kinds = [_looks_like_per_query(f) for f in files]
-    if kinds[0]:
-        not_eval = [f for f, k in zip(files, kinds) if not k]
-        if not_eval:
-            raise CliError(f"{not_eval[0]}: the first file is a -q evaluation file, so every"
-                           " file must be one (or give the qrels first)", EXIT_USAGE)
+    file is the qrels and the rest are runs or evaluation files. Each file is told by
+    the fields of its first data line (3: a -q file, 4: qrels, 6 or more: a run), so a
+    file that is none of them is named as such before any reader sees it."""
+    fields = [_first_fields(f) for f in files]
+    for path, count in zip(files, fields):
+        if count == 0:
+            raise CliError(f"{path}: empty (no data line): neither qrels, a run nor a -q"
+                           " evaluation file", EXIT_INPUT)
+    if fields[0] == 3:
+        for path, count in zip(files, fields):
+            if count != 3:
+                raise CliError(f"{path}: {_looks_like(count)}, not a -q evaluation file; the"
+                               f" first file ({files[0]}) is one, so every file must be (or"
+                               " give the qrels first, then the runs)", EXIT_USAGE)
         qrels, runs = None, [read_per_query(f) for f in files]
     else:
+        if fields[0] not in (4, _COLUMNAR, None):
+            raise CliError(f"{files[0]}: {_looks_like(fields[0])}; the first file must be the"
+                           " qrels (4 fields: query_id iteration doc_id relevance), or every"
+                           " file a -q evaluation file (3 fields: measure query_id value)",
+                           EXIT_USAGE)
+        for path, count in zip(files[1:], fields[1:]):
+            if count is not None and count not in (3, _COLUMNAR) and count < 6:
+                raise CliError(f"{path}: {_looks_like(count)}, neither a run (6 fields:"
+                               " query_id Q0 doc_id rank score run_id) nor a -q evaluation"
+                               " file (3 fields: measure query_id value)", EXIT_USAGE)
         qrels = files[0]
-        runs = [read_per_query(f) if k else f for f, k in zip(files[1:], kinds[1:])]
+        runs = [read_per_query(f) if k == 3 else f for f, k in zip(files[1:], fields[1:])]
     if len(runs) < 2:
         raise CliError("give at least two runs to compare (irmetrics compare qrels run run"
-                       " ...)", EXIT_USAGE)
+                       " ...), or two -q evaluation files", EXIT_USAGE)
     return qrels, runs
 
 
-def _looks_like_per_query(path: str) -> bool:
-    """Whether ``path`` is a -q evaluation file. Unreadable files raise the readers'
-    one-line "cannot read file" error."""
+#: :func:`_first_fields` of a Parquet / Arrow file (read as a table, not as lines).
+_COLUMNAR = -1
+
+
+def _looks_like(count: int) -> str:
+    kinds = {3: "a -q evaluation file (3 fields)", 4: "qrels (4 fields)"}
+    if count in kinds:
+        return f"this is {kinds[count]}"
+    if count >= 6:
+        return f"this is a run ({count} fields)"
+    return f"its first data line has {count} field{'s' if count != 1 else ''}"
+
+
+def _first_fields(path: str) -> int | None:
+    """Fields of the first data line among the first thousand (``#`` comments and blank
+    lines skipped); 0 for a file without any line of data, None when none of the first
+    thousand lines holds data, :data:`_COLUMNAR` for a Parquet / Arrow file. Unreadable
+    files raise the readers' one-line "cannot read file" error."""
     if is_columnar(path):
-        return False  # a Parquet / Arrow run (or qrels), evaluated like a TREC file
+        return _COLUMNAR
     if path == "-":
         # Peek at stdin's buffer: nothing is consumed, the reader still gets every byte.
         peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
-        return peek is not None and _three_fields(peek(1 << 16).splitlines())
+        return _count_fields(peek(1 << 16).splitlines()) if peek is not None else None
     try:
-        return _three_fields(open_lines(path))
+        return _count_fields(open_lines(path))
     except OSError:
         read_source(path)  # raises the readers' one-line error
     except EOFError:
         pass
-    return False
+    return None
 
 
-def _three_fields(lines) -> bool:
-    """The first data line among the first thousand has three fields (``measure
-    query_id value``), not four (qrels) or six (a run)."""
-    for _, line in zip(range(1000), lines):
+def _count_fields(lines) -> int | None:
+    seen = 0
+    for seen, line in enumerate(lines, start=1):
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
-            return len(fields) == 3
-    return False
+            return len(fields)
+        if seen >= 1000:
+            return None
+    return 0
 
 
 def _paths(runs: list) -> list[str]:
@@ -335,7 +369,7 @@ def _run_names(runs: list, given: list) -> list[str]:
                        EXIT_USAGE)
     names = [g if g is not None else n for g, n in zip(given, names)]
     if len(set(names)) < len(names):
-        raise CliError(f"two runs are named {min(n for n in names if names.count(n) > 1)!r}"
+        raise CliError(f"two runs are named {brief_repr(min(n for n in names if names.count(n) > 1))}"
                        " (NAME=PATH names must differ from each other and from the other"
                        " runs' file names)", EXIT_USAGE)
     return names
@@ -353,8 +387,8 @@ def _resolve(baseline: str, names: list[str], runs: list) -> str:
     by_file = [name for name, path in zip(names, paths) if os.path.basename(path) == baseline]
     if len(by_file) == 1:
         return by_file[0]
-    raise CliError(f"--baseline {baseline!r} is not one of the runs"
-                   f" ({', '.join(map(repr, names))})", EXIT_USAGE)
+    raise CliError(f"--baseline {brief_repr(baseline)} is not one of the runs"
+                   f" ({', '.join(map(brief_repr, names))})", EXIT_USAGE)
 
 
 def _common_names(runs: list) -> list[str]:

@@ -19,7 +19,7 @@ from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
 from ..exceptions import MissingQueriesWarning, NoQueriesError
-from ..io.columnar import column_names
+from ..io.columnar import column_names, is_columnar
 from ..measures.parse import parse_measures
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
@@ -194,6 +194,12 @@ def run(argv: list[str], stdout, stderr) -> int:
 
     columns = dict(qrels_columns=column_names(args.qrels_columns, "qrels", "--qrels-columns"),
                    run_columns=column_names(args.run_columns, "run", "--run-columns"))
+    for option, given, paths in (("--qrels-columns", args.qrels_columns, [args.qrels]),
+                                 ("--run-columns", args.run_columns, args.runs)):
+        text = [p for p in paths if not is_columnar(p)] if given is not None else []
+        if text:
+            raise CliError(f"{option} names the columns of Parquet / Arrow IPC files; {text[0]}"
+                           " is a TREC text file (its columns are fixed)", EXIT_USAGE)
     evaluator = _evaluator_for(args.Rel_info_format, args.qrels, measures,
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,

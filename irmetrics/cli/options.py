@@ -16,7 +16,7 @@ import sys
 
 from .. import __version__
 from ..engine.pack import TIES
-from ..exceptions import ParameterError
+from ..exceptions import ParameterError, brief_repr
 
 #: trec_eval's exit statuses (spec §1).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_COMPUTE, EXIT_NO_QUERIES = 0, 1, 2, 4, 7
@@ -82,12 +82,16 @@ def parse_int(option: str, text: str, *, minimum: int | None = None,
         constraint = f"an integer between {minimum} and {maximum}"
     else:
         constraint = "an integer" if minimum is None else f"an integer >= {minimum}"
+    error = ParameterError(f"`{option}` must be {constraint}; got {brief_repr(text)}.")
+    digits = text.strip().lstrip("+-")
+    if digits.isdigit() and len(digits.lstrip("0")) > 100:
+        raise error  # far beyond any count (and beyond what int() converts quickly)
     try:
         value = int(text.strip(), 10)
     except ValueError:
-        raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.") from None
+        raise error from None
     if minimum is not None and value < minimum or maximum is not None and value > maximum:
-        raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.")
+        raise error
     return value
 
 

@@ -26,8 +26,8 @@ import polars as pl
 from ..checks import check_bool, check_choice, check_float, check_int, parameter_error
 from .. import stats
 from ..evaluate import Evaluator
-from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsWarning,
-                          MissingQueriesWarning, QueryAlignmentWarning)
+from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsError, brief_repr,
+                          IrMetricsWarning, MissingQueriesWarning, QueryAlignmentWarning)
 from ..measures.parse import parse_measures
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.per_query import PerQueryScores
@@ -639,7 +639,11 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
             if len(requests) > 1 and request.measure.summary != MEAN:
                 continue  # a set (official, all_trec): its scores, not its counts or gm_*
             if testable(request.measure):
-                names.extend(n for n in request.output_names if n not in names)
+                outputs = request.output_names
+                if not all(all(n in v.names for v in scored.values()) for n in outputs):
+                    # nDCG@10 is ndcg_cut_10 in a trec_eval -q file.
+                    outputs = _trec_eval_names(request, scored) or outputs
+                names.extend(n for n in outputs if n not in names)
     if not names:
         raise parameter_error("measures", "at least one measure with per-query scores",
                               measures)
@@ -650,6 +654,27 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
                                   f" {', '.join(map(repr, lacking))} (it has"
                                   f" {', '.join(map(repr, values.names[:8]))})")
     return names
+
+
+def _trec_eval_names(request, scored: dict):
+    """The output names of a friendly request (``nDCG@10``) in trec_eval's spelling
+    (``ndcg_cut_10``) when every system has those and they are the same measure (no
+    option, relevance level or judged_only of its own); else None."""
+    if not request.friendly or request.options or request.relevance_level is not None \
+            or request.judged_only is not None:
+        return None
+    params = request.params
+    text = request.measure.name + ("" if params is None else
+                                   "." + ",".join(str(p) for p in np.atleast_1d(params)))
+    try:
+        spelled = parse_measures([text])[0]
+    except IrMetricsError:
+        return None
+    same = spelled.measure is request.measure and spelled.params == params
+    names = spelled.output_names
+    if same and all(all(n in v.names for v in scored.values()) for n in names):
+        return names
+    return None
 
 
 def _align(scored: dict, systems: list, names: list):
@@ -697,7 +722,7 @@ def _align(scored: dict, systems: list, names: list):
             values = np.asarray(scored[s].values(name), dtype=np.float64)[position]
             bad = ~np.isfinite(values)
             if bad.any():
-                shown = ", ".join(repr(str(q)) for q in common[bad][:_LIST])
+                shown = ", ".join(brief_repr(str(q)) for q in common[bad][:_LIST])
                 raise ComparisonError(f"run {s!r}: {name} is not a finite number on"
                                       f" {int(bad.sum())} queries ({shown}); a paired test"
                                       " needs a value for every query")
@@ -713,7 +738,7 @@ def _missing_summary(missing: dict) -> str:
         by_set.setdefault(tuple(qids), []).append(system)
     parts = []
     for qids, systems in by_set.items():
-        shown = ", ".join(repr(q) for q in qids[:_LIST])
+        shown = ", ".join(brief_repr(q) for q in qids[:_LIST])
         more = f" and {len(qids) - _LIST} more" if len(qids) > _LIST else ""
         who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
                f"runs {', '.join(map(repr, systems[:_LIST]))}"

@@ -228,9 +228,22 @@ def _scan(source) -> tuple[pl.LazyFrame, str]:
         lazy.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
         kind = "Parquet" if scan is pl.scan_parquet else "Arrow IPC"
+        if scan is pl.scan_ipc and _starts_with(path, b"FEA1"):
+            raise InputFormatError("a Feather version 1 file: only Arrow IPC (Feather"
+                                   " version 2, pyarrow's default since 0.17) is read; convert"
+                                   " it with pyarrow.feather.write_feather(pyarrow.feather."
+                                   "read_table(path), new_path)", path=path) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputFormatError(f"not a readable {kind} file ({first})", path=path) from None
     return lazy, path
+
+
+def _starts_with(path: str, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _check_dtypes(schema, mapping: dict, source: str) -> None:
