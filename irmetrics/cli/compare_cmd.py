@@ -286,7 +286,7 @@ def _inputs(files: list[str]):
         for path, count in zip(files, fields):
             if count != 3:
                 raise CliError(f"{path}: {_looks_like(count)}, not a -q evaluation file; the"
-                               f" first file ({files[0]}) is one, so every file must be (or"
+                               f" first file ({files[0]}) is one, so every file must be one (or"
                                " give the qrels first, then the runs)", EXIT_USAGE)
         qrels, runs = None, [read_per_query(f) for f in files]
     else:
