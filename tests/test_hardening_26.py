@@ -563,3 +563,15 @@ def test_cli_campaign_inputs_never_crash(tmp_path):
         status, _, err = cli(*argv)
         assert status in (1, 2, 4, 7) and err.startswith("irmetrics"), (argv, err)
         assert math.isfinite(status)
+
+
+def test_docs_degenerate_example_is_current(p_at_1_drops, monkeypatch):
+    """docs/compare.md shows the real table of its three-query example."""
+    doc = (ROOT / "docs" / "compare.md").read_text()
+    shown = doc.split("### When the test cannot decide", 1)[1].split("```\n", 3)[3]
+    shown = shown.split("\n```", 1)[0]
+    qrels, _, _ = p_at_1_drops
+    monkeypatch.chdir(Path(qrels).parent)
+    status, out, _ = cli("compare", "--baseline", "main.run", "--fail-if-worse", "-m", "P.1",
+                         "q.txt", "main.run", "pr.run")
+    assert status == 0 and shown in out
