@@ -568,8 +568,9 @@ def test_cli_campaign_inputs_never_crash(tmp_path):
 def test_docs_degenerate_example_is_current(p_at_1_drops, monkeypatch):
     """docs/compare.md shows the real table of its three-query example."""
     doc = (ROOT / "docs" / "compare.md").read_text()
-    shown = doc.split("### When the test cannot decide", 1)[1].split("```\n", 3)[3]
-    shown = shown.split("\n```", 1)[0]
+    section = doc.split("### When the test cannot decide", 1)[1]
+    shown = section.split("```\nP_1\n", 1)[1].split("\n```", 1)[0]
+    shown = "P_1\n" + shown
     qrels, _, _ = p_at_1_drops
     monkeypatch.chdir(Path(qrels).parent)
     status, out, _ = cli("compare", "--baseline", "main.run", "--fail-if-worse", "-m", "P.1",
