@@ -9,6 +9,7 @@ See docs/compare.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import warnings
@@ -22,7 +23,8 @@ from ..engine.pack import SEMANTICS
 from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
-from ..io.output import check_not_input, write_text
+from ..io.output import check_not_input, same_file, write_text
+from ..comparison.formatting import printable
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_float_relevance, add_ties, add_version, parse_int)
@@ -361,12 +363,13 @@ def _run_names(runs: list, given: list) -> list[str]:
     """The names given (``NAME=PATH``), else the file names, or the paths as given
     where two file names are the same."""
     paths = _paths(runs)
+    for first, second in itertools.combinations(paths, 2):
+        if first == second or same_file(first, second):
+            raise CliError(f"the same file is given twice: {printable(first)}"
+                           + ("" if first == second else f" and {printable(second)}"), EXIT_USAGE)
     names = [os.path.basename(p) or p for p in paths]
     if len(set(names)) < len(names):
         names = paths
-    if len(set(names)) < len(names):
-        raise CliError(f"the same file is given twice: {sorted(n for n in names if names.count(n) > 1)[0]}",
-                       EXIT_USAGE)
     names = [g if g is not None else n for g, n in zip(given, names)]
     if len(set(names)) < len(names):
         raise CliError(f"two runs are named {brief_repr(min(n for n in names if names.count(n) > 1))}"

@@ -279,7 +279,9 @@ def _frame_ids(col: Any, what: str, source: str) -> pl.Series:
     elif s.dtype == pl.Object:
         return _frame_ids(s.to_list(), what, source)
     else:
-        raise parameter_error(f"{what} column", "of a string or integer dtype", s.dtype)
+        hint = (" (floats such as 401.0, as pandas reads ids from a column with gaps: cast"
+                " the column to int or str first)" if s.dtype.is_float() else "")
+        raise parameter_error(f"{what} column", f"of a string or integer dtype{hint}", s.dtype)
     if s.null_count():
         raise InputFormatError(f"missing {what}", path=source, line=int(s.is_null().arg_true()[0]) + 1)
     return s.alias(what)
