@@ -80,8 +80,11 @@ def write_text(path, text: str, *, name: str = "path", inputs=None) -> None:
     folder = os.path.dirname(target) or "."
     mode = (os.stat(target).st_mode & 0o7777 if os.path.exists(target)
             else 0o666 & ~_umask())
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.",
-                                             suffix=".tmp")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp",
+                                                 prefix=f".{os.path.basename(target)}.")
+    except OSError as exc:  # name the file asked for, not the temporary one
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from ..checks import check_int, check_str, parameter_error
-from ..containers import DEFAULT_RUN_NAME, Qrels, Run
+from ..containers import DEFAULT_RUN_NAME, FLOAT_LABEL_HINT, Qrels, Run
 from ..evaluate import Evaluator, kernel_groups
 from ..exceptions import InputFormatError, IrMetricsError
 from ..measures.registry import STRING
@@ -184,11 +184,17 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
             missing = re.search(r"No module named '([^']+)'", str(err))
             if missing is None:
                 raise
+            hint = ""
+            if missing.group(1).split(".")[0] == "irmetrics":
+                # Imported here from a folder on sys.path rather than installed?
+                folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+                hint = (f"; or, as irmetrics is imported here from {os.path.dirname(folder)},"
+                        " put that folder on PYTHONPATH before the SparkSession starts")
             raise ImportError(
                 f"the Spark workers' Python ({python}) cannot import {missing.group(1)}: set"
                 " PYSPARK_PYTHON (before the SparkSession starts) to an interpreter where"
                 f" irmetrics and its dependencies are installed (this driver runs"
-                f" {sys.executable}); see docs/spark.md") from None
+                f" {sys.executable}){hint}; see docs/spark.md") from None
     results = _driver_results(collected, names, specs, run_name, complete)
     return SparkResults(report_query_set(results, stacklevel=2), spark)
 
@@ -345,7 +351,10 @@ def _evaluate_partition(batches, *, measures, options, run_name, n_outputs):
     except IrMetricsError as err:
         if isinstance(err, InputFormatError):
             # Row numbers inside a partition mean nothing to the user: name the input.
-            err = type(err)(err.reason, path=f"<Spark {what}>", query_id=err.query_id,
+            # Labels are integers here (no relevance="float" under Spark).
+            reason = re.sub(r"; first seen on row \d+", "", err.reason)
+            reason = reason.replace(FLOAT_LABEL_HINT, " (irmetrics.spark reads integer labels)")
+            err = type(err)(reason, path=f"<Spark {what}>", query_id=err.query_id,
                             doc_id=err.doc_id)
         yield _batch({"query_id": [None], "kind": [_ERROR], "count": [None],
                       "error": [pickle.dumps(err)]}, n_outputs, 1)
