@@ -75,7 +75,8 @@ def brief_repr(value, limit: int = BRIEF_CHARS) -> str:
     if len(text) <= limit:
         return text
     head, tail = limit * 2 // 3, max(1, limit // 6)
-    size = f"{len(value):,} characters" if isinstance(value, (str, bytes)) else f"{len(text):,} characters as text"
+    size = (f"{len(value):,} characters" if isinstance(value, (str, bytes))
+            else f"{len(text):,} characters as text")
     return f"{text[:head]}...{text[-tail:]} ({size})"
 
 

@@ -259,8 +259,8 @@ def _split_names(files: list[str]) -> tuple[list, list[str]]:
             paths.append(text)
             continue
         if not name or not path:
-            raise CliError(f"{brief_repr(text)}: NAME=PATH needs a name and a path (e.g. BM25=bm25.run)",
-                           EXIT_USAGE)
+            raise CliError(f"{brief_repr(text)}: NAME=PATH needs a name and a path (e.g."
+                           " BM25=bm25.run)", EXIT_USAGE)
         names.append(name)
         paths.append(path)
     return names, paths

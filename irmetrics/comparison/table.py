@@ -474,37 +474,42 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     baselines = _baselines(baseline, systems)
     # Every warning is recorded so that the comparison (and its report) can repeat it,
     # then issued again through the caller's filters.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
-        names = _comparable_measures(scored, measures)
-        query_ids, scores, missing = _align(scored, systems, names)
-        if len(query_ids) < 2 and test in ("t", "bootstrap"):
-            warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
-                          " or more to estimate a variance (its p-value and interval are NaN)",
-                          IrMetricsWarning, stacklevel=2)
-        pairs = _pairs(systems, baselines)
-        if test == "bootstrap" and n_resamples * len(pairs) * len(names) > _MAX_BOOTSTRAP_VALUES:
-            most = _MAX_BOOTSTRAP_VALUES // (len(pairs) * len(names))
-            raise parameter_error("n_resamples", f"at most {most:,} for the bootstrap test over"
-                                  f" {len(pairs) * len(names)} comparisons (every resampled mean"
-                                  " is kept for the interval)", n_resamples)
-        if progress:
-            resampled = f" x {n_resamples:,} resamples" if test in fmt.RESAMPLING_TESTS else ""
-            sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
-                             f" comparisons on {len(query_ids)} queries{resampled}\n")
-        table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
-                            alpha=alpha, n_resamples=n_resamples, seed=seed)
-        _warn_undecided(table, test)
-    for warning in caught:
-        warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                               warning.lineno, source=warning.source)
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
+            names = _comparable_measures(scored, measures)
+            query_ids, scores, missing = _align(scored, systems, names)
+            if len(query_ids) < 2 and test in ("t", "bootstrap"):
+                warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
+                              " or more to estimate a variance (its p-value and interval are NaN)",
+                              IrMetricsWarning, stacklevel=2)
+            pairs = _pairs(systems, baselines)
+            n_tests = len(pairs) * len(names)
+            if test == "bootstrap" and n_resamples * n_tests > _MAX_BOOTSTRAP_VALUES:
+                raise parameter_error(
+                    "n_resamples", f"at most {_MAX_BOOTSTRAP_VALUES // n_tests:,} for the bootstrap"
+                    f" test over {n_tests} comparisons (every resampled mean is kept for the"
+                    " interval)", n_resamples)
+            if progress:
+                resampled = f" x {n_resamples:,} resamples" if test in fmt.RESAMPLING_TESTS else ""
+                sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
+                                 f" comparisons on {len(query_ids)} queries{resampled}\n")
+            table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
+                                alpha=alpha, n_resamples=n_resamples, seed=seed)
+            _warn_undecided(table, test)
+    finally:
+        for warning in caught:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno, source=warning.source)
     notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     return Comparison(systems=systems, baselines=baselines, measures=names,
                       query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
                       correction="none" if test == "tukey" else correction, alpha=alpha,
                       level=1.0 - alpha, n_resamples=n_resamples, seed=seed, notes=notes,
-                      sources=_sources(qrels, named), _table=table, _scored=scored, _runs=named, _evaluator=evaluator)
+                      sources=_sources(qrels, named), _table=table, _scored=scored,
+                      _runs=named, _evaluator=evaluator)
 
 
 def check_alpha(name: str, alpha) -> float:

@@ -72,6 +72,9 @@ def write_text(path, text: str, *, name: str = "path", inputs=None) -> None:
     check_not_input(name, path, inputs or {})
     target = os.path.realpath(os.fspath(path))  # through a link, to the file it names
     data = text.encode("utf-8")
+    if os.path.isfile(target) and not os.access(target, os.W_OK):
+        # Replacing would succeed in a writable folder; a read-only file says "keep me".
+        raise PermissionError(13, "Permission denied (the file is read-only)", os.fspath(path))
     if os.path.exists(target) and not os.path.isfile(target):
         # A device or pipe (/dev/stdout, a FIFO) cannot be replaced: write into it.
         with open(target, "wb") as handle:
