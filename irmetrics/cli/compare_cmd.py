@@ -103,7 +103,8 @@ def build_parser() -> CliParser:
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
-                           " (needs --baseline)")
+                           " (needs --baseline); a row the test cannot decide (no variance,"
+                           " too few queries) is reported on stderr, not failed")
     gate.add_argument("--margin", metavar="M",
                       help="with --fail-if-worse, also fail when a run is worse by more than M,"
                            " significant or not (e.g. --margin 0.01)")
