@@ -153,7 +153,7 @@ def _system_labels(systems) -> list[str]:
     """Each system's name as a figure draws it: shortened, and still telling systems apart
     (a letter, as in the report's summary table, when two shortened names coincide)."""
 
-    labels = [_shorten(str(s), _NAME_CHARS) for s in systems]
+    labels = [_shorten(fmt.printable(s), _NAME_CHARS) for s in systems]
     if len(set(labels)) < len(labels):
         labels = [f"({letter}) {label}" for letter, label in zip(fmt.letters(len(labels)), labels)]
     return labels
@@ -236,8 +236,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
         for ax, (system, baseline), diff in zip(axes, pairs, differences):
             # Stable sort: equal differences keep query-id order, so the picture is unique.
             order = np.argsort(-diff, kind="stable")
-            labels = ([_shorten(q, _QUERY_CHARS) for q in query_ids[order]] if labelled
-                      else None)
+            labels = ([_shorten(fmt.printable(q), _QUERY_CHARS) for q in query_ids[order]]
+                      if labelled else None)
             _difference_axes(ax, diff[order], labels, top)
             wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
             ax.set_title(f"{measure}: {names[system]} - {names[baseline]}", loc="left")
