@@ -105,9 +105,11 @@ def footnotes(comparison) -> list[str]:
 _CONTROL = {i: repr(chr(i))[1:-1] for i in [*range(32), *range(127, 160)]}
 
 
-def printable(text) -> str:
-    """``text`` with control characters escaped: ``'a\\nb'`` for a newline."""
-    return str(text).translate(_CONTROL)
+def printable(text, *, keep: str = "") -> str:
+    """``text`` with control characters (but those in ``keep``) escaped: ``'a\\nb'``
+    for a newline."""
+    table = {k: v for k, v in _CONTROL.items() if chr(k) not in keep} if keep else _CONTROL
+    return str(text).translate(table)
 
 
 def letters(n: int) -> list[str]:

@@ -6,8 +6,9 @@ registered with pyplot and no window opens (matplotlib's box plot reads every rc
 which imports pyplot to resolve the default backend, but nothing is drawn through it);
 in a notebook the returned Figure displays itself. Importing :mod:`irmetrics` never imports matplotlib.
 
-Names are drawn as typed (never as mathtext); system names longer than 24 characters and
-query ids longer than 20 are shortened to their start and end around an ellipsis.
+Names are drawn as typed (never as mathtext), on one line (a newline or other control
+character but a tab is drawn escaped, ``\\n``); system names longer than 24 characters
+and query ids longer than 20 are shortened to their start and end around an ellipsis.
 
 * :func:`per_query_differences` -- per measure and comparison, the per-query differences
   ``system - baseline`` sorted from the largest win to the largest loss.
@@ -153,7 +154,7 @@ def _system_labels(systems) -> list[str]:
     """Each system's name as a figure draws it: shortened, and still telling systems apart
     (a letter, as in the report's summary table, when two shortened names coincide)."""
 
-    labels = [_shorten(fmt.printable(s), _NAME_CHARS) for s in systems]
+    labels = [_shorten(fmt.printable(s, keep="\t"), _NAME_CHARS) for s in systems]
     if len(set(labels)) < len(labels):
         labels = [f"({letter}) {label}" for letter, label in zip(fmt.letters(len(labels)), labels)]
     return labels
@@ -236,8 +237,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
         for ax, (system, baseline), diff in zip(axes, pairs, differences):
             # Stable sort: equal differences keep query-id order, so the picture is unique.
             order = np.argsort(-diff, kind="stable")
-            labels = ([_shorten(fmt.printable(q), _QUERY_CHARS) for q in query_ids[order]]
-                      if labelled else None)
+            labels = ([_shorten(fmt.printable(q, keep="\t"), _QUERY_CHARS)
+                       for q in query_ids[order]] if labelled else None)
             _difference_axes(ax, diff[order], labels, top)
             wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
             ax.set_title(f"{measure}: {names[system]} - {names[baseline]}", loc="left")
