@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from irmetrics.exceptions import ParameterError
+from irmetrics.exceptions import ParameterError, brief_repr
 
 __all__ = [
     "parameter_error",
@@ -42,7 +42,7 @@ __all__ = [
 
 def parameter_error(name: str, constraint: str, value: Any) -> ParameterError:
     """Build (not raise) a :class:`ParameterError` with the project's message template."""
-    return ParameterError(f"`{name}` must be {constraint}; got {value!r}.")
+    return ParameterError(f"`{name}` must be {constraint}; got {brief_repr(value, 200)}.")
 
 
 def _is_int(value: Any) -> bool:

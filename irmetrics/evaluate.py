@@ -46,6 +46,18 @@ def coerce_input(value, cls, what, read, from_dict=None, from_frame=None):
     raise TypeError(f"`{what}` must be {cls.__name__}, {kinds}; got {type(value)!r}.")
 
 
+def check_columns_apply(name: str, columns, source) -> None:
+    """Refuse column names for an input that has no columns to name (a TREC text file,
+    a dict): ignoring them would evaluate something else than the user described."""
+    if columns is None:
+        return
+    if isinstance(source, dict) or (isinstance(source, (str, os.PathLike))
+                                    and not is_columnar(source)):
+        what = "a dict" if isinstance(source, dict) else f"TREC text ({os.fspath(source)!r})"
+        raise parameter_error(name, "given only for Parquet / Arrow IPC files, DataFrames"
+                              f" and LazyFrames (this input is {what})", columns)
+
+
 def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
     """Accept Qrels, a path (TREC, Parquet, Arrow IPC), a pytrec_eval-shaped dict, a
     DataFrame or a LazyFrame; ``columns`` names a table's columns
@@ -170,10 +182,12 @@ class Evaluator:
         self.relevance = relevance
         self.qrels_columns = column_names(qrels_columns, "qrels", "qrels_columns")
         self.run_columns = column_names(run_columns, "run", "run_columns")
+        check_columns_apply("qrels_columns", self.qrels_columns, qrels)
         check_int("relevance_level", relevance_level)
         if max_docs is not None:
             check_int("max_docs", max_docs, min=0)
-        check_int("num_docs_in_coll", num_docs_in_coll)
+        # utility's N + a - n - R is an int64 sum: bounded so that it cannot overflow.
+        check_int("num_docs_in_coll", num_docs_in_coll, min=-(2**62), max=2**62)
         check_bool("judged_only", judged_only)
         check_bool("complete", complete)
         # A qrels path is encoded straight from the file when it is plain; the Qrels
@@ -324,6 +338,7 @@ class Evaluator:
         """:meth:`evaluate` without its checks: no warning, and zero measures or zero
         queries give an empty :class:`Results` (pytrec_eval's ``{}``), for drop-ins that
         must stay silent where the original is."""
+        check_columns_apply("run_columns", self.run_columns, run)
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)

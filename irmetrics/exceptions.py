@@ -33,6 +33,9 @@ class                       warned when
 ``MissingQueriesWarning``   qrels queries have no ranking in the run and were not
                             evaluated (``complete=False``); the ids are in
                             ``Results.missing_query_ids``
+``QueryAlignmentWarning``   a comparison left out queries some system lacks
+``DegenerateTestWarning``   a comparison's test cannot decide some rows (no variance,
+                            too few queries); they are not marked significant
 ==========================  ===========================================================
 """
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "brief_repr",
     "IrMetricsError",
     "InputFormatError",
     "DuplicateEntryError",
@@ -53,8 +57,31 @@ __all__ = [
     "IrMetricsWarning",
     "MissingQueriesWarning",
     "QueryAlignmentWarning",
+    "DegenerateTestWarning",
     "ComparisonError",
 ]
+
+
+#: Most characters of a value (an id, a parameter) a message quotes; a longer one keeps
+#: its start and end, and says how long it is, so a message stays one readable line.
+BRIEF_CHARS = 80
+
+
+def brief_repr(value, limit: int = BRIEF_CHARS) -> str:
+    """``repr(value)``, cut around "..." when longer than ``limit`` characters.
+
+    >>> brief_repr("q" * 1000, limit=20)
+    "'qqqqqqqqqqqq...qq' (1,000 characters)"
+    >>> brief_repr("q1")
+    "'q1'"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, max(1, limit // 6)
+    size = (f"{len(value):,} characters" if isinstance(value, (str, bytes))
+            else f"{len(text):,} characters as text")
+    return f"{text[:head]}...{text[-tail:]} ({size})"
 
 
 class IrMetricsError(Exception):
@@ -111,9 +138,9 @@ class InputFormatError(IrMetricsError, ValueError):
             where = f"{where}:{self.line}"
         ids = []
         if self.query_id is not None:
-            ids.append(f"query_id {self.query_id!r}")
+            ids.append(f"query_id {brief_repr(self.query_id)}")
         if self.doc_id is not None:
-            ids.append(f"doc_id {self.doc_id!r}")
+            ids.append(f"doc_id {brief_repr(self.doc_id)}")
         suffix = f" ({', '.join(ids)})" if ids else ""
         return f"{where}: {self.reason}{suffix}"
 
@@ -239,6 +266,13 @@ class MissingQueriesWarning(IrMetricsWarning):
 
 class QueryAlignmentWarning(IrMetricsWarning):
     """Some queries are not evaluated for every system and were left out of a comparison."""
+
+
+class DegenerateTestWarning(IrMetricsWarning):
+    """A comparison's test cannot decide some rows: the differences have no variance (the
+    t test's t is infinite), or too few queries (or resamples) differ for any
+    distribution-free test to reach alpha. Those rows are not marked significant; the
+    table's ``caveat`` column says why."""
 
 
 class ComparisonError(IrMetricsError, ValueError):

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from .checks import parameter_error
-from .exceptions import MissingQueriesWarning, NoQueriesError
+from .exceptions import MissingQueriesWarning, NoQueriesError, brief_repr
 from .measures.registry import GEOMETRIC, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
 
 #: How many query ids a warning or error message lists before "and N more".
@@ -187,7 +187,7 @@ class Results:
 
 def listed_ids(ids, limit: int = LISTED_IDS) -> str:
     """``'a', 'b' and 3 more``: the first ``limit`` ids of a (long) list, for messages."""
-    shown = ", ".join(repr(q) for q in list(ids[:limit]))
+    shown = ", ".join(brief_repr(q) for q in list(ids[:limit]))
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
@@ -214,6 +214,10 @@ def report_query_set(results: Results, *, stacklevel: int) -> Results:
             detail.append(f"qrels queries: {listed_ids(missing, 3)}")
         if not detail:
             raise NoQueriesError("no query to evaluate: neither the qrels nor the run has one")
+        if not len(ignored) or not len(missing):
+            # One side is empty (no rows at all, or every row filtered out).
+            empty = "the run has" if not len(ignored) else "the qrels have"
+            raise NoQueriesError(f"no query to evaluate: {empty} no query ({detail[0]})")
         raise NoQueriesError("no query to evaluate: the qrels and the run have no query id"
                              f" in common ({'; '.join(detail)})")
     if len(missing):

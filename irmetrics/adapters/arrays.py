@@ -11,10 +11,12 @@ untouched or a new array.
 
 from __future__ import annotations
 
+
 import numpy as np
 
 from ..checks import check_choice
-from ..device.arrays import as_array  # noqa: F401  (re-exported: the adapters. intake)
+from ..device.arrays import as_array  # noqa: F401  (re-exported: the adapters' intake)
+from ..device.arrays import text_error
 from ..exceptions import ParameterError, ShapeError
 
 #: Integer ids and lengths are carried as int64 internally.
@@ -57,6 +59,10 @@ def check_numeric(array: np.ndarray, name: str, *, keep_float: bool = False,
     With ``keep_float``, float arrays keep their dtype (their float64 widening is exact).
     With ``finite``, ±inf is refused too (run scores: ``Run`` holds finite scores only).
     """
+    if array.dtype.kind in "USO" and array.size:
+        flat = array.reshape(-1)
+        if array.dtype.kind != "O" or all(isinstance(x, (str, bytes)) for x in flat[:1000]):
+            raise text_error(name, flat)
     if array.dtype.kind not in "biuf":
         raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
     keep = keep_float and array.dtype.kind == "f"

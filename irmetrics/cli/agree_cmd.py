@@ -22,6 +22,7 @@ from ..meta_evaluation import Condition, meta_evaluate
 from ..meta_evaluation.report import GATE_STATISTICS
 from ..stats import POWER_TESTS
 from .compare_cmd import _parse_float, _require_matplotlib, _write
+from ..io.output import check_not_input
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
                       load_measure_files,
@@ -128,6 +129,10 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
+    inputs = [*qrels.values(), *args.runs] + ([args.leaderboard] if args.leaderboard else [])
+    if args.output is not None:
+        # Before any work: the output must not be one of the inputs.
+        check_not_input("-o", args.output, {f"input {p!r}": p for p in inputs})
     load_measure_files(args.measures_from, stderr, "irmetrics agree")
     options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
@@ -144,7 +149,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             stderr.write(f"irmetrics agree: warning: {warning.message}\n")
-    _write(_render(meta, args.format), args.output, stdout)
+    _write(_render(meta, args.format), args.output, stdout, inputs)
     failures = meta.failures(conditions)
     for failure in failures:
         stderr.write(f"irmetrics agree: FAIL: {failure}\n")

@@ -9,15 +9,21 @@ See docs/compare.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import warnings
 
+import polars as pl
+
 from ..checks import check_float, parameter_error
+from ..exceptions import brief_repr
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..io.columnar import is_columnar
 from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
+from ..io.output import check_not_input, same_file, write_text
+from ..comparison.formatting import printable
 from .inputs import open_lines
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_evaluation, add_output, add_version, evaluation_options,
@@ -36,12 +42,15 @@ interval, effect size, p-value of a paired test, corrected for multiple comparis
   irmetrics compare [options] qrels run run [run ...]
   irmetrics compare [options] a.eval b.eval [c.eval ...]   (trec_eval -q outputs)
 
+A run (or -q file) given as NAME=PATH is called NAME in every table and the report
+(BM25=runs/bm25.run); otherwise by its file name.
 Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l); files written by
 'trec_eval -q' or 'irmetrics eval -q' are used as they are (values as printed)."""
 
 EPILOG = """\
 examples:
   irmetrics compare qrels.txt bm25.run dense.run              t-test, Holm, all pairs
+  irmetrics compare qrels.txt BM25=bm25.run Dense=dense.run   tables say BM25, Dense
   irmetrics compare -m map -m nDCG@10 --baseline bm25.run qrels.txt bm25.run a.run b.run
   irmetrics compare --test randomization --resamples 100000 qrels.txt a.run b.run
   irmetrics compare --test tukey --format latex qrels.txt a.run b.run c.run
@@ -69,8 +78,8 @@ def build_parser() -> CliParser:
                         " -q files")
     g.add_argument("--baseline", action="append", metavar="RUN",
                    help="compare every other run with this one (repeatable for several"
-                        " baselines); a file name or path as given (e.g. --baseline bm25.run);"
-                        " default: every pair")
+                        " baselines); its NAME, file name or path as given (e.g. --baseline"
+                        " bm25.run); default: every pair")
     g.add_argument("--test", choices=COMPARE_TESTS, default="t",
                    help="statistical test (default t)")
     g.add_argument("--correction", choices=CORRECTIONS, default="holm",
@@ -87,13 +96,15 @@ def build_parser() -> CliParser:
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
-                           " (needs --baseline)")
+                           " (needs --baseline); a row the test cannot decide (no variance,"
+                           " too few queries) is reported on stderr, not failed")
     gate.add_argument("--margin", metavar="M",
                       help="with --fail-if-worse, also fail when a run is worse by more than M,"
                            " significant or not (e.g. --margin 0.01)")
     add_evaluation(p, complete=", instead of leaving them out of the comparison", level="")
     p.add_argument("files", nargs="+", metavar="file",
-                   help="qrels then two or more runs; or two or more -q evaluation files")
+                   help="qrels then two or more runs; or two or more -q evaluation files;"
+                        " a run as NAME=PATH is called NAME (e.g. BM25=bm25.run)")
     return p
 
 
@@ -117,13 +128,20 @@ def run(argv: list[str], stdout, stderr) -> int:
         _require_matplotlib()
 
     load_measure_files(args.measures_from, stderr, "irmetrics compare")
-    qrels, runs = _inputs(args.files)
+    given_names, paths = _split_names(args.files)
+    if args.output is not None:
+        # Before any work: the output must not be one of the inputs.
+        check_not_input("-o", args.output, {f"input {p!r}": p for p in paths})
+    qrels, runs = _inputs(paths)
     if qrels is None:
         _refuse_evaluation_options(args)
+    elif given_names[0] is not None:
+        raise CliError(f"{brief_repr(args.files[0])}: the qrels take no name (NAME=PATH names a run)",
+                       EXIT_USAGE)
     measures = args.measures
     if measures is None:
         measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
-    names = _run_names(runs)
+    names = _run_names(runs, given_names[len(paths) - len(runs):])
     baselines = [_resolve(b, names, runs) for b in args.baseline] if args.baseline else None
     options = {}
     if qrels is not None:
@@ -137,11 +155,20 @@ def run(argv: list[str], stdout, stderr) -> int:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's
         stderr.write(f"irmetrics compare: warning: {warning.message}\n")
-    _write(_render(comparison, args.format), args.output, stdout)
+    _write(_render(comparison, args.format), args.output, stdout, paths)
     if args.fail_if_worse:
         regressions = comparison.regressions(margin=margin)
         for regression in regressions:
             stderr.write(f"irmetrics compare: FAIL: {regression}\n")
+        failed = {(r.measure, r.system, r.baseline) for r in regressions}
+        for row in comparison.table().filter(pl.col("caveat").is_not_null()
+                                             & (pl.col("diff") < 0)).iter_rows(named=True):
+            if (row["measure"], row["system"], row["baseline"]) not in failed:
+                stderr.write(f"irmetrics compare: gate: {row['system']!r} is worse than baseline"
+                             f" {row['baseline']!r} on {row['measure']} (diff {row['diff']:+.4f})"
+                             f" but the {args.test} test cannot decide it ({row['caveat']}):"
+                             " not counted as a failure (see the warning above; --margin"
+                             " fails on the size of a difference)\n")
         if regressions:
             return EXIT_WORSE
     return EXIT_OK
@@ -188,15 +215,32 @@ def _require_matplotlib() -> None:
                        f" {INSTALL_HINT}", EXIT_USAGE) from None
 
 
-def _write(text: str, output: str | None, stdout) -> None:
+def _write(text: str, output: str | None, stdout, inputs: list[str]) -> None:
     if output is None:
         stdout.write(text)
         return
     try:
-        with open(output, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        write_text(output, text, name="-o", inputs={f"input {p!r}": p for p in inputs})
     except OSError as exc:
         raise CliError(f"cannot write {output!r}: {exc.strerror or exc}", EXIT_INPUT) from None
+
+
+def _split_names(files: list[str]) -> tuple[list, list[str]]:
+    """``NAME=PATH`` arguments as (names, paths); None where no name is given. An
+    argument that is an existing file is a path even if it holds '='."""
+    names, paths = [], []
+    for text in files:
+        name, equals, path = text.partition("=")
+        if not equals or text == "-" or os.path.exists(text):
+            names.append(None)
+            paths.append(text)
+            continue
+        if not name or not path:
+            raise CliError(f"{brief_repr(text)}: NAME=PATH needs a name and a path (e.g."
+                           " BM25=bm25.run)", EXIT_USAGE)
+        names.append(name)
+        paths.append(path)
+    return names, paths
 
 
 def _parse_float(option: str, text: str) -> float:
@@ -209,50 +253,82 @@ def _parse_float(option: str, text: str) -> float:
 
 def _inputs(files: list[str]):
     """``(qrels or None, runs)``: -q evaluation files need no qrels; otherwise the first
-    file is the qrels and the rest are runs or evaluation files."""
-    kinds = [_looks_like_per_query(f) for f in files]
-    runs: list
-    if kinds[0]:
-        not_eval = [f for f, k in zip(files, kinds) if not k]
-        if not_eval:
-            raise CliError(f"{not_eval[0]}: the first file is a -q evaluation file, so every"
-                           " file must be one (or give the qrels first)", EXIT_USAGE)
+    file is the qrels and the rest are runs or evaluation files. Each file is told by
+    the fields of its first data line (3: a -q file, 4: qrels, 6 or more: a run), so a
+    file that is none of them is named as such before any reader sees it."""
+    fields = [_first_fields(f) for f in files]
+    for path, count in zip(files, fields):
+        if count == 0:
+            raise CliError(f"{path}: empty (no data line): neither qrels, a run nor a -q"
+                           " evaluation file", EXIT_INPUT)
+    if fields[0] == 3:
+        for path, count in zip(files, fields):
+            if count != 3:
+                raise CliError(f"{path}: {_looks_like(count)}, not a -q evaluation file; the"
+                               f" first file ({files[0]}) is one, so every file must be one (or"
+                               " give the qrels first, then the runs)", EXIT_USAGE)
         qrels, runs = None, [read_per_query(f) for f in files]
     else:
+        if fields[0] not in (4, _COLUMNAR, None):
+            raise CliError(f"{files[0]}: {_looks_like(fields[0])}; the first file must be the"
+                           " qrels (4 fields: query_id iteration doc_id relevance), or every"
+                           " file a -q evaluation file (3 fields: measure query_id value)",
+                           EXIT_USAGE)
+        for path, count in zip(files[1:], fields[1:]):
+            if count is not None and count not in (3, _COLUMNAR) and count < 6:
+                raise CliError(f"{path}: {_looks_like(count)}, neither a run (6 fields:"
+                               " query_id Q0 doc_id rank score run_id) nor a -q evaluation"
+                               " file (3 fields: measure query_id value)", EXIT_USAGE)
         qrels = files[0]
-        runs = [read_per_query(f) if k else f for f, k in zip(files[1:], kinds[1:])]
+        runs = [read_per_query(f) if k == 3 else f for f, k in zip(files[1:], fields[1:])]
     if len(runs) < 2:
         raise CliError("give at least two runs to compare (irmetrics compare qrels run run"
-                       " ...)", EXIT_USAGE)
+                       " ...), or two -q evaluation files", EXIT_USAGE)
     return qrels, runs
 
 
-def _looks_like_per_query(path: str) -> bool:
-    """Whether ``path`` is a -q evaluation file. Unreadable files raise the readers'
-    one-line "cannot read file" error."""
+#: :func:`_first_fields` of a Parquet / Arrow file (read as a table, not as lines).
+_COLUMNAR = -1
+
+
+def _looks_like(count: int) -> str:
+    kinds = {3: "a -q evaluation file (3 fields)", 4: "qrels (4 fields)"}
+    if count in kinds:
+        return f"this is {kinds[count]}"
+    if count >= 6:
+        return f"this is a run ({count} fields)"
+    return f"its first data line has {count} field{'s' if count != 1 else ''}"
+
+
+def _first_fields(path: str) -> int | None:
+    """Fields of the first data line among the first thousand (``#`` comments and blank
+    lines skipped); 0 for a file without any line of data, None when none of the first
+    thousand lines holds data, :data:`_COLUMNAR` for a Parquet / Arrow file. Unreadable
+    files raise the readers' one-line "cannot read file" error."""
     if is_columnar(path):
-        return False  # a Parquet / Arrow run (or qrels), evaluated like a TREC file
+        return _COLUMNAR
     if path == "-":
         # Peek at stdin's buffer: nothing is consumed, the reader still gets every byte.
         peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
-        return peek is not None and _three_fields(peek(1 << 16).splitlines())
+        return _count_fields(peek(1 << 16).splitlines()) if peek is not None else None
     try:
-        return _three_fields(open_lines(path))
+        return _count_fields(open_lines(path))
     except OSError:
         read_source(path)  # raises the readers' one-line error
     except EOFError:
         pass
-    return False
+    return None
 
 
-def _three_fields(lines) -> bool:
-    """The first data line among the first thousand has three fields (``measure
-    query_id value``), not four (qrels) or six (a run)."""
-    for _, line in zip(range(1000), lines):
+def _count_fields(lines) -> int | None:
+    seen = 0
+    for seen, line in enumerate(lines, start=1):
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
-            return len(fields) == 3
-    return False
+            return len(fields)
+        if seen >= 1000:
+            return None
+    return 0
 
 
 def _paths(runs: list) -> list[str]:
@@ -260,27 +336,39 @@ def _paths(runs: list) -> list[str]:
     return [r if isinstance(r, str) else r.source for r in runs]
 
 
-def _run_names(runs: list) -> list[str]:
-    """File names, or the paths as given where two file names are the same."""
+def _run_names(runs: list, given: list) -> list[str]:
+    """The names given (``NAME=PATH``), else the file names, or the paths as given
+    where two file names are the same."""
     paths = _paths(runs)
+    for first, second in itertools.combinations(paths, 2):
+        if first == second or same_file(first, second):
+            raise CliError(f"the same file is given twice: {printable(first)}"
+                           + ("" if first == second else f" and {printable(second)}"), EXIT_USAGE)
     names = [os.path.basename(p) or p for p in paths]
     if len(set(names)) < len(names):
         names = paths
+    names = [g if g is not None else n for g, n in zip(given, names)]
     if len(set(names)) < len(names):
-        raise CliError(f"the same file is given twice: {sorted(n for n in names if names.count(n) > 1)[0]}",
-                       EXIT_USAGE)
+        raise CliError(f"two runs are named {brief_repr(min(n for n in names if names.count(n) > 1))}"
+                       " (NAME=PATH names must differ from each other and from the other"
+                       " runs' file names)", EXIT_USAGE)
     return names
 
 
 def _resolve(baseline: str, names: list[str], runs: list) -> str:
-    """A ``--baseline`` value as a run name: the name itself or the path as given."""
+    """A ``--baseline`` value as a run name: the name itself, the path as given, or the
+    file name of a run named with NAME=PATH."""
     if baseline in names:
         return baseline
-    for name, path in zip(names, _paths(runs)):
+    paths = _paths(runs)
+    for name, path in zip(names, paths):
         if os.path.abspath(path) == os.path.abspath(baseline):
             return name
-    raise CliError(f"--baseline {baseline!r} is not one of the runs ({', '.join(names)})",
-                   EXIT_USAGE)
+    by_file = [name for name, path in zip(names, paths) if os.path.basename(path) == baseline]
+    if len(by_file) == 1:
+        return by_file[0]
+    raise CliError(f"--baseline {brief_repr(baseline)} is not one of the runs"
+                   f" ({', '.join(map(brief_repr, names))})", EXIT_USAGE)
 
 
 def _common_names(runs: list) -> list[str]:

@@ -19,7 +19,7 @@ from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
 from ..exceptions import MissingQueriesWarning, NoQueriesError, UserMeasureError
-from ..io.columnar import column_names
+from ..io.columnar import column_names, is_columnar
 from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
 from ..progress import is_terminal
@@ -182,7 +182,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     max_docs = None if args.Max_retrieved_per_topic is None else \
         parse_int("-M", args.Max_retrieved_per_topic, minimum=0)
     level = parse_int("-l", args.level_for_rel)
-    num_docs = parse_int("-N", args.Number_docs_in_coll)
+    num_docs = parse_int("-N", args.Number_docs_in_coll, minimum=-(2**62), maximum=2**62)
     load_measure_files(args.measures_from, stderr, "irmetrics eval")
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
@@ -202,6 +202,12 @@ def run(argv: list[str], stdout, stderr) -> int:
 
     columns = dict(qrels_columns=column_names(args.qrels_columns, "qrels", "--qrels-columns"),
                    run_columns=column_names(args.run_columns, "run", "--run-columns"))
+    for option, given, paths in (("--qrels-columns", args.qrels_columns, [args.qrels]),
+                                 ("--run-columns", args.run_columns, args.runs)):
+        text = [p for p in paths if not is_columnar(p)] if given is not None else []
+        if text:
+            raise CliError(f"{option} names the columns of Parquet / Arrow IPC files; {text[0]}"
+                           " is a TREC text file (its columns are fixed)", EXIT_USAGE)
     evaluator = _evaluator_for(args.Rel_info_format, args.qrels, measures,
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,

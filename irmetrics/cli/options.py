@@ -16,7 +16,7 @@ import sys
 
 from .. import __version__
 from ..engine.pack import SEMANTICS, TIES
-from ..exceptions import ParameterError
+from ..exceptions import ParameterError, brief_repr
 
 #: trec_eval's exit statuses (spec §1).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_COMPUTE, EXIT_NO_QUERIES = 0, 1, 2, 4, 7
@@ -69,7 +69,8 @@ def add_version(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         help="print the version on stderr (as trec_eval does) and exit")
 
 
-def parse_int(option: str, text: str, *, minimum: int | None = None) -> int:
+def parse_int(option: str, text: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
     """An integer option value, strictly (trec_eval's ``atol`` would read ``abc`` as 0).
 
     Raises
@@ -77,13 +78,20 @@ def parse_int(option: str, text: str, *, minimum: int | None = None) -> int:
     ParameterError
         "`-M` must be an integer >= 0; got 'abc'."
     """
-    constraint = "an integer" if minimum is None else f"an integer >= {minimum}"
+    if maximum is not None:
+        constraint = f"an integer between {minimum} and {maximum}"
+    else:
+        constraint = "an integer" if minimum is None else f"an integer >= {minimum}"
+    error = ParameterError(f"`{option}` must be {constraint}; got {brief_repr(text)}.")
+    digits = text.strip().lstrip("+-")
+    if digits.isdigit() and len(digits.lstrip("0")) > 100:
+        raise error  # far beyond any count (and beyond what int() converts quickly)
     try:
         value = int(text.strip(), 10)
     except ValueError:
-        raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.") from None
-    if minimum is not None and value < minimum:
-        raise ParameterError(f"`{option}` must be {constraint}; got {text!r}.")
+        raise error from None
+    if minimum is not None and value < minimum or maximum is not None and value > maximum:
+        raise error
     return value
 
 
@@ -142,7 +150,8 @@ def add_output(group, *, html: str) -> None:
                        help="output: table (terminal, default), markdown, latex, json, csv, or"
                             f" html ({html}; needs irmetrics-exact[plot])")
     group.add_argument("-o", "--output", metavar="FILE",
-                       help="write the output to FILE instead of standard output")
+                       help="write the output to FILE instead of standard output (never one of"
+                            " the inputs; written whole or not at all)")
 
 
 def add_evaluation(parser, *, complete: str, level: str) -> None:

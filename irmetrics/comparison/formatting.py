@@ -46,7 +46,71 @@ def significant_improvements(comparison) -> dict:
     return better
 
 
+def caveat_text(caveat: str, test: str) -> str:
+    """What a caveat of the table (``zero variance``, ``too few queries``, ``too few
+    resamples``) means for ``test``, and what to do instead."""
+    if caveat == "zero variance":
+        return (f"the difference is the same on every query, so the {test} test's statistic"
+                " is infinite and its p-value measures a variance of zero, not evidence; the"
+                " randomization test (--test randomization, test='randomization'; exact up to"
+                " 20 queries) tests such differences")
+    if caveat == "too few queries":
+        if test in ("t", "bootstrap"):
+            return ("too few queries differ for any distribution-free test to reach alpha"
+                    " (the exact randomization test cannot go below 2/2^m with m differing"
+                    f" queries, before correction); a smaller p-value of the {test} test rests"
+                    " on its assumptions alone; compare on more queries")
+        if test == "tukey":
+            return ("too few queries differ for the permutation p-value to reach alpha (it"
+                    " cannot go below (k!)^(1-m) with k systems and m queries on which they"
+                    " differ); compare on more queries")
+        return (f"too few queries differ for the {test} test to reach alpha (it cannot go"
+                " below 2/2^m with m differing queries, before correction); compare on more"
+                " queries")
+    if caveat == "too few resamples":
+        return ("with B resamples no p-value goes below 1/(B+1), which cannot reach alpha;"
+                " use more resamples (--resamples, n_resamples=)")
+    return caveat
+
+
+def mark(row) -> str:
+    """The mark after a row's difference: ``*`` significant, ``!`` undecided (a caveat)."""
+    return "*" if row["significant"] else "!" if row["caveat"] else " "
+
+
+def footnotes(comparison) -> list[str]:
+    """What the marks of a table mean, and that its intervals are unadjusted."""
+    c = comparison
+    if c.test == "tukey":
+        adjusted = "by Tukey HSD over all pairs"
+    elif c.correction == "none":
+        adjusted = "without correction"
+    else:
+        adjusted = f"after the {CORRECTION_NAMES[c.correction]} correction"
+    lines = [(f"* significant at alpha = {c.alpha:g} {adjusted}; d = Cohen's d_z;"
+              " W/T/L = queries where the system wins/ties/loses.")]
+    if c.test == "tukey" or c.correction != "none":
+        lines.append("The stars use the adjusted p-values; the confidence intervals are not"
+                     " adjusted for multiple comparisons (one may exclude 0 without a star).")
+    caveats = sorted(set("; ".join(c.table()["caveat"].drop_nulls()).split("; ")) - {""})
+    for caveat in caveats:
+        lines.append(f"! not decided by the test ({caveat}): {caveat_text(caveat, c.test)}.")
+    return lines
+
+
 # -- formatting helpers -------------------------------------------------------------------
+
+#: Control characters (a newline or an escape in a file name) as Python writes them, so
+#: that a name stays on its line of a table and cannot drive the terminal.
+_CONTROL = {i: repr(chr(i))[1:-1] for i in [*range(32), *range(127, 160)]}
+
+
+def printable(text, *, keep: str = "") -> str:
+    """``text`` with control characters (but those in ``keep``) escaped: ``'a\\nb'``
+    for a newline."""
+    table = {k: v for k, v in _CONTROL.items() if chr(k) not in keep} if keep else _CONTROL
+    return str(text).translate(table)
+
 
 def letters(n: int) -> list[str]:
     """a, b, ..., z, aa, ab, ... for labelling systems."""
@@ -91,7 +155,7 @@ _MARKDOWN_SPECIAL = frozenset("\\|*_`[]<>$~")
 
 
 def markdown_escape(text: str) -> str:
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in str(text))
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in printable(text))
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -102,7 +166,7 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in printable(text))
 
 
 def json_value(value):

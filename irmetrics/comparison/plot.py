@@ -6,8 +6,9 @@ registered with pyplot and no window opens (matplotlib's box plot reads every rc
 which imports pyplot to resolve the default backend, but nothing is drawn through it);
 in a notebook the returned Figure displays itself. Importing :mod:`irmetrics` never imports matplotlib.
 
-Names are drawn as typed (never as mathtext); system names longer than 24 characters and
-query ids longer than 20 are shortened to their start and end around an ellipsis.
+Names are drawn as typed (never as mathtext), on one line (a newline or other control
+character but a tab is drawn escaped, ``\\n``); system names longer than 24 characters
+and query ids longer than 20 are shortened to their start and end around an ellipsis.
 
 * :func:`per_query_differences` -- per measure and comparison, the per-query differences
   ``system - baseline`` sorted from the largest win to the largest loss.
@@ -34,10 +35,14 @@ INSTALL_HINT = 'pip install "irmetrics-exact[plot]"'
 #: Colours of wins, losses and ties (colour-blind safe: blue / vermilion / grey).
 WIN, LOSS, TIE = "#0072b2", "#d55e00", "#8c8c8c"
 
-#: One colour per system, in the order of the comparison's systems (Okabe-Ito, then tab10).
+#: The colours of up to eight systems, in the order of the comparison's systems
+#: (Okabe-Ito: colour-blind safe); more systems get :func:`system_colours`.
 SYSTEM_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00",
-                  "#f0e442", "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                  "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+                  "#f0e442", "#000000")
+
+#: A measure whose per-query values take at most this many distinct values (P@1, RR on
+#: MS MARCO: mostly 0 and 1) is drawn as value shares, not as a box plot.
+DISCRETE_VALUES = 12
 
 #: One marker per system, so that curves lying on one another stay apart.
 SYSTEM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
@@ -115,8 +120,26 @@ def _measure(comparison, measure):
     return check_choice("measure", measure, comparison.measures)
 
 
-def _colour(index: int) -> str:
-    return SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
+def system_colours(n: int) -> list[str]:
+    """``n`` distinct colours, one per system: Okabe-Ito up to eight; beyond, ``n`` hues
+    evenly spaced around the colour wheel at three alternating lightnesses, so no two
+    systems ever share a colour (and neighbours differ in lightness too).
+
+    >>> system_colours(2)
+    ['#0072b2', '#e69f00']
+    >>> len(set(system_colours(40)))
+    40
+    """
+    import colorsys
+
+    n = check_int("n", n, min=0)
+    if n <= len(SYSTEM_COLOURS):
+        return list(SYSTEM_COLOURS[:n])
+    colours = []
+    for i in range(n):
+        red, green, blue = colorsys.hls_to_rgb(i / n, (0.32, 0.47, 0.62)[i % 3], 0.8)
+        colours.append("#{:02x}{:02x}{:02x}".format(*(round(255 * c) for c in (red, green, blue))))
+    return colours
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -131,7 +154,7 @@ def system_labels(systems) -> list[str]:
     """Each system's name as a figure draws it: shortened, and still telling systems apart
     (a letter, as in the report's summary table, when two shortened names coincide)."""
 
-    labels = [_shorten(str(s), _NAME_CHARS) for s in systems]
+    labels = [_shorten(fmt.printable(s, keep="\t"), _NAME_CHARS) for s in systems]
     if len(set(labels)) < len(labels):
         labels = [f"({letter}) {label}" for letter, label in zip(fmt.letters(len(labels)), labels)]
     return labels
@@ -151,7 +174,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     sorted by :math:`d_q` descending (ties by query id): wins (:math:`d_q > 0`) in blue on
     the left, losses in vermilion on the right, and the queries where both score the same
     as a grey band on the zero line in between. With at most 60 queries the x axis names
-    them.
+    them. Every panel has the same y-scale (the largest difference drawn), so bars of
+    different panels compare.
 
     Parameters
     ----------
@@ -203,17 +227,19 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     n = len(query_ids)
     labelled = n <= _LABELLED_QUERIES
     row_height = 2.3 if labelled else 1.9
+    differences = [scores[comparison.systems.index(system)]
+                   - scores[comparison.systems.index(baseline)] for system, baseline in pairs]
+    # One y-scale for every panel: bars that differ fourfold must look it.
+    top = max(float(np.abs(d).max()) if n else 0.0 for d in differences) or 1.0
     with style():
         fig = new_figure(9.0, 0.4 + row_height * len(pairs))
         axes = fig.subplots(len(pairs), 1, squeeze=False)[:, 0]
-        for ax, (system, baseline) in zip(axes, pairs):
-            diff = (scores[comparison.systems.index(system)]
-                    - scores[comparison.systems.index(baseline)])
+        for ax, (system, baseline), diff in zip(axes, pairs, differences):
             # Stable sort: equal differences keep query-id order, so the picture is unique.
             order = np.argsort(-diff, kind="stable")
-            labels = ([_shorten(q, _QUERY_CHARS) for q in query_ids[order]] if labelled
-                      else None)
-            _difference_axes(ax, diff[order], labels)
+            labels = ([_shorten(fmt.printable(q, keep="\t"), _QUERY_CHARS)
+                       for q in query_ids[order]] if labelled else None)
+            _difference_axes(ax, diff[order], labels, top)
             wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
             ax.set_title(f"{measure}: {names[system]} - {names[baseline]}", loc="left")
             ax.set_title(f"{wins} wins, {n - wins - losses} ties, {losses} losses;"
@@ -224,8 +250,8 @@ def per_query_differences(comparison, measure=None, *, pairs=None, max_pairs=12)
     return fig
 
 
-def _difference_axes(ax, diff: np.ndarray, labels) -> None:
-    """Bars of sorted differences; ties as a band on the zero line."""
+def _difference_axes(ax, diff: np.ndarray, labels, top: float) -> None:
+    """Bars of sorted differences; ties as a band on the zero line; y from -top to top."""
     n = len(diff)
     x = np.arange(n)
     if n <= _MANY_QUERIES:
@@ -246,8 +272,7 @@ def _difference_axes(ax, diff: np.ndarray, labels) -> None:
         ax.hlines(0.0, tied[0] - 0.45, tied[-1] + 0.45, color=TIE, linewidth=5,
                   label="ties")
     ax.set_xlim(-0.8, n - 0.2)
-    top = float(np.abs(diff).max()) if n else 0.0
-    ax.set_ylim(-(top or 1.0) * 1.1, (top or 1.0) * 1.1)
+    ax.set_ylim(-top * 1.1, top * 1.1)
     ax.grid(axis="y", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
     if labels is not None:
@@ -267,13 +292,35 @@ def _monotone_samples(values: np.ndarray, count: int) -> tuple[np.ndarray, np.nd
     return positions, values[positions]
 
 
+def discrete_values(scores) -> np.ndarray | None:
+    """The distinct values of ``scores`` when they are few and repeat (at most
+    :data:`DISCRETE_VALUES`, each query's value shared with others on average: P@1, or
+    RR on MS MARCO, mostly 0 and 1); None otherwise.
+
+    >>> discrete_values([[0, 1, 1, 0, 1, 1], [1, 1, 0, 1, 1, 1]]).tolist()
+    [0.0, 1.0]
+    >>> discrete_values([[0.1, 0.2, 0.3]]) is None
+    True
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    values = np.unique(scores)
+    if len(values) <= DISCRETE_VALUES and scores.shape[-1] > 2 * len(values):
+        return values
+    return None
+
+
 def score_distributions(comparison, measure=None):
-    """Each system's per-query scores: a box plot with every query as a point.
+    """Each system's per-query scores: a box plot with every query as a point, or, for
+    a measure with few distinct values, the share of queries at each value.
 
     The box spans the quartiles with the median inside, whiskers reach the most extreme
     score within 1.5 interquartile ranges, and a white diamond marks the mean (the
     number the comparison tests). Points are spread sideways by a fixed pattern (no
-    randomness: the same comparison gives the same picture).
+    randomness: the same comparison gives the same picture). When the values are few
+    and repeat (:func:`discrete_values`: P@1, RR on MS MARCO), a box collapses to a line
+    and the points to a strip, so each (system, value) is drawn instead as a disc whose
+    area is the share of queries with that value (labelled from 10%), with the mean
+    diamond.
 
     Parameters
     ----------
@@ -301,23 +348,18 @@ def score_distributions(comparison, measure=None):
     measure = _measure(comparison, measure)
     scores = comparison.scores[measure]
     n_systems, n = scores.shape
-    # Golden-ratio offsets: evenly spread, deterministic, no two points on one vertical.
-    offsets = ((np.arange(n) * 0.6180339887498949) % 1.0 - 0.5) * 0.5
+    colours = system_colours(n_systems)
+    values = discrete_values(scores)
     with style():
         fig = new_figure(max(3.2, 1.0 + 0.9 * n_systems), 3.6)
         ax = fig.add_subplot()
         positions = np.arange(1, n_systems + 1)
-        many = n > _MANY_QUERIES
-        # The box is drawn over the points, see-through, so neither hides the other.
-        ax.boxplot(list(scores), positions=positions, widths=0.6, showfliers=False,
-                   patch_artist=True, zorder=4,
-                   medianprops={"color": "#222222", "linewidth": 1.4},
-                   boxprops={"facecolor": (1.0, 1.0, 1.0, 0.35), "edgecolor": "#333333"},
-                   whiskerprops={"color": "#333333"}, capprops={"color": "#333333"})
-        for i in range(n_systems):
-            ax.scatter(positions[i] + offsets, scores[i], s=2.5 if many else 9,
-                       color=_colour(i), alpha=0.35 if many else 0.8, linewidths=0,
-                       zorder=3, rasterized=many)
+        if values is None:
+            _box_plot(ax, scores, positions, colours)
+            subtitle = f"{n} queries; diamond: mean"
+        else:
+            _value_shares(ax, scores, values, positions, colours)
+            subtitle = f"{n} queries; disc area: share of queries; diamond: mean"
         ax.scatter(positions, scores.mean(axis=1), marker="D", s=28, color="white",
                    edgecolors="#222222", linewidths=0.9, zorder=5)
         labels = system_labels(comparison.systems)
@@ -325,11 +367,48 @@ def score_distributions(comparison, measure=None):
         ax.set_xticks(positions, labels, rotation=30 if slanted else 0,
                       ha="right" if slanted else "center")
         ax.set_ylabel(measure)
-        ax.set_title(f"{measure} per query\n{n} queries; diamond: mean", loc="left",
-                     fontsize=9)
+        ax.set_title(f"{measure} per query\n{subtitle}", loc="left", fontsize=9)
         ax.grid(axis="y", color="#dddddd", linewidth=0.5)
         ax.set_axisbelow(True)
     return fig
+
+
+def _box_plot(ax, scores, positions, colours) -> None:
+    """Box plot over every query drawn as a point."""
+    n = scores.shape[1]
+    # Golden-ratio offsets: evenly spread, deterministic, no two points on one vertical.
+    offsets = ((np.arange(n) * 0.6180339887498949) % 1.0 - 0.5) * 0.5
+    many = n > _MANY_QUERIES
+    # The box is drawn over the points, see-through, so neither hides the other.
+    ax.boxplot(list(scores), positions=positions, widths=0.6, showfliers=False,
+               patch_artist=True, zorder=4,
+               medianprops={"color": "#222222", "linewidth": 1.4},
+               boxprops={"facecolor": (1.0, 1.0, 1.0, 0.35), "edgecolor": "#333333"},
+               whiskerprops={"color": "#333333"}, capprops={"color": "#333333"})
+    for i, colour in enumerate(colours):
+        ax.scatter(positions[i] + offsets, scores[i], s=2.5 if many else 9,
+                   color=colour, alpha=0.35 if many else 0.8, linewidths=0,
+                   zorder=3, rasterized=many)
+
+
+def _value_shares(ax, scores, values, positions, colours) -> None:
+    """One disc per (system, value), its area the share of queries with that value."""
+    n = scores.shape[1]
+    # Share of each system's queries at each value: (systems, values).
+    shares = (scores[:, :, None] == values[None, None, :]).sum(axis=1) / n
+    for i, colour in enumerate(colours):
+        present = shares[i] > 0
+        ax.scatter(np.full(int(present.sum()), positions[i]), values[present],
+                   s=900 * shares[i][present], color=colour, alpha=0.75, linewidths=0.6,
+                   edgecolors="#333333", zorder=3)
+        for value, share in zip(values[present], shares[i][present]):
+            if share >= 0.1:
+                ax.annotate(f"{share:.0%}", (positions[i], value), xytext=(11, 0),
+                            textcoords="offset points", va="center", fontsize=7.5,
+                            color="#333333")
+    ax.set_xlim(positions[0] - 0.7, positions[-1] + 0.9)
+    span = float(values[-1] - values[0]) or 1.0
+    ax.set_ylim(values[0] - 0.12 * span, values[-1] + 0.12 * span)
 
 
 def precision_recall(comparison):
@@ -369,11 +448,12 @@ def precision_recall(comparison):
         fig = new_figure(5.6, 4.0)
         ax = fig.add_subplot()
         labels = system_labels(comparison.systems)
+        colours = system_colours(len(comparison.systems))
         for i, system in enumerate(comparison.systems):
             rows = curves.filter(system=system)
             ax.plot(rows["recall"].to_numpy(), rows["precision"].to_numpy(),
                     marker=SYSTEM_MARKERS[i % len(SYSTEM_MARKERS)], markersize=4.5,
-                    markerfacecolor="none", linewidth=1.5, color=_colour(i), label=labels[i])
+                    markerfacecolor="none", linewidth=1.5, color=colours[i], label=labels[i])
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(0.0, 1.02)
         ax.set_xticks(np.linspace(0.0, 1.0, 11))
@@ -386,5 +466,5 @@ def precision_recall(comparison):
     return fig
 
 
-__all__ = ["INSTALL_HINT", "STYLE", "per_query_differences", "precision_recall",
-           "score_distributions", "style"]
+__all__ = ["DISCRETE_VALUES", "INSTALL_HINT", "STYLE", "discrete_values", "per_query_differences",
+           "precision_recall", "score_distributions", "style", "system_colours"]

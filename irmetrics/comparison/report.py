@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import io
-import os
 import re
 import warnings
 
@@ -22,9 +21,9 @@ import numpy as np
 
 from .. import __version__
 from ..exceptions import ComparisonError
+from ..io.output import write_text
 from . import formatting as fmt
 from . import plot
-from .plot import SYSTEM_COLOURS
 
 #: Queries listed per comparison among the largest wins and among the largest losses.
 TOP_QUERIES = 5
@@ -50,7 +49,8 @@ def html_report(comparison, path=None) -> str:
     ----------
     comparison : Comparison
     path : str or os.PathLike, optional
-        Also write the page there (UTF-8).
+        Also write the page there (UTF-8), atomically (a failed write leaves no half
+        page); a path that is one of the comparison's inputs is refused.
 
     Returns
     -------
@@ -58,6 +58,8 @@ def html_report(comparison, path=None) -> str:
 
     Raises
     ------
+    ParameterError
+        ``path`` is one of the inputs (``comparison.sources``).
     ImportError
         matplotlib is not installed (the message says how to install it).
 
@@ -73,18 +75,18 @@ def html_report(comparison, path=None) -> str:
     """
 
     plot.require_matplotlib()  # fail early, with the install hint
-    return finish_page(_Page(comparison).render(), path)
+    return finish_page(_Page(comparison).render(), path, inputs=comparison.sources)
 
 
-def finish_page(text: str, path=None) -> str:
+def finish_page(text: str, path=None, *, inputs=None) -> str:
     """An HTML page as pure ASCII (other characters as references, which HTML reads back
     in text and attributes alike), also written to ``path`` when given: the page then
     survives any stdout encoding, such as a Windows console's cp1252, which cannot hold
-    matplotlib's minus sign U+2212."""
+    matplotlib's minus sign U+2212. ``inputs`` (``{description: path}``) are files the
+    page must never overwrite."""
     text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        write_text(path, text, inputs=inputs)
     return text
 
 
@@ -169,7 +171,8 @@ class _Page:
 
     def render(self) -> str:
         c = self.cmp
-        sections = [self.summary()]
+        sections = [self.notes()] if c.notes else []
+        sections.append(self.summary())
         for index, measure in enumerate(c.measures):
             sections.append(self.measure_section(index, measure))
         if c.baselines is None:
@@ -214,9 +217,16 @@ class _Page:
         cells = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
         return f"<dl class=\"settings\">{cells}</dl>\n<p class=\"lead\">{_e(c.describe())}</p>"
 
+    def notes(self) -> str:
+        """The warnings compare() printed on stderr, repeated where the reader looks."""
+        items = "".join(f"<li>{_e(note)}</li>" for note in self.cmp.notes)
+        return ("<section id=\"warnings\" class=\"warnings\">\n<h2>Warnings</h2>\n"
+                f"<ul>{items}</ul>\n</section>")
+
     def navigation(self) -> str:
         c = self.cmp
-        links = ["<a href=\"#summary\">Summary</a>"]
+        links = ["<a href=\"#warnings\">Warnings</a>"] if c.notes else []
+        links.append("<a href=\"#summary\">Summary</a>")
         links += [f"<a href=\"#{_slug(i, m)}\">{_e(m)}</a>" for i, m in enumerate(c.measures)]
         if c.baselines is None:
             links.append("<a href=\"#pairs\">All pairs</a>")
@@ -231,12 +241,13 @@ class _Page:
         letters = fmt.letters(len(c.systems))
         head = "".join(f"<th class=\"num\">{_e(m)}</th>" for m in c.measures)
         body = []
+        colours = plot.system_colours(len(c.systems))
         for i, (system, row) in enumerate(zip(c.systems, fmt.mean_cells(c, 4))):
             role = (" <span class=\"tag\">baseline</span>"
                     if c.baselines and system in c.baselines else "")
             cells = [f"<td class=\"label\">({letters[i]})</td>",
                      f"<th scope=\"row\"><span class=\"swatch\" style=\"background:"
-                     f"{_system_colour(i)}\"></span>{_e(system)}{role}</th>"]
+                     f"{colours[i]}\"></span>{_e(system)}{role}</th>"]
             for value, best, marks in row:
                 value = f"<strong>{value}</strong>" if best else value
                 cells.append(f"<td class=\"num\">{value}"
@@ -258,17 +269,23 @@ class _Page:
         shown = [(r["system"], r["baseline"]) for r in rows][:MAX_PAIRS]
         more = (f" The first {MAX_PAIRS} of {len(rows)} comparisons are drawn."
                 if len(rows) > MAX_PAIRS else "")
+        shared = " Every panel has the same y-scale." if len(shown) > 1 else ""
         differences = self.svg(
             plot.per_query_differences(c, measure, pairs=shown, max_pairs=MAX_PAIRS),
             f"Per-query differences in {measure}, sorted from the largest win (left) to the"
             f" largest loss (right): blue bars are queries the system wins, vermilion bars"
             f" queries it loses, the grey band on the zero line queries where both score the"
-            f" same.{more}")
-        distributions = self.svg(
-            plot.score_distributions(c, measure),
-            f"{measure} per query and system: box from the first to the third quartile, line"
-            " at the median, whiskers to the furthest score within 1.5 interquartile ranges,"
-            " one dot per query, white diamond at the mean.")
+            f" same.{shared}{more}")
+        if plot.discrete_values(c.scores[measure]) is None:
+            described = ("box from the first to the third quartile, line at the median,"
+                         " whiskers to the furthest score within 1.5 interquartile ranges, one"
+                         " dot per query, white diamond at the mean.")
+        else:
+            described = ("the values are few, so each disc is one value, its area the share"
+                         " of the system's queries with that value (labelled from 10%); white"
+                         " diamond at the mean.")
+        distributions = self.svg(plot.score_distributions(c, measure),
+                                 f"{measure} per query and system: {described}")
         parts.append(f"<div class=\"plots\">{differences}{distributions}</div>")
         parts.append(self.extremes(measure, shown))
         parts.append("</section>")
@@ -288,6 +305,9 @@ class _Page:
             if r["significant"]:
                 mark = "<span class=\"sig\" title=\"significant\">*</span>"
                 css = " class=\"better\"" if r["diff"] > 0 else " class=\"worse\""
+            elif r["caveat"]:
+                mark = (f"<span class=\"undecided\" title=\"not decided by the test:"
+                        f" {_e(r['caveat'])}\">!</span>")
             body.append(
                 f"<tr{css}><td class=\"name\">{_e(r['system'])}</td>"
                 f"<td class=\"name\">{_e(r['baseline'])}</td>"
@@ -299,11 +319,12 @@ class _Page:
                 f"<td class=\"num\">{fmt.pvalue(r['p_value'])}</td>"
                 f"<td class=\"num\">{fmt.pvalue(r['p_adjusted'])}</td>"
                 f"<td class=\"num\">{r['wins']} / {r['ties']} / {r['losses']}</td></tr>")
+        notes = "".join(f"<br>{_e(line)}" for line in fmt.footnotes(c)[1:])
         return (f"<table class=\"rows\"><thead>{head}</thead><tbody>{''.join(body)}</tbody>"
                 "</table>\n<p class=\"note\"><span class=\"sig\">*</span> significant at"
                 f" alpha = {c.alpha:g} after correction; d<sub>z</sub> = Cohen's d<sub>z</sub>"
                 " (mean difference / its standard deviation); differences are system minus"
-                " baseline.</p>")
+                f" baseline.{notes}</p>")
 
     def extremes(self, measure: str, pairs) -> str:
         """Per comparison, the queries with the largest wins and the largest losses."""
@@ -357,11 +378,13 @@ class _Page:
         for measure in c.measures:
             p = np.full((m, m), np.nan)
             diff = np.zeros((m, m))
+            significant = np.zeros((m, m), dtype=bool)
             for r in table.filter(measure=measure).iter_rows(named=True):
                 i, j = c.systems.index(r["system"]), c.systems.index(r["baseline"])
                 p[i, j] = p[j, i] = r["p_adjusted"]
                 diff[i, j], diff[j, i] = r["diff"], -r["diff"]
-            significant = np.nan_to_num(p, nan=1.0) <= c.alpha
+                # The table's verdict: a row the test cannot decide is never significant.
+                significant[i, j] = significant[j, i] = r["significant"]
             means = c.scores[measure].mean(axis=1)
             groups = letter_groups(means, significant) if c.test == "tukey" else None
             head = "".join(f"<th class=\"num name\">{_e(s)}</th>" for s in c.systems)
@@ -431,11 +454,6 @@ class _Page:
                 " html</code>). Every measure is read as higher-is-better. A p-value says a"
                 " difference is probably not zero, not that it matters: read the interval and"
                 " the effect size first.")
-
-
-def _system_colour(index: int) -> str:
-
-    return SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
 
 
 _XMLNS = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
@@ -518,6 +536,10 @@ tbody tr:nth-child(even) { background: var(--band); }
        border-radius: 3px; padding: 0 4px; margin-left: 6px; font-weight: normal; }
 sup { color: var(--win); font-weight: 600; }
 .sig { color: var(--ink); font-weight: 700; }
+.undecided { color: var(--loss); font-weight: 700; cursor: help; }
+.warnings { background: #fff8e6; border-left: 4px solid #e69f00; padding: 4px 14px; }
+.warnings h2 { border: none; margin-top: 12px; }
+.warnings li { overflow-wrap: anywhere; }
 tr.better td:nth-child(5) { color: var(--win); font-weight: 600; }
 tr.worse td:nth-child(5) { color: var(--loss); font-weight: 600; }
 td.win { color: var(--win); }

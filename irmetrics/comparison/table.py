@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import sys
 import warnings
@@ -26,8 +27,8 @@ import polars as pl
 from ..checks import check_bool, check_choice, check_float, check_int, parameter_error
 from .. import stats
 from ..evaluate import Evaluator
-from ..exceptions import (ComparisonError, IrMetricsWarning, MissingQueriesWarning,
-                          QueryAlignmentWarning)
+from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsError, brief_repr,
+                          IrMetricsWarning, MissingQueriesWarning, QueryAlignmentWarning)
 from ..measures.parse import parse_measures
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.per_query import PerQueryScores
@@ -45,7 +46,13 @@ CORRECTIONS = ("none", "bonferroni", "holm", "holm-sidak", "hommel", "fdr_bh", "
 #: The table's columns, in order.
 COLUMNS = ("measure", "system", "baseline", "mean", "baseline_mean", "diff", "ci_low",
            "ci_high", "effect_size", "statistic", "p_value", "p_adjusted", "significant",
-           "wins", "ties", "losses", "n_queries")
+           "wins", "ties", "losses", "n_queries", "caveat")
+
+#: Why a row's test cannot decide it (column ``caveat``; several join with "; "). Such a
+#: row is never significant, whatever its p-value (see :func:`compare`, Notes).
+ZERO_VARIANCE = "zero variance"
+TOO_FEW_QUERIES = "too few queries"
+TOO_FEW_RESAMPLES = "too few resamples"
 
 #: Most resamples a comparison draws (beyond this, time or memory run out before any
 #: gain in precision: the Monte Carlo error is already below 2e-4).
@@ -100,6 +107,12 @@ class Comparison:
     test, correction, alpha, level, n_resamples, seed
         How the table was computed (``level`` is the confidence level of the intervals,
         ``1 - alpha``).
+    notes : list of str
+        The warnings :func:`compare` issued (queries left out, rows the test cannot
+        decide, ...), as text: the report repeats them on the page.
+    sources : dict of str to path
+        The files read (``{"qrels": path, "run 'bm25'": path, ...}``): :meth:`to_html`
+        refuses to write over one of them.
 
     Notes
     -----
@@ -120,6 +133,8 @@ class Comparison:
     level: float
     n_resamples: int
     seed: int
+    notes: list = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
     _table: pl.DataFrame = field(repr=False, default=None)  # type: ignore[assignment]
     # What the per-query values came from, kept for the precision-recall curves of a
     # report: {system: Results or PerQueryScores}, {system: the run as given}, and the
@@ -141,8 +156,9 @@ class Comparison:
 
     def regressions(self, *, margin: float | None = None) -> list[Regression]:
         """Rows where the system is worse than its baseline: significantly worse
-        (``diff < 0`` and ``p_adjusted <= alpha``), or, with ``margin``, worse by more
-        than ``margin`` whatever the p-value. Every measure counts higher as better."""
+        (``diff < 0`` and ``significant``: ``p_adjusted <= alpha`` on a row the test can
+        decide, see the ``caveat`` column), or, with ``margin``, worse by more than
+        ``margin`` whatever the p-value. Every measure counts higher as better."""
         if margin is not None:
             margin = check_float("margin", margin, min=0.0)
         out = []
@@ -245,24 +261,27 @@ class Comparison:
         head = ["system", "baseline", "mean", "base", "diff", "95% CI", "d", "p", "p_adj",
                 "W/T/L"]
         head[5] = f"{fmt.percent(self.level)} CI"
-        blocks = [self.describe(), ""]
+        caveats = self._table["caveat"].drop_nulls().len() > 0
+        if caveats:
+            head.append("note")
+        blocks = [fmt.printable(self.describe()), ""]
         for name in self.measures:
             rows = self._table.filter(pl.col("measure") == name)
             cells = [head] + [[
-                r["system"], r["baseline"], fmt.number(r["mean"]), fmt.number(r["baseline_mean"]),
-                fmt.signed(r["diff"]) + ("*" if r["significant"] else " "),
+                fmt.printable(r["system"]), fmt.printable(r["baseline"]), fmt.number(r["mean"]),
+                fmt.number(r["baseline_mean"]), fmt.signed(r["diff"]) + fmt.mark(r),
                 f"[{fmt.signed(r['ci_low'])}, {fmt.signed(r['ci_high'])}]",
                 fmt.number(r["effect_size"], 2), fmt.pvalue(r["p_value"]), fmt.pvalue(r["p_adjusted"]),
-                f"{r['wins']}/{r['ties']}/{r['losses']}"] for r in rows.iter_rows(named=True)]
+                f"{r['wins']}/{r['ties']}/{r['losses']}"] + ([r["caveat"] or ""] if caveats else [])
+                for r in rows.iter_rows(named=True)]
             widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
-            blocks.append(name)
+            blocks.append(fmt.printable(name))
             for row in cells:
                 blocks.append("  " + "  ".join(
-                    c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
-                ).rstrip())
+                    c.ljust(w) if i < 2 or i == 10 else c.rjust(w)
+                    for i, (c, w) in enumerate(zip(row, widths))).rstrip())
             blocks.append("")
-        blocks.append(f"* significant at alpha = {self.alpha:g} after correction;"
-                      " d = Cohen's d_z; W/T/L = queries where the system wins/ties/loses.")
+        blocks += fmt.footnotes(self)
         return "\n".join(blocks) + "\n"
 
     def to_markdown(self) -> str:
@@ -273,15 +292,17 @@ class Comparison:
                  "|" + "|".join(["---"] * 3 + ["---:"] * 8 + ["---"]) + "|"]
         for r in self._table.iter_rows(named=True):
             # Names are escaped; the numbers are markdown-safe as they are.
+            significance = ("yes" if r["significant"] else
+                            f"no ({r['caveat']})" if r["caveat"] else "no")
             cells = [fmt.markdown_escape(r["measure"]), fmt.markdown_escape(r["system"]),
                      fmt.markdown_escape(r["baseline"]), fmt.number(r["mean"]),
                      fmt.number(r["baseline_mean"]), fmt.signed(r["diff"]),
                      f"[{fmt.signed(r['ci_low'])}, {fmt.signed(r['ci_high'])}]",
                      fmt.number(r["effect_size"], 2), fmt.pvalue(r["p_value"]), fmt.pvalue(r["p_adjusted"]),
-                     "yes" if r["significant"] else "no",
-                     f"{r['wins']}/{r['ties']}/{r['losses']}"]
+                     significance, f"{r['wins']}/{r['ties']}/{r['losses']}"]
             lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines) + f"\n\n{self.describe()}\n"
+        notes = "\n\n".join(fmt.markdown_escape(line) for line in fmt.footnotes(self))
+        return "\n".join(lines) + f"\n\n{fmt.markdown_escape(self.describe())}\n\n{notes}\n"
 
     def to_latex(self, *, digits: int = 4) -> str:
         """A booktabs table as IR papers print it: systems as rows, measures as columns.
@@ -308,6 +329,10 @@ class Comparison:
         caption = (f"Mean over {len(self.query_ids)} queries. Bold: best per measure. A"
                    " superscript letter marks a significant improvement over the system with"
                    f" that letter ({self.describe()[:-1]}).")
+        undecided = sorted(set("; ".join(self._table["caveat"].drop_nulls()).split("; ")) - {""})
+        if undecided:
+            caption += (" No significance is claimed where the test cannot decide"
+                        f" ({', '.join(undecided)}).")
         lines += [r"\bottomrule", r"\end{tabular}",
                   rf"\caption{{{fmt.latex_escape(caption)}}}", r"\end{table}"]
         return "\n".join(lines) + "\n"
@@ -321,7 +346,7 @@ class Comparison:
             "level": self.level, "n_resamples": self.n_resamples, "seed": self.seed,
             "systems": self.systems, "baselines": self.baselines, "measures": self.measures,
             "n_queries": len(self.query_ids), "missing_queries": self.missing_queries,
-            "rows": rows,
+            "notes": list(self.notes), "rows": rows,
         }
 
     def to_json(self) -> str:
@@ -343,7 +368,8 @@ class Comparison:
         Parameters
         ----------
         path : str or os.PathLike, optional
-            Also write the page there (UTF-8).
+            Also write the page there (UTF-8, atomically; never over one of
+            :attr:`sources`).
 
         Returns
         -------
@@ -447,30 +473,44 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     named = _named_runs(runs)
     systems = list(named)
     baselines = _baselines(baseline, systems)
-    scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
-    names = _comparable_measures(scored, measures)
-    query_ids, scores, missing = _align(scored, systems, names)
-    if len(query_ids) < 2 and test in ("t", "bootstrap"):
-        warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
-                      " or more to estimate a variance (its p-value and interval are NaN)",
-                      IrMetricsWarning, stacklevel=2)
-    pairs = _pairs(systems, baselines)
-    if test == "bootstrap" and n_resamples * len(pairs) * len(names) > _MAX_BOOTSTRAP_VALUES:
-        most = _MAX_BOOTSTRAP_VALUES // (len(pairs) * len(names))
-        raise parameter_error("n_resamples", f"at most {most:,} for the bootstrap test over"
-                              f" {len(pairs) * len(names)} comparisons (every resampled mean"
-                              " is kept for the interval)", n_resamples)
-    if progress:
-        resampled = f" x {n_resamples:,} resamples" if test in fmt.RESAMPLING_TESTS else ""
-        sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
-                         f" comparisons on {len(query_ids)} queries{resampled}\n")
-    table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
-                        alpha=alpha, n_resamples=n_resamples, seed=seed)
+    # Every warning is recorded so that the comparison (and its report) can repeat it,
+    # then issued again through the caller's filters.
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
+            names = _comparable_measures(scored, measures)
+            query_ids, scores, missing = _align(scored, systems, names)
+            if len(query_ids) < 2 and test in ("t", "bootstrap"):
+                warnings.warn(f"the systems share {len(query_ids)} query: the {test} test needs two"
+                              " or more to estimate a variance (its p-value and interval are NaN)",
+                              IrMetricsWarning, stacklevel=2)
+            pairs = _pairs(systems, baselines)
+            n_tests = len(pairs) * len(names)
+            if test == "bootstrap" and n_resamples * n_tests > _MAX_BOOTSTRAP_VALUES:
+                raise parameter_error(
+                    "n_resamples", f"at most {_MAX_BOOTSTRAP_VALUES // n_tests:,} for the bootstrap"
+                    f" test over {n_tests} comparisons (every resampled mean is kept for the"
+                    " interval)", n_resamples)
+            if progress:
+                resampled = f" x {n_resamples:,} resamples" if test in fmt.RESAMPLING_TESTS else ""
+                sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
+                                 f" comparisons on {len(query_ids)} queries{resampled}\n")
+            table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
+                                alpha=alpha, n_resamples=n_resamples, seed=seed)
+            _warn_undecided(table, test)
+    finally:
+        for warning in caught:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno, source=warning.source)
+    notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     return Comparison(systems=systems, baselines=baselines, measures=names,
                       query_ids=query_ids, scores=scores, missing_queries=missing, test=test,
                       correction="none" if test == "tukey" else correction, alpha=alpha,
-                      level=1.0 - alpha, n_resamples=n_resamples, seed=seed, _table=table,
-                      _scored=scored, _runs=named, _evaluator=evaluator)
+                      level=1.0 - alpha, n_resamples=n_resamples, seed=seed, notes=notes,
+                      sources=_sources(qrels, named), _table=table, _scored=scored,
+                      _runs=named, _evaluator=evaluator)
 
 
 def check_alpha(name: str, alpha) -> float:
@@ -506,6 +546,16 @@ def _named_runs(runs) -> dict:
     if len(named) < 2:
         raise parameter_error("runs", "at least two runs to compare", list(named))
     return named
+
+
+def _sources(qrels, named: dict) -> dict:
+    """``{what: path}`` of every input read from a file."""
+    sources = {"qrels": qrels} if isinstance(qrels, (str, os.PathLike)) else {}
+    for name, run in named.items():
+        path = run if isinstance(run, (str, os.PathLike)) else getattr(run, "source", None)
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) != "-":
+            sources[f"run {name!r}"] = path
+    return sources
 
 
 def _label_of(run) -> str:
@@ -595,7 +645,11 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
             if len(requests) > 1 and request.measure.summary != MEAN:
                 continue  # a set (official, all_trec): its scores, not its counts or gm_*
             if testable(request.measure):
-                names.extend(n for n in request.output_names if n not in names)
+                outputs = request.output_names
+                if not all(all(n in v.names for v in scored.values()) for n in outputs):
+                    # nDCG@10 is ndcg_cut_10 in a trec_eval -q file.
+                    outputs = _trec_eval_names(request, scored) or outputs
+                names.extend(n for n in outputs if n not in names)
     if not names:
         raise parameter_error("measures", "at least one measure with per-query scores",
                               measures)
@@ -606,6 +660,27 @@ def _comparable_measures(scored: dict, measures) -> list[str]:
                                   f" {', '.join(map(repr, lacking))} (it has"
                                   f" {', '.join(map(repr, values.names[:8]))})")
     return names
+
+
+def _trec_eval_names(request, scored: dict):
+    """The output names of a friendly request (``nDCG@10``) in trec_eval's spelling
+    (``ndcg_cut_10``) when every system has those and they are the same measure (no
+    option, relevance level or judged_only of its own); else None."""
+    if not request.friendly or request.options or request.relevance_level is not None \
+            or request.judged_only is not None:
+        return None
+    params = request.params
+    text = request.measure.name + ("" if params is None else
+                                   "." + ",".join(str(p) for p in np.atleast_1d(params)))
+    try:
+        spelled = parse_measures([text])[0]
+    except IrMetricsError:
+        return None
+    same = spelled.measure is request.measure and spelled.params == params
+    names = spelled.output_names
+    if same and all(all(n in v.names for v in scored.values()) for n in names):
+        return names
+    return None
 
 
 def _align(scored: dict, systems: list, names: list):
@@ -653,7 +728,7 @@ def _align(scored: dict, systems: list, names: list):
             values = np.asarray(scored[s].values(name), dtype=np.float64)[position]
             bad = ~np.isfinite(values)
             if bad.any():
-                shown = ", ".join(repr(str(q)) for q in common[bad][:_LIST])
+                shown = ", ".join(brief_repr(str(q)) for q in common[bad][:_LIST])
                 raise ComparisonError(f"run {s!r}: {name} is not a finite number on"
                                       f" {int(bad.sum())} queries ({shown}); a paired test"
                                       " needs a value for every query")
@@ -669,7 +744,7 @@ def _missing_summary(missing: dict) -> str:
         by_set.setdefault(tuple(qids), []).append(system)
     parts = []
     for qids, systems in by_set.items():
-        shown = ", ".join(repr(q) for q in qids[:_LIST])
+        shown = ", ".join(brief_repr(q) for q in qids[:_LIST])
         more = f" and {len(qids) - _LIST} more" if len(qids) > _LIST else ""
         who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
                f"runs {', '.join(map(repr, systems[:_LIST]))}"
@@ -712,7 +787,9 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
         p_adjusted = p_value.copy()
     else:
         p_adjusted = stats.adjust_pvalues(p_value, method=correction, axis=-1)
-    significant = p_adjusted <= alpha
+    caveat = _caveats(paired, scores, names, n_pairs, p_adjusted, test=test,
+                      correction=correction, alpha=alpha, n_resamples=n_resamples)
+    significant = (p_adjusted <= alpha) & np.equal(caveat, None)
 
     def flat(values):
         return np.asarray(values).reshape(-1)
@@ -733,10 +810,88 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
         "wins": flat(paired.wins).astype(np.int64), "ties": flat(paired.ties).astype(np.int64),
         "losses": flat(paired.losses).astype(np.int64),
         "n_queries": np.full(n_rows, a.shape[0], dtype=np.int64),
+        "caveat": caveat.reshape(-1).tolist(),
     }, schema={**{c: pl.Float64 for c in COLUMNS}, "measure": pl.String, "system": pl.String,
                "baseline": pl.String, "significant": pl.Boolean, "wins": pl.Int64,
-               "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64})
+               "ties": pl.Int64, "losses": pl.Int64, "n_queries": pl.Int64,
+               "caveat": pl.String})
 
 
-__all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "MAX_RESAMPLES", "Comparison", "ComparisonError",
-           "QueryAlignmentWarning", "Regression", "compare"]
+def _caveats(paired, scores: dict, names: list, n_pairs: int, p_adjusted: np.ndarray, *,
+             test: str, correction: str, alpha: float, n_resamples: int) -> np.ndarray:
+    """Per (measure, pair), why the test cannot decide the row, or None.
+
+    * zero variance (t and bootstrap): every difference is the same, so t is infinite
+      and the p-value (0, or 1/(B+1)) measures a variance of zero, not evidence.
+    * too few queries: even at the smallest p-value a distribution-free test allows on
+      the row's differences (:func:`irmetrics.stats.smallest_p_value`, :math:`2^{1-m}`
+      with m differing queries;
+      Tukey HSD: the ``k!`` relabellings of ``(k!)^m`` permutations), the corrected
+      p-value would exceed alpha, and either the row is below alpha all the same (its
+      p-value comes from the test's assumptions alone) or the comparison has so few
+      queries that no row could reach alpha (say so rather than print no star).
+    * too few resamples: a Monte Carlo p-value is at least 1/(B+1), above alpha
+      (after correction).
+    """
+    shape = (len(names), n_pairs)
+    n_queries = scores[names[0]].shape[1]
+    reasons = [[[] for _ in range(n_pairs)] for _ in names]
+
+    def add(where, reason):
+        for m, j in zip(*np.nonzero(where)):
+            reasons[m][j].append(reason)
+
+    def smallest(differing):
+        """Smallest corrected p-value a distribution-free test allows (per row)."""
+        if test == "tukey":
+            k = scores[names[0]].shape[0]
+            return np.exp(np.minimum(0.0, (1.0 - differing) * math.lgamma(k + 1)))
+        return stats.adjust_pvalues(stats.smallest_p_value(differing), method=correction,
+                                    axis=-1)
+
+    if test in ("t", "bootstrap"):
+        add(np.asarray(paired.zero_variance).reshape(shape), ZERO_VARIANCE)
+    if test == "tukey":
+        differing = np.array([np.count_nonzero(np.ptp(scores[n], axis=0) > 0) for n in names])
+        differing = np.repeat(differing[:, None], n_pairs, axis=1)
+    else:
+        differing = (np.asarray(paired.wins) + np.asarray(paired.losses)).reshape(shape)
+    unreachable = smallest(differing) > alpha
+    add(unreachable & ((p_adjusted <= alpha) | (smallest(np.full(shape, n_queries)) > alpha)),
+        TOO_FEW_QUERIES)
+    if test in ("bootstrap", "tukey") or (test == "randomization" and not paired.exact):
+        resample_floor = np.full(shape, 1.0 / (n_resamples + 1.0))
+        if test != "tukey":
+            resample_floor = stats.adjust_pvalues(resample_floor, method=correction, axis=-1)
+        add(resample_floor > alpha, TOO_FEW_RESAMPLES)
+    out = np.full(shape, None, dtype=object)
+    for m in range(len(names)):
+        for j in range(n_pairs):
+            if reasons[m][j]:
+                out[m, j] = "; ".join(reasons[m][j])
+    return out
+
+
+def _warn_undecided(table: pl.DataFrame, test: str) -> None:
+    """One :class:`DegenerateTestWarning` per kind of undecided row, with an example row
+    and what to do instead."""
+    rows = table.filter(pl.col("caveat").is_not_null())
+    if not rows.height:
+        return
+    for caveat in (ZERO_VARIANCE, TOO_FEW_QUERIES, TOO_FEW_RESAMPLES):
+        hit = rows.filter(pl.col("caveat").str.contains(caveat, literal=True))
+        if not hit.height:
+            continue
+        first = hit.row(0, named=True)
+        example = (f"{first['measure']}: {first['system']!r} vs {first['baseline']!r},"
+                   f" {first['n_queries']} queries, {first['wins'] + first['losses']} differing,"
+                   f" diff {first['diff']:+.4f}, p {fmt.pvalue(first['p_value'])}")
+        more = f" and {hit.height - 1} more" if hit.height > 1 else ""
+        message = (f"{hit.height} comparison{'s' if hit.height > 1 else ''} not marked"
+                   f" significant ({example}{more}): {fmt.caveat_text(caveat, test)}")
+        warnings.warn(message, DegenerateTestWarning, stacklevel=3)
+
+
+__all__ = ["COLUMNS", "COMPARE_TESTS", "CORRECTIONS", "MAX_RESAMPLES", "TOO_FEW_QUERIES",
+           "TOO_FEW_RESAMPLES", "ZERO_VARIANCE", "Comparison", "ComparisonError",
+           "DegenerateTestWarning", "QueryAlignmentWarning", "Regression", "compare"]

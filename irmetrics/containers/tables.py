@@ -48,7 +48,7 @@ import numpy as np
 import polars as pl
 
 from irmetrics.checks import check_choice, check_str, parameter_error
-from irmetrics.exceptions import InputFormatError
+from irmetrics.exceptions import InputFormatError, brief_repr
 
 from . import trec_text
 from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
@@ -85,7 +85,8 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
     elif isinstance(v, (float, np.floating)) and math.isfinite(float(v)) and float(v).is_integer():
         r = int(float(v))
     else:
-        hint = FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else ""
+        hint = (FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else
+                _TEXT_HINT.format(kind="relevance", cast="int", polars="Int64") if isinstance(v, str) else "")
         raise InputFormatError(
             f"relevance must be an integer, found {_show(v)}{hint}",
             path=source,
@@ -112,6 +113,8 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
             reason = f"score overflows float64 (must be finite), found {_show(v)}"
     else:
         reason = f"score must be a real number, found {_show(v)}"
+        if isinstance(v, str):
+            reason += _TEXT_HINT.format(kind="score", cast="float", polars="Float64")
     raise InputFormatError(
         reason,
         path=source,
@@ -121,10 +124,15 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
     )
 
 
+#: Said of a value that is text: a frame read from CSV keeps numbers as strings.
+_TEXT_HINT = ("; the {kind} column holds text, not numbers: convert it first (pandas:"
+              " df[column].astype({cast}), polars: pl.col(column).cast(pl.{polars}))")
+
+
 def _show(v: Any) -> str:
     if isinstance(v, int) and not -10**30 < v < 10**30:  # keep the message one short line
         return f"an integer of {len(str(abs(v)))} digits ({str(v)[:12]}...)"
-    return repr(v.item()) if isinstance(v, np.generic) else repr(v)
+    return brief_repr(v.item() if isinstance(v, np.generic) else v)
 
 
 def _ids_series(values: list[Any], what: str) -> pl.Series:
@@ -262,12 +270,18 @@ def _frame_ids(col: Any, what: str, source: str) -> pl.Series:
     s: pl.Series = col
     if s.dtype == pl.String:
         pass
+    elif not len(s):
+        # No rows: an empty frame's columns have whatever type it was built with (Null,
+        # pandas' float64); it is an empty table, reported as such downstream.
+        s = pl.Series(what, [], dtype=pl.String)
     elif isinstance(s.dtype, (pl.Categorical, pl.Enum)) or s.dtype.is_integer():
         s = s.cast(pl.String)
     elif s.dtype == pl.Object:
         return _frame_ids(s.to_list(), what, source)
     else:
-        raise parameter_error(f"{what} column", "of a string or integer dtype", s.dtype)
+        hint = (" (floats such as 401.0, as pandas reads ids from a column with gaps: cast"
+                " the column to int or str first)" if s.dtype.is_float() else "")
+        raise parameter_error(f"{what} column", f"of a string or integer dtype{hint}", s.dtype)
     if s.null_count():
         raise InputFormatError(f"missing {what}", path=source, line=int(s.is_null().arg_true()[0]) + 1)
     return s.alias(what)
@@ -287,6 +301,8 @@ def _frame_values(col: Any, kind: str, qids: pl.Series, docs: pl.Series, source:
             return _relevance_series(vals, q, d, source, "row")
         return _score_series(vals, q, d, source, "row")
     s: pl.Series = col
+    if not len(s):
+        s = pl.Series(kind, [], dtype=pl.Int64 if kind == "relevance" else pl.Float64)
     if not (s.dtype.is_numeric() or s.dtype == pl.Boolean):
         raise parameter_error(f"{kind} column", "of a numeric dtype", s.dtype)
     if s.null_count():

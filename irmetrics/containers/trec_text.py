@@ -111,7 +111,7 @@ from .schema import (
     RUN_SCHEMA,
     resolve_duplicates,
 )
-from irmetrics.exceptions import DuplicateEntryError, InputFormatError, NotUtf8Error
+from irmetrics.exceptions import DuplicateEntryError, InputFormatError, NotUtf8Error, brief_repr
 
 __all__ = [
     "parse_qrels_source",
@@ -1077,21 +1077,21 @@ def _line_error(row: dict, layout: _Layout, source: str) -> InputFormatError:
     token = row["_token"]
     if layout.kind == "qrels":
         if layout.schema["relevance"] == pl.Float64:
-            reason = f"relevance must be a finite decimal number, found {token!r}"
+            reason = f"relevance must be a finite decimal number, found {brief_repr(token)}"
         elif re.match(_INT_RE, token):
-            reason = f"relevance out of the 64-bit integer range, found {token!r}"
+            reason = f"relevance out of the 64-bit integer range, found {brief_repr(token)}"
         elif re.match(_FLOAT_RE, token):
-            reason = f"relevance must be an integer, found {token!r}{FLOAT_LABEL_HINT}"
+            reason = f"relevance must be an integer, found {brief_repr(token)}{FLOAT_LABEL_HINT}"
         else:
-            reason = f"relevance must be an integer, found {token!r}"
+            reason = f"relevance must be an integer, found {brief_repr(token)}"
     elif re.match(_NONFINITE_RE, token):
-        reason = f"score must be finite (NaN and infinity are not allowed), found {token!r}"
+        reason = f"score must be finite (NaN and infinity are not allowed), found {brief_repr(token)}"
     elif re.match(_HEX_RE, token):
-        reason = f"score must be a decimal number (hexadecimal is not supported), found {token!r}"
+        reason = f"score must be a decimal number (hexadecimal is not supported), found {brief_repr(token)}"
     elif re.match(_FLOAT_RE, token):
-        reason = f"score overflows float64 (must be finite), found {token!r}"
+        reason = f"score overflows float64 (must be finite), found {brief_repr(token)}"
     else:
-        reason = f"score is not a number, found {token!r}"
+        reason = f"score is not a number, found {brief_repr(token)}"
     return InputFormatError(reason, path=source, line=row["_line"], query_id=q, doc_id=d)
 
 

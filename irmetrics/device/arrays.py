@@ -9,9 +9,11 @@ DLPack, without a copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-from ..exceptions import ParameterError, ShapeError
+from ..exceptions import ParameterError, ShapeError, brief_repr
 
 #: ``backend`` values of the adapters that have a device road: ``"auto"`` takes it for
 #: arrays on a device (GPU) and keeps numpy's zero-copy road for host arrays;
@@ -204,7 +206,8 @@ def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
     Raises
     ------
     ParameterError
-        ``value`` is ``None``, or lives on a device that cannot copy it to the host.
+        ``value`` is ``None``, lives on a device that cannot copy it to the host, or holds
+        objects that are not numbers (an iterator, text).
     ShapeError
         ``value`` is a ragged nested sequence.
     """
@@ -235,5 +238,33 @@ def as_array(value, name: str, *, allow_object: bool = False) -> np.ndarray:
             f"tensor.detach().cpu()); got {type(value).__name__} ({exc})."
         ) from exc
     if array.dtype == object and not allow_object:
-        raise ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged sequence.")
+        raise object_error(name, value, array)
     return array
+
+
+def object_error(name: str, value, array: np.ndarray) -> Exception:
+    """Why ``value`` became an object array: an iterator or other single object, text,
+    rows of different lengths, or objects that are not numbers."""
+    if array.ndim == 0:
+        if isinstance(value, Iterator):
+            return ParameterError(f"`{name}` must be an array or a list; got a"
+                                  f" {type(value).__name__}, an iterator (pass list(...) or"
+                                  " numpy.fromiter(...))")
+        return ParameterError(f"`{name}` must be an array or a list; got {type(value).__name__}.")
+    flat = array.reshape(-1)
+    if len(flat) and all(isinstance(x, (str, bytes)) for x in flat[:1000]):
+        return text_error(name, flat)
+    if any(isinstance(x, (list, tuple, np.ndarray)) for x in flat[:1000]):
+        return ShapeError(f"`{name}` must be a rectangular numeric array; got a ragged"
+                          " sequence (rows of different lengths).")
+    numbers = (int, float, np.number, bool, np.bool_)
+    index = next((i for i, x in enumerate(flat) if not isinstance(x, numbers)), 0)
+    where = tuple(int(i) for i in np.unravel_index(index, array.shape))
+    return ParameterError(f"`{name}` must hold real numbers; got {brief_repr(flat[index])}"
+                          f" ({type(flat[index]).__name__}) at index {where}.")
+
+
+def text_error(name: str, flat: np.ndarray) -> ParameterError:
+    example = brief_repr(flat[0].item() if isinstance(flat[0], np.generic) else flat[0])
+    return ParameterError(f"`{name}` must hold real numbers; got text (e.g. {example}):"
+                          " convert it first, e.g. numpy.asarray(values, dtype=float).")

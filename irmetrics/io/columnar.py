@@ -158,6 +158,10 @@ def _batches(lazy: pl.LazyFrame, rows: int, plan: bool):
         offset += rows
 
 
+#: A run of no rows, in the columns :func:`run_batches` yields.
+_EMPTY_RUN = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
+                                  "score": pl.Float64, "run_id": pl.String})
+
 #: Bytes a run row takes as a TREC line, about (to size temporary partitions).
 TEXT_BYTES_PER_ROW = 48
 
@@ -181,7 +185,9 @@ def read_run(source, columns: dict | None = None) -> Run:
         names = [str(c) for c in source.columns]
         return Run.from_df(source, **resolve_columns(names, "run", columns, "<DataFrame>"))
     _, name = _scan(source)
-    frame = pl.concat(list(run_batches(source, columns)), rechunk=False)
+    # No row at all (an empty file, a filter that keeps nothing): an empty run, which
+    # evaluation reports as a run with no queries, as it does an empty DataFrame.
+    frame = pl.concat([_EMPTY_RUN, *run_batches(source, columns)], rechunk=False)
     last = frame["run_id"][-1] if frame.height else DEFAULT_RUN_NAME
     with _named_errors(name):
         return Run.from_df(frame, name=last)
@@ -227,9 +233,22 @@ def _scan(source) -> tuple[pl.LazyFrame, str]:
         lazy.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
         kind = "Parquet" if scan is pl.scan_parquet else "Arrow IPC"
+        if scan is pl.scan_ipc and _starts_with(path, b"FEA1"):
+            raise InputFormatError("a Feather version 1 file: only Arrow IPC (Feather"
+                                   " version 2, pyarrow's default since 0.17) is read; convert"
+                                   " it with pyarrow.feather.write_feather(pyarrow.feather."
+                                   "read_table(path), new_path)", path=path) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputFormatError(f"not a readable {kind} file ({first})", path=path) from None
     return lazy, path
+
+
+def _starts_with(path: str, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _check_dtypes(schema, mapping: dict, source: str) -> None:

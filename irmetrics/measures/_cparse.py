@@ -33,7 +33,12 @@ def c_atol(text: str) -> int:
     (23, 0, 9223372036854775807)
     """
     m = _LONG.match(text.encode())
-    return min(max(int(m.group(1)), LONG_MIN), LONG_MAX) if m else 0
+    if not m:
+        return 0
+    digits = m.group(1)
+    if len(digits.lstrip(b"+-").lstrip(b"0")) > 19:  # beyond any long (and int()'s limit)
+        return LONG_MIN if digits.startswith(b"-") else LONG_MAX
+    return min(max(int(digits), LONG_MIN), LONG_MAX)
 
 
 def c_atof(text: str) -> float:

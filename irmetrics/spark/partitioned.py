@@ -3,15 +3,18 @@ the driver aggregating in query-id order (see :mod:`irmetrics.spark`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pickle
+import re
+import sys
 
 import numpy as np
 import polars as pl
 
 from ..checks import check_int, check_str, parameter_error
-from ..containers import DEFAULT_RUN_NAME, Qrels, Run
+from ..containers import DEFAULT_RUN_NAME, FLOAT_LABEL_HINT, Qrels, Run
 from ..evaluate import Evaluator, kernel_groups
 from ..exceptions import InputFormatError, IrMetricsError
 from ..measures.custom import install, user_measures_of
@@ -177,13 +180,64 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
                                run_name=run_name, n_outputs=len(names),
                                user_measures=_pickled_by_value(
                                    user_measures_of(evaluator.requests)))
-    collected = pl.DataFrame(pl.from_arrow(rows.mapInArrow(worker, schema).toArrow()))
+    with _workers_python(spark) as python:
+        try:
+            collected = pl.DataFrame(pl.from_arrow(rows.mapInArrow(worker, schema).toArrow()))
+        except Exception as err:
+            # A worker that cannot import what it needs dies in a Java traceback.
+            missing = re.search(r"No module named '([^']+)'", str(err))
+            if missing is None:
+                raise
+            hint = ""
+            if missing.group(1).split(".")[0] == "irmetrics":
+                # Imported here from a folder on sys.path rather than installed?
+                folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+                hint = (f"; or, as irmetrics is imported here from {os.path.dirname(folder)},"
+                        " put that folder on PYTHONPATH before the SparkSession starts")
+            raise ImportError(
+                f"the Spark workers' Python ({python}) cannot import {missing.group(1)}: set"
+                " PYSPARK_PYTHON (before the SparkSession starts) to an interpreter where"
+                f" irmetrics and its dependencies are installed (this driver runs"
+                f" {sys.executable}){hint}; see docs/spark.md") from None
     results = _driver_results(collected, names, specs, run_name, complete)
     return SparkResults(report_query_set(results, stacklevel=2), spark)
 
 
 _EMPTY_QRELS = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
                                     "relevance": pl.Int64})
+
+#: The interpreter PySpark starts on workers when nobody chose one (pyspark's default).
+_PYSPARK_DEFAULT_PYTHON = "python3"
+
+
+@contextlib.contextmanager
+def _workers_python(spark):
+    """Run the Python workers of a local Spark on the driver's interpreter while the job
+    is set up, unless the user chose one (PYSPARK_PYTHON, spark.pyspark.python, or the
+    context's ``pythonExec``); yields the interpreter the workers run.
+
+    PySpark's default, ``python3`` from PATH, is another interpreter than the driver's
+    when the driver runs from a virtualenv that is not activated, and its workers then
+    die on ``import irmetrics``. On a cluster the driver's path may not exist on the
+    workers, so only ``local`` masters are changed.
+    """
+    try:
+        context = spark.sparkContext
+        chosen = (os.environ.get("PYSPARK_PYTHON")
+                  or context.getConf().get("spark.pyspark.python", None)
+                  or context.pythonExec != _PYSPARK_DEFAULT_PYTHON)
+        local = str(context.master).startswith("local")
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: leave it be
+        yield os.environ.get("PYSPARK_PYTHON", _PYSPARK_DEFAULT_PYTHON)
+        return
+    if chosen or not local:
+        yield context.pythonExec
+        return
+    context.pythonExec = sys.executable
+    try:
+        yield sys.executable
+    finally:
+        context.pythonExec = _PYSPARK_DEFAULT_PYTHON
 
 
 def _session(*inputs):
@@ -221,6 +275,13 @@ def _spark_frame(spark, value, what):
     if missing:
         raise InputFormatError(f"no column {missing[0]!r} (columns: {value.columns})",
                                path=f"<Spark {what}>")
+    for column in (query_id, doc_id):
+        id_type = value.schema[column].dataType
+        # An array, map or struct cast to a string is '[q1]': it would match nothing.
+        if not isinstance(id_type, (T.StringType, T.IntegralType)):
+            raise InputFormatError(f"column {column!r} must hold strings or integers (one id"
+                                   f" per row); got {id_type.simpleString()}",
+                                   path=f"<Spark {what}>")
     kind = value.schema[third].dataType
     if what == "run":
         if not isinstance(kind, T.NumericType):
@@ -321,7 +382,10 @@ def _evaluate_partition(batches, *, measures, options, run_name, n_outputs,
     except IrMetricsError as err:
         if isinstance(err, InputFormatError):
             # Row numbers inside a partition mean nothing to the user: name the input.
-            err = type(err)(err.reason, path=f"<Spark {what}>", query_id=err.query_id,
+            # Labels are integers here (no relevance="float" under Spark).
+            reason = re.sub(r"; first seen on row \d+", "", err.reason)
+            reason = reason.replace(FLOAT_LABEL_HINT, " (irmetrics.spark reads integer labels)")
+            err = type(err)(reason, path=f"<Spark {what}>", query_id=err.query_id,
                             doc_id=err.doc_id)
         yield _batch({"query_id": [None], "kind": [_ERROR], "count": [None],
                       "error": [pickle.dumps(err)]}, n_outputs, 1)

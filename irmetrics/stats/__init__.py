@@ -4,7 +4,8 @@ This package knows nothing about retrieval. Arrays go in, numbers come out:
 
 * :func:`paired_test` - paired t, randomization (sign flip), bootstrap, Wilcoxon and sign
   tests of ``a - b``, with a confidence interval of the mean difference, Cohen's
-  :math:`d_z` and win/tie/loss counts;
+  :math:`d_z` and win/tie/loss counts (and :func:`smallest_p_value`, the floor of any
+  distribution-free paired test on m differing pairs);
 * :func:`adjust_pvalues` - family-wise and false-discovery-rate corrections;
 * :func:`tukey_hsd` - randomised Tukey HSD over ``m`` systems blocked on topics;
 * :func:`confidence_interval` - the mean of one system with a t or BCa interval;
@@ -34,7 +35,7 @@ The package itself needs only numpy and scipy (scipy is imported lazily).
 
 from .corrections import adjust_pvalues
 from .intervals import confidence_interval
-from .paired import paired_test
+from .paired import paired_test, smallest_p_value
 from .tukey import tukey_hsd
 from .agreement import (ALPHA_LEVELS, KAPPA_WEIGHTS, RANKING_STATISTICS, RankingAgreement,
                         alpha_from_confusion, cohen_kappa, confusion_matrix, jaccard,
@@ -56,6 +57,7 @@ __all__ = [
     "ConfidenceInterval",
     "UnreliableTestWarning",
     "paired_test",
+    "smallest_p_value",
     "adjust_pvalues",
     "tukey_hsd",
     "confidence_interval",

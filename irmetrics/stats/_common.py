@@ -81,6 +81,18 @@ class PairedTest:
         True when the p-value comes from the complete null distribution (enumerated
         randomization, the binomial sign test, Wilcoxon where scipy used its exact or
         enumerated distribution in every column).
+    zero_variance : ndarray of bool
+        The differences are all equal and not all zero (:math:`s_d = 0`, n >= 2): t and
+        :math:`d_z` are :math:`\\pm\\infty`, and the p-values of the t test (0, as
+        scipy's ``ttest_rel``) and of the bootstrap test (:math:`1/(B+1)`) come from a
+        variance estimate of zero, not from the evidence of n queries. The
+        randomization, sign and Wilcoxon p-values are not affected.
+    min_p_value : ndarray
+        The smallest p-value a distribution-free paired test can give on these
+        differences: the exact sign-flip test's :math:`2^{1-m}` two-sided,
+        :math:`2^{-m}` one-sided, with m the number of non-zero differences (1 when
+        m = 0). Where it is above alpha, no test can show a difference at alpha without
+        assuming how the differences are distributed (the t test assumes normality).
     """
 
     test: str
@@ -99,6 +111,8 @@ class PairedTest:
     n_resamples: int
     exact: bool
     level: float = 0.95
+    zero_variance: np.ndarray = None
+    min_p_value: np.ndarray = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -98,9 +98,16 @@ def paired_test(
     * constant non-zero :math:`d` (:math:`s_d = 0`, n >= 2; a spread within 4 ulps of
       :math:`\max(|a|, |b|)` is rounding of the inputs and counts as 0, where scipy
       reports a huge finite t): t is :math:`\pm\infty` with
-      p = 0 (or 1 for the opposite one-sided alternative); effect size :math:`\pm\infty`;
-      every CI is ``[mean, mean]``; the bootstrap p-value is :math:`1/(B+1)` for the
-      alternatives the data favour.
+      p = 0 (or 1 for the opposite one-sided alternative), as scipy's ``ttest_rel``
+      gives; effect size :math:`\pm\infty`; every CI is ``[mean, mean]``; the
+      bootstrap p-value is :math:`1/(B+1)` for the alternatives the data favour. These
+      p-values are kept (they are the limits of the formulas) and flagged by
+      ``zero_variance``: they measure a variance of zero, not evidence, and
+      :func:`irmetrics.compare` does not call such a row significant. The exact
+      randomization test gives such data its honest p-value, :math:`2^{1-n}`.
+    * few non-zero differences: no distribution-free test can go below
+      ``min_p_value`` (:math:`2^{1-m}` two-sided); the t test can, by assuming
+      normality.
     * n = 1: t and bootstrap p, statistic and CI are NaN (no variance estimate) unless
       :math:`d = 0`; randomization, wilcoxon and sign are defined (e.g. two-sided p = 1);
       the effect size is NaN.
@@ -181,6 +188,10 @@ def paired_test(
     if test in ("t", "wilcoxon"):
         statistic = np.where(all_zero, np.nan, statistic)
 
+    # Diagnostics of what the data allow, whatever the test (the p-values stay scipy's).
+    zero_variance = (var == 0) & ~all_zero
+    min_p_value = smallest_p_value(wins + losses, alternative)
+
     shaped = lambda values: _shaped(np.asarray(values), one_d)  # noqa: E731
     return PairedTest(
         test=test, alternative=alternative, n=n,
@@ -188,7 +199,23 @@ def paired_test(
         mean_diff=shaped(mean), ci_low=shaped(ci_low), ci_high=shaped(ci_high),
         effect_size=shaped(effect_size), wins=shaped(wins), ties=shaped(n - wins - losses),
         losses=shaped(losses), ci_method=ci_method, n_resamples=used_resamples,
-        exact=is_exact, level=level)
+        exact=is_exact, level=level, zero_variance=shaped(zero_variance),
+        min_p_value=shaped(min_p_value))
+
+
+def smallest_p_value(differing, alternative: str = "two-sided") -> np.ndarray:
+    r"""The smallest p-value the exact sign-flip test can give with ``differing`` non-zero
+    differences: :math:`2^{1-m}` two-sided, :math:`2^{-m}` one-sided (1 when m = 0).
+
+    Only the identity flip (and, two-sided, its negation) can be the most extreme of the
+    :math:`2^m` flips that change the sum, so no distribution-free paired test of m
+    differing pairs goes lower; a smaller p-value comes from a distributional assumption.
+
+    >>> smallest_p_value([3, 5, 0]).tolist()
+    [0.25, 0.0625, 1.0]
+    """
+    m = np.asarray(differing)
+    return np.minimum(1.0, np.ldexp(2.0 if alternative == "two-sided" else 1.0, -m))
 
 
 def _paired_t(mean, var, n, alternative):
