@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -90,5 +91,9 @@ def test_tests_run_against_the_installed_package():
     location = Path(irmetrics.__file__).resolve()
     assert "site-packages" in location.parts, location
     assert ROOT not in location.parents
-    done = subprocess.run(["irmetrics", "--version"], capture_output=True, text=True)
+    # The console script of this interpreter's environment, not whatever `irmetrics` is
+    # first on PATH (CI's wheel venv is not activated).
+    script = shutil.which("irmetrics", path=str(Path(sys.executable).parent))
+    assert script is not None, f"no irmetrics script beside {sys.executable}"
+    done = subprocess.run([script, "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith(f"irmetrics {irmetrics.__version__}")

@@ -184,7 +184,8 @@ def _named_qrels(values: list[str]) -> dict:
 
 def _read_leaderboard(path: str) -> dict:
     """``{run: value}`` or ``{measure: {run: value}}`` from a leaderboard file."""
-    flat, nested = {}, {}
+    flat: dict[str, float] = {}
+    nested: dict[str, dict[str, float]] = {}
     for number, raw in enumerate(open_lines(path), start=1):
         line = raw.decode("utf-8", "replace").split("#", 1)[0].split()
         if not line:

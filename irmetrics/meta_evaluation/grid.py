@@ -117,7 +117,7 @@ class Grid:
         """``qrels``, ``run``, ``measure``, ``value``: each measure's summary as
         :meth:`Results.aggregate` gives it (mean over the evaluated queries, trec_eval's
         sums and geometric means), numbers only."""
-        rows = {"qrels": [], "run": [], "measure": [], "value": []}
+        rows: dict[str, list] = {"qrels": [], "run": [], "measure": [], "value": []}
         for (qrels, run), res in self.results.items():
             for name, value in res.aggregate().items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -346,7 +346,7 @@ class Grid:
             ``rate``.
         """
         measures = self._measures(measures)
-        rows = []
+        rows: list[dict] = []
         for qrels in self.qrels_names:
             for measure in measures:
                 _, scores = self.scores(measure, [qrels])
@@ -387,7 +387,7 @@ def agreement_columns() -> list[str]:
 
 
 def _agreement_frame(rows: list) -> pl.DataFrame:
-    schema = {c: pl.Float64 for c in agreement_columns()}
+    schema: dict[str, type[pl.DataType]] = {c: pl.Float64 for c in agreement_columns()}
     schema.update(reference=pl.String, qrels=pl.String, measure=pl.String,
                   n_systems=pl.Int64, n_topics=pl.Int64)
     return pl.DataFrame(rows, schema=schema)

@@ -62,7 +62,7 @@ class JudgeAgreement:
         named after ``a``), a column per label of ``b``."""
         a, b = self.names
         head = [_label_text(v) for v in self.labels]
-        data = {f"{a} \\ {b}": head}
+        data: dict[str, list[str] | np.ndarray] = {f"{a} \\ {b}": head}
         for j, label in enumerate(head):
             data[label] = self.confusion[:, j].astype(np.int64)
         return pl.DataFrame(data)
@@ -151,7 +151,8 @@ def judge_agreement(a, b, *, relevance_level=1, relevance="int", names=("a", "b"
         "only_b": np.bincount(codes, weights=in_b & ~in_a, minlength=n_queries).astype(np.int64),
     }
     la, lb, groups = label_a[both], label_b[both], codes[both]
-    overall = {k: int(v.sum()) for k, v in per_query.items()}
+    # Counts stay ints; the statistics added below are floats.
+    overall: dict[str, float] = {k: int(v.sum()) for k, v in per_query.items()}
     if la.size:
         confusion, labels = stats.confusion_matrix(la, lb)
         per_confusion, _ = stats.confusion_matrix(la, lb, labels=labels, groups=groups,

@@ -291,7 +291,7 @@ class MetaEvaluation:
     def to_csv(self, *, separator: str = ",") -> str:
         """Every number in one long table (:data:`CSV_COLUMNS`); floats round-trip
         exactly, NaN as ``NaN``."""
-        rows = []
+        rows: list[tuple] = []
         means = self.grid.aggregate().filter(pl.col("measure").is_in(self.measures))
         for r in means.iter_rows(named=True):
             rows.append(("means", "", r["qrels"], r["run"], r["measure"], "mean", r["value"],

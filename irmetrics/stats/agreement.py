@@ -863,6 +863,8 @@ def jaccard(a: Any, b: Any, *, groups: Any = None, n_groups: int | None = None) 
     if a.shape != b.shape:
         raise ShapeError(f"`b` must have the length of `a` ({a.size}); got {b.size}.")
     codes, count = _groups(groups, a.size, n_groups)
+    both: np.ndarray | np.integer
+    either: np.ndarray | np.integer
     if codes is None:
         both, either = np.count_nonzero(a & b), np.count_nonzero(a | b)
     else:

@@ -270,12 +270,12 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
         d2 = mean_r[:, pairs[:, 0]] - mean_r[:, pairs[:, 1]]
         abs_d.append(np.abs(d).ravel())
         swapped.append((d * d2 < 0).ravel())
-    abs_d = np.concatenate(abs_d)
-    swapped = np.concatenate(swapped)
-    bins = np.floor(abs_d / bin_width).astype(np.int64)
+    all_abs_d = np.concatenate(abs_d)
+    all_swapped = np.concatenate(swapped)
+    bins = np.floor(all_abs_d / bin_width).astype(np.int64)
     n_bins = int(bins.max()) + 1
     counts = np.bincount(bins, minlength=n_bins)
-    swaps = np.bincount(bins, weights=swapped, minlength=n_bins).astype(np.int64)
+    swaps = np.bincount(bins, weights=all_swapped, minlength=n_bins).astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(counts > 0, swaps / np.maximum(counts, 1), np.nan)
     return SwapRate(bin_low=np.arange(n_bins) * bin_width, counts=counts, swaps=swaps,
