@@ -487,7 +487,7 @@ def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.nd
     where = f" for query {query_id!r}" if query_id is not None else ""
     try:
         if np.ma.isMaskedArray(value):
-            value = np.ma.asarray(value).astype(np.float64).filled(np.nan)
+            value = np.ma.filled(np.ma.asarray(value).astype(np.float64), np.nan)
         array = np.asarray(value)
         if array.dtype.kind == "O" and array.size and all(
                 isinstance(x, _REAL_OBJECTS) for x in array.flat):  # the rare object path

@@ -155,6 +155,12 @@ REFERENCES = {
         " 2011 (ERR-IA).",
         "C. L. A. Clarke, M. Kolla and O. Vechtomova. An effectiveness measure for ambiguous"
         " and underspecified queries. *ICTIR*, 2009 (NRBP)."),
+    "ranx": (
+        "E. Bassani. ranx: a blazing-fast Python library for ranking evaluation and"
+        " comparison. *ECIR*, 2022.",
+        "C. Burges, T. Shaked, E. Renshaw, A. Lazier, M. Deeds, N. Hamilton and G. Hullender."
+        " Learning to rank using gradient descent. *ICML*, 2005 (exponential gains).",
+        JARVELIN),
     "user_model": (
         "L. Azzopardi, P. Thomas and A. Moffat. cwl_eval: an evaluation tool for information"
         " retrieval. *SIGIR*, 2019.",

@@ -213,7 +213,7 @@ class Measure:
         shown = [first] if first else []
         shown += [f"{k}={param_repr(v)}" for k, v in self.params.items()
                   if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k].default]
-        text = self.NAME + (f"({','.join(shown)})" if shown else "")
+        text = f"{self.NAME}" + (f"({','.join(shown)})" if shown else "")
         if self.AT_PARAM in self.params:
             text += f"@{self.params[self.AT_PARAM]}"
         return text
@@ -287,7 +287,7 @@ def param_repr(value) -> str:
 
 def close_names(name: str) -> list[str]:
     """The measure names closest to ``name``, case aside."""
-    by_lower = {}
+    by_lower: dict[str, str] = {}
     for n in (*_PARAMS, *registry):  # the measures' own names before their aliases
         by_lower.setdefault(n.lower(), n)
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=5, cutoff=0.5)

@@ -38,6 +38,7 @@ from ...containers import Qrels, Run
 from ...evaluate import Evaluator as EngineEvaluator
 from ...judgment_formats import evaluate_diversity
 from ...exceptions import ParameterError, UnknownMeasureError
+from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
 from ._inputs import as_diversity_table, as_table, reusable
 from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
@@ -568,6 +569,7 @@ class Evaluator:
             groups.setdefault((plan.road, plan.gains), []).append(m)
         standard = None
         self._groups, ids = [], []
+        table: Qrels | DiversityQrels
         for (road, gains), ms in groups.items():
             if road == "diversity":
                 table = as_diversity_table(qrels)

@@ -186,7 +186,7 @@ def parse_measure(measure) -> Measure:
             else Measure(measure.NAME, **measure.params)
     if not isinstance(measure, str):
         raise parameter_error("measure", "a measure name or object", measure)
-    head = re.match(r"\s*([^\s(@]*)", measure).group(1)
+    head = re.split(r"[\s(@]", measure.lstrip(), maxsplit=1)[0]
     try:
         node = ast.parse(measure.strip(), mode="eval").body
     except SyntaxError:
@@ -198,7 +198,8 @@ def parse_measure(measure) -> Measure:
         if node.args or any(kw.arg is None for kw in node.keywords):
             raise ParameterError(f"arguments of {measure!r} must be name=value pairs;"
                                  f" write {_SYNTAX}.")
-        args = {kw.arg: _literal(kw.value, measure) for kw in node.keywords}
+        args = {kw.arg: _literal(kw.value, measure) for kw in node.keywords
+                if kw.arg is not None}  # None (**kwargs) was refused above
         node = node.func
     if not isinstance(node, ast.Name):
         if head in registry:  # P(rel=2)(rel=3)@5, nDCG@10@5: refused, as ir_measures does
