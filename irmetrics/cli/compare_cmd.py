@@ -228,7 +228,8 @@ def _write(text: str, output: str | None, stdout, inputs: list[str]) -> None:
 def _split_names(files: list[str]) -> tuple[list, list[str]]:
     """``NAME=PATH`` arguments as (names, paths); None where no name is given. An
     argument that is an existing file is a path even if it holds '='."""
-    names, paths = [], []
+    names: list[str | None] = []
+    paths: list[str] = []
     for text in files:
         name, equals, path = text.partition("=")
         if not equals or text == "-" or os.path.exists(text):
@@ -257,6 +258,7 @@ def _inputs(files: list[str]):
     the fields of its first data line (3: a -q file, 4: qrels, 6 or more: a run), so a
     file that is none of them is named as such before any reader sees it."""
     fields = [_first_fields(f) for f in files]
+    runs: list  # paths, or -q files already read
     for path, count in zip(files, fields):
         if count == 0:
             raise CliError(f"{path}: empty (no data line): neither qrels, a run nor a -q"
@@ -291,8 +293,10 @@ def _inputs(files: list[str]):
 _COLUMNAR = -1
 
 
-def _looks_like(count: int) -> str:
+def _looks_like(count: int | None) -> str:
     kinds = {3: "a -q evaluation file (3 fields)", 4: "qrels (4 fields)"}
+    if count is None:
+        return "its first lines hold no data line"
     if count in kinds:
         return f"this is {kinds[count]}"
     if count >= 6:

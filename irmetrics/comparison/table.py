@@ -789,7 +789,7 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
         p_adjusted = stats.adjust_pvalues(p_value, method=correction, axis=-1)
     caveat = _caveats(paired, scores, names, n_pairs, p_adjusted, test=test,
                       correction=correction, alpha=alpha, n_resamples=n_resamples)
-    significant = (p_adjusted <= alpha) & np.equal(caveat, None)
+    significant = (p_adjusted <= alpha) & np.array([c is None for c in caveat.flat]).reshape(caveat.shape)
 
     def flat(values):
         return np.asarray(values).reshape(-1)
@@ -835,7 +835,7 @@ def _caveats(paired, scores: dict, names: list, n_pairs: int, p_adjusted: np.nda
     """
     shape = (len(names), n_pairs)
     n_queries = scores[names[0]].shape[1]
-    reasons = [[[] for _ in range(n_pairs)] for _ in names]
+    reasons: list[list[list[str]]] = [[[] for _ in range(n_pairs)] for _ in names]
 
     def add(where, reason):
         for m, j in zip(*np.nonzero(where)):

@@ -111,8 +111,8 @@ class PairedTest:
     n_resamples: int
     exact: bool
     level: float = 0.95
-    zero_variance: np.ndarray = None
-    min_p_value: np.ndarray = None
+    zero_variance: np.ndarray | None = None
+    min_p_value: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
