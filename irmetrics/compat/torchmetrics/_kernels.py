@@ -9,6 +9,8 @@ the registered measures' value functions where one exists.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ...engine import segments as sg
@@ -68,7 +70,6 @@ class Groups:
         self.target = target
         self.sizes = np.diff(self.offsets) if sizes is None else np.asarray(sizes, dtype=np.int64)
         self.n = len(self.sizes)
-        self.seg = sg.segment_ids(self.offsets)
         if num_pos is None:
             num_pos = sg.seg_count(target != 0, self.seg, self.n)
         if target_sum is None:
@@ -78,6 +79,11 @@ class Groups:
         self.target_sum = np.asarray(target_sum, dtype=np.float64)
         self.ideal = ideal
         self.ids = np.arange(self.n) if ids is None else ids
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        """Query number of every entry."""
+        return sg.segment_ids(self.offsets)
 
     @classmethod
     def from_arrays(cls, preds, target, indexes=None) -> Groups:

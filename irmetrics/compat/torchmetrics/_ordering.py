@@ -100,6 +100,44 @@ def _trec_columns(n: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------- per block
 
+def _key_sorted(values: Tensor) -> Tensor:
+    """CPU rows sorted by value descending, then column: int64 keys ``-m * 2**32 + column``
+    (``m`` the value's order-preserving integer) sorted by numpy's vectorised sort, far
+    faster than ``torch.topk``/``sort`` over whole rows. ``key >> 32`` is ``-m``, equal for
+    equal values; ``key & 0xffffffff`` is the column."""
+    keys = (values + 0.0).view(torch.int32).long()  # + 0.0: -0.0 becomes 0.0, its equal
+    keys ^= (keys >> 31) & 0x7FFFFFFF  # the float order as a signed integer order
+    keys.neg_().mul_(1 << 32).add_(torch.arange(values.shape[1], dtype=torch.long))
+    keys.numpy().sort(axis=-1)  # in place, on the tensor's memory
+    return keys
+
+
+def _topk_indices(values: Tensor, kk: int) -> Tensor:
+    """``torch.topk(values, kk, dim=-1, sorted=True).indices``, row for row.
+
+    On a CPU, when ``kk`` is too large for topk's partial sort, rows are key-sorted
+    and only rows with a tie among their first ``kk + 1`` values (the only rows whose
+    top ``kk`` and its order depend on the kernel) are given to ``torch.topk``.
+    """
+    rows, n = values.shape
+    if values.device.type != "cpu" or kk * 64 <= n or rows == 0:
+        return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices
+    ordered = _key_sorted(values)
+    local = ordered[:, :kk] & 0xFFFFFFFF
+    head = ordered[:, :min(kk + 1, n)] >> 32
+    tied = (head[:, 1:] == head[:, :-1]).any(dim=1)
+    if bool(tied.any()):
+        local[tied] = torch.topk(values[tied], kk, dim=-1, largest=True, sorted=True).indices
+    return local
+
+
+def _descending_indices(values: Tensor) -> Tensor:
+    """Columns of every row by value descending, in any order inside ties."""
+    if values.device.type == "cpu":
+        return _key_sorted(values) & 0xFFFFFFFF
+    return torch.sort(values, dim=-1, descending=True).indices
+
+
 def _row_cutoffs(k, n: int, num_pos: Tensor) -> Tensor:
     """Per-row cutoff ``min(k, n)`` as an int64 tensor on the rows' device."""
     if k == "num_pos":
@@ -113,7 +151,7 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
     rows, n = values.shape
     if prefix.op == "topk":
         kk = int(cut[0]) if rows else 0
-        return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices, cut
+        return _topk_indices(values, kk), cut
     if prefix.op == "argsort":
         whole = cut >= n  # the whole row: a set, in any order
         width = int(cut.max()) if rows else 0
@@ -134,7 +172,7 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
     # "ties": through the end of the tie group at rank k, any order inside ties
     kk = int(cut[0]) if rows else 0
     if kk >= n:
-        return torch.sort(values, dim=-1, descending=True).indices, cut
+        return _descending_indices(values), cut
     top = torch.topk(values, kk + 1, dim=-1, largest=True, sorted=True)
     threshold = top.values[:, kk - 1]
     tied = threshold == top.values[:, kk]
@@ -143,7 +181,7 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
         return top.indices[:, :kk], lengths
     local = torch.zeros((rows, n), dtype=torch.long, device=values.device)
     local[:, :kk] = top.indices[:, :kk]
-    local[tied] = torch.sort(values[tied], dim=-1, descending=True).indices
+    local[tied] = _descending_indices(values[tied])
     lengths[tied] = (values[tied] >= threshold[tied, None]).sum(dim=1)
     return local[:, :int(lengths.max())], lengths
 
