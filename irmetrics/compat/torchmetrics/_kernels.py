@@ -117,6 +117,7 @@ class Groups:
 def empty_query_error(no_negative: bool, index) -> InputFormatError:
     """The ``empty_target_action='error'`` error, in torchmetrics' words plus the index."""
     kind = "negative" if no_negative else "positive"
+    index = index.item() if isinstance(index, np.generic) else index
     return InputFormatError(f"`compute` method was provided with a query with no {kind} target "
                             f"(index {index!r}).")
 
