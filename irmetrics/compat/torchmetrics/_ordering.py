@@ -105,9 +105,9 @@ def _key_sorted(values: Tensor) -> Tensor:
     (``m`` the value's order-preserving integer) sorted by numpy's vectorised sort, far
     faster than ``torch.topk``/``sort`` over whole rows. ``key >> 32`` is ``-m``, equal for
     equal values; ``key & 0xffffffff`` is the column."""
-    keys = (values + 0.0).view(torch.int32).long()  # + 0.0: -0.0 becomes 0.0, its equal
-    keys ^= (keys >> 31) & 0x7FFFFFFF  # the float order as a signed integer order
-    keys.neg_().mul_(1 << 32).add_(torch.arange(values.shape[1], dtype=torch.long))
+    bits = (values + 0.0).view(torch.int32)  # + 0.0: -0.0 becomes 0.0, its equal
+    bits ^= (bits >> 31) & 0x7FFFFFFF  # the float order as a signed integer order
+    keys = bits.long().mul_(-(1 << 32)).add_(torch.arange(values.shape[1], dtype=torch.long))
     keys.numpy().sort(axis=-1)  # in place, on the tensor's memory
     return keys
 
@@ -233,8 +233,11 @@ def ranked_groups(indexes: Optional[Tensor], preds: Tensor, target: Tensor, pref
         else:
             cells = offsets_dev[rows_dev][:, None] + torch.arange(n, device=device)
             block_preds, block_target = preds[cells], target[cells]
-        row_sums = block_target.sum(dim=1, dtype=torch.float64)
-        target_sum[rows_dev] = row_sums
+        if block_target.is_floating_point():
+            row_sums = block_target.sum(dim=1, dtype=torch.float64)
+        else:
+            row_sums = block_target.sum(dim=1)  # int64: exact, no float64 copy
+        target_sum[rows_dev] = row_sums.double()
         num_pos[rows_dev] = block_target.ne(0).sum(dim=1) if graded else row_sums.long()
         cut = _row_cutoffs(prefix.k, n, num_pos[rows_dev])
         if ties == "trec_eval":

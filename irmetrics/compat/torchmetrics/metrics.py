@@ -81,18 +81,21 @@ def _checked_values(preds: Tensor, target: Tensor, graded: bool):
     if not preds.is_floating_point():
         raise ParameterError(f"`preds` must be a tensor of floats; got dtype {preds.dtype}.")
     preds = preds.float().reshape(-1)
+    binary = target.dtype == torch.bool
     target = (target.float() if target.is_floating_point() else target.long()).reshape(-1)
-    flags = [torch.isnan(preds).any()]
-    if not graded:
-        flags.append((target > 1).any() | (target < 0).any())
-        flags.append(((target != 0) & (target != 1)).any())
-    nan, *binary = torch.stack(flags).tolist()
-    if binary and binary[0]:
-        raise ParameterError("`target` must contain `binary` values (0 or 1).")
-    if binary and binary[1]:
+    # One pass each and one device sync: a NaN makes the sum NaN (so does inf - inf,
+    # which the exact check below then clears).
+    summaries = [preds.sum()]
+    if not (graded or binary):
+        summaries.extend(torch.aminmax(target))
+    total, *extremes = torch.stack([v.double() for v in summaries]).tolist()
+    if extremes and (extremes[0] < 0 or extremes[1] > 1):
+        raise ParameterError("`target` must contain `binary` values (0 or 1); got values from "
+                             f"{extremes[0]:g} to {extremes[1]:g}.")
+    if extremes and target.is_floating_point() and bool(((target != 0) & (target != 1)).any()):
         raise ParameterError("`target` must contain `binary` values (0 or 1); fractional float "
                              "targets are not supported by irmetrics.")
-    if nan:
+    if total != total and bool(torch.isnan(preds).any()):
         raise ParameterError("`preds` must not contain NaN.")
     return preds, target
 
