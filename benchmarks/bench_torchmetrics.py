@@ -22,6 +22,7 @@ cuda`` runs the same comparison on a GPU (synchronising before every clock read)
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -63,7 +64,7 @@ def run_once(library, name: str, data, batches: int, sync):
     bounds = torch.linspace(0, preds.numel(), batches + 1).long().tolist()
     sync()
     start = time.perf_counter()
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         metric.update(preds[lo:hi], target[lo:hi], indexes=indexes[lo:hi])
     sync()
     updated = time.perf_counter()

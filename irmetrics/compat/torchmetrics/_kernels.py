@@ -33,12 +33,12 @@ AGGREGATIONS = ("mean", "median", "min", "max")
 
 # --------------------------------------------------------------------------- grouped rankings
 
-def _descending_key(preds32: np.ndarray) -> np.ndarray:
-    """uint64 keys whose ascending order is ``preds32`` descending (-0.0 equals 0.0)."""
-    bits = (preds32.astype(np.float32) + np.float32(0.0)).view(np.uint32)
-    negative = (bits >> np.uint32(31)).astype(bool)
-    ascending = np.where(negative, ~bits, bits | np.uint32(1 << 31))
-    return (~ascending).astype(np.uint64)
+def descending_key(preds32: np.ndarray) -> np.ndarray:
+    """uint64 keys below ``2**32`` whose ascending order is ``preds32`` descending
+    (-0.0 equals 0.0; any shape)."""
+    bits = (np.asarray(preds32, dtype=np.float32) + np.float32(0.0)).view(np.int32)
+    bits ^= (bits >> 31) & np.int32(0x7FFFFFFF)  # the float order as a signed integer order
+    return (np.int64(0x7FFFFFFF) - bits).view(np.uint64)
 
 
 def _group_key(indexes: np.ndarray) -> np.ndarray:
@@ -91,10 +91,10 @@ class Groups:
         input position: one stable sort of a packed ``(query, -pred)`` uint64 key."""
         n = preds.size
         if indexes is None:
-            order = np.argsort(_descending_key(preds), kind="stable")
+            order = np.argsort(descending_key(preds), kind="stable")
             ids, offsets = np.zeros(1, dtype=np.int64), np.array([0, n], dtype=np.int64)
         else:
-            order = np.argsort(_group_key(indexes) | _descending_key(preds), kind="stable")
+            order = np.argsort(_group_key(indexes) | descending_key(preds), kind="stable")
             ids, offsets = group_offsets(indexes[order])
         return cls(offsets, preds[order], target[order], ids=ids)
 

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Optional, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ._kernels import Groups
+from ._kernels import Groups, descending_key
 
 TIES = ("torchmetrics", "trec_eval")
 
@@ -58,13 +57,13 @@ class Prefix:
     """
 
     op: str
-    k: Union[int, str, None] = None
+    k: int | str | None = None
     ideal: bool = False
 
 
 # --------------------------------------------------------------------------- grouping
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cpu_index_sort_is_stable() -> bool:
     """Whether ``torch.sort`` of a 1-D int64 CPU tensor of ``RADIX_SORT_MIN`` or more
     elements is stable in this build (probed once: an unstable sort of 32,768 values
@@ -73,7 +72,7 @@ def _cpu_index_sort_is_stable() -> bool:
     return torch.equal(torch.sort(probe).indices, torch.sort(probe, stable=True).indices)
 
 
-def _index_order(indexes: Tensor, stable: bool) -> Optional[Tensor]:
+def _index_order(indexes: Tensor, stable: bool) -> Tensor | None:
     """torchmetrics' ``torch.sort(indexes)`` permutation (stable on request), or None
     where it is provably the identity: nondecreasing indexes and a stable sort."""
     nondecreasing = indexes.numel() < 2 or bool((indexes[1:] >= indexes[:-1]).all())
@@ -101,15 +100,15 @@ def _trec_columns(n: int) -> np.ndarray:
 # --------------------------------------------------------------------------- per block
 
 def _key_sorted(values: Tensor) -> Tensor:
-    """CPU rows sorted by value descending, then column: int64 keys ``-m * 2**32 + column``
-    (``m`` the value's order-preserving integer) sorted by numpy's vectorised sort, far
-    faster than ``torch.topk``/``sort`` over whole rows. ``key >> 32`` is ``-m``, equal for
-    equal values; ``key & 0xffffffff`` is the column."""
-    bits = (values + 0.0).view(torch.int32)  # + 0.0: -0.0 becomes 0.0, its equal
-    bits ^= (bits >> 31) & 0x7FFFFFFF  # the float order as a signed integer order
-    keys = bits.long().mul_(-(1 << 32)).add_(torch.arange(values.shape[1], dtype=torch.long))
-    keys.numpy().sort(axis=-1)  # in place, on the tensor's memory
-    return keys
+    """CPU rows sorted by value descending, then column, by numpy's vectorised sort (far
+    faster than ``torch.topk``/``sort`` over whole rows): uint64 keys holding
+    :func:`~._kernels.descending_key` in the high half and the column in the low half,
+    viewed as int64. ``key >> 32`` is equal for equal values (-0.0 and 0.0 included);
+    ``key & 0xffffffff`` is the column."""
+    keys = descending_key(values.numpy()) << np.uint64(32)
+    keys |= np.arange(values.shape[1], dtype=np.uint64)
+    keys.sort(axis=-1)
+    return torch.from_numpy(keys.view(np.int64))
 
 
 def _topk_indices(values: Tensor, kk: int) -> Tensor:
@@ -179,11 +178,12 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
     lengths = cut.clone()
     if not bool(tied.any()):
         return top.indices[:, :kk], lengths
-    local = torch.zeros((rows, n), dtype=torch.long, device=values.device)
-    local[:, :kk] = top.indices[:, :kk]
-    local[tied] = _descending_indices(values[tied])
     lengths[tied] = (values[tied] >= threshold[tied, None]).sum(dim=1)
-    return local[:, :int(lengths.max())], lengths
+    width = int(lengths.max())
+    local = torch.zeros((rows, width), dtype=torch.long, device=values.device)
+    local[:, :kk] = top.indices[:, :kk]
+    local[tied] = torch.topk(values[tied], width, dim=-1, largest=True, sorted=True).indices
+    return local, lengths
 
 
 def _trec_eval_block(values: Tensor, prefix: Prefix, cut: Tensor):
@@ -201,7 +201,7 @@ def _trec_eval_block(values: Tensor, prefix: Prefix, cut: Tensor):
 
 # --------------------------------------------------------------------------- public
 
-def ranked_groups(indexes: Optional[Tensor], preds: Tensor, target: Tensor, prefix: Prefix, *,
+def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix: Prefix, *,
                   ties: str = "torchmetrics", graded: bool = False) -> Groups:
     """Queries ranked on ``preds``' device as torchmetrics ranks them; what ``prefix``
     asks for, and whole-query totals, as host :class:`~._kernels.Groups`.
@@ -265,7 +265,7 @@ def _gather_positions(blocks, offsets_dev: Tensor, prefix_offsets: np.ndarray, d
     """Flat positions (into the grouped arrays) of every query's prefix, queries in order."""
     total = int(prefix_offsets[-1])
     if len(blocks) == 1 and (blocks[0][3] == blocks[0][2].shape[1]).all():
-        rows, rows_dev, local, _, _ = blocks[0]
+        _rows, rows_dev, local, _, _ = blocks[0]
         return (offsets_dev[rows_dev][:, None] + local).reshape(-1)  # rows are 0..Q-1 in order
     positions = torch.empty(total, dtype=torch.long, device=device)
     prefix_dev = torch.from_numpy(prefix_offsets).to(device)

@@ -34,7 +34,9 @@ Deliberate differences from torchmetrics 1.9.0:
 """
 
 
-from typing import Any, Callable, List, Optional, Union
+import math
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -95,7 +97,7 @@ def _checked_values(preds: Tensor, target: Tensor, graded: bool):
     if extremes and target.is_floating_point() and bool(((target != 0) & (target != 1)).any()):
         raise ParameterError("`target` must contain `binary` values (0 or 1); fractional float "
                              "targets are not supported by irmetrics.")
-    if total != total and bool(torch.isnan(preds).any()):
+    if math.isnan(total) and bool(torch.isnan(preds).any()):
         raise ParameterError("`preds` must not contain NaN.")
     return preds, target
 
@@ -132,7 +134,7 @@ def _checked_batch(indexes, preds, target, ignore_index, graded: bool):
     return indexes.reshape(-1), preds, target
 
 
-def _aggregate(values: Tensor, aggregation, dim: Optional[int] = None) -> Tensor:
+def _aggregate(values: Tensor, aggregation, dim: int | None = None) -> Tensor:
     """torchmetrics' aggregation: mean, median (the lower one), min, max or a callable."""
     if aggregation == "mean":
         return values.mean() if dim is None else values.mean(dim=dim)
@@ -157,15 +159,15 @@ class _RetrievalMetric(Metric):
     plot_lower_bound: float = 0.0
     plot_upper_bound: float = 1.0
 
-    indexes: List[Tensor]
-    preds: List[Tensor]
-    target: List[Tensor]
+    indexes: list[Tensor]
+    preds: list[Tensor]
+    target: list[Tensor]
 
     _graded = False
     _empty_means_no_negative = False
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 aggregation: Union[str, Callable] = "mean", *, ties: str = "torchmetrics",
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 aggregation: str | Callable = "mean", *, ties: str = "torchmetrics",
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.empty_target_action = check_empty_target_action(empty_target_action)
@@ -216,8 +218,8 @@ class _RetrievalMetric(Metric):
 class _TopKMetric(_RetrievalMetric):
     """A retrieval Metric with a ``top_k`` cutoff."""
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, aggregation: Union[str, Callable] = "mean", *,
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 top_k: int | None = None, aggregation: str | Callable = "mean", *,
                  ties: str = "torchmetrics", **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, aggregation, ties=ties, **kwargs)
         self.top_k = check_top_k(top_k)
@@ -226,8 +228,8 @@ class _TopKMetric(_RetrievalMetric):
 class _FilteredMetric(_TopKMetric):
     """A top-k Metric with torchmetrics' ``pred <= 0`` rule (``filter_nonpositive``)."""
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, aggregation: Union[str, Callable] = "mean", *,
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 top_k: int | None = None, aggregation: str | Callable = "mean", *,
                  filter_nonpositive: bool = True, ties: str = "torchmetrics",
                  **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, ties=ties, **kwargs)
@@ -254,8 +256,8 @@ class RetrievalMAP(_FilteredMetric):
     tensor(0.7917)
     """
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, aggregation: Union[str, Callable] = "mean", *,
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 top_k: int | None = None, aggregation: str | Callable = "mean", *,
                  filter_nonpositive: bool = True, ties: str = "torchmetrics",
                  **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation,
@@ -308,9 +310,9 @@ class RetrievalPrecision(_FilteredMetric):
     tensor(0.5000)
     """
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, adaptive_k: bool = False,
-                 aggregation: Union[str, Callable] = "mean", *, filter_nonpositive: bool = True,
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 top_k: int | None = None, adaptive_k: bool = False,
+                 aggregation: str | Callable = "mean", *, filter_nonpositive: bool = True,
                  ties: str = "torchmetrics", **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation,
                          filter_nonpositive=filter_nonpositive, ties=ties, **kwargs)
@@ -365,8 +367,8 @@ class RetrievalFallOut(_TopKMetric):
     higher_is_better: bool = False
     _empty_means_no_negative = True
 
-    def __init__(self, empty_target_action: str = "pos", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, aggregation: Union[str, Callable] = "mean", *,
+    def __init__(self, empty_target_action: str = "pos", ignore_index: int | None = None,
+                 top_k: int | None = None, aggregation: str | Callable = "mean", *,
                  ties: str = "torchmetrics", **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, ties=ties, **kwargs)
 
@@ -461,9 +463,9 @@ class RetrievalAUROC(_TopKMetric):
     tensor(0.7500)
     """
 
-    def __init__(self, empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 top_k: Optional[int] = None, max_fpr: Optional[float] = None,
-                 aggregation: Union[str, Callable] = "mean", *, ties: str = "torchmetrics",
+    def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
+                 top_k: int | None = None, max_fpr: float | None = None,
+                 aggregation: str | Callable = "mean", *, ties: str = "torchmetrics",
                  **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, ties=ties, **kwargs)
         self.max_fpr = check_max_fpr(max_fpr)
@@ -494,9 +496,9 @@ class RetrievalPrecisionRecallCurve(_RetrievalMetric):
     (tensor([1.0000, 0.5000, 0.6667, 0.5000]), tensor([0.5000, 0.5000, 1.0000, 1.0000]), tensor([1, 2, 3, 4]))
     """
 
-    def __init__(self, max_k: Optional[int] = None, adaptive_k: bool = False,
-                 empty_target_action: str = "neg", ignore_index: Optional[int] = None,
-                 aggregation: Union[str, Callable] = "mean", *, ties: str = "torchmetrics",
+    def __init__(self, max_k: int | None = None, adaptive_k: bool = False,
+                 empty_target_action: str = "neg", ignore_index: int | None = None,
+                 aggregation: str | Callable = "mean", *, ties: str = "torchmetrics",
                  **kwargs: Any) -> None:
         super().__init__(empty_target_action, ignore_index, aggregation, ties=ties, **kwargs)
         self.max_k = check_top_k(max_k, "max_k")
@@ -547,9 +549,9 @@ class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
 
     higher_is_better = True
 
-    def __init__(self, min_precision: float = 0.0, max_k: Optional[int] = None,
+    def __init__(self, min_precision: float = 0.0, max_k: int | None = None,
                  adaptive_k: bool = False, empty_target_action: str = "neg",
-                 ignore_index: Optional[int] = None, aggregation: Union[str, Callable] = "mean", *,
+                 ignore_index: int | None = None, aggregation: str | Callable = "mean", *,
                  ties: str = "torchmetrics", **kwargs: Any) -> None:
         super().__init__(max_k, adaptive_k, empty_target_action, ignore_index, aggregation,
                          ties=ties, **kwargs)
@@ -586,7 +588,7 @@ def _scalar(values, preds: Tensor) -> Tensor:
     return torch.tensor(float(values[0]), dtype=torch.float32, device=preds.device)
 
 
-def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                                 filter_nonpositive: bool = True,
                                 ties: str = "torchmetrics") -> Tensor:
     r"""Average precision of one query (torchmetrics 1.9.0 ``retrieval_average_precision``).
@@ -627,7 +629,7 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: Optional[i
     return _scalar(values, preds)
 
 
-def retrieval_reciprocal_rank(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_reciprocal_rank(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                               filter_nonpositive: bool = True, ties: str = "torchmetrics") -> Tensor:
     """Reciprocal rank of one query (torchmetrics 1.9.0 ``retrieval_reciprocal_rank``).
 
@@ -651,7 +653,7 @@ def retrieval_reciprocal_rank(preds: Tensor, target: Tensor, top_k: Optional[int
     return _scalar(values, preds)
 
 
-def retrieval_precision(preds: Tensor, target: Tensor, top_k: Optional[int] = None,
+def retrieval_precision(preds: Tensor, target: Tensor, top_k: int | None = None,
                         adaptive_k: bool = False, *, filter_nonpositive: bool = True,
                         ties: str = "torchmetrics") -> Tensor:
     """Precision@k of one query (torchmetrics 1.9.0 ``retrieval_precision``).
@@ -676,7 +678,7 @@ def retrieval_precision(preds: Tensor, target: Tensor, top_k: Optional[int] = No
     return _scalar(values, preds)
 
 
-def retrieval_recall(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_recall(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                      filter_nonpositive: bool = True, ties: str = "torchmetrics") -> Tensor:
     """Recall@k of one query (torchmetrics 1.9.0 ``retrieval_recall``).
 
@@ -696,7 +698,7 @@ def retrieval_recall(preds: Tensor, target: Tensor, top_k: Optional[int] = None,
     return _scalar(values, preds)
 
 
-def retrieval_fall_out(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_fall_out(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                        ties: str = "torchmetrics") -> Tensor:
     """Fall-out@k of one query (torchmetrics 1.9.0 ``retrieval_fall_out``).
 
@@ -716,7 +718,7 @@ def retrieval_fall_out(preds: Tensor, target: Tensor, top_k: Optional[int] = Non
     return _scalar(values, preds)
 
 
-def retrieval_hit_rate(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_hit_rate(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                        ties: str = "torchmetrics") -> Tensor:
     """Hit rate@k of one query (torchmetrics 1.9.0 ``retrieval_hit_rate``): 1 if a hit is in the top k.
 
@@ -750,7 +752,7 @@ def retrieval_r_precision(preds: Tensor, target: Tensor, *, ties: str = "torchme
     return _scalar(values, preds)
 
 
-def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: Optional[int] = None, *,
+def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                              ties: str = "torchmetrics") -> Tensor:
     r"""nDCG@k of one query with tie averaging (torchmetrics 1.9.0 ``retrieval_normalized_dcg``).
 
@@ -772,8 +774,8 @@ def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: Optional[int]
     return _scalar(values, preds)
 
 
-def retrieval_auroc(preds: Tensor, target: Tensor, top_k: Optional[int] = None,
-                    max_fpr: Optional[float] = None, *, ties: str = "torchmetrics") -> Tensor:
+def retrieval_auroc(preds: Tensor, target: Tensor, top_k: int | None = None,
+                    max_fpr: float | None = None, *, ties: str = "torchmetrics") -> Tensor:
     """ROC AUC over one query's top k items (torchmetrics 1.9.0 ``retrieval_auroc``).
 
     The top ``min(k, n)`` items by prediction are kept; without both classes among
@@ -793,7 +795,7 @@ def retrieval_auroc(preds: Tensor, target: Tensor, top_k: Optional[int] = None,
     return _scalar(values, preds)
 
 
-def retrieval_precision_recall_curve(preds: Tensor, target: Tensor, max_k: Optional[int] = None,
+def retrieval_precision_recall_curve(preds: Tensor, target: Tensor, max_k: int | None = None,
                                      adaptive_k: bool = False, *, ties: str = "torchmetrics"):
     """Precision and recall at k = 1..max_k of one query (torchmetrics 1.9.0).
 
