@@ -220,6 +220,25 @@ def test_trec_eval_ties_equal_irmetrics_evaluate_on_from_flat(seed, levels):
         assert metric.compute().item() == pytest.approx(results[key], abs=1e-6), key
 
 
+@pytest.mark.parametrize("name", CLASSES)
+@FAST
+@given(data=st.data())
+def test_input_order_ties_equal_the_numpy_face(name, data):
+    from irmetrics.compat.torchmetrics import numpy_api
+
+    batches = data.draw(tied_batches(name))
+    kwargs = options(name, lambda n: data.draw(st.integers(0, n - 1)))
+    metric, reference = getattr(ours, name)(ties="input_order", **kwargs), getattr(numpy_api, name)(**kwargs)
+    for preds, target, indexes in batches:
+        metric.update(preds, target, indexes=indexes)
+        reference.update(preds.numpy(), target.numpy(), indexes.numpy())
+    got, expected = metric.compute(), reference.compute()
+    expected = tuple(torch.as_tensor(np.asarray(e)).float() for e in expected) \
+        if isinstance(expected, tuple) else torch.tensor(expected, dtype=torch.float32)
+    got = tuple(g.float() for g in got) if isinstance(got, tuple) else got
+    assert same(expected, got), (kwargs, expected, got)
+
+
 # ---------------------------------------------------------------- the Metric machinery
 
 @pytest.mark.parametrize("name", CLASSES)

@@ -22,7 +22,8 @@ the only rows whose set depends on the kernel's tie order.
 
 ``ties="trec_eval"`` orders every query by prediction descending, then by doc id
 descending in byte order, doc ids being ``d0, d1, ...`` in input order inside
-the query (as :func:`irmetrics.adapters.from_flat` numbers them).
+the query (as :func:`irmetrics.adapters.from_flat` numbers them);
+``ties="input_order"`` keeps tied predictions in input order (the numpy face's order).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from torch import Tensor
 
 from ._kernels import Groups, descending_key
 
-TIES = ("torchmetrics", "trec_eval")
+TIES = ("torchmetrics", "trec_eval", "input_order")
 
 #: ATen's ``GRAIN_SIZE``: a 1-D integer CPU tensor at least this long is sorted by
 #: fbgemm's radix sort (stable) when torch was built with it.
@@ -186,11 +187,15 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
     return local, lengths
 
 
-def _trec_eval_block(values: Tensor, prefix: Prefix, cut: Tensor):
-    """``(local, lengths)`` in trec_eval's order (prediction, then doc id, descending)."""
+def _stable_block(values: Tensor, prefix: Prefix, cut: Tensor, ties: str):
+    """``(local, lengths)`` in a fixed order: prediction descending, then doc id
+    descending (trec_eval) or input position (input_order)."""
     rows, n = values.shape
-    columns = torch.from_numpy(_trec_columns(n)).to(values.device)
-    local = columns[torch.sort(values[:, columns], dim=-1, descending=True, stable=True).indices]
+    if ties == "trec_eval":
+        columns = torch.from_numpy(_trec_columns(n)).to(values.device)
+        local = columns[torch.sort(values[:, columns], dim=-1, descending=True, stable=True).indices]
+    else:
+        local = torch.sort(values, dim=-1, descending=True, stable=True).indices
     if prefix.op != "ties":
         return local, cut
     kk = int(cut[0]) if rows else 0
@@ -214,7 +219,7 @@ def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix:
         ids = np.zeros(1, dtype=np.int64)
         sizes = np.array([preds.numel()], dtype=np.int64)
     else:
-        perm = _index_order(indexes, stable=ties == "trec_eval")
+        perm = _index_order(indexes, stable=ties != "torchmetrics")
         if perm is not None:
             indexes, preds, target = indexes[perm], preds[perm], target[perm]
         unique, counts = torch.unique_consecutive(indexes, return_counts=True)
@@ -240,8 +245,8 @@ def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix:
         target_sum[rows_dev] = row_sums.double()
         num_pos[rows_dev] = block_target.ne(0).sum(dim=1) if graded else row_sums.long()
         cut = _row_cutoffs(prefix.k, n, num_pos[rows_dev])
-        if ties == "trec_eval":
-            local, lengths = _trec_eval_block(block_preds, prefix, cut)
+        if ties != "torchmetrics":
+            local, lengths = _stable_block(block_preds, prefix, cut, ties)
         else:
             local, lengths = _torchmetrics_block(block_preds, prefix, cut)
         ideal = None

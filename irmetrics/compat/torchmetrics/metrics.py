@@ -14,7 +14,8 @@ Numbers are torchmetrics' by default, ties included: tied predictions come out
 in the order torch's ``topk``/``argsort`` give them on that device, as in
 torchmetrics' own loop; ``ties="trec_eval"`` orders ties by doc id instead
 (``d0, d1, ...`` in input order inside each query, descending in byte order, as
-:func:`irmetrics.adapters.from_flat` numbers them). Average precision, reciprocal
+:func:`irmetrics.adapters.from_flat` numbers them) and ``ties="input_order"`` by
+input position (as the numpy face does). Average precision, reciprocal
 rank, precision and recall count an item with ``pred <= 0`` as not retrieved
 (torchmetrics 1.7.4 and later); ``filter_nonpositive=False`` gives the classical
 definitions.
@@ -607,8 +608,10 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None
         Cutoff; None means all items.
     filter_nonpositive : bool, default True
         torchmetrics' ``pred <= 0`` rule; False for the classical AP.
-    ties : {"torchmetrics", "trec_eval"}, default "torchmetrics"
-        Order of tied predictions.
+    ties : {"torchmetrics", "trec_eval", "input_order"}, default "torchmetrics"
+        Order of tied predictions: torch's on this device (torchmetrics' numbers),
+        doc ids ``d0, d1, ...`` descending in byte order (trec_eval's), or input
+        position (the numpy face's).
 
     Returns
     -------
