@@ -112,20 +112,29 @@ def _key_sorted(values: Tensor) -> Tensor:
     return torch.from_numpy(keys.view(np.int64))
 
 
+def _tied_rows(ordered: Tensor, width: int) -> Tensor:
+    """Rows of :func:`_key_sorted` keys with a tie among their first ``width`` values."""
+    head = ordered[:, :width] >> 32
+    return (head[:, 1:] == head[:, :-1]).any(dim=1)
+
+
 def _topk_indices(values: Tensor, kk: int) -> Tensor:
     """``torch.topk(values, kk, dim=-1, sorted=True).indices``, row for row.
 
     On a CPU, when ``kk`` is too large for topk's partial sort, rows are key-sorted
     and only rows with a tie among their first ``kk + 1`` values (the only rows whose
-    top ``kk`` and its order depend on the kernel) are given to ``torch.topk``.
+    top ``kk`` and its order depend on the kernel) are given to ``torch.topk``; when a
+    sample of rows says most rows tie, all go to ``torch.topk`` at once.
     """
     rows, n = values.shape
     if values.device.type != "cpu" or kk * 64 <= n or rows == 0:
         return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices
+    width = min(kk + 1, n)
+    if rows > 64 and float(_tied_rows(_key_sorted(values[:64]), width).float().mean()) > 0.5:
+        return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices
     ordered = _key_sorted(values)
     local = ordered[:, :kk] & 0xFFFFFFFF
-    head = ordered[:, :min(kk + 1, n)] >> 32
-    tied = (head[:, 1:] == head[:, :-1]).any(dim=1)
+    tied = _tied_rows(ordered, width)
     if bool(tied.any()):
         local[tied] = torch.topk(values[tied], kk, dim=-1, largest=True, sorted=True).indices
     return local
