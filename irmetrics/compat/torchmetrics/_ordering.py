@@ -243,7 +243,7 @@ def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix:
     for n, rows in _size_blocks(sizes):
         rows_dev = torch.from_numpy(rows).to(device)
         if one_block:
-            block_preds, block_target = preds.view(n_q, n), target.view(n_q, n)
+            block_preds, block_target = preds.reshape(n_q, n), target.reshape(n_q, n)
         else:
             cells = offsets_dev[rows_dev][:, None] + torch.arange(n, device=device)
             block_preds, block_target = preds[cells], target[cells]
