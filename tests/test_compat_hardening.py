@@ -12,7 +12,7 @@ import pytest
 
 from irmetrics.compat import oml, pml, tfsim
 from irmetrics.compat import ranking_metrics as rm
-from irmetrics.compat import torchmetrics as tm
+from irmetrics.compat.torchmetrics import numpy_api as tm
 from irmetrics.exceptions import ParameterError
 
 NAN, INF = float("nan"), float("inf")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irmetrics.compat import torchmetrics as tm
+from irmetrics.compat.torchmetrics import numpy_api as tm
 from irmetrics.exceptions import InputFormatError, ParameterError, ShapeError
 
 try:

@@ -235,7 +235,7 @@ class View:
         sum over them touch only these entries.
         """
         index = np.flatnonzero(self.is_rel)
-        seg = self.seg[index]
+        seg = np.searchsorted(self.offsets, index, side="right") - 1  # O(relevant), not O(N)
         rank = index - self.offsets[seg] + 1
         per_query = np.bincount(seg, minlength=self.n_queries)
         ordinal = sg.ranks(np.concatenate(([0], np.cumsum(per_query))).astype(np.int64))

@@ -74,7 +74,12 @@ def oml_precision_values(view, k: int) -> np.ndarray:
 def oml_map_values(view, k: int) -> np.ndarray:
     """OML map@k: ``(1 / h_{k'}) * sum_{i <= k', g_i = 1} h_i / i``; 0 when ``h_{k'} = 0``."""
     kp = np.minimum(k, view.num_ret)
-    running = sg.at_rank(view.running_precision_sum, view.offsets, kp, fill=0.0)
+    # The summands h_i / i over the relevant entries only (a small share of long
+    # rankings), added per query in rank order: the same sums as the running numerator.
+    seg, rank, ordinal = view.relevant
+    within = rank <= kp[seg]
+    running = np.bincount(seg[within], weights=ordinal[within] / rank[within],
+                          minlength=view.n_queries)
     return _empty_list_rule(view, safe_div(running, view.relat(kp)))
 
 

@@ -1,9 +1,13 @@
-"""Drop-in for torchmetrics 1.9.0's retrieval metrics (functional and module forms).
+"""torchmetrics 1.9.0's retrieval metrics as a numpy API: floats in, floats out.
 
-Functional forms take ``preds`` and ``target`` of one query (any shape, flattened)
-and return a Python float; modules accumulate ``update(preds, target, indexes)``
-and ``compute()`` one aggregated float over the queries (``indexes``). Inputs are
-numpy arrays or anything with ``__array__``; torch is never imported.
+This is the face of :mod:`irmetrics.compat.torchmetrics` without torch: functional
+forms take ``preds`` and ``target`` of one query (any shape, flattened) and return a
+Python float; modules accumulate ``update(preds, target, indexes)`` and
+``compute()`` one aggregated float over the queries (``indexes``). Inputs are numpy
+arrays or anything with ``__array__``; torch is never imported. With torch and
+torchmetrics installed, ``irmetrics.compat.torchmetrics`` exports real torchmetrics
+Metrics instead (:mod:`irmetrics.compat.torchmetrics.metrics`); this module stays
+importable as ``irmetrics.compat.torchmetrics.numpy_api``.
 
 Semantics reproduced from torchmetrics 1.9.0:
 
@@ -36,9 +40,10 @@ Semantics reproduced from torchmetrics 1.9.0:
 Deliberate differences:
 
 * ties between equal predictions (other than in nDCG and AUROC, where ties are
-  grouped) are broken by input position, first come first; torch's ``topk`` /
-  ``argsort`` order inside a tie is unspecified, so any tie order is a valid
-  torchmetrics result;
+  grouped) are broken by input position, first come first. torchmetrics' order
+  inside a tie is what torch's ``topk`` / ``argsort`` give on the device (the torch
+  Metrics reproduce it); numpy cannot, so this API can differ from torchmetrics
+  where predictions tie;
 * results are float64 (torchmetrics: float32, about 1e-7 apart);
 * targets must be 0/1 for the binary metrics: torchmetrics 1.9 also accepts
   fractional float targets in [0, 1] and sums them as partial hits; irmetrics
@@ -54,24 +59,32 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_bool, check_choice
-from ..engine import segments as sg
-from ..engine.gains import log2_discount
-from ..exceptions import InputFormatError, ParameterError, ShapeError
-from ..measures.context import safe_div
-from ..measures.metric_learning import (
-    hit_values,
-    ml_r_precision_values,
-    oml_map_values,
-    reciprocal_rank_values,
+from ...checks import check_bool
+from ...exceptions import ParameterError, ShapeError
+from .._arrays import as_numpy
+from ._checks import (
+    check_adaptive_k,
+    check_aggregation,
+    check_empty_target_action,
+    check_ignore_index,
+    check_max_fpr,
+    check_min_precision,
+    check_top_k,
 )
-from ..measures.torchmetrics_family import fall_out_values
-from ._arrays import as_numpy
-from ._lists import binary_view, group_offsets
-from ._roc import partial_area, roc_points, trapezoid_area
-
-EMPTY_TARGET_ACTIONS = ("error", "skip", "neg", "pos")
-AGGREGATIONS = ("mean", "median", "min", "max")
+from ._kernels import (
+    Groups,
+    auroc,
+    average_precision,
+    fall_out,
+    handle_empty,
+    hit_rate,
+    normalized_dcg,
+    precision,
+    precision_recall_curve,
+    r_precision,
+    recall,
+    reciprocal_rank,
+)
 
 __all__ = [
     "RetrievalAUROC", "RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP", "RetrievalMRR",
@@ -85,23 +98,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- input checks
-
-def _check_top_k(top_k, name="top_k"):
-    if top_k is None:
-        return None
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k <= 0:
-        raise ParameterError(f"`{name}` must be a positive integer or None; got {top_k!r}.")
-    return int(top_k)
-
-
-def _check_max_fpr(max_fpr):
-    if max_fpr is None:
-        return None
-    if isinstance(max_fpr, bool) or not isinstance(max_fpr, (float, int, np.floating)) \
-            or not 0 < max_fpr <= 1:
-        raise ParameterError(f"`max_fpr` must be a float in (0, 1] or None; got {max_fpr!r}.")
-    return float(max_fpr)
-
 
 def _check_pred_target(preds, target, *, graded=False):
     """preds as float32, target as int64 (binary) or float64 (graded), both flattened."""
@@ -128,179 +124,9 @@ def _check_pred_target(preds, target, *, graded=False):
     return p, t.astype(np.int64)
 
 
-def _check_adaptive_k(adaptive_k):
-    if not isinstance(adaptive_k, bool):
-        raise ParameterError(f"`adaptive_k` must be a boolean; got {adaptive_k!r}.")
-    return adaptive_k
-
-
 def _nonempty(p):
     if p.size == 0:
         raise ParameterError("`preds` and `target` must be non-empty and non-scalar arrays.")
-
-
-# --------------------------------------------------------------------------- grouped rankings
-
-def _descending_key(preds32: np.ndarray) -> np.ndarray:
-    """uint64 keys whose ascending order is ``preds32`` descending (-0.0 equals 0.0)."""
-    bits = (preds32.astype(np.float32) + np.float32(0.0)).view(np.uint32)
-    negative = (bits >> np.uint32(31)).astype(bool)
-    ascending = np.where(negative, ~bits, bits | np.uint32(1 << 31))
-    return (~ascending).astype(np.uint64)
-
-
-def _group_key(indexes: np.ndarray) -> np.ndarray:
-    """uint64 keys holding each index's rank among the distinct indexes in the high 32 bits."""
-    lo, hi = int(indexes.min()), int(indexes.max())
-    if hi - lo < 2**32:
-        code = (indexes - lo).astype(np.uint64)
-    else:
-        code = np.unique(indexes, return_inverse=True)[1].astype(np.uint64)
-    return code << np.uint64(32)
-
-
-class _Groups:
-    """Queries packed as CSR, each sorted by prediction descending (ties: input position).
-
-    One stable sort of a packed ``(query, -pred)`` uint64 key gives the final order.
-    """
-
-    def __init__(self, preds, target, indexes=None):
-        n = preds.size
-        if indexes is None:
-            order = np.argsort(_descending_key(preds), kind="stable")
-            self.ids = np.zeros(1, dtype=np.int64)
-            self.offsets = np.array([0, n], dtype=np.int64)
-        else:
-            order = np.argsort(_group_key(indexes) | _descending_key(preds), kind="stable")
-            self.ids, self.offsets = group_offsets(indexes[order])
-        self.preds = preds[order]
-        self.target = target[order]
-        self.seg = sg.segment_ids(self.offsets)
-        self.sizes = np.diff(self.offsets)
-        self.n = len(self.sizes)
-        positive = self.target != 0
-        self.num_pos = sg.seg_count(positive, self.seg, self.n)
-        self.num_neg = self.sizes - self.num_pos
-        self.target_sum = sg.seg_sum(self.target.astype(np.float64), self.seg, self.n)
-
-    def view(self, filter_nonpositive=False):
-        """Binary view; with the 1.9 filter, items with pred <= 0 are misses (R unfiltered)."""
-        hits = self.target != 0
-        if filter_nonpositive:
-            hits = hits & (self.preds > 0)
-        return binary_view(self.offsets, hits, self.num_pos, self.num_neg)
-
-    def top(self, top_k):
-        """Per-group cutoff ``min(top_k, size)`` (``top_k=None``: the whole group)."""
-        return self.sizes if top_k is None else np.minimum(top_k, self.sizes)
-
-
-# --------------------------------------------------------------------------- per-group values
-
-def _fall_out(g, top_k):
-    return fall_out_values(g.view(), g.top(top_k))
-
-
-def _average_precision(g, top_k, filter_nonpositive=True):
-    return oml_map_values(g.view(filter_nonpositive), g.top(top_k))
-
-
-def _reciprocal_rank(g, top_k, filter_nonpositive=True):
-    return reciprocal_rank_values(g.view(filter_nonpositive), g.top(top_k))
-
-
-def _precision(g, top_k, adaptive_k=False, filter_nonpositive=True):
-    if top_k is None:
-        k = g.sizes
-    elif adaptive_k:
-        k = g.top(top_k)
-    else:
-        k = top_k  # K > n still divides by K
-    values = g.view(filter_nonpositive).relat(k) / k
-    return np.where(g.num_pos > 0, values, 0.0)
-
-
-def _recall(g, top_k, filter_nonpositive=True):
-    return safe_div(g.view(filter_nonpositive).relat(g.top(top_k)), g.num_pos)
-
-
-def _r_precision(g):
-    return ml_r_precision_values(g.view())
-
-
-def _hit_rate(g, top_k):
-    return hit_values(g.view(), g.top(top_k))
-
-
-def _normalized_dcg(g, top_k):
-    """Tie-averaged DCG@k over the ideal DCG@k, linear gain; 0 when the ideal is 0."""
-    k = g.top(top_k)
-    rank = sg.ranks(g.offsets)
-    longest = int(g.sizes.max()) if g.n else 0
-    # D[q, i]: discount mass of ranks 1..min(i, k_q), as one flat lookup per query.
-    cum_discount = np.concatenate(([0.0], np.cumsum(1.0 / log2_discount(np.arange(1, longest + 1)))))
-    run_end = np.ones(g.preds.size, dtype=bool)
-    run_end[:-1] = (g.preds[1:] != g.preds[:-1]) | (g.seg[1:] != g.seg[:-1])
-    run_start = np.ones(g.preds.size, dtype=bool)
-    run_start[1:] = run_end[:-1]
-    run_id = np.cumsum(run_start) - 1
-    n_runs = int(run_id[-1]) + 1 if run_id.size else 0
-    run_gain = np.bincount(run_id, weights=g.target, minlength=n_runs)
-    run_len = np.bincount(run_id, minlength=n_runs)
-    first_rank = rank[run_start]
-    last_rank = rank[run_end]
-    run_seg = g.seg[run_start]
-    kq = k[run_seg]
-    mass = cum_discount[np.minimum(last_rank, kq)] - cum_discount[np.minimum(first_rank - 1, kq)]
-    dcg = sg.seg_sum(run_gain / run_len * mass, run_seg, g.n)
-    ideal_order = np.lexsort((-g.target, g.seg))
-    ideal = g.target[ideal_order]
-    ideal_terms = np.where(rank <= k[g.seg], ideal / log2_discount(rank), 0.0)
-    idcg = sg.seg_sum(ideal_terms, g.seg, g.n)
-    return np.where(idcg == 0, 0.0, dcg / np.where(idcg == 0, 1.0, idcg))
-
-
-def _sigmoid32(x):
-    x = x.astype(np.float32)
-    with np.errstate(over="ignore"):
-        return (np.float32(1) / (np.float32(1) + np.exp(-x))).astype(np.float32)
-
-
-def _auroc(g, top_k, max_fpr=None):
-    """Binary ROC AUC (or McClish-standardised partial AUC) of each group's top k."""
-    k = g.top(top_k)
-    rank = sg.ranks(g.offsets)
-    keep = rank <= k[g.seg]
-    sub_offsets = np.concatenate(([0], np.cumsum(k))).astype(np.int64)
-    preds, target = g.preds[keep], g.target[keep] != 0
-    seg = g.seg[keep]
-    outside = (preds < 0) | (preds > 1)
-    squash = sg.seg_count(outside, seg, g.n) > 0
-    # torchmetrics passes logits through a float32 sigmoid, per call (= per group).
-    preds = np.where(squash[seg], _sigmoid32(preds), preds)
-    roc = roc_points(sub_offsets, preds, target)
-    pseg = roc.seg
-    tpr = safe_div(roc.tps, roc.positives[pseg])
-    fpr = safe_div(roc.fps, roc.negatives[pseg])
-    if max_fpr is None or max_fpr == 1:
-        area = trapezoid_area(roc.offsets, fpr, tpr)
-    else:
-        partial = partial_area(roc.offsets, fpr, tpr, max_fpr)
-        min_area = 0.5 * max_fpr**2
-        area = 0.5 * (1 + (partial - min_area) / (max_fpr - min_area))
-    return np.where((roc.positives > 0) & (roc.negatives > 0), area, 0.0)
-
-
-def _precision_recall_curve(g, max_k, adaptive_k):
-    """``(precision, recall)`` matrices of shape (groups, max_k), ``max_k`` fixed."""
-    ks = np.arange(1, max_k + 1)
-    denominators = np.where(adaptive_k, np.minimum(ks[None, :], g.sizes[:, None]), ks[None, :])
-    view = g.view()
-    hits = np.column_stack([view.relat(k) for k in ks]) if max_k else np.zeros((g.n, 0))
-    recall = safe_div(hits, g.num_pos[:, None].astype(np.float64))
-    precision = np.where(g.num_pos[:, None] > 0, hits / denominators, 0.0)
-    return precision, recall
 
 
 # --------------------------------------------------------------------------- functional
@@ -308,7 +134,7 @@ def _precision_recall_curve(g, max_k, adaptive_k):
 def _single(preds, target, *, graded=False):
     p, t = _check_pred_target(preds, target, graded=graded)
     _nonempty(p)
-    return _Groups(p, t)
+    return Groups.from_arrays(p, t)
 
 
 def retrieval_fall_out(preds, target, top_k=None) -> float:
@@ -335,12 +161,12 @@ def retrieval_fall_out(preds, target, top_k=None) -> float:
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_fall_out
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_fall_out
     >>> retrieval_fall_out([0.2, 0.3, 0.5], [True, False, True], top_k=2)
     1.0
     """
-    top_k = _check_top_k(top_k)
-    return float(_fall_out(_single(preds, target), top_k)[0])
+    top_k = check_top_k(top_k)
+    return float(fall_out(_single(preds, target), top_k)[0])
 
 
 def retrieval_average_precision(preds, target, top_k=None, *, filter_nonpositive=True) -> float:
@@ -360,7 +186,7 @@ def retrieval_average_precision(preds, target, top_k=None, *, filter_nonpositive
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_average_precision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_average_precision
     >>> round(retrieval_average_precision([0.2, 0.3, 0.5], [True, False, True]), 4)
     0.8333
     >>> retrieval_average_precision([0.5, -0.2, 0.3], [1, 1, 0])
@@ -368,8 +194,8 @@ def retrieval_average_precision(preds, target, top_k=None, *, filter_nonpositive
     >>> round(retrieval_average_precision([0.5, -0.2, 0.3], [1, 1, 0], filter_nonpositive=False), 4)
     0.8333
     """
-    top_k = _check_top_k(top_k)
-    return float(_average_precision(_single(preds, target), top_k, filter_nonpositive)[0])
+    top_k = check_top_k(top_k)
+    return float(average_precision(_single(preds, target), top_k, filter_nonpositive)[0])
 
 
 def retrieval_reciprocal_rank(preds, target, top_k=None, *, filter_nonpositive=True) -> float:
@@ -380,7 +206,7 @@ def retrieval_reciprocal_rank(preds, target, top_k=None, *, filter_nonpositive=T
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_reciprocal_rank
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_reciprocal_rank
     >>> retrieval_reciprocal_rank([0.2, 0.3, 0.5], [False, True, False])
     0.5
     >>> retrieval_reciprocal_rank([-0.5, -0.2, 0.3], [1, 1, 0])
@@ -388,8 +214,8 @@ def retrieval_reciprocal_rank(preds, target, top_k=None, *, filter_nonpositive=T
     >>> retrieval_reciprocal_rank([-0.5, -0.2, 0.3], [1, 1, 0], filter_nonpositive=False)
     0.5
     """
-    top_k = _check_top_k(top_k)
-    return float(_reciprocal_rank(_single(preds, target), top_k, filter_nonpositive)[0])
+    top_k = check_top_k(top_k)
+    return float(reciprocal_rank(_single(preds, target), top_k, filter_nonpositive)[0])
 
 
 def retrieval_precision(preds, target, top_k=None, adaptive_k=False, *,
@@ -403,7 +229,7 @@ def retrieval_precision(preds, target, top_k=None, adaptive_k=False, *,
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_precision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_precision
     >>> retrieval_precision([0.2, 0.3, 0.5], [True, False, True], top_k=2)
     0.5
     >>> retrieval_precision([0.5, 0.4, 0.3], [1, 1, 0], top_k=5)
@@ -411,9 +237,9 @@ def retrieval_precision(preds, target, top_k=None, adaptive_k=False, *,
     >>> round(retrieval_precision([0.5, -0.2, 0.3], [1, 1, 0], top_k=3), 4)
     0.3333
     """
-    top_k = _check_top_k(top_k)
-    _check_adaptive_k(adaptive_k)
-    return float(_precision(_single(preds, target), top_k, adaptive_k, filter_nonpositive)[0])
+    top_k = check_top_k(top_k)
+    check_adaptive_k(adaptive_k)
+    return float(precision(_single(preds, target), top_k, adaptive_k, filter_nonpositive)[0])
 
 
 def retrieval_recall(preds, target, top_k=None, *, filter_nonpositive=True) -> float:
@@ -425,14 +251,14 @@ def retrieval_recall(preds, target, top_k=None, *, filter_nonpositive=True) -> f
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_recall
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_recall
     >>> retrieval_recall([0.2, 0.3, 0.5], [True, False, True], top_k=2)
     0.5
     >>> retrieval_recall([0.5, -0.2, 0.3], [1, 1, 0], top_k=3)
     0.5
     """
-    top_k = _check_top_k(top_k)
-    return float(_recall(_single(preds, target), top_k, filter_nonpositive)[0])
+    top_k = check_top_k(top_k)
+    return float(recall(_single(preds, target), top_k, filter_nonpositive)[0])
 
 
 def retrieval_r_precision(preds, target) -> float:
@@ -442,11 +268,11 @@ def retrieval_r_precision(preds, target) -> float:
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_r_precision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_r_precision
     >>> retrieval_r_precision([0.2, 0.3, 0.5], [True, False, True])
     0.5
     """
-    return float(_r_precision(_single(preds, target))[0])
+    return float(r_precision(_single(preds, target))[0])
 
 
 def retrieval_hit_rate(preds, target, top_k=None) -> float:
@@ -454,12 +280,12 @@ def retrieval_hit_rate(preds, target, top_k=None) -> float:
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_hit_rate
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_hit_rate
     >>> retrieval_hit_rate([0.2, 0.3, 0.5], [True, False, True], top_k=2)
     1.0
     """
-    top_k = _check_top_k(top_k)
-    return float(_hit_rate(_single(preds, target), top_k)[0])
+    top_k = check_top_k(top_k)
+    return float(hit_rate(_single(preds, target), top_k)[0])
 
 
 def retrieval_normalized_dcg(preds, target, top_k=None) -> float:
@@ -472,14 +298,14 @@ def retrieval_normalized_dcg(preds, target, top_k=None) -> float:
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_normalized_dcg
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_normalized_dcg
     >>> round(retrieval_normalized_dcg([.1, .2, .3, 4, 70], [10, 0, 0, 1, 5]), 4)
     0.6957
     >>> retrieval_normalized_dcg([0.5, 0.5], [1, 0])   # the tie shares the gain
     0.8154648767857288
     """
-    top_k = _check_top_k(top_k)
-    return float(_normalized_dcg(_single(preds, target, graded=True), top_k)[0])
+    top_k = check_top_k(top_k)
+    return float(normalized_dcg(_single(preds, target, graded=True), top_k)[0])
 
 
 def retrieval_auroc(preds, target, top_k=None, max_fpr=None) -> float:
@@ -494,13 +320,13 @@ def retrieval_auroc(preds, target, top_k=None, max_fpr=None) -> float:
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_auroc
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_auroc
     >>> retrieval_auroc([0.2, 0.3, 0.5], [True, False, True])
     0.5
     """
-    top_k = _check_top_k(top_k)
-    max_fpr = _check_max_fpr(max_fpr)
-    return float(_auroc(_single(preds, target), top_k, max_fpr)[0])
+    top_k = check_top_k(top_k)
+    max_fpr = check_max_fpr(max_fpr)
+    return float(auroc(_single(preds, target), top_k, max_fpr)[0])
 
 
 def retrieval_precision_recall_curve(preds, target, max_k=None, adaptive_k=False):
@@ -518,15 +344,15 @@ def retrieval_precision_recall_curve(preds, target, max_k=None, adaptive_k=False
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import retrieval_precision_recall_curve
+    >>> from irmetrics.compat.torchmetrics.numpy_api import retrieval_precision_recall_curve
     >>> p, r, k = retrieval_precision_recall_curve([0.2, 0.3, 0.5], [True, False, True], max_k=2)
     >>> p.tolist(), r.tolist(), k.tolist()
     ([1.0, 0.5], [0.5, 0.5], [1, 2])
     """
-    _check_adaptive_k(adaptive_k)
+    check_adaptive_k(adaptive_k)
     g = _single(preds, target)
-    max_k = int(g.sizes[0]) if max_k is None else _check_top_k(max_k, "max_k")
-    precision, recall = _precision_recall_curve(g, max_k, adaptive_k)
+    max_k = int(g.sizes[0]) if max_k is None else check_top_k(max_k, "max_k")
+    precision, recall = precision_recall_curve(g, max_k, adaptive_k)
     top_k = np.arange(1, max_k + 1)
     if adaptive_k:
         top_k = np.minimum(top_k, g.sizes[0])
@@ -581,13 +407,9 @@ class _RetrievalModule:
     def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean",
                  **kwargs):
         self.metric_options = _metric_options(kwargs)
-        check_choice("empty_target_action", empty_target_action, EMPTY_TARGET_ACTIONS)
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, (int, np.integer))):
-            raise ParameterError(f"`ignore_index` must be an integer or None; got {ignore_index!r}.")
-        if not (callable(aggregation) or aggregation in AGGREGATIONS):
-            raise ParameterError("`aggregation` must be one of 'mean', 'median', 'min', 'max' "
-                                 f"or a callable; got {aggregation!r}.")
+        check_empty_target_action(empty_target_action)
+        check_ignore_index(ignore_index)
+        check_aggregation(aggregation)
         self.empty_target_action = empty_target_action
         self.ignore_index = ignore_index
         self.aggregation = aggregation
@@ -626,7 +448,7 @@ class _RetrievalModule:
     def __call__(self, preds, target, indexes):
         """torchmetrics ``forward``: the value on this batch alone; the batch is also stored."""
         idx, p, t = self._store(preds, target, indexes)
-        return self._compute_on(_Groups(p, t, idx))
+        return self._compute_on(Groups.from_arrays(p, t, idx))
 
     def _store(self, preds, target, indexes):
         idx, p, t = self._checked(preds, target, indexes)
@@ -637,44 +459,27 @@ class _RetrievalModule:
 
     forward = __call__
 
-    def _groups(self) -> _Groups:
+    def _groups(self) -> Groups:
         if not self._preds:
             raise ParameterError("nothing to compute: call update() first.")
-        return _Groups(np.concatenate(self._preds), np.concatenate(self._target),
+        return Groups.from_arrays(np.concatenate(self._preds), np.concatenate(self._target),
                        np.concatenate(self._indexes))
 
     def compute(self):
         """Aggregate the per-query values over every query seen so far."""
         return self._compute_on(self._groups())
 
-    def _empty(self, g: _Groups) -> np.ndarray:
-        if self.empty_means_no_negative:
-            return g.num_neg == 0
-        return g.target_sum == 0
-
-    def _handle_empty(self, g: _Groups, *arrays):
+    def _handle_empty(self, g: Groups, *arrays):
         """Apply ``empty_target_action`` to per-query ``arrays`` (first axis = queries)."""
-        empty = self._empty(g)
-        if not empty.any():
-            return arrays
-        action = self.empty_target_action
-        if action == "error":
-            kind = "negative" if self.empty_means_no_negative else "positive"
-            raise InputFormatError(f"`compute` was given a query with no {kind} target "
-                                   f"(index {g.ids[np.argmax(empty)]!r}).")
-        if action == "skip":
-            return tuple(a[~empty] for a in arrays)
-        fill = 1.0 if action == "pos" else 0.0
-        return tuple(np.where(empty.reshape(empty.shape + (1,) * (a.ndim - 1)), fill, a)
-                     for a in arrays)
+        return handle_empty(g, self.empty_target_action, self.empty_means_no_negative, *arrays)
 
-    def _compute_on(self, g: _Groups):
+    def _compute_on(self, g: Groups):
         (values,) = self._handle_empty(g, self._values(g))
         if values.size == 0:
             return 0.0
         return float(_aggregate(values, self.aggregation))
 
-    def _values(self, g: _Groups) -> np.ndarray:
+    def _values(self, g: Groups) -> np.ndarray:
         raise NotImplementedError
 
 
@@ -686,7 +491,7 @@ class _TopKModule(_RetrievalModule):
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
                  aggregation="mean", **kwargs):
         super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
-        self.top_k = _check_top_k(top_k)
+        self.top_k = check_top_k(top_k)
 
     def _values(self, g):
         return self._kernel(g, self.top_k)
@@ -712,7 +517,7 @@ class RetrievalFallOut(_TopKModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalFallOut
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalFallOut
     >>> fo = RetrievalFallOut(top_k=2)
     >>> fo([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2], [False, False, True, False, True, False, True],
     ...    indexes=[0, 0, 0, 1, 1, 1, 1])
@@ -721,7 +526,7 @@ class RetrievalFallOut(_TopKModule):
 
     empty_means_no_negative = True
     higher_is_better = False
-    _kernel = staticmethod(_fall_out)
+    _kernel = staticmethod(fall_out)
 
     def __init__(self, empty_target_action="pos", ignore_index=None, top_k=None,
                  aggregation="mean", **kwargs):
@@ -733,7 +538,7 @@ class RetrievalMAP(_FilteredModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalMAP
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalMAP
     >>> m = RetrievalMAP()
     >>> m.update([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2], [False, False, True, False, True, False, True],
     ...          indexes=[0, 0, 0, 1, 1, 1, 1])
@@ -741,7 +546,7 @@ class RetrievalMAP(_FilteredModule):
     0.7917
     """
 
-    _kernel = staticmethod(_average_precision)
+    _kernel = staticmethod(average_precision)
 
 
 class RetrievalMRR(_FilteredModule):
@@ -749,13 +554,13 @@ class RetrievalMRR(_FilteredModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalMRR
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalMRR
     >>> RetrievalMRR()([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...                [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.75
     """
 
-    _kernel = staticmethod(_reciprocal_rank)
+    _kernel = staticmethod(reciprocal_rank)
 
 
 class RetrievalPrecision(_FilteredModule):
@@ -763,7 +568,7 @@ class RetrievalPrecision(_FilteredModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalPrecision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalPrecision
     >>> RetrievalPrecision(top_k=2)([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...     [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.5
@@ -773,10 +578,10 @@ class RetrievalPrecision(_FilteredModule):
                  adaptive_k=False, aggregation="mean", *, filter_nonpositive=True, **kwargs):
         super().__init__(empty_target_action, ignore_index, top_k, aggregation,
                          filter_nonpositive=filter_nonpositive, **kwargs)
-        self.adaptive_k = _check_adaptive_k(adaptive_k)
+        self.adaptive_k = check_adaptive_k(adaptive_k)
 
     def _values(self, g):
-        return _precision(g, self.top_k, self.adaptive_k, self.filter_nonpositive)
+        return precision(g, self.top_k, self.adaptive_k, self.filter_nonpositive)
 
 
 class RetrievalRecall(_FilteredModule):
@@ -784,13 +589,13 @@ class RetrievalRecall(_FilteredModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalRecall
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalRecall
     >>> RetrievalRecall(top_k=2)([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...     [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.75
     """
 
-    _kernel = staticmethod(_recall)
+    _kernel = staticmethod(recall)
 
 
 class RetrievalRPrecision(_RetrievalModule):
@@ -798,14 +603,14 @@ class RetrievalRPrecision(_RetrievalModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalRPrecision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalRPrecision
     >>> RetrievalRPrecision()([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...     [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.75
     """
 
     def _values(self, g):
-        return _r_precision(g)
+        return r_precision(g)
 
 
 class RetrievalHitRate(_TopKModule):
@@ -813,13 +618,13 @@ class RetrievalHitRate(_TopKModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalHitRate
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalHitRate
     >>> RetrievalHitRate(top_k=1)([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...     [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.5
     """
 
-    _kernel = staticmethod(_hit_rate)
+    _kernel = staticmethod(hit_rate)
 
 
 class RetrievalNormalizedDCG(_TopKModule):
@@ -827,7 +632,7 @@ class RetrievalNormalizedDCG(_TopKModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalNormalizedDCG
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalNormalizedDCG
     >>> round(RetrievalNormalizedDCG()([0.1, 0.2, 0.3, 4.0, 70.0], [10, 0, 0, 1, 5],
     ...                                indexes=[0, 0, 0, 0, 0]), 4)
     0.6957
@@ -835,7 +640,7 @@ class RetrievalNormalizedDCG(_TopKModule):
 
     graded = True
 
-    _kernel = staticmethod(_normalized_dcg)
+    _kernel = staticmethod(normalized_dcg)
 
 
 class RetrievalAUROC(_TopKModule):
@@ -843,7 +648,7 @@ class RetrievalAUROC(_TopKModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalAUROC
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalAUROC
     >>> RetrievalAUROC()([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2],
     ...     [False, False, True, False, True, False, True], indexes=[0, 0, 0, 1, 1, 1, 1])
     0.75
@@ -852,10 +657,10 @@ class RetrievalAUROC(_TopKModule):
     def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None, max_fpr=None,
                  aggregation="mean", **kwargs):
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
-        self.max_fpr = _check_max_fpr(max_fpr)
+        self.max_fpr = check_max_fpr(max_fpr)
 
     def _values(self, g):
-        return _auroc(g, self.top_k, self.max_fpr)
+        return auroc(g, self.top_k, self.max_fpr)
 
 
 class RetrievalPrecisionRecallCurve(_RetrievalModule):
@@ -868,7 +673,7 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalPrecisionRecallCurve
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalPrecisionRecallCurve
     >>> r = RetrievalPrecisionRecallCurve(max_k=4)
     >>> p, rec, k = r([0.4, 0.01, 0.5, 0.6, 0.2, 0.3, 0.5], [True, False, False, True, True, False, True],
     ...               indexes=[0, 0, 0, 0, 1, 1, 1])
@@ -879,8 +684,8 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
     def __init__(self, max_k=None, adaptive_k=False, empty_target_action="neg",
                  ignore_index=None, aggregation="mean", **kwargs):
         super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
-        self.max_k = _check_top_k(max_k, "max_k")
-        self.adaptive_k = _check_adaptive_k(adaptive_k)
+        self.max_k = check_top_k(max_k, "max_k")
+        self.adaptive_k = check_adaptive_k(adaptive_k)
 
     def _compute_on(self, g):
         # torchmetrics' compute squeezes one-element results to 0-d tensors (max_k = 1).
@@ -892,7 +697,7 @@ class RetrievalPrecisionRecallCurve(_RetrievalModule):
         to ``dtype``."""
         max_k = int(g.sizes.max()) if self.max_k is None else self.max_k
         precision, recall = self._handle_empty(
-            g, *_precision_recall_curve(g, max_k, self.adaptive_k))
+            g, *precision_recall_curve(g, max_k, self.adaptive_k))
         top_k = np.arange(1, max_k + 1)
         if precision.shape[0] == 0:
             return np.zeros(max_k, dtype), np.zeros(max_k, dtype), top_k
@@ -912,7 +717,7 @@ class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
 
     Examples
     --------
-    >>> from irmetrics.compat.torchmetrics import RetrievalRecallAtFixedPrecision
+    >>> from irmetrics.compat.torchmetrics.numpy_api import RetrievalRecallAtFixedPrecision
     >>> r = RetrievalRecallAtFixedPrecision(min_precision=0.8)
     >>> r([0.4, 0.01, 0.5, 0.6, 0.2, 0.3, 0.5], [True, False, False, True, True, False, True],
     ...   indexes=[0, 0, 0, 0, 1, 1, 1])
@@ -923,10 +728,7 @@ class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
                  empty_target_action="neg", ignore_index=None, aggregation="mean", **kwargs):
         super().__init__(max_k, adaptive_k, empty_target_action, ignore_index, aggregation,
                          **kwargs)
-        if isinstance(min_precision, bool) or not isinstance(min_precision, (int, float, np.floating)) \
-                or not 0.0 <= min_precision <= 1.0:
-            raise ParameterError(f"`min_precision` must be a float in [0, 1]; got {min_precision!r}.")
-        self.min_precision = float(min_precision)
+        self.min_precision = check_min_precision(min_precision)
 
     def _compute_on(self, g):
         # torch decides on float32 tensors: a mean precision of exactly min_precision (0.5
