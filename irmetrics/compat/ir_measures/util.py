@@ -12,7 +12,6 @@ import ast
 import os
 import re
 import warnings
-from collections import namedtuple
 from typing import NamedTuple
 
 import polars as pl
@@ -23,7 +22,8 @@ from ...io.prefs import input_error, read_text, split_fields
 from ...measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
 from ...measures.parse import parse_measures
 from ...measures.registry import NICKNAMES
-from .measures import CalcResults, Measure, close_names, registry
+from .measures import CalcResults, Measure, Metric, close_names, registry
+from .custom import user_measure
 
 
 class Qrel(NamedTuple):
@@ -41,10 +41,6 @@ class ScoredDoc(NamedTuple):
     query_id: str
     doc_id: str
     score: float
-
-
-Metric = namedtuple("Metric", ["query_id", "measure", "value"])
-Metric.__doc__ = "One per-query value, shaped as ir_measures' ``Metric``."
 
 
 class GenericQrel(Qrel):
@@ -205,6 +201,8 @@ def parse_measure(measure) -> Measure:
             raise ParameterError(f"{measure!r} is not one measure spelling; write {_SYNTAX}.")
         raise UnknownMeasureError(measure, suggestions=_suggestions(head, measure))
     base = registry.get(node.id)
+    if base is None:  # a measure of irmetrics.define_measure
+        base = user_measure(node.id)
     if base is None:
         raise UnknownMeasureError(measure, suggestions=_suggestions(node.id, measure))
     if at_value is not None:
