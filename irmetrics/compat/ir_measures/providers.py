@@ -478,7 +478,9 @@ class RuntimeProvider(Provider):
     NAME = "runtime"
 
     def supports(self, measure) -> bool:
-        return isinstance(parse_measure(measure), CustomMeasure)
+        measure = parse_measure(measure)
+        measure.validate_params()  # an invalid built-in measure raises, as in ir_measures
+        return isinstance(measure, CustomMeasure)
 
     def plan(self, measure):
         if isinstance(measure, RegisteredMeasure):
