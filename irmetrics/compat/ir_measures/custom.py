@@ -331,8 +331,8 @@ def _frame(value, kind: str):
         value = Qrels.read(value) if qrels else Run.read(value)
     if isinstance(value, (Qrels, Run)):
         value = value.df
-    if hasattr(value, "to_pandas") and hasattr(value, "columns"):  # polars
-        value = value.to_pandas()
+    if hasattr(value, "to_pandas") and hasattr(value, "columns"):  # polars (no pyarrow needed)
+        value = pd.DataFrame({name: value[name].to_numpy() for name in value.columns})
     if isinstance(value, pd.DataFrame):
         if qrels and "iteration" not in value.columns:
             return value.assign(iteration=["0"] * len(value))
