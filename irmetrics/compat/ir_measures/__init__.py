@@ -14,9 +14,9 @@ provider objects (``ir_measures.pytrec_eval``, ``.gdeval``, ``.judged``, ``.msma
 measures written in Python: ir_measures' ``define``/``define_byquery`` and irmetrics' own
 (:func:`irmetrics.define_measure`, as ``registered_measure("GradedP")`` or by name in
 ``parse_measure("GradedP@10")``), usable beside the built-in measures in one call
-(:mod:`.custom`). Measure objects print,
-compare and hash like ir_measures' (``str(nDCG@10) == 'nDCG@10'``; they also compare
-equal to the real ir_measures objects with the same spelling).
+(:mod:`.custom`). Measure objects print, compare and hash like ir_measures'
+(``str(nDCG@10) == 'nDCG@10'``; they also compare equal to the real ir_measures objects
+with the same spelling).
 
 Every measure is computed natively, with the definition, tie order and printed precision
 of the provider that computes it (:mod:`.providers`): by default the one ir_measures
