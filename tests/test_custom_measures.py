@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics.cli import main
-from irmetrics.compat.ir_measures_define import registered_measure
+from irmetrics.compat.ir_measures import registered_measure
 from irmetrics.compat.pytrec_eval import RelevanceEvaluator
 from irmetrics.exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from irmetrics.measures import REGISTRY
@@ -398,12 +398,14 @@ def test_the_ir_measures_drop_in(expected):
     assert [str(m) for m in measures] == ["UmGraded@3", "UmGraded(max_label=1)@3",
                                           "UmRbg(p=0.5)", "UmFirst(rel=2)", "UmPoolLoop"]
     metrics = list((graded @ 3).evaluator(QRELS).iter_calc(RUN_A))
-    from irmetrics.compat.ir_measures_define import calc_aggregate, iter_calc
+    from irmetrics.compat.ir_measures import calc_aggregate, iter_calc
     got = {}
     for metric in iter_calc(measures, QRELS, RUN_A):
         got.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
-    for m in measures:  # every qrels query; q4 (not in the run) gets ir_measures' 0.0
-        assert got[str(m)] == {**expected[str(m)], "q4": 0.0}
+    # Every qrels query; q4 (not in the run) and q3 (an empty ranking) get ir_measures'
+    # default 0.0, as the built-in measures of the drop-in do.
+    for m in measures:
+        assert got[str(m)] == {**expected[str(m)], "q3": 0.0, "q4": 0.0}
     assert metrics == [metric for metric in iter_calc([graded @ 3], QRELS, RUN_A)]
     aggregate = calc_aggregate(measures, QRELS, RUN_A)
     assert aggregate[graded @ 3] == sum(got["UmGraded@3"][q] for q in

@@ -232,7 +232,7 @@ def test_pytrec_eval_drop_in_says_what_is_wrong_with_a_user_spelling(scratch, sp
 def test_define_values_that_are_not_numbers(by_query, value, shown):
     # Was "TypeError: unsupported operand type(s) for +=: 'float' and 'NoneType'" from
     # the aggregation, a traceback naming neither the measure nor the query.
-    from irmetrics.compat.ir_measures_define import define, define_byquery
+    from irmetrics.compat.ir_measures import define, define_byquery
 
     if by_query:
         measure = define_byquery(lambda qrels, run: value, name="Odd")
@@ -248,7 +248,7 @@ def test_define_values_that_are_not_numbers(by_query, value, shown):
 
 def test_a_numpy_integer_cutoff(scratch):
     # np.int64(3) was refused: "`cutoff` must be a non-negative integer; got np.int64(3)".
-    from irmetrics.compat.ir_measures_define import registered_measure
+    from irmetrics.compat.ir_measures import registered_measure
 
     scratch("Hits", lambda view: view.count(view.is_rel))
     hits = registered_measure("Hits")
@@ -283,7 +283,7 @@ def test_literal_arguments_in_parentheses(scratch):
 
 def test_public_docstrings_have_an_example_and_the_measures_a_formula():
     # define_byquery had no formula, QueryRanking and Rankings.queries no example.
-    from irmetrics.compat import ir_measures_define as imd
+    from irmetrics.compat import ir_measures as imd
     from irmetrics.measures import custom
 
     with_formula = [custom.define_measure, custom.QueryRanking, imd.define, imd.define_byquery]

@@ -35,7 +35,7 @@ def example_chunks(index=0):
     return chunks
 
 
-@pytest.mark.parametrize("index, least", [(0, 5), (1, 2)])  # the drop-in; diversity and RBP
+@pytest.mark.parametrize("index, least", [(0, 5), (1, 2), (2, 2)])  # drop-in; diversity; define
 def test_the_example_prints_what_the_docs_say(index, least):
     namespace = {}
     chunks = example_chunks(index)

@@ -348,6 +348,9 @@ def split_fields(text: str, names: tuple, *, source: str) -> pl.DataFrame:
     ['d', 'e']
     """
     text = text.translate(_C_BLANKS)
+    plain = _plain_fields(text, names)
+    if plain is not None:
+        return plain
     lines = pl.Series("text", [text]).str.split("\n").explode()
     if text.endswith("\n"):
         lines = lines.head(lines.len() - 1)
@@ -366,6 +369,28 @@ def split_fields(text: str, names: tuple, *, source: str) -> pl.DataFrame:
         pl.col("line"),
         *(tokens.list.get(i).alias(name) for i, name in enumerate(names)),
     )
+
+
+def _plain_fields(text: str, names: tuple) -> pl.DataFrame | None:
+    """:func:`split_fields` of a plain ``text`` — every line ``len(names)`` fields between
+    single spaces, no blank or comment line (the usual TREC file) — read by polars' CSV
+    reader, several times faster than splitting lines; None for any other text, which
+    the general splitter reads (with its errors, on the right line)."""
+    if not text:
+        return None
+    try:
+        frame = pl.read_csv(text.encode(), separator=" ", has_header=False, quote_char=None,
+                            infer_schema=False, new_columns=list(names))
+    except pl.exceptions.PolarsError:  # a line with more fields
+        return None
+    lines = text.count("\n") + (not text.endswith("\n"))
+    # A short line or an empty field (two spaces, a leading space) reads as null; a
+    # blank line is dropped or null; a comment line starts with '#'.
+    if frame.height != lines or frame.null_count().sum_horizontal().item() \
+            or frame[names[0]].str.starts_with("#").any():
+        return None
+    return frame.with_row_index("line", offset=1).select(
+        "line", *names)
 
 
 def _fail_on(frame: pl.DataFrame, bad: pl.Series, path, what: str, column: str) -> None:

@@ -9,16 +9,23 @@ The public API of ir_measures 0.4.3 is here: the measure objects (also as the mo
 ``ir_measures.measures``), ``parse_measure``/``parse_trec_measure``, the TREC readers,
 ``calc_aggregate``/``iter_calc``/``calc``/``evaluator`` of the default pipeline, and the
 provider objects (``ir_measures.pytrec_eval``, ``.gdeval``, ``.judged``, ``.msmarco``,
-``.cwl_eval``, ``.pyndeval``, ``.ranx``, ``.trectools``, ``.compat``, ``.accuracy``), each
-with ``supports``/``calc_aggregate``/``iter_calc``/``evaluator``. Measure objects print,
-compare and hash like ir_measures' (``str(nDCG@10) == 'nDCG@10'``; they also compare
-equal to the real ir_measures objects with the same spelling).
+``.cwl_eval``, ``.pyndeval``, ``.ranx``, ``.trectools``, ``.compat``, ``.accuracy``,
+``.runtime``), each with ``supports``/``calc_aggregate``/``iter_calc``/``evaluator``, and
+measures written in Python: ir_measures' ``define``/``define_byquery`` and irmetrics' own
+(:func:`irmetrics.define_measure`, as ``registered_measure("GradedP")`` or by name in
+``parse_measure("GradedP@10")``), usable beside the built-in measures in one call
+(:mod:`.custom`). Measure objects print, compare and hash like ir_measures'
+(``str(nDCG@10) == 'nDCG@10'``; they also compare equal to the real ir_measures objects
+with the same spelling).
 
 Every measure is computed natively, with the definition, tie order and printed precision
 of the provider that computes it (:mod:`.providers`): by default the one ir_measures
-0.4.3's pipeline picks, the first that supports the measure among pytrec_eval, cwl_eval,
-compat, pyndeval, judged, msmarco, gdeval, accuracy and ranx:
+0.4.3's pipeline picks, the first that supports the measure among runtime, pytrec_eval,
+cwl_eval, compat, pyndeval, judged, msmarco, gdeval, accuracy and ranx:
 
+* runtime for the measures defined in Python (:mod:`.custom`): ``define``'s by their
+  ``impl`` on pandas frames, as ir_measures computes them; irmetrics' user measures by
+  the engine (irmetrics' defaults);
 * pytrec_eval (trec_eval 9.0.8) for the trec_eval measures: irmetrics'
   ``semantics="pytrec_eval"`` (float32 scores; ties by doc id descending);
   ``nDCG(gains=...)`` on the qrels relabelled first, as ir_measures does;
@@ -54,6 +61,7 @@ from . import measures, providers, util
 from .measures import *  # noqa: F403  (every measure object, as ir_measures exports them)
 from .measures import NOT_PROVIDED, BaseMeasure, MeanAgg, Measure, ParamInfo, SumAgg
 from .providers import CwlMetric, DefaultPipeline, Evaluator, FallbackProvider, Provider
+from .custom import define, define_byquery, registered_measure
 from .util import (CalcResults, GenericQrel, GenericScoredDoc, Metric, Qrel, ScoredDoc,
                    convert_trec_name, parse_measure, parse_trec_measure, parse_trec_qrels,
                    parse_trec_run, read_trec_qrels, read_trec_run)
@@ -72,6 +80,7 @@ judged = providers.registry["judged"]
 msmarco = providers.registry["msmarco"]
 pyndeval = providers.registry["pyndeval"]
 ranx = providers.registry["ranx"]
+runtime = providers.registry["runtime"]  # measures defined in Python (module .custom)
 
 evaluator = DefaultPipeline.evaluator
 iter_calc = DefaultPipeline.iter_calc
@@ -83,7 +92,8 @@ qrel_inputs = DefaultPipeline.qrel_inputs
 
 __all__ = [
     "accuracy", "cwl_eval", "compat", "gdeval", "pytrec_eval", "trectools", "judged",
-    "msmarco", "pyndeval", "ranx", "CwlMetric", "DefaultPipeline", "FallbackProvider",
+    "msmarco", "pyndeval", "ranx", "runtime", "define", "define_byquery",
+    "registered_measure", "CwlMetric", "DefaultPipeline", "FallbackProvider",
     "evaluator", "calc_ctxt", "iter_calc", "calc_aggregate", "calc", "run_inputs",
     "qrel_inputs", "Measure", "BaseMeasure", "ParamInfo", "MeanAgg", "SumAgg", "NOT_PROVIDED",
     "Provider", "Evaluator", "Qrel", "ScoredDoc", "Metric", "CalcResults", "GenericQrel",

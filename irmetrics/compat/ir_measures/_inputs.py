@@ -14,6 +14,7 @@ import polars as pl
 from ...checks import parameter_error
 from ...containers import Qrels, Run
 from ...io.diversity import DiversityQrels
+from .util import TrecRows
 
 #: Column names ir_measures and PyTerrier use, in that order of preference.
 COLUMNS = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docno"),
@@ -21,8 +22,11 @@ COLUMNS = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docno"),
 
 
 def reusable(value):
-    """``value``, or a list of its items when it is a one-shot iterator (a generator
-    from ``read_trec_qrels``, ``iter(list)``), so that it can be read more than once."""
+    """``value``, or its items when it is a one-shot iterator, so that it can be read
+    more than once: the rest of a ``read_trec_qrels``/``read_trec_run`` reader as one
+    polars table (no tuple per line), a list for any other (``iter(list)``)."""
+    if isinstance(value, TrecRows):
+        return value.rest()
     return list(value) if isinstance(value, Iterator) else value
 
 

@@ -17,6 +17,8 @@ from ...exceptions import ParameterError, UnknownMeasureError
 
 CalcResults = namedtuple("CalcResults", ["aggregated", "per_query"])
 CalcResults.__doc__ = "Aggregates and per-query metrics, shaped as ir_measures' ``CalcResults``."
+Metric = namedtuple("Metric", ["query_id", "measure", "value"])
+Metric.__doc__ = "One per-query value, shaped as ir_measures' ``Metric``."
 
 #: The pipeline a measure's own ``calc``/``iter_calc``/... use: ir_measures'
 #: ``DefaultPipeline``, which the providers module defines above the measures and

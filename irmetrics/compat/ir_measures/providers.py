@@ -42,6 +42,7 @@ from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
 from ._inputs import as_diversity_table, as_table, reusable
 from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
+from .custom import CustomMeasure, RegisteredMeasure, RuntimeEvaluator
 from .util import CalcResults, Metric, parse_measure
 
 
@@ -153,6 +154,8 @@ class Provider:
         """Whether the tool covers ``measure`` with these parameters (ir_measures' rule);
         an invalid measure raises :class:`~irmetrics.exceptions.ParameterError`."""
         measure = parse_measure(measure)
+        if isinstance(measure, CustomMeasure):  # defined at run time: the runtime provider's
+            return False
         measure.validate_params()
         return any(s.NAME == measure.NAME
                    and all(spec.validate(measure[k]) for k, spec in s.params.items())
@@ -456,6 +459,50 @@ class TrectoolsProvider(Provider):
         raise _unsupported(self, measure)
 
 
+class RuntimeProvider(Provider):
+    """Measures defined at run time, in Python (ir_measures' runtime provider): those of
+    ``define``/``define_byquery`` (computed by their ``impl`` on pandas frames, as
+    ir_measures does) and irmetrics' own user measures (``registered_measure``,
+    ``parse_measure("GradedP@10")``), computed by the engine with irmetrics' defaults.
+
+    Examples
+    --------
+    >>> from irmetrics.compat import ir_measures
+    >>> Count = ir_measures.define_byquery(lambda qrels, run: len(run), name="Count")
+    >>> ir_measures.runtime.supports(Count @ 2), ir_measures.runtime.supports(ir_measures.P@2)
+    (True, False)
+    >>> ir_measures.calc_aggregate([Count @ 2, ir_measures.P @ 2], {"q": {"a": 1}},
+    ...                            {"q": {"a": 1.0, "b": 0.5, "c": 0.2}})
+    {Count@2: 2.0, P@2: 0.5}
+    """
+
+    NAME = "runtime"
+
+    def supports(self, measure) -> bool:
+        measure = parse_measure(measure)
+        measure.validate_params()  # an invalid built-in measure raises, as in ir_measures
+        return isinstance(measure, CustomMeasure)
+
+    def plan(self, measure):
+        if isinstance(measure, RegisteredMeasure):
+            return Plan(measure.spelling(), "trec_eval")
+        if isinstance(measure, CustomMeasure):
+            return Plan("", "runtime")
+        raise _unsupported(self, measure)
+
+    def run_inputs(self, measures) -> list[str]:
+        """The run columns the measures defined at run time read (others count none)."""
+        return _columns(measures, "RUN_INPUTS")
+
+    def qrel_inputs(self, measures) -> list[str]:
+        """The qrels columns the measures defined at run time read."""
+        return _columns(measures, "QREL_INPUTS")
+
+
+def _columns(measures, attribute: str) -> list[str]:
+    return list(dict.fromkeys(c for m in measures for c in getattr(m, attribute, ())))
+
+
 class _Declined(Provider):
     """A provider whose one measure irmetrics declines to compute (the reason is
     :data:`irmetrics.measures.parse.NOT_NATIVE`'s)."""
@@ -564,8 +611,15 @@ class Evaluator:
         provider = DefaultPipeline if provider is None else provider
         self._plans = {m: provider.plan(m) for m in self.measures}
         qrels = reusable(qrels)
+        runtime = {m for m in self.measures if self._plans[m].road == "runtime"}
+        # define()'s measures: ir_measures' runtime provider, first in its pipeline; in
+        # the order ir_measures iterates them (a set of the measures, then of these).
+        self._runtime = RuntimeEvaluator(_in_set_order(self.measures, runtime), qrels) \
+            if runtime else None
+        self._computed = [m for m in self.measures if m not in runtime]
         groups: dict = {}
-        for m, plan in self._plans.items():
+        for m in self._computed:
+            plan = self._plans[m]
             groups.setdefault((plan.road, plan.gains), []).append(m)
         standard = None
         self._groups, ids = [], []
@@ -588,7 +642,7 @@ class Evaluator:
         self._query_ids = np.unique(np.asarray(ids, dtype=str)) if ids \
             else np.array([], dtype=str)
         self.query_ids = self._query_ids.tolist()
-        self.qrel_qids = set(self.query_ids)
+        self.qrel_qids = self._runtime.qrel_qids if self._runtime else set(self.query_ids)
 
     def _values(self, run, *, extras: bool) -> dict:
         """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
@@ -620,7 +674,7 @@ class Evaluator:
         """The per-query tuples, query by query: :class:`~.util.Metric`, or
         :class:`CwlMetric` where the measure has more fields and the run ranks the query."""
         for i, q in enumerate(self.query_ids):
-            for m in self.measures:
+            for m in self._computed:
                 value, extras, ranked = values[m]
                 if extras and ranked[i]:
                     yield CwlMetric(q, m, float(value[i]), *(float(e[i]) for e in extras))
@@ -628,27 +682,55 @@ class Evaluator:
                     yield Metric(q, m, float(value[i]))
 
     def iter_calc(self, run):
-        """Yield :class:`~.util.Metric` for every qrels query and measure (query by
-        query, the measures in the order given)."""
-        yield from self._metrics(self._values(run, extras=True))
+        """Yield :class:`~.util.Metric` for every qrels query and measure: those of
+        measures defined with ``define`` first, as ir_measures' runtime provider yields
+        them (it comes first in ir_measures' pipeline), then the others query by query,
+        the measures in the order given."""
+        run = reusable(run)
+        if self._runtime is not None:
+            yield from self._runtime.iter_calc(run)
+        if self._computed:
+            yield from self._metrics(self._values(run, extras=True))
 
     def calc_aggregate(self, run) -> dict:
-        """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts)."""
-        return self._aggregate(self._values(run, extras=False))
+        """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts);
+        for a measure of ``define``, the mean of the values its ``impl`` gave and of the
+        defaults, as ir_measures aggregates them."""
+        run = reusable(run)
+        values = self._values(run, extras=False) if self._computed else {}
+        runtime = self._runtime.iter_calc(run) if self._runtime is not None else ()
+        return self._aggregate(values, runtime)
 
     def calc(self, run) -> CalcResults:
         """Aggregates and the per-query :class:`~.util.Metric` list."""
-        values = self._values(run, extras=True)
-        return CalcResults(self._aggregate(values), list(self._metrics(values)))
+        run = reusable(run)
+        runtime = list(self._runtime.iter_calc(run)) if self._runtime is not None else []
+        values = self._values(run, extras=True) if self._computed else {}
+        return CalcResults(self._aggregate(values, runtime),
+                           runtime + list(self._metrics(values)))
 
-    def _aggregate(self, values) -> dict:
-        out = {}
+    def _aggregate(self, values, runtime_metrics) -> dict:
+        """In the order of the measures: the aggregates of the engine's ``values``
+        and of the metrics the runtime provider yielded."""
+        out = self._runtime.aggregate(runtime_metrics) if self._runtime is not None else {}
         for m, (v, _, _) in values.items():
             if isinstance(m.aggregator(), SumAgg):  # the counts
                 out[m] = float(v.sum())
             else:
                 out[m] = float(v.mean()) if len(v) else float("nan")
-        return out
+        return {m: out[m] for m in self.measures}
+
+
+def _in_set_order(measures: list, chosen: set) -> list:
+    """``chosen`` in the order ir_measures' pipeline hands them to their provider: it
+    makes a set of all the measures, then adds those of the provider to another set.
+    (Both hash by spelling, so the order is the real ir_measures' in the same process;
+    it changes between processes with ``PYTHONHASHSEED``.)"""
+    picked = set()
+    for m in set(measures):
+        if m in chosen:
+            picked.add(m)
+    return list(picked)
 
 
 class _Group:
@@ -700,13 +782,13 @@ def _rerank_doc_id_ascending(run) -> Run:
 registry = {p.NAME: p for p in (
     AccuracyProvider(), CwlEvalProvider(), CompatProvider(), GdevalProvider(),
     PytrecEvalProvider(), TrectoolsProvider(), JudgedProvider(), MsMarcoProvider(),
-    PyNdEvalProvider(), RanxProvider())}
+    PyNdEvalProvider(), RanxProvider(), RuntimeProvider())}
 
-#: ir_measures 0.4.3's default pipeline, in its order (its runtime provider, for measures
-#: defined in Python, comes first there: see ``ir_measures_define``).
+#: ir_measures 0.4.3's default pipeline, in its order: the runtime provider (measures
+#: defined in Python) first, trectools left out.
 DefaultPipeline = FallbackProvider([registry[name] for name in (
-    "pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco", "gdeval",
-    "accuracy", "ranx")])
+    "runtime", "pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco",
+    "gdeval", "accuracy", "ranx")])
 use_pipeline(DefaultPipeline)
 
 __all__ = [
@@ -727,6 +809,7 @@ __all__ = [
     "PyNdEvalProvider",
     "PytrecEvalProvider",
     "RanxProvider",
+    "RuntimeProvider",
     "TrectoolsProvider",
     "registry",
 ]

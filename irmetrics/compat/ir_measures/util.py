@@ -12,7 +12,7 @@ import ast
 import os
 import re
 import warnings
-from collections import namedtuple
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import polars as pl
@@ -23,7 +23,8 @@ from ...io.prefs import input_error, read_text, split_fields
 from ...measures.params import DoubleCutoffs, DoubleParams, LongCutoffs
 from ...measures.parse import parse_measures
 from ...measures.registry import NICKNAMES
-from .measures import CalcResults, Measure, close_names, registry
+from .measures import CalcResults, Measure, Metric, close_names, registry
+from .custom import user_measure
 
 
 class Qrel(NamedTuple):
@@ -41,10 +42,6 @@ class ScoredDoc(NamedTuple):
     query_id: str
     doc_id: str
     score: float
-
-
-Metric = namedtuple("Metric", ["query_id", "measure", "value"])
-Metric.__doc__ = "One per-query value, shaped as ir_measures' ``Metric``."
 
 
 class GenericQrel(Qrel):
@@ -91,11 +88,12 @@ def read_trec_qrels(file):
     ... '''))
     [Qrel(query_id='q', doc_id='d', relevance=1, iteration='1'), Qrel(query_id='q', doc_id='d', relevance=0, iteration='2')]
     """
-    fields, source = _fields(file, _QREL_FIELDS)
-    relevance = _numbers(fields, "relevance", pl.Int64, "an integer", source)
-    rows = fields.select("query_id", "doc_id", relevance, "iteration")
-    for row in rows.iter_rows():
-        yield Qrel(*row)
+    def table():
+        fields, source = _fields(file, _QREL_FIELDS)
+        relevance = _numbers(fields, "relevance", pl.Int64, "an integer", source)
+        return fields.select("query_id", "doc_id", relevance, "iteration")
+
+    return TrecRows(table, Qrel)
 
 
 def read_trec_run(file):
@@ -109,10 +107,56 @@ def read_trec_run(file):
     >>> list(read_trec_run("q Q0 d 1 0.5 run\\n"))
     [ScoredDoc(query_id='q', doc_id='d', score=0.5)]
     """
-    fields, source = _fields(file, _RUN_FIELDS)
-    score = _numbers(fields, "score", pl.Float64, "a number", source)
-    for row in fields.select("query_id", "doc_id", score).iter_rows():
-        yield ScoredDoc(*row)
+    def table():
+        fields, source = _fields(file, _RUN_FIELDS)
+        score = _numbers(fields, "score", pl.Float64, "a number", source)
+        return fields.select("query_id", "doc_id", score)
+
+    return TrecRows(table, ScoredDoc)
+
+
+class TrecRows(Iterator):
+    """What :func:`read_trec_qrels` and :func:`read_trec_run` return: an iterator of
+    :class:`Qrel` or :class:`ScoredDoc` tuples, as ir_measures' generators (the file is
+    read on the first ``next``), which also hands the lines not yet yielded to the
+    drop-in as one table (:meth:`rest`), so that ``calc_aggregate(measures,
+    read_trec_qrels(path), read_trec_run(path))`` does not build a tuple per line.
+
+    Examples
+    --------
+    >>> from irmetrics.compat.ir_measures import read_trec_run
+    >>> rows = read_trec_run("q Q0 a 1 0.5 run\\nq Q0 b 2 0.25 run\\n")
+    >>> next(rows)
+    ScoredDoc(query_id='q', doc_id='a', score=0.5)
+    >>> rows.rest().rows(), list(rows)
+    ([('q', 'b', 0.25)], [])
+    """
+
+    def __init__(self, table, make):
+        self._read, self._make = table, make
+        self._table: pl.DataFrame | None = None
+        self._rows = None
+        self._yielded = 0
+
+    def _whole(self) -> pl.DataFrame:
+        if self._table is None:
+            self._table = self._read()
+        return self._table
+
+    def __next__(self):
+        if self._rows is None:
+            self._rows = self._whole().iter_rows()
+        row = next(self._rows)
+        self._yielded += 1
+        return self._make(*row)
+
+    def rest(self) -> pl.DataFrame:
+        """The lines not yet yielded, as a polars DataFrame with the tuple's fields as
+        columns; the iterator is then exhausted, as if they had been read one by one."""
+        table = self._whole().slice(self._yielded)
+        self._yielded = self._whole().height
+        self._rows = iter(())
+        return table
 
 
 def _fields(file, names):
@@ -206,6 +250,8 @@ def parse_measure(measure) -> Measure:
             raise ParameterError(f"{measure!r} is not one measure spelling; write {_SYNTAX}.")
         raise UnknownMeasureError(measure, suggestions=_suggestions(head, measure))
     base = registry.get(node.id)
+    if base is None:  # a measure of irmetrics.define_measure
+        base = user_measure(node.id)
     if base is None:
         raise UnknownMeasureError(measure, suggestions=_suggestions(node.id, measure))
     if at_value is not None:
@@ -283,6 +329,7 @@ __all__ = [
     "Metric",
     "Qrel",
     "ScoredDoc",
+    "TrecRows",
     "convert_trec_name",
     "parse_measure",
     "parse_trec_measure",

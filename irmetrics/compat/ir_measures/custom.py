@@ -1,8 +1,10 @@
-"""Measures written by the user, for the ir_measures drop-in.
+"""Measures defined in Python, at run time: what ir_measures' runtime provider computes.
 
-Two kinds of measure objects, both shaped as ir_measures' (``m @ 10``, ``m(cutoff=5)``,
-``str(m)``, equality and hashing by spelling, ``m.iter_calc(qrels, run)``,
-``m.calc_aggregate(qrels, run)``, ``m.calc``, ``m.evaluator``):
+Two kinds of measure objects, both ir_measures :class:`~.measures.Measure` objects
+(``m @ 10``, ``m(cutoff=5)``, ``str(m)``, equality and hashing by spelling,
+``m.iter_calc(qrels, run)``, ``m.calc_aggregate(qrels, run)``, ``m.calc``,
+``m.evaluator``), usable with the built-in measures in one call
+(``ir_measures.calc_aggregate([MyP@5, nDCG@10], qrels, run)``):
 
 * :func:`define` and :func:`define_byquery`, ir_measures 0.4.3's functions with its
   semantics: the user's ``impl`` gets pandas DataFrames of the qrels and of the run (any
@@ -12,10 +14,15 @@ Two kinds of measure objects, both shaped as ir_measures' (``m @ 10``, ``m(cutof
   in pandas' ``groupby`` order) with that query's qrels rows. Every qrels query the
   ``impl`` gives no value gets ir_measures' default 0.0; aggregates are the mean over
   all values (those of run queries absent from the qrels included, as in ir_measures).
+  :class:`RuntimeEvaluator` computes them as ir_measures' runtime provider does.
 * :func:`registered_measure`: a measure defined with :func:`irmetrics.define_measure`
   (vectorised over irmetrics' ranked lists) as an ir_measures object, computed by
   irmetrics' engine with the drop-in's conventions (every qrels query gets a value, 0.0
-  when the run lacks it; ties by doc id descending, as irmetrics).
+  when the run lacks it; ties by doc id descending, as irmetrics). ``parse_measure``
+  reads its spelling too (``"GradedP(max_label=3)@10"``).
+
+The provider that routes both (``ir_measures.runtime``, first in ``DefaultPipeline`` as
+in ir_measures 0.4.3) is :class:`~.providers.RuntimeProvider`.
 
 Deliberate differences from ir_measures: a failing ``impl`` raises
 :class:`~irmetrics.exceptions.UserMeasureError` naming the measure (and, for
@@ -33,34 +40,28 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..checks import parameter_error
-from ..containers import Qrels, Run
-from ..evaluate import Evaluator as _IrmEvaluator
-from ..exceptions import UnknownMeasureError
-from ..measures.custom import is_user_measure, one_number, user_error
-from ..measures.registry import REGISTRY, SUM
+from ...checks import parameter_error
+from ...containers import Qrels, Run
+from ...exceptions import UnknownMeasureError
+from ...measures.custom import is_user_measure, one_number, user_error
+from ...measures.registry import REGISTRY, SUM
+from .measures import MeanAgg, Measure, Metric, ParamInfo, SumAgg
 
 __all__ = [
     "CustomMeasure",
     "RegisteredMeasure",
+    "RuntimeEvaluator",
     "RuntimeMeasure",
-    "calc",
-    "calc_aggregate",
     "define",
     "define_byquery",
-    "evaluator",
-    "iter_calc",
-    "qrel_inputs",
     "registered_measure",
-    "run_inputs",
-    "runtime_qrel_inputs",
-    "runtime_run_inputs",
+    "user_measure",
 ]
 
 
-#: The columns every measure but define()'s reads (ir_measures' provider default).
-_RUN_COLUMNS = ("query_id", "doc_id", "score")
-_QREL_COLUMNS = ("query_id", "doc_id", "relevance")
+#: The columns a measure reads unless define() is told otherwise (ir_measures' default).
+RUN_COLUMNS = ("query_id", "doc_id", "score")
+QREL_COLUMNS = ("query_id", "doc_id", "relevance")
 
 
 def _pandas():
@@ -72,83 +73,35 @@ def _pandas():
     return pandas
 
 
-def _results():
-    """The drop-in's ``Metric`` and ``CalcResults`` (imported late: the drop-in imports
-    this module)."""
-    from .ir_measures import CalcResults, Metric
-    return Metric, CalcResults
-
-
-class CustomMeasure:
-    """Base of the user's measure objects: ir_measures' ``Measure`` interface.
-
-    ``SUPPORTED_PARAMS`` maps each parameter to its default (None: unset); ``params``
-    holds the ones given. Subclasses say how values are computed.
+class CustomMeasure(Measure):
+    """Base of the measures defined at run time: an ir_measures :class:`Measure` whose
+    parameters are checked when it is made (names, and ``cutoff`` a non-negative
+    integer), and which reads the columns ``RUN_INPUTS``/``QREL_INPUTS``.
     """
 
-    AT_PARAM = "cutoff"
-    DEFAULT = 0.0  # a qrels query without a value (ir_measures' Measure.DEFAULT)
-    NAME: str | None = None
-    SUPPORTED_PARAMS: dict  # set by each object: {parameter: default}
+    RUN_INPUTS: list = list(RUN_COLUMNS)
+    QREL_INPUTS: list = list(QREL_COLUMNS)
 
-    def __init__(self, **params):
-        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+    def __init__(self, **params):  # noqa: D107 - the name is the subclass's
+        self.params = dict(params)
+        self._check_names()
+
+    def _check_names(self) -> None:
+        """Refuse unknown parameters and a cutoff that is not a non-negative integer
+        (normalised to ``int``: ``np.int64(10)`` spells as ``10``)."""
+        unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
         if unknown:
             raise parameter_error(f"the parameters of {self.NAME or 'this measure'}",
                                   f"among {sorted(self.SUPPORTED_PARAMS)}", unknown[0])
-        cutoff = params.get("cutoff")
+        cutoff = self.params.get("cutoff")
         if cutoff is not None and (isinstance(cutoff, (bool, np.bool_))
                                    or not isinstance(cutoff, numbers.Integral) or cutoff < 0):
             raise parameter_error("cutoff", "a non-negative integer", cutoff)
         if cutoff is not None:
-            params["cutoff"] = int(cutoff)  # np.int64(10) spells as 10
-        self.params = dict(params)
-
-    def _derived(self, params: dict) -> CustomMeasure:
-        raise NotImplementedError
-
-    def __call__(self, **params) -> CustomMeasure:
-        return self._derived({**self.params, **params})
-
-    def __matmul__(self, at_value) -> CustomMeasure:
-        return self(**{self.AT_PARAM: at_value})
-
-    def __getitem__(self, key):
-        return self.params.get(key, self.SUPPORTED_PARAMS[key])
+            self.params["cutoff"] = int(cutoff)
 
     def validate_params(self) -> None:
         """Parameters are checked when the object is made (kept for ir_measures' API)."""
-
-    def __repr__(self) -> str:
-        shown = ",".join(f"{k}={v!r}" for k, v in self.params.items()
-                         if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k])
-        text = str(self.NAME) + (f"({shown})" if shown else "")
-        if self.params.get(self.AT_PARAM) is not None:
-            text += f"@{self.params[self.AT_PARAM]}"
-        return text
-
-    def __str__(self) -> str:
-        return repr(self)
-
-    def __eq__(self, other) -> bool:
-        # By spelling, as ir_measures' measures (and the drop-in's) compare.
-        return hasattr(other, "NAME") and hasattr(other, "params") and repr(self) == repr(other)
-
-    def __hash__(self) -> int:
-        return hash(repr(self))
-
-    def iter_calc(self, qrels, run):
-        return evaluator([self], qrels).iter_calc(run)
-
-    def calc_aggregate(self, qrels, run):
-        return evaluator([self], qrels).calc_aggregate(run)[self]
-
-    def calc(self, qrels, run):
-        aggregated, per_query = evaluator([self], qrels).calc(run)
-        return _results()[1](aggregated[self], per_query)
-
-    def evaluator(self, qrels) -> Evaluator:
-        return evaluator([self], qrels)
 
 
 # ---- define / define_byquery ---------------------------------------------------------
@@ -171,25 +124,28 @@ class RuntimeMeasure(CustomMeasure):
     def __init__(self, definition: _Definition, **params):
         self._definition = definition
         self.NAME = definition.name
-        self.SUPPORTED_PARAMS = {"cutoff": None} if definition.support_cutoff else {}
+        self.SUPPORTED_PARAMS = ({"cutoff": ParamInfo(dtype=int, desc="ranking cutoff threshold")}
+                                 if definition.support_cutoff else {})
         self.RUN_INPUTS = definition.run_inputs
         self.QREL_INPUTS = definition.qrel_inputs
         self.PRETTY_NAME = definition.pretty_name
         self.SHORT_DESC = definition.short_desc
         super().__init__(**params)
 
-    def _derived(self, params: dict) -> RuntimeMeasure:
-        return RuntimeMeasure(self._definition, **params)
-
     def __repr__(self) -> str:
         if self.NAME is None:  # as ir_measures: an unnamed measure prints as an object
             return object.__repr__(self)
         return super().__repr__()
 
+    __str__ = __repr__
+
+    def aggregator(self) -> MeanAgg:
+        """The mean of the values (ir_measures' runtime measures are means)."""
+        return MeanAgg()
+
     def runtime_impl(self, qrels, run):
         """Yield ``Metric(query_id, self, value)`` from the user's ``impl`` on pandas
         ``qrels`` and ``run`` sorted as ir_measures' runtime provider sorts them."""
-        metric = _results()[0]
         cutoff = self.params.get("cutoff")
         if cutoff is not None:
             run = run.groupby("query_id").head(cutoff).reset_index(drop=True)
@@ -202,7 +158,7 @@ class RuntimeMeasure(CustomMeasure):
                 except Exception as err:
                     raise user_error(str(self), str(query_id), err) from err
                 one_number(value, str(self), str(query_id))  # None, "x": a clear error
-                yield metric(query_id, self, value)
+                yield Metric(query_id, self, value)
             return
         try:
             pairs = [(query_id, value) for query_id, value in definition.impl(qrels, run)]
@@ -210,7 +166,7 @@ class RuntimeMeasure(CustomMeasure):
             raise user_error(str(self), None, err) from err
         for query_id, value in pairs:
             one_number(value, str(self), str(query_id))
-            yield metric(query_id, self, value)
+            yield Metric(query_id, self, value)
 
 
 def define(impl, name=None, support_cutoff=True, *, run_inputs=None, qrel_inputs=None,
@@ -245,7 +201,7 @@ def define(impl, name=None, support_cutoff=True, *, run_inputs=None, qrel_inputs
 
     Examples
     --------
-    >>> from irmetrics.compat.ir_measures_define import define
+    >>> from irmetrics.compat.ir_measures import define
     >>> def hits(qrels, run):
     ...     run = run.merge(qrels, "left", on=["query_id", "doc_id"])
     ...     for qid, rows in run.groupby("query_id"):
@@ -256,8 +212,8 @@ def define(impl, name=None, support_cutoff=True, *, run_inputs=None, qrel_inputs
     """
     return RuntimeMeasure(_Definition(
         impl, name, support_cutoff,
-        list(_RUN_COLUMNS) if run_inputs is None else run_inputs,
-        list(_QREL_COLUMNS) if qrel_inputs is None else qrel_inputs,
+        list(RUN_COLUMNS) if run_inputs is None else run_inputs,
+        list(QREL_COLUMNS) if qrel_inputs is None else qrel_inputs,
         pretty_name, short_desc, by_query=False))
 
 
@@ -279,7 +235,7 @@ def define_byquery(impl, name=None, support_cutoff=True, *, run_inputs=None,
 
     Examples
     --------
-    >>> from irmetrics.compat.ir_measures_define import define_byquery
+    >>> from irmetrics.compat.ir_measures import define_byquery
     >>> def my_p(qrels, run):
     ...     run = run.merge(qrels, "left", on=["doc_id"])
     ...     return (run["relevance"] > 0).sum() / len(run)
@@ -292,8 +248,8 @@ def define_byquery(impl, name=None, support_cutoff=True, *, run_inputs=None,
         name = getattr(impl, "__name__", None) or repr(impl)
     return RuntimeMeasure(_Definition(
         impl, name, support_cutoff,
-        list(_RUN_COLUMNS) if run_inputs is None else run_inputs,
-        list(_QREL_COLUMNS) if qrel_inputs is None else qrel_inputs,
+        list(RUN_COLUMNS) if run_inputs is None else run_inputs,
+        list(QREL_COLUMNS) if qrel_inputs is None else qrel_inputs,
         pretty_name, short_desc, by_query=True))
 
 
@@ -310,13 +266,17 @@ class RegisteredMeasure(CustomMeasure):
                                                          if is_user_measure(m)][:5])
         self.NAME = name
         self._measure = measure
-        self.SUPPORTED_PARAMS = {"cutoff": None} if measure.extra["optional_cutoff"] else {}
-        self.SUPPORTED_PARAMS.update({k: o.default for k, o in measure.options.items()})
-        self.SUPPORTED_PARAMS.update(measure.extra["user_measure"].defaults)
+        supported = {"cutoff": ParamInfo(dtype=int)} if measure.extra["optional_cutoff"] else {}
+        supported.update({k: ParamInfo(default=o.default) for k, o in measure.options.items()})
+        supported.update({k: ParamInfo(default=v)
+                          for k, v in measure.extra["user_measure"].defaults.items()})
+        self.SUPPORTED_PARAMS = supported
         super().__init__(**params)
 
-    def _derived(self, params: dict) -> RegisteredMeasure:
-        return RegisteredMeasure(str(self.NAME), **params)
+    def aggregator(self):
+        """:class:`SumAgg` for a measure defined with ``aggregate="sum"``, else
+        :class:`MeanAgg`."""
+        return SumAgg() if self._measure.summary == SUM else MeanAgg()
 
     def spelling(self) -> str:
         """irmetrics' spelling of this measure: every parameter given, ``@k`` last."""
@@ -339,7 +299,7 @@ def registered_measure(name: str) -> RegisteredMeasure:
     Examples
     --------
     >>> import irmetrics as irm
-    >>> from irmetrics.compat.ir_measures_define import registered_measure
+    >>> from irmetrics.compat.ir_measures import registered_measure
     >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
     >>> hits = registered_measure("Hits") @ 1
     >>> hits.calc_aggregate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}})
@@ -349,46 +309,15 @@ def registered_measure(name: str) -> RegisteredMeasure:
     return RegisteredMeasure(name)
 
 
-# ---- inputs a measure needs -----------------------------------------------------------
-
-def _inputs(measures, attribute: str, default, *, runtime_only: bool) -> list[str]:
-    out: dict = {}
-    for m in measures:
-        columns = getattr(m, attribute, None)
-        if columns is None and runtime_only:
-            continue
-        out.update(dict.fromkeys(default if columns is None else columns))
-    return list(out)
+def user_measure(name: str) -> RegisteredMeasure | None:
+    """The user measure ``name`` as an ir_measures object, or None when irmetrics has no
+    user measure of that name (how ``parse_measure`` reads ``"GradedP@10"``)."""
+    measure = REGISTRY.get(name)
+    return RegisteredMeasure(name) if measure is not None and is_user_measure(measure) \
+        else None
 
 
-def runtime_run_inputs(measures) -> list[str]:
-    """Run columns the define() measures among ``measures`` need (ir_measures'
-    ``RuntimeProvider.run_inputs``: other measures are not counted)."""
-    return _inputs(measures, "RUN_INPUTS", _RUN_COLUMNS, runtime_only=True)
-
-
-def runtime_qrel_inputs(measures) -> list[str]:
-    """Qrels columns the define() measures need (``RuntimeProvider.qrel_inputs``)."""
-    return _inputs(measures, "QREL_INPUTS", _QREL_COLUMNS, runtime_only=True)
-
-
-def run_inputs(measures) -> list[str]:
-    """Run columns all ``measures`` need: a define() measure its ``run_inputs``, any
-    other ``query_id, doc_id, score`` (ir_measures' ``DefaultPipeline.run_inputs``).
-
-    >>> A = define(lambda qrels, run: [], run_inputs=["query_id"])
-    >>> run_inputs([A]), sorted(run_inputs([A, define(lambda qrels, run: [])]))
-    (['query_id'], ['doc_id', 'query_id', 'score'])
-    """
-    return _inputs(measures, "RUN_INPUTS", _RUN_COLUMNS, runtime_only=False)
-
-
-def qrel_inputs(measures) -> list[str]:
-    """Qrels columns all ``measures`` need (``DefaultPipeline.qrel_inputs``)."""
-    return _inputs(measures, "QREL_INPUTS", _QREL_COLUMNS, runtime_only=False)
-
-
-# ---- evaluation --------------------------------------------------------------------------
+# ---- evaluation ------------------------------------------------------------------------
 
 
 def _frame(value, kind: str):
@@ -402,8 +331,8 @@ def _frame(value, kind: str):
         value = Qrels.read(value) if qrels else Run.read(value)
     if isinstance(value, (Qrels, Run)):
         value = value.df
-    if hasattr(value, "to_pandas") and hasattr(value, "columns"):  # polars
-        value = value.to_pandas()
+    if hasattr(value, "to_pandas") and hasattr(value, "columns"):  # polars (no pyarrow needed)
+        value = pd.DataFrame({name: value[name].to_numpy() for name in value.columns})
     if isinstance(value, pd.DataFrame):
         if qrels and "iteration" not in value.columns:
             return value.assign(iteration=["0"] * len(value))
@@ -427,73 +356,38 @@ def _frame(value, kind: str):
                           " iterable of namedtuples", type(value).__name__)
 
 
-def _records_as_dict(value):
-    """An iterable of namedtuples as a dict of dicts (irmetrics' engine takes dicts,
-    frames, tables and paths)."""
-    if isinstance(value, (str, os.PathLike, Mapping, Qrels, Run)) or hasattr(value, "columns"):
-        return value
-    if isinstance(value, Iterable):
-        out: dict = {}
-        for row in value:
-            third = getattr(row, "relevance", None)
-            third = getattr(row, "score", None) if third is None else third
-            out.setdefault(row.query_id, {})[row.doc_id] = third
-        return out
-    return value
+class RuntimeEvaluator:
+    """The measures of :func:`define`/:func:`define_byquery` on one qrels, for many
+    runs, as ir_measures 0.4.3's runtime provider computes them.
 
-
-class Evaluator:
-    """The user's measures on one qrels, for many runs (ir_measures' ``Evaluator``).
+    The qrels become a pandas DataFrame sorted by query id (and doc id); each run one
+    sorted by query id and score descending (stable: ties in input order). Each
+    measure's ``impl`` yields its metrics in turn, in the order of ``measures``; then
+    every (measure, qrels query) pair left without a value gets the measure's
+    ``DEFAULT``, ordered by measure spelling and query id, as ir_measures does.
 
     Examples
     --------
-    >>> from irmetrics.compat.ir_measures_define import define_byquery, evaluator
+    >>> from irmetrics.compat.ir_measures.custom import RuntimeEvaluator, define_byquery
     >>> Count = define_byquery(lambda qrels, run: len(run), name="Count")
-    >>> ev = evaluator([Count @ 1], {"q1": {"a": 1}, "q2": {"b": 1}})
+    >>> ev = RuntimeEvaluator([Count @ 1], {"q1": {"a": 1}, "q2": {"b": 1}})
     >>> list(ev.iter_calc({"q1": {"a": 1.0, "c": 0.5}}))
     [Metric(query_id='q1', measure=Count@1, value=1), Metric(query_id='q2', measure=Count@1, value=0.0)]
     """
 
     def __init__(self, measures, qrels):
-        if isinstance(measures, (str, CustomMeasure)) or not isinstance(measures, Iterable):
-            raise parameter_error("measures", "a list of measures", measures)
-        self.measures = list(dict.fromkeys(measures))
-        other = [m for m in self.measures if not isinstance(m, CustomMeasure)]
-        if other:
-            raise parameter_error("measures", "measures of define(), define_byquery() or"
-                                  " registered_measure()", other[0])
-        self._runtime = [m for m in self.measures if isinstance(m, RuntimeMeasure)]
-        self._registered = [m for m in self.measures if isinstance(m, RegisteredMeasure)]
-        self._engine = None
-        if self._registered:
-            self._engine = _IrmEvaluator(_records_as_dict(qrels),
-                                         [m.spelling() for m in self._registered])
-        self._qrels = None
-        if self._runtime:
-            frame = _frame(qrels, "relevance")
-            if "query_id" not in frame.columns:
-                raise parameter_error("the qrels' columns", "a query_id column",
-                                      list(frame.columns))
-            by = ["query_id"] + (["doc_id"] if "doc_id" in frame.columns else [])
-            self._qrels = frame.sort_values(by=by)
-            self._qrels_query_ids = set(self._qrels["query_id"].unique())
+        self.measures = list(measures)
+        frame = _frame(qrels, "relevance")
+        if "query_id" not in frame.columns:
+            raise parameter_error("the qrels' columns", "a query_id column",
+                                  list(frame.columns))
+        by = ["query_id"] + (["doc_id"] if "doc_id" in frame.columns else [])
+        self.qrels = frame.sort_values(by=by)
+        self.qrel_qids = set(self.qrels["query_id"].unique())
 
-    def _registered_metrics(self, run):
-        """Metrics of irmetrics' user measures: every qrels query, query by query."""
-        metric = _results()[0]
-        results = self._engine.evaluate_unchecked(_records_as_dict(run))
-        query_ids = np.asarray(self._engine.query_ids, dtype=object)
-        rows = {q: i for i, q in enumerate(np.asarray(results.query_ids, dtype=object))}
-        values = {m: results.values(m.spelling()) for m in self._registered} if rows else {}
-        for q in query_ids:
-            i = rows.get(q)
-            for m in self._registered:
-                yield metric(q, m, m.DEFAULT if i is None else float(values[m][i]))
-
-    def _runtime_metrics(self, run):
-        """Metrics of define()/define_byquery() measures, as ir_measures' runtime
-        provider yields them: the ``impl``'s, then the default for qrels queries left."""
-        metric = _results()[0]
+    def iter_calc(self, run):
+        """Yield ``Metric(query_id, measure, value)``: each ``impl``'s, then the
+        defaults of the qrels queries left."""
         frame = _frame(run, "score")
         if "query_id" not in frame.columns:
             raise parameter_error("the run's columns", "a query_id column", list(frame.columns))
@@ -501,61 +395,18 @@ class Evaluator:
         if "score" in frame.columns:
             by, ascending = ["query_id", "score"], [True, False]
         frame = frame.sort_values(by=by, ascending=ascending)
-        expected = {(m, q) for m in self._runtime for q in self._qrels_query_ids}
-        for m in self._runtime:
-            for got in m.runtime_impl(self._qrels, frame):
+        expected = {(m, q) for m in self.measures for q in self.qrel_qids}
+        for m in self.measures:
+            for got in m.runtime_impl(self.qrels, frame):
                 expected.discard((got.measure, got.query_id))
                 yield got
         for m, q in sorted(expected, key=lambda pair: (str(pair[0]), pair[1])):
-            yield metric(q, m, m.DEFAULT)
+            yield Metric(q, m, m.DEFAULT)
 
-    def iter_calc(self, run):
-        """Yield ``Metric(query_id, measure, value)``: irmetrics' user measures query by
-        query, then the define() measures as ir_measures yields them."""
-        if self._registered:
-            yield from self._registered_metrics(run)
-        if self._runtime:
-            yield from self._runtime_metrics(run)
-
-    def calc(self, run):
-        """``CalcResults(aggregated, per_query)``."""
-        per_query = list(self.iter_calc(run))
-        return _results()[1](self._aggregate(per_query), per_query)
-
-    def calc_aggregate(self, run) -> dict:
-        """``{measure: aggregate}``: the mean of its values (the sum for a user measure
-        defined with ``aggregate="sum"``); NaN without any value."""
-        return self._aggregate(self.iter_calc(run))
-
-    def _aggregate(self, metrics) -> dict:
-        totals = {m: [0.0, 0] for m in self.measures}
+    def aggregate(self, metrics) -> dict:
+        """``{measure: aggregate}`` of ``metrics`` (those :meth:`iter_calc` yielded),
+        added in their order, as ir_measures aggregates."""
+        aggregators = {m: m.aggregator() for m in self.measures}
         for got in metrics:
-            total = totals[got.measure]
-            total[0] += got.value
-            total[1] += 1
-        out = {}
-        for m, (value_sum, count) in totals.items():
-            summed = isinstance(m, RegisteredMeasure) and m._measure.summary == SUM
-            out[m] = value_sum if summed else (value_sum / count if count else float("nan"))
-        return out
-
-
-def evaluator(measures, qrels) -> Evaluator:
-    """An :class:`Evaluator` for these measures and qrels."""
-    return Evaluator(measures, qrels)
-
-
-def iter_calc(measures, qrels, run):
-    """Yield ``Metric`` per query and measure (see :meth:`Evaluator.iter_calc`)."""
-    return Evaluator(measures, qrels).iter_calc(run)
-
-
-def calc_aggregate(measures, qrels, run) -> dict:
-    """``{measure: aggregate}`` (see :meth:`Evaluator.calc_aggregate`)."""
-    return Evaluator(measures, qrels).calc_aggregate(run)
-
-
-def calc(measures, qrels, run):
-    """``CalcResults(aggregated, per_query)``."""
-    return Evaluator(measures, qrels).calc(run)
-
+            aggregators[got.measure].add(got.value)
+        return {m: agg.result() for m, agg in aggregators.items()}
