@@ -25,3 +25,16 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _user_measures_do_not_leak():
+    """Measures a test defines (docs examples included) are removed after it, so that a
+    later test, in any order, starts from the built-in registry."""
+    from irmetrics.measures.custom import is_user_measure, remove_measure
+    from irmetrics.measures.registry import REGISTRY
+
+    before = {name for name, m in REGISTRY.items() if is_user_measure(m)}
+    yield
+    for name in [n for n, m in REGISTRY.items() if is_user_measure(m) and n not in before]:
+        remove_measure(name)
