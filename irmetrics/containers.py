@@ -34,7 +34,10 @@ Errors about the data (duplicates, bad values, missing ids) raise
 :class:`~irmetrics.exceptions.DuplicateEntryError`) whose ``path`` describes the source
 (``"<dict>"``, ``"<DataFrame>"``, ``"<records>"``) and whose ``line`` is the 1-based row or
 record number when there is one. Bad arguments (unknown column, wrong type of container,
-``bool`` ids) raise :class:`~irmetrics.exceptions.ParameterError`.
+``bool`` ids) raise :class:`~irmetrics.exceptions.ParameterError`. Values and containers
+of the wrong type (a str label, a None score, a list where a dict is expected) raise the
+subclasses :class:`~irmetrics.exceptions.InputTypeError` and
+:class:`~irmetrics.exceptions.ParameterTypeError`, which are also ``TypeError``.
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irmetrics._validation import check_choice, check_str, parameter_error
-from irmetrics.exceptions import DuplicateEntryError, InputFormatError
+from irmetrics._validation import (check_choice, check_str, parameter_error,
+                                   parameter_type_error)
+from irmetrics.exceptions import DuplicateEntryError, InputFormatError, InputTypeError
 
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]
 
@@ -167,10 +171,10 @@ def _to_id(x: Any, what: str) -> str:
             raise parameter_error(what, "valid Unicode text (no lone surrogates)", x) from None
         return str(x)
     if isinstance(x, (bool, np.bool_)):
-        raise parameter_error(what, "a str or an integer (not a bool)", x)
+        raise parameter_type_error(what, "a str or an integer (not a bool)", x)
     if isinstance(x, (int, np.integer)):
         return str(int(x))
-    raise parameter_error(what, "a str or an integer", x)
+    raise parameter_type_error(what, "a str or an integer", x)
 
 
 def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | None) -> int:
@@ -182,7 +186,7 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
         r = int(float(v))
     else:
         hint = FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else ""
-        raise InputFormatError(
+        raise InputTypeError(
             f"relevance must be an integer, found {_show(v)}{hint}",
             path=source,
             line=pos if unit else None,
@@ -208,7 +212,7 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
             reason = f"score overflows float64 (must be finite), found {_show(v)}"
     else:
         reason = f"score must be a real number, found {_show(v)}"
-    raise InputFormatError(
+    raise InputTypeError(
         reason,
         path=source,
         line=pos if unit else None,
@@ -262,7 +266,7 @@ def _float_relevance_series(values, qids, docs, source, unit) -> pl.Series:
                    if isinstance(v, (bool, np.bool_))
                    or not isinstance(v, (int, float, np.integer, np.floating)))
         if not isinstance(values[bad], (bool, np.bool_)):
-            raise InputFormatError(f"relevance must be a real number, found {_show(values[bad])}",
+            raise InputTypeError(f"relevance must be a real number, found {_show(values[bad])}",
                                    path=source, line=bad + 1 if unit else None,
                                    query_id=qids[bad], doc_id=docs[bad])
         s = pl.Series("relevance", [float(v) for v in values], dtype=pl.Float64)
@@ -805,13 +809,15 @@ class Run(_Frame):
 
 def _flatten_dict(d: Any, what: str) -> tuple[list, list, list]:
     if not isinstance(d, Mapping):
-        raise parameter_error(what, "a mapping {query_id: {doc_id: value}}", type(d).__name__)
+        raise parameter_type_error(what, "a mapping {query_id: {doc_id: value}}",
+                                   type(d).__name__)
     qids: list = []
     docs: list = []
     vals: list = []
     for q, inner in d.items():
         if not isinstance(inner, Mapping):
-            raise parameter_error(f"{what}[{q!r}]", "a mapping {doc_id: value}", type(inner).__name__)
+            raise parameter_type_error(f"{what}[{q!r}]", "a mapping {doc_id: value}",
+                                       type(inner).__name__)
         qs = _to_id(q, "query_id")
         qids.extend([qs] * len(inner))
         docs.extend(inner.keys())
