@@ -32,8 +32,9 @@ SPECS = ["map", "P.5", "P_10", "P", "recall.3,20", "ndcg_cut.10", "ndcg_cut_3", 
 @st.composite
 def shuffled_case(draw):
     """``(qrels, run)`` with random insertion orders, empty judgment dicts, run queries
-    without judgments and judged queries missing from the run; the run's first query
-    has documents (pytrec_eval 0.5.11 crashes or returns garbage otherwise)."""
+    without judgments and judged queries missing from the run; the run's first query is
+    judged and has documents (pytrec_eval 0.5.11 crashes or returns garbage when the
+    first query it evaluates has an empty ranking)."""
     qrels, run = draw(qrels_and_run())
     extra_empty = draw(st.lists(st.sampled_from(["e1", "e2", "1", "zz"]), unique=True,
                                 max_size=2))
@@ -43,9 +44,10 @@ def shuffled_case(draw):
             run.setdefault(qid, {"d1": 0.5})
     qrels = dict(draw(st.permutations(list(qrels.items()))))
     items = draw(st.permutations(list(run.items())))
-    first = next((i for i, (_, docs) in enumerate(items) if docs), None)
+    first = next((i for i, (q, docs) in enumerate(items) if docs and qrels.get(q)), None)
     if first is None:
-        items = [("zz", {"d1": 1.0})] + list(items)
+        judged = next(q for q, docs in qrels.items() if docs)
+        items = [(judged, {"d1": 1.0})] + [(q, d) for q, d in items if q != judged]
     else:
         items = [items[first]] + items[:first] + items[first + 1:]
     return qrels, dict(items)
