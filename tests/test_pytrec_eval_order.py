@@ -182,7 +182,6 @@ def test_flags_accept_what_pytrec_eval_accepts():
         assert compat.RelevanceEvaluator(QRELS, {"map"}, **kwargs).evaluate(run) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="needs the dict road (next commit)")
 def test_infinite_scores_rank_as_in_pytrec_eval():
     run = {"q": {"d": -math.inf, "e": math.inf, "x": 1e39}}
     expected = pytrec_eval.RelevanceEvaluator(QRELS, {"map", "ndcg"}).evaluate(run)

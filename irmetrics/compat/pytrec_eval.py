@@ -24,7 +24,6 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .._validation import parameter_type_error
-from ..containers import Qrels, Run
 from ..containers import _to_id as to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
@@ -136,7 +135,7 @@ class RelevanceEvaluator:
     def __init__(self, query_relevance: Mapping, measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
         # Queries without judgments are dropped, as pytrec_eval does.
-        qrels = Qrels.from_dict(_judged_queries(query_relevance))
+        qrels = _judged_queries(query_relevance)
         self._measures = _combine_measures(measures)
         self._evaluator = Evaluator(
             qrels, self._measures, relevance_level=_relevance_level(relevance_level),
@@ -162,11 +161,11 @@ class RelevanceEvaluator:
         if not isinstance(scores, Mapping):
             raise parameter_type_error("scores", "a mapping {query_id: {doc_id: score}}",
                                        type(scores).__name__)
-        run = Run.from_dict(scores)
-        # Queries present with an empty ranking are still evaluated (n = 0).
-        present = [to_id(q, "query id") for q in scores]
         # Unchecked: silent about skipped queries, and {} for none, as pytrec_eval is.
-        results = self._evaluator.evaluate_unchecked(run, run_query_ids=present)
+        # Queries present with an empty ranking are evaluated (n = 0).
+        results = self._evaluator.evaluate_unchecked(
+            scores if type(scores) is dict else dict(scores), infinite_scores=True)
+        present = [q if type(q) is str else to_id(q, "query id") for q in scores]
         names = [self._rename.get(name, name) for name in results.names]
         columns = [results.values(name) for name in results.names]
         # relstring is a string per query; pytrec_eval returns 0.0 for it
