@@ -32,9 +32,11 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import chain, repeat
 from operator import itemgetter
+from struct import Struct
+from struct import error as StructError
 
 import numpy as np
 import polars as pl
@@ -49,8 +51,9 @@ from .stream import StreamedValues, _Evaluated, _Packed
 
 __all__ = ["JudgmentTable", "evaluate_dict_run", "pack_dict_run", "CHUNK_ENTRIES"]
 
-#: Run entries per chunk (whole queries; a query longer than this is one chunk).
-CHUNK_ENTRIES = 1 << 20
+#: Run entries per chunk (whole queries; a query longer than this is one chunk); a
+#: quarter million keeps a chunk's arrays in cache (measured faster than a million).
+CHUNK_ENTRIES = 1 << 18
 #: Queries per chunk at most (a run of many empty rankings still comes in chunks).
 CHUNK_QUERIES = 1 << 16
 
@@ -59,18 +62,15 @@ _SIGN32 = np.uint32(0x80000000)
 
 
 def _plain_ids(ids) -> bool:
-    """Whether every id is a str that the fast road can take as it is: ASCII (a lone
-    surrogate is not), or valid Unicode text. A non-str raises nothing: False."""
+    """Whether every id is a str that the fast road can take as it is: valid Unicode
+    text (no lone surrogate). One join and one scan in C; a non-str gives False."""
     try:
-        if all(map(str.isascii, ids)):
-            return True
-        for x in ids:
-            if not isinstance(x, str):
-                return False
-            x.encode("utf-8")
-        return True
+        text = "".join(ids)
+        if not text.isascii():
+            text.encode("utf-8")
     except (TypeError, UnicodeEncodeError):
         return False
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,8 +281,8 @@ class _Reader:
                 raise _SlowRoad
             try:
                 n = len(docs)
-                chunk.scores.extend(docs.values())
-            except (TypeError, AttributeError, OverflowError):
+                chunk.scores.append(_doubles(n)(*docs.values()))
+            except (TypeError, AttributeError, OverflowError, StructError):
                 raise _SlowRoad from None
             if n and not _plain_ids(docs):
                 raise _SlowRoad
@@ -294,13 +294,17 @@ class _Reader:
             else:
                 present[code] = True
                 judged = doc_lists[code]
-                chunk.judged_scores.extend(map(docs.get, judged, repeat(_NAN)))
+                try:
+                    chunk.judged_scores.append(_doubles(len(judged))(
+                        *map(docs.get, judged, repeat(_NAN))))
+                except (TypeError, OverflowError, StructError):  # pragma: no cover
+                    raise _SlowRoad from None  # (the scores passed above)
                 chunk.judged_count.append(len(judged))
             chunk.codes.append(code)
             chunk.lengths.append(n)
             chunk.rankings.append(docs)
-            chunk.docs.extend(docs)
-            if len(chunk.scores) >= CHUNK_ENTRIES or len(chunk.codes) >= CHUNK_QUERIES:
+            chunk.entries += n
+            if chunk.entries >= CHUNK_ENTRIES or len(chunk.codes) >= CHUNK_QUERIES:
                 yield chunk
                 chunk = _Chunk(self)
         if chunk.codes:
@@ -340,18 +344,17 @@ class _Chunk:
 
     def __init__(self, reader: _Reader):
         self.reader = reader
-        self.scores = array("d")
-        self.judged_scores = array("d")
+        self.scores: list = []  # bytes of float64s, one per query
+        self.judged_scores: list = []
+        self.entries = 0
         self.judged_count: list = []
         self.codes: list = []
         self.lengths: list = []
         self.rankings: list = []
-        self.docs: list = []  # their doc ids, in dict order
 
     def pack(self, sink) -> None:
         reader, table = self.reader, self.reader.table
-        scores = np.frombuffer(self.scores, dtype=np.float64) if len(self.scores) \
-            else np.zeros(0)
+        scores = np.frombuffer(b"".join(self.scores), dtype=np.float64)
         lengths = np.asarray(self.lengths, dtype=np.int64)
         block_code = np.asarray(self.codes, dtype=np.int64)
         self._check(scores, lengths)
@@ -366,23 +369,25 @@ class _Chunk:
         out = np.full(len(scores), NOT_IN_POOL, dtype=table.codes.dtype)
 
         # Judged documents found in the rankings, each at its rank.
-        judged = np.frombuffer(self.judged_scores, dtype=np.float64) \
-            if len(self.judged_scores) else np.zeros(0)
+        judged = np.frombuffer(b"".join(self.judged_scores), dtype=np.float64)
         judged_count = np.asarray(self.judged_count, dtype=np.int64)
         at = sg.ranges(table.starts[block_code[kept]], judged_count)
         found = np.flatnonzero(~np.isnan(judged))
         block = np.repeat(np.arange(kept.size), judged_count)[found]
         key = keys.of(judged[found], block)
-        lo = np.searchsorted(keys.sorted, key, side="left")
-        size = np.searchsorted(keys.sorted, key, side="right") - lo
+        # where each one's group of equal keys starts (searched in key order: faster)
+        by_key = np.argsort(key)
+        lo = np.empty(key.size, dtype=np.int64)
+        lo[by_key] = np.searchsorted(keys.sorted, key[by_key], side="left")
+        after = np.minimum(lo + 1, max(len(scores) - 1, 0))
+        alone = (lo + 1 == len(scores)) | (keys.sorted[after] != key)
         codes = table.codes[at[found]]
-        alone = size == 1
         out[lo[alone]] = codes[alone]
         if not alone.all():
             tied = np.flatnonzero(~alone)
-            if kept.size < block_code.size:  # doc ids of the evaluated rankings only
-                self.docs = list(chain.from_iterable(self.rankings[b] for b in kept))
-            self._place_ties(out, keys, lo[tied], key[tied], codes[tied], at[found[tied]])
+            docs = list(chain.from_iterable(self.rankings[b] for b in kept.tolist()))
+            self._place_ties(out, keys, docs, lo[tied], key[tied], codes[tied],
+                             at[found[tied]])
 
         offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
         if reader.max_docs is not None:
@@ -405,48 +410,59 @@ class _Chunk:
                                f"{float(scores[i])!r}", path="<dict>", query_id=qid,
                                doc_id=doc)
 
-    def _place_ties(self, out, keys, lo, group_key, codes, judgment) -> None:
+    def _place_ties(self, out, keys, docs, lo, group_key, codes, judgment) -> None:
         """Put the judged documents of tie groups (``group_key``: the key of each one's
         group, ``lo`` where that group starts in rank order, ``codes`` their codes,
-        ``judgment`` their positions in the table) at their ranks: after the documents
+        ``judgment`` their positions in the table; ``docs``: the doc ids of the
+        chunk's evaluated rankings) at their ranks: after the documents
         of their group with a larger doc id (trec_eval), or after those before them in
         the dict (``ties="input_order"``). Only the doc ids of these groups are read."""
-        member = _members(keys.unsorted, np.unique(group_key))  # in dict order
-        member_key = keys.unsorted[member]
-        # Each judged document sorted right after its own entry (same group and doc
-        # id, flag 1): what precedes it in its group is what precedes its entry.
-        both = pl.DataFrame({
-            "key": np.concatenate((member_key, group_key)),
-            "doc": pl.Series(_pick(self.docs, member)
-                             + _pick(self.reader.table.flat_docs, judgment), dtype=pl.String),
-            "judged": np.repeat(np.array([False, True]), (member.size, group_key.size)),
-        }).with_row_index("row").sort(["key", "doc", "judged"])
-        row = both["row"].to_numpy()
-        is_judged = both["judged"].to_numpy()
-        at = np.flatnonzero(is_judged)  # judged rows in (group, doc id) order
-        entry = row[at - 1]  # the entry of each (a member row)
-        judgment_row = row[at] - member.size
-        grouped_key = np.sort(member_key)
-        if self.reader.ties == "input_order":
-            # rank in dict order among the group's entries
-            rank = np.empty(member.size, dtype=np.int64)
-            rank[np.argsort(member_key, kind="stable")] = np.arange(member.size)
-            before = rank[entry] - np.searchsorted(grouped_key, member_key[entry], side="left")
+        groups = np.unique(group_key)
+        if keys.in_order:  # dict order is rank order: a group's entries are together
+            first = np.searchsorted(keys.sorted, groups, side="left")
+            size = np.searchsorted(keys.sorted, groups, side="right") - first
+            member = sg.ranges(first, size)
+            member_group = np.repeat(np.arange(groups.size, dtype=np.uint64), size)
         else:
-            # the group's entries with a larger doc id: those after this one in the sort
-            upto = np.cumsum(~is_judged)[at]  # member rows up to this one
-            before = np.searchsorted(grouped_key, member_key[entry], side="right") - upto
-        out[lo[judgment_row] + before] = codes[judgment_row]
+            member = _members(keys.unsorted, groups)  # in dict order
+            member_group = np.searchsorted(groups, keys.unsorted[member]).astype(np.uint64)
+        judged_group = np.searchsorted(groups, group_key).astype(np.uint64)
+        # Sorted by (group, doc id), each judged document right after its own entry
+        # (a stable sort; entries come first): what precedes it in its group is what
+        # precedes its entry. Comparing the group first leaves few doc ids to compare.
+        both = pl.DataFrame({
+            "group": np.concatenate((member_group, judged_group)),
+            "doc": pl.Series(_pick(docs, member)
+                             + _pick(self.reader.table.flat_docs, judgment), dtype=pl.String),
+        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)
+        row = both["row"].to_numpy()
+        is_entry = row < member.size
+        at = np.flatnonzero(~is_entry)
+        judged = row[at] - member.size  # the judged documents in that order
+        own = row[at - 1]  # the entry of each
+        if self.reader.ties == "input_order":
+            in_dict = np.argsort(member_group, kind="stable")  # by group, dict order
+            position = np.empty(member.size, dtype=np.int64)
+            position[in_dict] = np.arange(member.size)
+            before = position[own] - np.searchsorted(member_group[in_dict],
+                                                     judged_group[judged])
+        else:
+            # the group's entries with a larger doc id come first
+            group_end = np.searchsorted(np.sort(member_group), judged_group[judged],
+                                        side="right")
+            before = group_end - np.cumsum(is_entry)[at]
+        out[lo[judged] + before] = codes[judged]
 
 
-#: log2 of the bit table that finds tie-group members (:func:`_members`).
+#: log2 of the largest bit table that finds tie-group members (:func:`_members`); the
+#: table has about 8 slots per group sought, small enough to stay in cache.
 _MEMBER_BITS = 22
 
 
 def _members(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Positions of ``keys`` that are in ``wanted`` (sorted, distinct), ascending: a
     bit table of hashed keys rules most positions out, a binary search decides."""
-    bits = min(_MEMBER_BITS, max(10, 2 * int(wanted.size).bit_length()))
+    bits = min(_MEMBER_BITS, max(10, int(wanted.size).bit_length() + 3))
     shift = np.uint64(64 - bits)
     spread = np.uint64(0x9E3779B97F4A7C15)  # odd: a multiplicative hash
     table = np.zeros(1 << bits, dtype=bool)
@@ -454,6 +470,14 @@ def _members(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     candidate = np.flatnonzero(table[(keys * spread) >> shift])
     found = np.minimum(np.searchsorted(wanted, keys[candidate]), wanted.size - 1)
     return candidate[wanted[found] == keys[candidate]]
+
+
+@lru_cache(maxsize=4096)
+def _doubles(n: int):
+    """``pack(*values)``: ``n`` real numbers as native float64 bytes. Strict where
+    ``float()`` is lenient: a str or None raises ``struct.error``, as in pytrec_eval;
+    ints, bools and numpy scalars are converted."""
+    return Struct(f"{n}d").pack
 
 
 def _pick(items: list, positions: np.ndarray) -> list:
@@ -474,7 +498,7 @@ class _OrderKeys:
     """
 
     def __init__(self, scores: np.ndarray, lengths: np.ndarray, semantics: str):
-        self.block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
+        block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
         as32 = _float32(scores)
         self.dense = None
         if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
@@ -484,8 +508,11 @@ class _OrderKeys:
             low = np.searchsorted(self.dense, desc).astype(np.uint64)
         else:
             low = _descending32(as32).astype(np.uint64)
-        self.unsorted = (self.block << np.uint64(32)) | low
-        self.sorted = np.sort(self.unsorted)
+        self.unsorted = (block << np.uint64(32)) | low
+        del block, low
+        # Rankings given in rank order (as most systems write them) need no sort.
+        self.in_order = bool(np.all(self.unsorted[1:] >= self.unsorted[:-1]))
+        self.sorted = self.unsorted if self.in_order else np.sort(self.unsorted)
 
     def of(self, scores: np.ndarray, block: np.ndarray) -> np.ndarray:
         """Keys of ``scores`` (each one of its block's scores) in blocks ``block``."""
