@@ -581,7 +581,7 @@ class Qrels(_Frame):
         if relevance_type == "float":
             q = _frame_ids(cols["query_id"], "query_id", src)
             d = _frame_ids(cols["doc_id"], "doc_id", src)
-            rel = _float_relevance_series(cols["relevance"], q.to_list(), d.to_list(), src, "row")
+            rel = _float_relevance_series(cols["relevance"], q, d, src, "row")
         else:
             q, d, rel = _frame_columns(cols, "relevance", src)
         it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION)
@@ -594,8 +594,14 @@ class Qrels(_Frame):
         """Build from ``(query_id, doc_id, relevance)`` or
         ``(query_id, iteration, doc_id, relevance)`` tuples (the two may be mixed)."""
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-        qids, its, docs, vals = [], [], [], []
-        for i, rec in enumerate(records):
+        records = list(records)
+        columns = _transposed(records, 3)
+        if columns is not None:
+            qids, docs, vals = columns
+            its = [DEFAULT_QRELS_ITERATION] * len(qids)
+        else:
+            qids, its, docs, vals = _transposed(records, 4) or ([], [], [], [])
+        for i, rec in enumerate(records if not qids and records else ()):
             n = _record_len(rec, i, (3, 4), "(query_id, doc_id, relevance) or (query_id, iteration, doc_id, relevance)")
             if n == 3:
                 qids.append(rec[0]), its.append(DEFAULT_QRELS_ITERATION), docs.append(rec[1]), vals.append(rec[2])
@@ -605,7 +611,7 @@ class Qrels(_Frame):
         q = _ids_series(qids, "query_id")
         doc = _ids_series(docs, "doc_id")
         it = _ids_series(its, "iteration")
-        rel = _relevance_series(vals, q.to_list(), doc.to_list(), src, "record")
+        rel = _relevance_series(vals, q, doc, src, "record")
         df = pl.DataFrame([q, it, doc, rel])
         df = resolve_duplicates(df, value="relevance", policy=on_duplicate, source=src, unit="record")
         return cls._trusted(df)
@@ -761,9 +767,18 @@ class Run(_Frame):
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
         if name is not None:
             check_str("name", name, allow_empty=True)
-        qids, its, docs, ranks, vals, rids = [], [], [], [], [], []
+        records = list(records)
         last_rid = None
-        for i, rec in enumerate(records):
+        columns = _transposed(records, 3)
+        if columns is not None:
+            qids, docs, vals = columns
+            its = [DEFAULT_RUN_ITERATION] * len(qids)
+            ranks, rids = None, None  # no rank; run_id = name
+        else:
+            qids, its, docs, ranks, vals, rids = _transposed(records, 6) or \
+                [[] for _ in range(6)]
+            last_rid = rids[-1] if rids else None
+        for i, rec in enumerate(records if not qids and records else ()):
             n = _record_len(rec, i, (3, 6), "(query_id, doc_id, score) or (query_id, iteration, doc_id, rank, score, run_id)")
             if n == 3:
                 qids.append(rec[0]), its.append(DEFAULT_RUN_ITERATION), docs.append(rec[1])
@@ -778,9 +793,10 @@ class Run(_Frame):
         q = _ids_series(qids, "query_id")
         doc = _ids_series(docs, "doc_id")
         it = _ids_series(its, "iteration")
-        rid = _ids_series([name if r is None else r for r in rids], "run_id")
+        rid = _ids_series([name] * len(qids) if rids is None else
+                          [name if r is None else r for r in rids], "run_id")
         rank = _rank_series(ranks, len(qids))
-        s = _score_series(vals, q.to_list(), doc.to_list(), src, "record")
+        s = _score_series(vals, q, doc, src, "record")
         df = pl.DataFrame([q, it, doc, rank, s, rid])
         _check_finite_scores(df, src, "record")
         df = resolve_duplicates(df, value="score", policy=on_duplicate, source=src, unit="record")
@@ -830,7 +846,7 @@ def _dict_columns(d: Any, value_series) -> tuple[pl.Series, pl.Series, pl.Series
     qids, docs, vals = _flatten_dict(d, "d")
     q = _ids_series(qids, "query_id")
     doc = _ids_series(docs, "doc_id")
-    return q, doc, value_series(vals, q.to_list(), doc.to_list(), "<dict>", None)
+    return q, doc, value_series(vals, q, doc, "<dict>", None)
 
 
 def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl.Series, pl.Series, pl.Series]:
@@ -838,6 +854,15 @@ def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl
     q = _frame_ids(cols["query_id"], "query_id", source)
     d = _frame_ids(cols["doc_id"], "doc_id", source)
     return q, d, _frame_values(cols[value], value, q, d, source)
+
+
+def _transposed(records: list, width: int) -> list | None:
+    """The columns of ``records`` when every one is a tuple or list of ``width`` items
+    (transposed in C), else None (the caller's loop then names a bad record)."""
+    if not records or not set(map(type, records)) <= {tuple, list} or \
+            set(map(len, records)) != {width}:
+        return None
+    return [list(column) for column in zip(*records)]
 
 
 def _record_len(rec: Any, i: int, lengths: tuple[int, int], shape: str) -> int:

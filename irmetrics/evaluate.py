@@ -345,10 +345,14 @@ class Evaluator:
             options = dict(max_docs=self.max_docs, complete=self.complete,
                            semantics=self.semantics, ties=self.ties)
             streamed = None
-            if is_columnar(run):
+            # A DataFrame (pandas ones converted column by column) is read as a table.
+            table = columnar.polars_frame(run, "run", self.run_columns)
+            if table is not None or is_columnar(run):
+                source = run if table is None else table
                 streamed = evaluate_run_batches(
-                    self._encoded_qrels(), lambda: columnar.run_batches(run, self.run_columns),
-                    self._columns, text_bytes=lambda: columnar.text_bytes(run), **options)
+                    self._encoded_qrels(),
+                    lambda: columnar.run_batches(source, self.run_columns), self._columns,
+                    text_bytes=lambda: columnar.text_bytes(source), **options)
             elif isinstance(run, (str, os.PathLike)):
                 streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
                                              **options)
