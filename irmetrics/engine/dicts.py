@@ -386,8 +386,7 @@ class _Chunk:
         if not alone.all():
             tied = np.flatnonzero(~alone)
             docs = list(chain.from_iterable(self.rankings[b] for b in kept.tolist()))
-            self._place_ties(out, keys, docs, lo[tied], key[tied], codes[tied],
-                             at[found[tied]])
+            self._place_ties(out, keys, docs, lo[tied], codes[tied], at[found[tied]])
 
         offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
         if reader.max_docs is not None:
@@ -410,23 +409,24 @@ class _Chunk:
                                f"{float(scores[i])!r}", path="<dict>", query_id=qid,
                                doc_id=doc)
 
-    def _place_ties(self, out, keys, docs, lo, group_key, codes, judgment) -> None:
-        """Put the judged documents of tie groups (``group_key``: the key of each one's
-        group, ``lo`` where that group starts in rank order, ``codes`` their codes,
-        ``judgment`` their positions in the table; ``docs``: the doc ids of the
-        chunk's evaluated rankings) at their ranks: after the documents
-        of their group with a larger doc id (trec_eval), or after those before them in
-        the dict (``ties="input_order"``). Only the doc ids of these groups are read."""
-        groups = np.unique(group_key)
+    def _place_ties(self, out, keys, docs, lo, codes, judgment) -> None:
+        """Put the judged documents of tie groups at their ranks: after the documents of
+        their group with a larger doc id (trec_eval), or after those before them in the
+        dict (``ties="input_order"``). ``lo``: where each one's group starts in rank
+        order; ``codes``: their codes; ``judgment``: their positions in the table;
+        ``docs``: the doc ids of the chunk's evaluated rankings, of which only those of
+        these groups are read."""
+        first = np.sort(lo)  # each group by where it starts in rank order
+        first = first[np.concatenate(([True], first[1:] != first[:-1]))]
+        judged_group = np.searchsorted(first, lo).astype(np.uint32)
         if keys.in_order:  # dict order is rank order: a group's entries are together
-            first = np.searchsorted(keys.sorted, groups, side="left")
-            size = np.searchsorted(keys.sorted, groups, side="right") - first
+            size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
             member = sg.ranges(first, size)
-            member_group = np.repeat(np.arange(groups.size, dtype=np.uint64), size)
+            member_group = np.repeat(np.arange(first.size, dtype=np.uint32), size)
         else:
+            groups = keys.sorted[first]
             member = _members(keys.unsorted, groups)  # in dict order
-            member_group = np.searchsorted(groups, keys.unsorted[member]).astype(np.uint64)
-        judged_group = np.searchsorted(groups, group_key).astype(np.uint64)
+            member_group = np.searchsorted(groups, keys.unsorted[member]).astype(np.uint32)
         # Sorted by (group, doc id), each judged document right after its own entry
         # (a stable sort; entries come first): what precedes it in its group is what
         # precedes its entry. Comparing the group first leaves few doc ids to compare.
@@ -448,9 +448,8 @@ class _Chunk:
                                                      judged_group[judged])
         else:
             # the group's entries with a larger doc id come first
-            group_end = np.searchsorted(np.sort(member_group), judged_group[judged],
-                                        side="right")
-            before = group_end - np.cumsum(is_entry)[at]
+            group_end = np.cumsum(np.bincount(member_group, minlength=first.size))
+            before = group_end[judged_group[judged]] - np.cumsum(is_entry)[at]
         out[lo[judged] + before] = codes[judged]
 
 
