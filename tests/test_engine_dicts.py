@@ -174,6 +174,8 @@ def test_infinite_scores_only_where_asked_for():
     ({"q": {"a": 1.5}}, InputTypeError, "relevance must be an integer, found 1.5"),
     ({"q": {"a": 2**70}}, InputFormatError, "out of the 64-bit integer range"),
     ({"q": {1: 1, "1": 0}}, DuplicateEntryError, "duplicate"),
+    ({"q": None}, ParameterError, r"`d\['q'\]` must be a mapping"),
+    ({"q": []}, ParameterError, r"`d\['q'\]` must be a mapping"),
 ])
 def test_bad_judgments_are_refused_naming_the_entry(qrels, error, match):
     with pytest.raises(error, match=match):

@@ -1,7 +1,8 @@
 """Qrels and runs given as Python dicts (``{query_id: {doc_id: value}}``), straight to codes.
 
 The pytrec_eval shape is read in one pass over its queries; every step per entry runs in
-C (dict views, ``map``, ``array.extend``) or in numpy, and no string column is built:
+C (``struct.pack`` of a ranking's scores, ``str.join`` checking its ids, ``map`` of
+``dict.get``) or in numpy, and no string column is built:
 
 * the judgments become a :class:`JudgmentTable`: per qrels query, its judged doc ids
   (the dict's own str objects, not copied) and their labels, plus what RankedLists read
@@ -132,6 +133,8 @@ class JudgmentTable:
         qids, doc_lists, labels = [], [], array("q")
         try:
             for qid, docs in judgments.items():
+                if not isinstance(docs, Mapping):
+                    raise _SlowRoad
                 if not docs:
                     continue
                 ids = list(docs)
@@ -159,9 +162,7 @@ class JudgmentTable:
         """Order queries by id (their judgments follow); ``labels`` are the doc lists'
         concatenated in ``qids`` order."""
         n = np.fromiter(map(len, doc_lists), dtype=np.int64, count=len(doc_lists))
-        by_id = sorted(range(len(qids)), key=qids.__getitem__)
-        if any(qids[a] == qids[b] for a, b in zip(by_id, by_id[1:])):
-            raise AssertionError("query ids repeat")  # pragma: no cover - dict keys
+        by_id = sorted(range(len(qids)), key=qids.__getitem__)  # distinct: dict keys
         first = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
         order = np.asarray(by_id, dtype=np.int64)
         labels = labels[sg.ranges(first[order], n[order])]
@@ -332,9 +333,10 @@ class _Reader:
         flat = np.asarray(table.flat_docs, dtype=object)
         judged = np.flatnonzero(flat == BOGUS_DOC_ID)
         if judged.size:
-            query = np.searchsorted(table.starts, judged, side="right") - 1
-            code_of = dict(zip(query.tolist(), table.codes[judged].tolist()))
-            codes = np.array([code_of.get(q, NOT_IN_POOL) for q in queries.tolist()])
+            of_query = np.full(len(table.query_ids), NOT_IN_POOL, dtype=np.int64)
+            of_query[np.searchsorted(table.starts, judged, side="right") - 1] = \
+                table.codes[judged]
+            codes = of_query[queries]
         return codes
 
 
