@@ -52,9 +52,10 @@ from .stream import StreamedValues, _Evaluated, _Packed
 
 __all__ = ["JudgmentTable", "evaluate_dict_run", "pack_dict_run", "CHUNK_ENTRIES"]
 
-#: Run entries per chunk (whole queries; a query longer than this is one chunk); a
-#: quarter million keeps a chunk's arrays in cache (measured faster than a million).
-CHUNK_ENTRIES = 1 << 18
+#: Run entries per chunk (whole queries; a query longer than this is one chunk): small
+#: enough for a chunk's arrays to stay in cache and its memory to stay far below the
+#: input dicts' (measured: 2% slower than a quarter million, 15 MiB less at the peak).
+CHUNK_ENTRIES = 1 << 17
 #: Queries per chunk at most (a run of many empty rankings still comes in chunks).
 CHUNK_QUERIES = 1 << 16
 
