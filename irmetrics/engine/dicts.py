@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import eq, gt, itemgetter
 from struct import Struct
 from struct import error as StructError
 
@@ -418,42 +418,75 @@ class _Chunk:
         dict (``ties="input_order"``). ``lo``: where each one's group starts in rank
         order; ``codes``: their codes; ``judgment``: their positions in the table;
         ``docs``: the doc ids of the chunk's evaluated rankings, of which only those of
-        these groups are read."""
+        these groups are read.
+
+        A judged document of a small group is compared with each entry of its group (in
+        C, one comparison per pair); those of large groups are placed by one sort of
+        their groups' entries by (group, doc id)."""
         first = np.sort(lo)  # each group by where it starts in rank order
         first = first[np.concatenate(([True], first[1:] != first[:-1]))]
-        judged_group = np.searchsorted(first, lo).astype(np.uint32)
+        group = np.searchsorted(first, lo)  # of each judged document
         if keys.in_order:  # dict order is rank order: a group's entries are together
             size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
             member = sg.ranges(first, size)
-            member_group = np.repeat(np.arange(first.size, dtype=np.uint32), size)
         else:
-            groups = keys.sorted[first]
-            member = _members(keys.unsorted, groups)  # in dict order
-            member_group = np.searchsorted(groups, keys.unsorted[member]).astype(np.uint32)
-        # Sorted by (group, doc id), each judged document right after its own entry
-        # (a stable sort; entries come first): what precedes it in its group is what
-        # precedes its entry. Comparing the group first leaves few doc ids to compare.
-        both = pl.DataFrame({
-            "group": np.concatenate((member_group, judged_group)),
-            "doc": pl.Series(_pick(docs, member)
-                             + _pick(self.reader.table.flat_docs, judgment), dtype=pl.String),
-        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)
-        row = both["row"].to_numpy()
-        is_entry = row < member.size
+            wanted = keys.sorted[first]
+            member = _members(keys.unsorted, wanted)  # in dict order
+            of = np.searchsorted(wanted, keys.unsorted[member])
+            member = member[np.argsort(of, kind="stable")]  # by group, dict order within
+            size = np.bincount(of, minlength=first.size)
+        start = np.cumsum(size) - size  # each group's entries: member[start:start + size]
+        flat_docs = self.reader.table.flat_docs
+        before = np.empty(lo.size, dtype=np.int64)
+        small = size[group] <= _PAIRWISE_GROUP
+        if small.any():
+            s = np.flatnonzero(small)
+            n = size[group[s]]
+            pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
+            owner = np.repeat(np.arange(s.size), n)
+            entries = _pick(docs, member[pair])
+            judged = _pick(flat_docs, judgment[s][owner])
+            if self.reader.ties == "input_order":
+                own = np.fromiter(map(eq, entries, judged), dtype=bool, count=pair.size)
+                before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
+            else:
+                larger = np.fromiter(map(gt, entries, judged), dtype=bool, count=pair.size)
+                before[s] = np.bincount(owner, weights=larger, minlength=s.size)
+        if not small.all():
+            b = np.flatnonzero(~small)
+            big = np.unique(group[b])
+            in_big = sg.ranges(start[big], size[big])
+            before[b] = self._sorted_before(
+                np.repeat(np.arange(big.size), size[big]), _pick(docs, member[in_big]),
+                np.searchsorted(big, group[b]), _pick(flat_docs, judgment[b]))
+        out[lo + before] = codes
+
+    def _sorted_before(self, entry_group, entry_docs, judged_group, judged_docs):
+        """How many entries of its group come before each judged document: entries
+        (their group, in dict order within it, and doc ids) and judged documents (their
+        group and doc id) sorted together by (group, doc id), each judged document right
+        after its own entry (a stable sort; entries come first)."""
+        m = entry_group.size
+        row = pl.DataFrame({
+            "group": np.concatenate((entry_group, judged_group)).astype(np.uint32),
+            "doc": pl.Series(entry_docs + judged_docs, dtype=pl.String),
+        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)["row"].to_numpy()
+        is_entry = row < m
         at = np.flatnonzero(~is_entry)
-        judged = row[at] - member.size  # the judged documents in that order
-        own = row[at - 1]  # the entry of each
-        if self.reader.ties == "input_order":
-            in_dict = np.argsort(member_group, kind="stable")  # by group, dict order
-            position = np.empty(member.size, dtype=np.int64)
-            position[in_dict] = np.arange(member.size)
-            before = position[own] - np.searchsorted(member_group[in_dict],
-                                                     judged_group[judged])
-        else:
-            # the group's entries with a larger doc id come first
-            group_end = np.cumsum(np.bincount(member_group, minlength=first.size))
-            before = group_end[judged_group[judged]] - np.cumsum(is_entry)[at]
-        out[lo[judged] + before] = codes[judged]
+        judged = row[at] - m  # the judged documents in that order
+        group_start = np.searchsorted(entry_group, judged_group[judged])
+        before = np.empty(judged_group.size, dtype=np.int64)
+        if self.reader.ties == "input_order":  # its entry's place in dict order
+            before[judged] = row[at - 1] - group_start
+        else:  # the group's entries with a larger doc id: those after it in the sort
+            group_end = np.searchsorted(entry_group, judged_group[judged], side="right")
+            before[judged] = group_end - np.cumsum(is_entry)[at]
+        return before
+
+
+#: Tie groups of at most this many entries place their judged documents by comparing
+#: them with every entry of the group; larger ones by sorting (measured crossover).
+_PAIRWISE_GROUP = 16
 
 
 #: log2 of the largest bit table that finds tie-group members (:func:`_members`); the
