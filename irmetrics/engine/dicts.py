@@ -445,7 +445,9 @@ class _Chunk:
             pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
             owner = np.repeat(np.arange(s.size), n)
             entries = _pick(docs, member[pair])
-            judged = _pick(flat_docs, judgment[s][owner])
+            # each judged doc id repeated for its group's entries, by reference
+            judged = chain.from_iterable(map(repeat, _pick(flat_docs, judgment[s]),
+                                             n.tolist()))
             if self.reader.ties == "input_order":
                 own = np.fromiter(map(eq, entries, judged), dtype=bool, count=pair.size)
                 before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
@@ -469,7 +471,7 @@ class _Chunk:
         m = entry_group.size
         row = pl.DataFrame({
             "group": np.concatenate((entry_group, judged_group)).astype(np.uint32),
-            "doc": pl.Series(entry_docs + judged_docs, dtype=pl.String),
+            "doc": pl.Series((*entry_docs, *judged_docs), dtype=pl.String),
         }).with_row_index("row").sort(["group", "doc"], maintain_order=True)["row"].to_numpy()
         is_entry = row < m
         at = np.flatnonzero(~is_entry)
@@ -515,12 +517,12 @@ def _doubles(n: int):
     return Struct(f"{n}d").pack
 
 
-def _pick(items: list, positions: np.ndarray) -> list:
-    """``[items[i] for i in positions]`` in C."""
+def _pick(items: list, positions: np.ndarray) -> tuple:
+    """``tuple(items[i] for i in positions)``, in C."""
     if positions.size == 0:
-        return []
+        return ()
     picked = itemgetter(*positions.tolist())(items)
-    return [picked] if positions.size == 1 else list(picked)
+    return (picked,) if positions.size == 1 else picked
 
 
 class _OrderKeys:
