@@ -50,8 +50,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irmetrics._validation import (check_choice, check_str, parameter_error,
-                                   parameter_type_error)
+from irmetrics._validation import (
+    check_choice,
+    check_str,
+    parameter_error,
+    parameter_type_error,
+)
 from irmetrics.exceptions import DuplicateEntryError, InputFormatError, InputTypeError
 
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]

@@ -20,8 +20,13 @@ from irmetrics.containers import Qrels, Run
 from irmetrics.engine import dicts
 from irmetrics.engine.dicts import JudgmentTable, pack_dict_run
 from irmetrics.engine.pack import BOGUS_DOC_ID, encode_qrels, pack
-from irmetrics.exceptions import (DuplicateEntryError, InputFormatError, InputTypeError,
-                                  MissingQueriesWarning, ParameterError)
+from irmetrics.exceptions import (
+    DuplicateEntryError,
+    InputFormatError,
+    InputTypeError,
+    MissingQueriesWarning,
+    ParameterError,
+)
 
 from ._cases import qrels_and_run, same_value
 

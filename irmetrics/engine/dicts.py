@@ -46,11 +46,16 @@ from ..containers import DEFAULT_RUN_NAME, Qrels
 from ..exceptions import InputFormatError
 from . import segments as sg
 from .pack import BOGUS_DOC_ID
-from .ranked import NOT_IN_POOL, POOL_UNJUDGED, label_histogram, no_query_ids, \
-    sorted_query_ids
+from .ranked import (
+    NOT_IN_POOL,
+    POOL_UNJUDGED,
+    label_histogram,
+    no_query_ids,
+    sorted_query_ids,
+)
 from .stream import StreamedValues, _Evaluated, _Packed
 
-__all__ = ["JudgmentTable", "evaluate_dict_run", "pack_dict_run", "CHUNK_ENTRIES"]
+__all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
 
 #: Run entries per chunk (whole queries; a query longer than this is one chunk): small
 #: enough for a chunk's arrays to stay in cache and its memory to stay far below the
@@ -126,7 +131,7 @@ class JudgmentTable:
             np.int8 if small else np.int64)
 
     @classmethod
-    def from_dict(cls, judgments: Mapping) -> "JudgmentTable":
+    def from_dict(cls, judgments: Mapping) -> JudgmentTable:
         """The table of ``{query_id: {doc_id: label}}`` (queries judging nothing are left
         out). Input the fast road does not take is read by
         :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
@@ -149,7 +154,7 @@ class JudgmentTable:
         return cls._build(qids, doc_lists, np.frombuffer(labels, dtype=np.int64))
 
     @classmethod
-    def from_frame(cls, qrels: pl.DataFrame) -> "JudgmentTable":
+    def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
         """The table of a qrels frame (``query_id``, ``doc_id``, integer ``relevance``;
         (query, doc) pairs unique), judgments of a query in frame order."""
         blocks = qrels.with_row_index("row").group_by("query_id", maintain_order=True) \
@@ -159,7 +164,7 @@ class JudgmentTable:
                           qrels["relevance"].to_numpy()[rows])
 
     @classmethod
-    def _build(cls, qids: list, doc_lists: list, labels: np.ndarray) -> "JudgmentTable":
+    def _build(cls, qids: list, doc_lists: list, labels: np.ndarray) -> JudgmentTable:
         """Order queries by id (their judgments follow); ``labels`` are the doc lists'
         concatenated in ``qids`` order."""
         n = np.fromiter(map(len, doc_lists), dtype=np.int64, count=len(doc_lists))
@@ -170,11 +175,11 @@ class JudgmentTable:
         n = n[order]
         query = np.repeat(np.arange(len(qids)), n)
         hist, levels = label_histogram(query, labels, len(qids))
-        query_ids = np.asarray([qids[i] for i in by_id], dtype=object)
+        query_ids = np.asarray(_pick(qids, order), dtype=object).reshape(-1)
         return cls(
             query_ids=query_ids,
             query_code=dict(zip(query_ids.tolist(), range(len(qids)))),
-            doc_lists=[doc_lists[i] for i in by_id],
+            doc_lists=list(_pick(doc_lists, order)),
             labels=labels, starts=np.concatenate(([0], np.cumsum(n))).astype(np.int64),
             rel_hist=hist, rel_levels=levels,
             positive_total=int(np.count_nonzero(labels > 0)))
