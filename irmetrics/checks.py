@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from irmetrics.exceptions import ParameterError, brief_repr
+from irmetrics.exceptions import ParameterError, ParameterTypeError, brief_repr
 
 __all__ = [
     "parameter_error",
+    "parameter_type_error",
     "check_choice",
     "check_int",
     "check_positive_int",
@@ -43,6 +44,11 @@ __all__ = [
 def parameter_error(name: str, constraint: str, value: Any) -> ParameterError:
     """Build (not raise) a :class:`ParameterError` with the project's message template."""
     return ParameterError(f"`{name}` must be {constraint}; got {brief_repr(value, 200)}.")
+
+
+def parameter_type_error(name: str, constraint: str, value: Any) -> ParameterTypeError:
+    """:func:`parameter_error` for a value of the wrong type: also a ``TypeError``."""
+    return ParameterTypeError(f"`{name}` must be {constraint}; got {value!r}.")
 
 
 def _is_int(value: Any) -> bool:

@@ -12,9 +12,11 @@ import polars as pl
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
+from .engine.dicts import JudgmentTable, evaluate_dict_run
 from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
 from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
-from .engine.stream import encode_qrels_file, evaluate_run_batches, evaluate_run_file
+from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
+                            evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
@@ -196,6 +198,7 @@ class Evaluator:
         self._qrels = None
         self._encoded = None
         self._latin1_encoded = None  # the qrels' Latin-1 view, made when a run needs it
+        self._table = None  # the judgments for runs given as dicts, made once
         # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
         self.id_encoding = UTF8
         text_file = isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels)
@@ -209,6 +212,9 @@ class Evaluator:
             if text_file:
                 self._qrels, self.id_encoding = read_utf8_or_latin1(qrels, "qrels",
                                                                     relevance=relevance)
+            elif isinstance(qrels, dict) and relevance == "int":
+                # Read straight into the dict road's table (a Qrels only if asked for).
+                self._table = JudgmentTable.from_dict(qrels)
             else:
                 self._qrels = as_qrels(qrels, self.qrels_columns, relevance)
         supported = pytrec_eval_supported if semantics == "pytrec_eval" else None
@@ -229,15 +235,25 @@ class Evaluator:
     @property
     def qrels(self) -> Qrels:
         """The judgments as a :class:`~irmetrics.containers.Qrels` table (a plain qrels
-        file given as a path is encoded without one, and read again on first access)."""
+        file given as a path is encoded without one, and read again on first access; a
+        dict is read into the judgments of the dict road, and made a table from them)."""
         if self._qrels is None:
-            self._qrels = as_qrels(self._qrels_source, self.qrels_columns, self.relevance)
+            self._qrels = self._table.to_qrels() if self._table is not None else \
+                as_qrels(self._qrels_source, self.qrels_columns, self.relevance)
         return self._qrels
 
     @property
     def query_ids(self):
         """The qrels' query ids, ascending byte order (ndarray of str)."""
+        if self._encoded is None and self._table is not None:
+            return self._table.query_ids
         return self._encoded_qrels().query_ids
+
+    def _judgment_table(self) -> JudgmentTable:
+        """The judgments for runs given as dicts (:mod:`irmetrics.engine.dicts`)."""
+        if self._table is None:
+            self._table = JudgmentTable.from_frame(self.qrels.df)
+        return self._table
 
     def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
         """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a file read
@@ -334,11 +350,24 @@ class Evaluator:
         results = self.evaluate_unchecked(run, run_query_ids=run_query_ids)
         return report_query_set(results, stacklevel=stacklevel + 1)
 
-    def evaluate_unchecked(self, run, *, run_query_ids=None) -> Results:
+    def evaluate_unchecked(self, run, *, run_query_ids=None, infinite_scores=False) -> Results:
         """:meth:`evaluate` without its checks: no warning, and zero measures or zero
         queries give an empty :class:`Results` (pytrec_eval's ``{}``), for drop-ins that
-        must stay silent where the original is."""
+        must stay silent where the original is. ``infinite_scores`` accepts ``inf`` and
+        ``-inf`` in a dict run (pytrec_eval ranks them first and last)."""
         check_columns_apply("run_columns", self.run_columns, run)
+        # (User measures may read scores, which the dict road does not keep.)
+        if (run_query_ids is None and isinstance(run, dict) and self.id_encoding == UTF8
+                and not user_measures_of(self.requests)
+                and self.relevance == "int" and self.ties in ("trec_eval", "input_order")):
+            # Straight to codes against the qrels' own table, chunk by chunk (None: ids
+            # or values the road below converts or names in its error).
+            streamed: StreamedValues | None = evaluate_dict_run(
+                self._judgment_table(), run, self._columns, max_docs=self.max_docs,
+                complete=self.complete, semantics=self.semantics, ties=self.ties,
+                infinite_scores=infinite_scores)
+            if streamed is not None:
+                return self.results(streamed, streamed.columns, self._specs(), UTF8)
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
@@ -355,28 +384,35 @@ class Evaluator:
                            keep_scores=bool(user_measures_of(self.requests)))
             streamed = None
             try:
-                if is_columnar(run):
+                # A DataFrame (pandas ones converted column by column) is read as a table.
+                table = columnar.polars_frame(run, "run", self.run_columns)
+                if table is not None or is_columnar(run):
+                    source = run if table is None else table
                     if meter.enabled:  # a file's row count is in its metadata
-                        file = not isinstance(run, pl.LazyFrame)
-                        name = os.path.basename(os.fspath(run)) if file else "LazyFrame"
-                        meter.phase(f"reading {name}", unit="rows",
-                                    total=columnar.row_count(run) if file else None)
+                        if isinstance(source, (str, os.PathLike)):
+                            name, total = os.path.basename(os.fspath(source)), \
+                                columnar.row_count(source)
+                        else:
+                            name, total = "table", None
+                        meter.phase(f"reading {name}", unit="rows", total=total)
                     streamed = evaluate_run_batches(
                         self._encoded_qrels(),
-                        lambda: columnar.run_batches(run, self.run_columns), self._columns,
-                        text_bytes=lambda: columnar.text_bytes(run), **options)
+                        lambda: columnar.run_batches(source, self.run_columns), self._columns,
+                        text_bytes=lambda: columnar.text_bytes(source), **options)
                 elif isinstance(run, (str, os.PathLike)):
                     streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
                                                  **options)
             finally:
                 meter.close()
             if streamed is not None:
-                specs = {name: req.measure for req in self.requests
-                         for name in req.output_names}
-                return self.results(streamed, streamed.columns, specs, UTF8)
+                return self.results(streamed, streamed.columns, self._specs(), UTF8)
         lists, id_encoding = self._pack(run, run_query_ids)
         columns, specs = self.columns(lists, self.requests, expected=self.ties == "expected")
         return self.results(lists, columns, specs, id_encoding)
+
+    def _specs(self) -> dict:
+        """``{output name: MeasureDef}`` of every request."""
+        return {name: req.measure for req in self.requests for name in req.output_names}
 
     def _columns(self, lists) -> dict:
         """``{output name: per-query values}`` of every request on ``lists`` in trec_eval's

@@ -17,6 +17,10 @@ class                       raised when
 ``UnknownMeasureError``     a measure name is not known; carries close matches
 ``ParameterError``          an argument has a bad value (one message template, see
                             :mod:`irmetrics.checks`)
+``InputTypeError``          an in-memory value of the wrong type (a str label, a None
+                            score): an ``InputFormatError`` that is also a ``TypeError``
+``ParameterTypeError``      an argument of the wrong type (a list where a dict is
+                            expected): a ``ParameterError`` that is also a ``TypeError``
 ``ShapeError``              arrays or tables have incompatible shapes
 ``NoQueriesError``          no query is evaluated: qrels and run share no query id
 ``UserMeasureError``        a measure defined by the user failed or returned values of
@@ -51,6 +55,8 @@ __all__ = [
     "NotUtf8Error",
     "UnknownMeasureError",
     "ParameterError",
+    "InputTypeError",
+    "ParameterTypeError",
     "ShapeError",
     "NoQueriesError",
     "UserMeasureError",
@@ -214,6 +220,21 @@ class ParameterError(IrMetricsError, ValueError):
 
     Messages follow one template, ``"`<param>` must be <constraint>; got <value!r>."``;
     build them with :func:`irmetrics.checks.parameter_error`.
+    """
+
+
+class InputTypeError(InputFormatError, TypeError):
+    """An in-memory qrels or run holds a value of the wrong type: a label that is not an
+    integer (``"1"``, ``None``, ``1.5``), a score that is not a real number.
+
+    Also a :class:`TypeError`, which is what pytrec_eval raises for the same input, so
+    code written against pytrec_eval (``except TypeError``) keeps working.
+    """
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """An argument of the wrong type (``[...]`` where a dict is expected, ``"yes"`` for
+    a flag, ``1.5`` for a relevance level); also a :class:`TypeError`, as in pytrec_eval.
     """
 
 

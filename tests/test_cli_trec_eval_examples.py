@@ -359,6 +359,32 @@ def test_zscores(tmp_path, capsys):
         "Zmap                   \tall\t1.0000\n")
 
 
+def test_zscores_geometric_means_need_no_line(tmp_path, capsys):
+    # trec_eval's own suite (-q -m all_trec -Z zscores_file, out.test.aqZ) has no z line
+    # for gm_map and gm_bpref: they take -1000000 and print exp(-1000000 / n) = 0.0000.
+    # Outputs checked against a trec_eval 10.0 binary built from its sources.
+    zfile = tmp_path / "z"
+    argv = ("1 0 a 1 / 1 0 b 0 / 2 0 b 1 / 2 0 c 1",
+            "1 Q0 a 1 2 r / 1 Q0 b 2 1 r / 2 Q0 c 1 2 r / 2 Q0 a 2 1 r / 2 Q0 b 3 0.5 r",
+            "-q", "-Z", str(zfile), "-m", "gm_map", "-m", "map")
+    per_query_map = ("Zmap                   \t1\t2.0000\n"
+                     "Zmap                   \t2\t0.6667\n"
+                     "Zmap                   \tall\t1.3333\n")
+    zfile.write_text("1 map 0.5 0.25\n2 map 0.5 0.5\n1 gm_map -1 2\n")
+    status, out, _ = run_cli(tmp_path, capsys, *argv, "-m", "gm_bpref")
+    assert status == 0
+    assert out == per_query_map + ("Zgm_map                \tall\t0.0000\n"
+                                   "Zgm_bpref              \tall\t0.0000\n")
+    # with every line given, gm_map is exp(mean of the z-values of the logs)
+    zfile.write_text("1 map 0.5 0.25\n2 map 0.5 0.5\n1 gm_map -1 2\n2 gm_map -3 0.5\n")
+    status, out, _ = run_cli(tmp_path, capsys, *argv)
+    assert (status, out) == (0, per_query_map + "Zgm_map                \tall\t21.4919\n")
+    # a missing line for any other measure is still refused
+    zfile.write_text("1 map 0.5 0.25\n1 gm_map -1 2\n")
+    status, out, err = run_cli(tmp_path, capsys, *argv)
+    assert (status, out) == (2, "") and "'map'" in err and "query_id '2'" in err
+
+
 def test_positive_nan_prints_nan():
     from irmetrics.cli.formatting import c_double
     assert c_double(math.copysign(math.nan, 1.0)) == "   nan"

@@ -10,7 +10,10 @@ name. ``runid``, ``num_q`` and string outputs are left as they are.
 Stricter than trec_eval, because a wrong number is worse than an error: a mean or
 stddev that is not a number (trec_eval's ``atof`` reads ``abc`` as 0) is an
 :class:`~irmetrics.exceptions.InputFormatError` naming the file and line, and so is a
-(query, measure) pair without a line (trec_eval substitutes -1000000, or crashes).
+(query, measure) pair without a line (trec_eval substitutes -1000000, or crashes), except
+for the geometric means ``gm_map`` and ``gm_bpref``: they print no per-query line, and
+their summary over a -1000000 is ``exp(-1000000 / n)``, which prints ``0.0000`` as
+trec_eval's own test suite expects (``out.test.aqZ`` has no z line for them).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ..exceptions import InputFormatError
-from ..measures.registry import DOUBLE, LONG, NUM_Q, RUNID, STRING
+from ..measures.registry import DOUBLE, GEOMETRIC, LONG, NUM_Q, RUNID, STRING
 from ..results import Results
 from .inputs import open_lines
 
@@ -91,7 +94,8 @@ def apply_zscores(results: Results, zscores: pl.DataFrame, *, path: str = "<zsco
     ------
     InputFormatError
         An evaluated query has no line in ``zscores`` (the file ``path``) for one of the
-        converted outputs; the first such pair in print order is named.
+        converted outputs other than a geometric mean (which then takes trec_eval's
+        -1000000); the first such pair in print order is named.
     """
     queries = pl.DataFrame({"query_id": pl.Series(list(results.query_ids), dtype=pl.String)})
     columns, specs = {}, {}
@@ -100,8 +104,9 @@ def apply_zscores(results: Results, zscores: pl.DataFrame, *, path: str = "<zsco
             continue
         ref = queries.join(zscores.filter(pl.col("measure") == name),
                            on="query_id", how="left", maintain_order="left")
+        m = results.measure_of(name)
         absent = ref["mean"].is_null().to_numpy()
-        if absent.any():
+        if absent.any() and m.summary != GEOMETRIC:
             qid = results.query_ids[int(np.argmax(absent))]
             more = int(absent.sum()) - 1
             raise InputFormatError(f"no z-score line for measure {name!r}"
@@ -113,9 +118,8 @@ def apply_zscores(results: Results, zscores: pl.DataFrame, *, path: str = "<zsco
         v = np.asarray(results.values(name), dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             # trec_eval tests `stddev != 0`, which a NaN passes: NaN then propagates.
-            columns[name] = np.where(std != 0, (v - mean) / std,
-                                     np.where(v == mean, 0.0, UNDEFINED_Z))
-        m = results.measure_of(name)
+            columns[name] = np.where(absent | ((std == 0) & (v != mean)), UNDEFINED_Z,
+                                     np.where(std != 0, (v - mean) / std, 0.0))
         if m.printed == LONG:
             specs[name] = dataclasses.replace(m, printed=DOUBLE)
     return results.replace_values(columns, specs)

@@ -25,8 +25,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..checks import check_bool, check_int, parameter_error
-from ..containers import Qrels, Run
+from ..checks import parameter_type_error
 from ..containers.tables import to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
@@ -84,9 +83,34 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
 
 def _flag(name, value) -> bool:
     """pytrec_eval's C flags: a bool, or any int (non-zero is True); nothing else."""
-    if isinstance(value, (bool, np.bool_)):
-        return check_bool(name, value)
-    return check_int(name, value) != 0
+    if not isinstance(value, (int, np.integer, np.bool_)):
+        raise parameter_type_error(name, "an integer (True and False count as 1 and 0)", value)
+    return bool(value)
+
+
+def _relevance_level(value) -> int:
+    """pytrec_eval's C ``relevance_level``: an int (a bool counts as one) of at least 1.
+
+    pytrec_eval raises TypeError for 0 and for anything but an int; below 0 it runs with
+    undefined behaviour (crashes, or every measure 0), so that is refused too."""
+    if not isinstance(value, (int, np.integer, np.bool_)) or value < 1:
+        raise parameter_type_error("relevance_level", "a positive integer (pytrec_eval "
+                                   "refuses 0 and is undefined below)", value)
+    return int(value)
+
+
+def _judged_queries(query_relevance) -> dict:
+    """``query_relevance`` without its queries of no judgments (pytrec_eval drops them),
+    its containers checked first so that a bad one is named, not tripped over."""
+    if not isinstance(query_relevance, Mapping):
+        raise parameter_type_error("query_relevance",
+                                   "a mapping {query_id: {doc_id: relevance}}",
+                                   type(query_relevance).__name__)
+    for qid, docs in query_relevance.items():
+        if not isinstance(docs, Mapping):
+            raise parameter_type_error(f"query_relevance[{qid!r}]",
+                                       "a mapping {doc_id: relevance}", type(docs).__name__)
+    return {q: docs for q, docs in query_relevance.items() if len(docs)}
 
 
 class RelevanceEvaluator:
@@ -113,14 +137,11 @@ class RelevanceEvaluator:
 
     def __init__(self, query_relevance: Mapping, measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
-        if not isinstance(query_relevance, Mapping):
-            raise parameter_error("query_relevance", "a mapping {query_id: {doc_id: relevance}}",
-                                  type(query_relevance).__name__)
         # Queries without judgments are dropped, as pytrec_eval does.
-        qrels = Qrels.from_dict({q: docs for q, docs in query_relevance.items() if len(docs)})
+        qrels = _judged_queries(query_relevance)
         self._measures = _combine_measures(measures)
         self._evaluator = Evaluator(
-            qrels, self._measures, relevance_level=relevance_level,
+            qrels, self._measures, relevance_level=_relevance_level(relevance_level),
             judged_only=_flag("judged_docs_only_flag", judged_docs_only_flag),
             semantics="pytrec_eval",
         )
@@ -132,24 +153,29 @@ class RelevanceEvaluator:
                     self._rename[name] = req.measure.name
 
     def evaluate(self, scores: Mapping) -> dict:
-        """Evaluate one run ``{query_id: {doc_id: score}}`` → ``{query_id: {name: value}}``."""
+        """Evaluate one run ``{query_id: {doc_id: score}}`` → ``{query_id: {name: value}}``.
+
+        The queries come in the run's own order, those without judgments left out; each
+        query's values in pytrec_eval's measure order. An empty run (``{}``, or anything
+        false such as None) gives ``{}``, as in pytrec_eval.
+        """
         if not scores:
             return {}
-        run = Run.from_dict(scores)
-        # Queries present with an empty ranking are still evaluated (n = 0).
-        present = [to_id(q, "query id") for q in scores]
+        if not isinstance(scores, Mapping):
+            raise parameter_type_error("scores", "a mapping {query_id: {doc_id: score}}",
+                                       type(scores).__name__)
         # Unchecked: silent about skipped queries, and {} for none, as pytrec_eval is.
-        results = self._evaluator.evaluate_unchecked(run, run_query_ids=present)
-        out = results.to_dict()
-        for per_query in out.values():
-            for name, value in list(per_query.items()):
-                if isinstance(value, str):
-                    value = 0.0  # relstring: pytrec_eval returns 0.0
-                new = self._rename.get(name, name)
-                if new != name:
-                    del per_query[name]
-                per_query[new] = value
-        return out
+        # Queries present with an empty ranking are evaluated (n = 0).
+        results = self._evaluator.evaluate_unchecked(
+            scores if type(scores) is dict else dict(scores), infinite_scores=True)
+        present = [q if type(q) is str else to_id(q, "query id") for q in scores]
+        names = [self._rename.get(name, name) for name in results.names]
+        columns = [results.values(name) for name in results.names]
+        # relstring is a string per query; pytrec_eval returns 0.0 for it
+        rows = np.column_stack([np.zeros(len(c)) if c.dtype == object else c for c in columns]
+                               or [np.zeros((len(results.query_ids), 0))]).tolist()
+        row_of = dict(zip(results.query_ids.tolist(), range(len(rows))))
+        return {q: dict(zip(names, rows[row_of[q]])) for q in present if q in row_of}
 
 
 def _parse_lines(lines: Iterable[str], *, layout: str, exact: bool, value_at: int, convert,

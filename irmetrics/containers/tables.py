@@ -34,7 +34,10 @@ Errors about the data (duplicates, bad values, missing ids) raise
 :class:`~irmetrics.exceptions.DuplicateEntryError`) whose ``path`` describes the source
 (``"<dict>"``, ``"<DataFrame>"``, ``"<records>"``) and whose ``line`` is the 1-based row or
 record number when there is one. Bad arguments (unknown column, wrong type of container,
-``bool`` ids) raise :class:`~irmetrics.exceptions.ParameterError`.
+``bool`` ids) raise :class:`~irmetrics.exceptions.ParameterError`. Values and containers
+of the wrong type (a str label, a None score, a list where a dict is expected) raise the
+subclasses :class:`~irmetrics.exceptions.InputTypeError` and
+:class:`~irmetrics.exceptions.ParameterTypeError`, which are also ``TypeError``.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from irmetrics.checks import check_choice, check_str, parameter_error
-from irmetrics.exceptions import InputFormatError, brief_repr
+from irmetrics.checks import check_choice, check_str, parameter_error, parameter_type_error
+from irmetrics.exceptions import InputFormatError, InputTypeError, brief_repr
 
 from . import trec_text
 from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
@@ -71,10 +74,10 @@ def to_id(x: Any, what: str) -> str:
             raise parameter_error(what, "valid Unicode text (no lone surrogates)", x) from None
         return str(x)
     if isinstance(x, (bool, np.bool_)):
-        raise parameter_error(what, "a str or an integer (not a bool)", x)
+        raise parameter_type_error(what, "a str or an integer (not a bool)", x)
     if isinstance(x, (int, np.integer)):
         return str(int(x))
-    raise parameter_error(what, "a str or an integer", x)
+    raise parameter_type_error(what, "a str or an integer", x)
 
 
 def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | None) -> int:
@@ -87,7 +90,7 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
     else:
         hint = (FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else
                 _TEXT_HINT.format(kind="relevance", cast="int", polars="Int64") if isinstance(v, str) else "")
-        raise InputFormatError(
+        raise InputTypeError(
             f"relevance must be an integer, found {_show(v)}{hint}",
             path=source,
             line=pos if unit else None,
@@ -115,7 +118,7 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
         reason = f"score must be a real number, found {_show(v)}"
         if isinstance(v, str):
             reason += _TEXT_HINT.format(kind="score", cast="float", polars="Float64")
-    raise InputFormatError(
+    raise InputTypeError(
         reason,
         path=source,
         line=pos if unit else None,
@@ -174,7 +177,7 @@ def _float_relevance_series(values, qids, docs, source, unit) -> pl.Series:
                    if isinstance(v, (bool, np.bool_))
                    or not isinstance(v, (int, float, np.integer, np.floating)))
         if not isinstance(values[bad], (bool, np.bool_)):
-            raise InputFormatError(f"relevance must be a real number, found {_show(values[bad])}",
+            raise InputTypeError(f"relevance must be a real number, found {_show(values[bad])}",
                                    path=source, line=bad + 1 if unit else None,
                                    query_id=qids[bad], doc_id=docs[bad])
         s = pl.Series("relevance", [float(v) for v in values], dtype=pl.Float64)
@@ -502,7 +505,7 @@ class Qrels(_Frame):
         if relevance_type == "float":
             q = _frame_ids(cols["query_id"], "query_id", src)
             d = _frame_ids(cols["doc_id"], "doc_id", src)
-            rel = _float_relevance_series(cols["relevance"], q.to_list(), d.to_list(), src, "row")
+            rel = _float_relevance_series(cols["relevance"], q, d, src, "row")
         else:
             q, d, rel = _frame_columns(cols, "relevance", src)
         it = _optional_strings(cols, "iteration", height, DEFAULT_QRELS_ITERATION)
@@ -515,8 +518,14 @@ class Qrels(_Frame):
         """Build from ``(query_id, doc_id, relevance)`` or
         ``(query_id, iteration, doc_id, relevance)`` tuples (the two may be mixed)."""
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
-        qids, its, docs, vals = [], [], [], []
-        for i, rec in enumerate(records):
+        records = list(records)
+        columns = _transposed(records, 3)
+        if columns is not None:
+            qids, docs, vals = columns
+            its = [DEFAULT_QRELS_ITERATION] * len(qids)
+        else:
+            qids, its, docs, vals = _transposed(records, 4) or ([], [], [], [])
+        for i, rec in enumerate(records if not qids and records else ()):
             n = _record_len(rec, i, (3, 4), "(query_id, doc_id, relevance) or (query_id, iteration, doc_id, relevance)")
             if n == 3:
                 qids.append(rec[0]), its.append(DEFAULT_QRELS_ITERATION), docs.append(rec[1]), vals.append(rec[2])
@@ -526,7 +535,7 @@ class Qrels(_Frame):
         q = _ids_series(qids, "query_id")
         doc = _ids_series(docs, "doc_id")
         it = _ids_series(its, "iteration")
-        rel = _relevance_series(vals, q.to_list(), doc.to_list(), src, "record")
+        rel = _relevance_series(vals, q, doc, src, "record")
         df = pl.DataFrame([q, it, doc, rel])
         df = resolve_duplicates(df, value="relevance", policy=on_duplicate, source=src, unit="record")
         return cls._trusted(df)
@@ -700,11 +709,20 @@ class Run(_Frame):
         check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
         if name is not None:
             check_str("name", name, allow_empty=True)
-        qids, its, docs, vals = [], [], [], []
-        ranks: list[int | None] = []
-        rids: list[str | None] = []
+        records = list(records)
         last_rid = None
-        for i, rec in enumerate(records):
+        ranks: Any
+        rids: Any
+        columns = _transposed(records, 3)
+        if columns is not None:
+            qids, docs, vals = columns
+            its = [DEFAULT_RUN_ITERATION] * len(qids)
+            ranks, rids = None, None  # no rank; run_id = name
+        else:
+            qids, its, docs, ranks, vals, rids = _transposed(records, 6) or \
+                [[] for _ in range(6)]
+            last_rid = rids[-1] if rids else None
+        for i, rec in enumerate(records if not qids and records else ()):
             n = _record_len(rec, i, (3, 6), "(query_id, doc_id, score) or (query_id, iteration, doc_id, rank, score, run_id)")
             if n == 3:
                 qids.append(rec[0]), its.append(DEFAULT_RUN_ITERATION), docs.append(rec[1])
@@ -719,9 +737,10 @@ class Run(_Frame):
         q = _ids_series(qids, "query_id")
         doc = _ids_series(docs, "doc_id")
         it = _ids_series(its, "iteration")
-        rid = _ids_series([name if r is None else r for r in rids], "run_id")
+        rid = _ids_series([name] * len(qids) if rids is None else
+                          [name if r is None else r for r in rids], "run_id")
         rank = _rank_series(ranks, len(qids))
-        s = _score_series(vals, q.to_list(), doc.to_list(), src, "record")
+        s = _score_series(vals, q, doc, src, "record")
         df = pl.DataFrame([q, it, doc, rank, s, rid])
         _check_finite_scores(df, src, "record")
         df = resolve_duplicates(df, value="score", policy=on_duplicate, source=src, unit="record")
@@ -748,13 +767,15 @@ class Run(_Frame):
 
 def _flatten_dict(d: Any, what: str) -> tuple[list, list, list]:
     if not isinstance(d, Mapping):
-        raise parameter_error(what, "a mapping {query_id: {doc_id: value}}", type(d).__name__)
+        raise parameter_type_error(what, "a mapping {query_id: {doc_id: value}}",
+                                   type(d).__name__)
     qids: list = []
     docs: list = []
     vals: list = []
     for q, inner in d.items():
         if not isinstance(inner, Mapping):
-            raise parameter_error(f"{what}[{q!r}]", "a mapping {doc_id: value}", type(inner).__name__)
+            raise parameter_type_error(f"{what}[{q!r}]", "a mapping {doc_id: value}",
+                                       type(inner).__name__)
         qs = to_id(q, "query_id")
         qids.extend([qs] * len(inner))
         docs.extend(inner.keys())
@@ -767,7 +788,7 @@ def _dict_columns(d: Any, value_series) -> tuple[pl.Series, pl.Series, pl.Series
     qids, docs, vals = _flatten_dict(d, "d")
     q = _ids_series(qids, "query_id")
     doc = _ids_series(docs, "doc_id")
-    return q, doc, value_series(vals, q.to_list(), doc.to_list(), "<dict>", None)
+    return q, doc, value_series(vals, q, doc, "<dict>", None)
 
 
 def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl.Series, pl.Series, pl.Series]:
@@ -775,6 +796,15 @@ def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl
     q = _frame_ids(cols["query_id"], "query_id", source)
     d = _frame_ids(cols["doc_id"], "doc_id", source)
     return q, d, _frame_values(cols[value], value, q, d, source)
+
+
+def _transposed(records: list, width: int) -> list | None:
+    """The columns of ``records`` when every one is a tuple or list of ``width`` items
+    (transposed in C), else None (the caller's loop then names a bad record)."""
+    if not records or not set(map(type, records)) <= {tuple, list} or \
+            set(map(len, records)) != {width}:
+        return None
+    return [list(column) for column in zip(*records)]
 
 
 def _record_len(rec: Any, i: int, lengths: tuple[int, int], shape: str) -> int:

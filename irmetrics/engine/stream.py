@@ -42,6 +42,7 @@ import stat
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -549,7 +550,8 @@ def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogu
 class _Packed:
     """Sink of :func:`pack_run_file`: every block kept, one RankedLists at the end."""
 
-    def __init__(self, qrels: EncodedQrels):
+    # qrels: an EncodedQrels, or engine.dicts.JudgmentTable (read alike)
+    def __init__(self, qrels: Any):
         self.qrels = qrels
         self.query_codes: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
@@ -574,7 +576,7 @@ class _Evaluated:
     """Sink of :func:`evaluate_run_file`: each chunk's blocks evaluated at once, only
     the per-query values kept."""
 
-    def __init__(self, qrels: EncodedQrels, evaluate_lists):
+    def __init__(self, qrels: Any, evaluate_lists):  # as _Packed
         self.qrels, self.evaluate_lists = qrels, evaluate_lists
         self.query_codes: list[np.ndarray] = []
         self.values: list[dict] = []

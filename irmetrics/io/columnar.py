@@ -177,10 +177,68 @@ def row_count(source) -> int:
     return int(lazy.select(pl.len()).collect().item())
 
 
+def polars_frame(frame, kind: str, columns: dict | None = None) -> pl.DataFrame | None:
+    """A polars DataFrame as it is; a pandas one as a polars frame of the columns a
+    ``kind`` table reads (and ``run_id`` or ``iteration`` when present), converted
+    column by column in C (object columns must hold str: strict); None for anything
+    else, or a pandas frame that does not convert (the containers then read it and name
+    the bad row).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> polars_frame(pd.DataFrame({"qid": [1], "docno": ["d"], "score": [0.5]}), "run")
+    shape: (1, 3)
+    ┌─────┬───────┬───────┐
+    │ qid ┆ docno ┆ score │
+    │ --- ┆ ---   ┆ ---   │
+    │ i64 ┆ str   ┆ f64   │
+    ╞═════╪═══════╪═══════╡
+    │ 1   ┆ d     ┆ 0.5   │
+    └─────┴───────┴───────┘
+    """
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    if not _is_pandas(frame):
+        return None
+    labels = {str(c): c for c in frame.columns}
+    if len(labels) != len(frame.columns):
+        return None  # two columns named alike: the containers say which
+    try:
+        mapping = resolve_columns(list(labels), kind, columns, "<DataFrame>")
+    except InputFormatError:
+        return None
+    wanted = list(dict.fromkeys([*mapping.values(), *(
+        c for c in ("run_id", "iteration") if c in labels)]))
+    try:
+        return pl.DataFrame([_polars_column(name, frame[labels[name]]) for name in wanted])
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        return None
+
+
+def _converted(frame, kind: str, columns):
+    """A pandas ``frame`` as polars when it converts, else as it is."""
+    converted = polars_frame(frame, kind, columns)
+    return frame if converted is None else converted
+
+
+def _polars_column(name: str, column) -> pl.Series:
+    """One pandas column as a polars Series: numbers and booleans through numpy, an
+    object column as strings (nothing else), other dtypes (pandas strings,
+    categoricals) through polars' own conversion."""
+    if column.dtype != object and getattr(column.dtype, "kind", "") in ("b", "i", "u", "f"):
+        return pl.Series(name, column.to_numpy())
+    if column.dtype == object:
+        return pl.Series(name, column.to_numpy(), dtype=pl.String, strict=True)
+    return pl.from_pandas(column.to_frame(name))[name]
+
+
 def read_run(source, columns: dict | None = None) -> Run:
     """The whole columnar run (a path, LazyFrame or DataFrame) as a
     :class:`~irmetrics.containers.Run` (every row checked, duplicate pairs refused with
     their row)."""
+    if _is_pandas(source):
+        source = _converted(source, "run", columns)
     if isinstance(source, pl.DataFrame) or _is_pandas(source):
         names = [str(c) for c in source.columns]
         return Run.from_df(source, **resolve_columns(names, "run", columns, "<DataFrame>"))
@@ -205,6 +263,8 @@ def read_qrels(source, columns: dict | None = None, *, relevance_type: str = "in
     >>> qrels.df.rows()
     [('q1', '0', 'd1', 2)]
     """
+    if _is_pandas(source):
+        source = _converted(source, "qrels", columns)
     if isinstance(source, pl.DataFrame) or _is_pandas(source):
         frame, name = source, "<DataFrame>"
         names = [str(c) for c in source.columns]
@@ -220,9 +280,11 @@ def read_qrels(source, columns: dict | None = None, *, relevance_type: str = "in
 
 
 def _scan(source) -> tuple[pl.LazyFrame, str]:
-    """``(LazyFrame, name for errors)`` of a columnar path or a LazyFrame."""
+    """``(LazyFrame, name for errors)`` of a columnar path, a LazyFrame or a DataFrame."""
     if isinstance(source, pl.LazyFrame):
         return source, "<LazyFrame>"
+    if isinstance(source, pl.DataFrame):
+        return source.lazy(), "<DataFrame>"
     path = os.fsdecode(os.fspath(source))
     scan = SUFFIXES[os.path.splitext(path)[1].lower()]
     if not os.path.isfile(path):

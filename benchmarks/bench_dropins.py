@@ -1,0 +1,285 @@
+#!/usr/bin/env python
+"""The drop-in roads against what users run today: pytrec_eval's dicts, DataFrames.
+
+    python benchmarks/bench_dropins.py                       # 1,000, 5,000 and 7,000 queries
+    python benchmarks/bench_dropins.py --queries 300 --repeat 3   # quick, on a busy machine
+    python benchmarks/bench_dropins.py --json /tmp/dropins.json
+
+Data (made once under ``--data``, seeded): ``generate.py``'s MS MARCO-shaped run (1,000
+documents per query, rounded scores with many ties, each ranking in rank order,
+150-400 graded judgments per query) at each ``--queries`` size, and a model-shaped run
+(float32 scores from a model, each ranking in a heap's order, 1-30 judgments per query,
+as MTEB hands them over) of ``--model-queries`` queries. Six measures everywhere: map,
+ndcg_cut.10, recip_rank, recall.1000, P.10, ndcg.
+
+Jobs, each in a fresh process whose inputs are built (read from a pickle or a Parquet
+file) before the clock starts; the jobs of a size alternate (A B C ... A B C ...):
+
+* ``dropin irmetrics`` / ``dropin pytrec_eval``: ``RelevanceEvaluator(qrels,
+  measures).evaluate(run)`` on dicts (irmetrics.compat.pytrec_eval, pytrec-eval-terrier);
+  the two outputs must be equal, key order included (checked by a digest);
+* ``evaluate file|polars|pandas|dicts``: ``irmetrics.evaluate(qrels, run, measures)``
+  on TREC files, polars frames, pandas frames and dicts; aggregates must be equal;
+* ``ir_measures pandas``: ``ir_measures.calc_aggregate`` (pytrec_eval provider) on the
+  pandas frames; ``compat ir_measures``: ``irmetrics.compat.ir_measures.calc_aggregate``
+  on PyTerrier-style frames (``qid``, ``docno``, ``score``/``label``).
+
+Reported: median wall and CPU seconds of the timed call, the resident set once the
+inputs are built, and the peak resident set (``ru_maxrss`` of the child: the parent
+imports the standard library only, so it adds no floor). This is a benchmark, not a
+test: nothing here asserts on times.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+MEASURES = ["map", "ndcg_cut.10", "recip_rank", "recall.1000", "P.10", "ndcg"]
+IR_MEASURES = ["AP", "nDCG@10", "RR", "R@1000", "P@10", "nDCG"]
+DEPTH = 1000
+#: (job, baseline) pairs whose ratios are printed.
+COMPARED = [("dropin irmetrics", "dropin pytrec_eval"), ("evaluate polars", "evaluate file"),
+            ("evaluate pandas", "evaluate file"), ("evaluate dicts", "evaluate file"),
+            ("evaluate pandas", "ir_measures pandas"),
+            ("compat ir_measures", "ir_measures pandas")]
+JOBS = ["dropin irmetrics", "dropin pytrec_eval", "evaluate file", "evaluate polars",
+        "evaluate pandas", "evaluate dicts", "ir_measures pandas", "compat ir_measures"]
+
+
+# =========================================================================== data
+def _prepare(directory: Path, shape: str, queries: int, seed: int) -> None:
+    """Write qrels/run as TREC text, pickled dicts and Parquet (in this child)."""
+    import pickle
+
+    import numpy as np
+    import polars as pl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    if shape == "msmarco":
+        subprocess.run([sys.executable, str(BENCH_DIR / "generate.py"), "--seed", str(seed),
+                        "--queries", str(queries), "--depth", str(DEPTH), "--out",
+                        str(directory)], check=True, stdout=subprocess.DEVNULL)
+        qrels = pl.read_csv(directory / "qrels.txt", separator=" ", has_header=False,
+                            new_columns=["query_id", "it", "doc_id", "relevance"],
+                            schema_overrides={"query_id": pl.String, "doc_id": pl.String})
+        run = pl.read_csv(directory / "run.txt", separator=" ", has_header=False,
+                          new_columns=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+                          schema_overrides={"query_id": pl.String, "doc_id": pl.String})
+    else:  # a model's float32 scores in heap order, few judgments
+        rng = np.random.default_rng(seed)
+        n = queries * DEPTH
+        query = np.repeat(np.arange(queries), DEPTH)
+        doc = rng.integers(0, 2_000_000, n)
+        score = rng.normal(size=n).astype(np.float32).astype(np.float64)
+        run = pl.DataFrame({"query_id": [f"q{q}" for q in query.tolist()],
+                            "doc_id": [f"doc{d}" for d in doc.tolist()], "score": score})
+        run = run.unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        judged = rng.integers(1, 30, queries)
+        jq = np.repeat(np.arange(queries), judged)
+        retrieved = rng.random(jq.size) < 0.5
+        picks = np.where(retrieved, jq * DEPTH + rng.integers(0, DEPTH, jq.size), -1)
+        jdoc = np.where(picks >= 0, doc[np.maximum(picks, 0)], rng.integers(0, 2_000_000,
+                                                                             jq.size))
+        qrels = pl.DataFrame({"query_id": [f"q{q}" for q in jq.tolist()],
+                              "doc_id": [f"doc{d}" for d in jdoc.tolist()],
+                              "relevance": rng.integers(0, 3, jq.size)})
+        qrels = qrels.unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        with open(directory / "qrels.txt", "w") as f:
+            qrels.select("query_id", pl.lit("0").alias("it"), "doc_id", "relevance").write_csv(
+                f, include_header=False, separator=" ")
+        with open(directory / "run.txt", "w") as f:
+            run.select("query_id", pl.lit("Q0").alias("q0"), "doc_id", pl.lit(0).alias("rank"),
+                       "score", pl.lit("model").alias("tag")).write_csv(
+                f, include_header=False, separator=" ")
+    qrels = qrels.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int64))
+    run = run.select("query_id", "doc_id", pl.col("score").cast(pl.Float64))
+    qrels.write_parquet(directory / "qrels.parquet")
+    run.write_parquet(directory / "run.parquet")
+    nested = {}
+    for name, frame, value in (("qrels", qrels, "relevance"), ("run", run, "score")):
+        out: dict = {}
+        for q, d, v in frame.iter_rows():
+            inner = out.get(q)
+            if inner is None:
+                inner = out[q] = {}
+            inner[d] = v
+        nested[name] = out
+        with open(directory / f"{name}.pkl", "wb") as f:
+            pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
+    (directory / "ready").write_text(json.dumps({"run_rows": run.height,
+                                                 "qrels_rows": qrels.height}))
+
+
+# =========================================================================== children
+def _child(job: str, directory: str) -> dict:
+    import gc
+    import hashlib
+    import pickle
+    import resource
+    import time
+    import warnings
+
+    d = Path(directory)
+    tool, road = job.split(" ", 1)
+    if road in ("irmetrics", "pytrec_eval", "dicts"):
+        with open(d / "qrels.pkl", "rb") as f:
+            qrels = pickle.load(f)
+        with open(d / "run.pkl", "rb") as f:
+            run = pickle.load(f)
+    elif road == "file":
+        qrels, run = str(d / "qrels.txt"), str(d / "run.txt")
+    else:
+        import polars as pl
+
+        qrels, run = pl.read_parquet(d / "qrels.parquet"), pl.read_parquet(d / "run.parquet")
+        if road != "polars":
+            qrels, run = qrels.to_pandas(), run.to_pandas()
+        if tool == "compat":
+            qrels = qrels.rename(columns={"query_id": "qid", "doc_id": "docno",
+                                          "relevance": "label"})
+            run = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    if tool == "dropin":
+        if road == "irmetrics":
+            from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+        else:
+            from pytrec_eval import RelevanceEvaluator
+    elif tool == "evaluate":
+        import irmetrics
+    elif tool == "ir_measures":
+        import ir_measures
+
+        measures = [ir_measures.parse_measure(m) for m in IR_MEASURES]
+    else:
+        from irmetrics.compat import ir_measures as compat
+
+        measures = [compat.parse_measure(m) for m in IR_MEASURES]
+    gc.collect()
+    rss_inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    warnings.simplefilter("ignore")
+    wall, cpu = time.perf_counter(), time.process_time()
+    if tool == "dropin":
+        out = RelevanceEvaluator(qrels, set(MEASURES)).evaluate(run)
+    elif tool == "evaluate":
+        out = irmetrics.evaluate(qrels, run, MEASURES).aggregate()
+    elif tool == "ir_measures":
+        out = ir_measures.calc_aggregate(measures, qrels, run)
+    else:
+        out = compat.calc_aggregate(measures, qrels, run)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if tool == "dropin":  # every query, measure and value, in the dict's order
+        digest = hashlib.sha256(repr(out).encode()).hexdigest()[:16]
+        values = {name: statistics.fmean(q[name] for q in out.values())
+                  for name in next(iter(out.values()))}
+    else:
+        values = {str(k): float(v) for k, v in out.items()}
+        digest = hashlib.sha256(repr(sorted(values.items())).encode()).hexdigest()[:16]
+    return {"job": job, "wall_s": wall, "cpu_s": cpu, "rss_inputs_mib": rss_inputs,
+            "peak_rss_mib": peak, "digest": digest, "values": values}
+
+
+# =========================================================================== parent
+def _run(args_list, env) -> dict:
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), *args_list],
+                         check=True, capture_output=True, text=True, env=env,
+                         cwd=str(REPO_ROOT))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", default="1000,5000,7000",
+                        help="sizes of the MS MARCO-shaped runs (comma-separated)")
+    parser.add_argument("--model-queries", type=int, default=1000,
+                        help="size of the model-shaped run (0: none)")
+    parser.add_argument("--jobs", default=",".join(JOBS))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--data", default=str(BENCH_DIR / "data"))
+    parser.add_argument("--json")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return
+    if args.prepare:
+        directory, shape, queries, seed = args.prepare
+        _prepare(Path(directory), shape, int(queries), int(seed))
+        print("{}")
+        return
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    jobs = args.jobs.split(",")
+    cases = [("msmarco", int(q)) for q in args.queries.split(",") if q]
+    if args.model_queries:
+        cases.append(("model", args.model_queries))
+    report = {"python": platform.python_version(), "cpus": os.cpu_count(),
+              "load_start": os.getloadavg(), "cases": []}
+    print(f"# Python {report['python']}, {report['cpus']} CPUs, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in report['load_start'])}; medians of "
+          f"{args.repeat} fresh processes, jobs alternated")
+    for shape, queries in cases:
+        directory = Path(args.data) / f"dropins-{shape}-{queries}-{args.seed}"
+        if not (directory / "ready").exists():
+            _run(["--prepare", str(directory), shape, str(queries), str(args.seed)], env)
+        meta = json.loads((directory / "ready").read_text())
+        runs: dict[str, list[dict]] = {job: [] for job in jobs}
+        for _ in range(args.repeat):
+            for job in jobs:
+                runs[job].append(_run(["--child", job, str(directory)], env))
+        rows = []
+        for job in jobs:
+            r = runs[job]
+            rows.append({"job": job, "wall_s": statistics.median(x["wall_s"] for x in r),
+                         "wall_min_s": min(x["wall_s"] for x in r),
+                         "wall_max_s": max(x["wall_s"] for x in r),
+                         "cpu_s": statistics.median(x["cpu_s"] for x in r),
+                         "rss_inputs_mib": max(x["rss_inputs_mib"] for x in r),
+                         "peak_rss_mib": max(x["peak_rss_mib"] for x in r),
+                         "digests": sorted({x["digest"] for x in r}),
+                         "values": r[0]["values"]})
+        by_job = {row["job"]: row for row in rows}
+        print(f"\n## {shape}: {queries} queries, {meta['run_rows']:,} run rows, "
+              f"{meta['qrels_rows']:,} judgments (load average now "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+        print(f"{'job':<20} {'wall s':>7} {'(min-max)':>12} {'cpu s':>7} "
+              f"{'inputs MiB':>10} {'peak MiB':>9}")
+        for row in rows:
+            print(f"{row['job']:<20} {row['wall_s']:7.2f} "
+                  f"{row['wall_min_s']:5.2f}-{row['wall_max_s']:<6.2f} {row['cpu_s']:7.2f} "
+                  f"{row['rss_inputs_mib']:10.0f} {row['peak_rss_mib']:9.0f}")
+        print("# ratios: the baseline's median over the job's (above 1: the job is faster)")
+        for job, baseline in COMPARED:
+            if job in by_job and baseline in by_job:
+                a, b = by_job[job], by_job[baseline]
+                print(f"#   {job:<20} vs {baseline:<20} wall x{b['wall_s'] / a['wall_s']:.2f}"
+                      f"  cpu x{b['cpu_s'] / a['cpu_s']:.2f}  peak RSS "
+                      f"{a['peak_rss_mib']:.0f} vs {b['peak_rss_mib']:.0f} MiB")
+        for a, b in (("dropin irmetrics", "dropin pytrec_eval"),):
+            if a in by_job and b in by_job:
+                same = by_job[a]["digests"] == by_job[b]["digests"]
+                print(f"# {a} and {b}: {'identical' if same else 'DIFFERENT'} output "
+                      "(every query, measure and value, in order)")
+        evaluated = [by_job[j] for j in jobs if j.startswith("evaluate")]
+        if evaluated:
+            same = len({tuple(r["digests"]) for r in evaluated}) == 1
+            print(f"# irmetrics.evaluate: {'identical' if same else 'DIFFERENT'} aggregates "
+                  f"on {', '.join(r['job'].split(' ')[1] for r in evaluated)}")
+        report["cases"].append({"shape": shape, "queries": queries, **meta, "rows": rows})
+    report["load_end"] = os.getloadavg()
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

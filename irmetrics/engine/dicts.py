@@ -1,0 +1,587 @@
+"""Qrels and runs given as Python dicts (``{query_id: {doc_id: value}}``), straight to codes.
+
+The pytrec_eval shape is read in one pass over its queries; every step per entry runs in
+C (``struct.pack`` of a ranking's scores, ``str.join`` checking its ids, ``map`` of
+``dict.get``) or in numpy, and no string column is built:
+
+* the judgments become a :class:`JudgmentTable`: per qrels query, its judged doc ids
+  (the dict's own str objects, not copied) and their labels, plus what RankedLists read
+  per query (label histogram, query ids in byte order). It is made once per evaluator;
+* a run is never put in rank order entry by entry. Kernels read a ranking only through
+  the relevance code at each rank, and every document outside the qrels has the same
+  code, so each query's scores are sorted as numbers (one ``np.sort`` of 64-bit keys,
+  the query's block in the high bits) and each *judged* document is looked up in the
+  run's own dict (``map(ranking.get, judged_docs)``: the cost grows with the judgments,
+  not with the length of the run) and put at its rank by a binary search;
+* doc-id strings are read only for tie groups that hold a judged document: trec_eval
+  orders a tie by doc id descending (``ties="input_order"``: by position in the dict).
+
+Runs are read in chunks of whole queries (about :data:`CHUNK_ENTRIES` entries each), and
+each chunk is handed to a sink as it is packed (:mod:`irmetrics.engine.stream`'s), so
+evaluating keeps per-query values only and memory is bounded by a chunk, not the run.
+
+Input the fast road does not read (ids that are not str or hold lone surrogates, labels
+that are not ints, scores that are not real numbers) goes the general road: judgments
+through :meth:`~irmetrics.containers.Qrels.from_dict` (here), a run through
+:meth:`~irmetrics.containers.Run.from_dict` and :func:`~irmetrics.engine.pack.pack`
+(the caller, told by a None), which convert it or raise their errors naming the query
+and document.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from itertools import chain, repeat
+from operator import eq, gt, itemgetter
+from struct import Struct
+from struct import error as StructError
+
+import numpy as np
+import polars as pl
+
+from ..containers import DEFAULT_RUN_NAME, Qrels
+from ..exceptions import InputFormatError
+from . import segments as sg
+from .pack import BOGUS_DOC_ID
+from .ranked import (
+    NOT_IN_POOL,
+    POOL_UNJUDGED,
+    label_histogram,
+    no_query_ids,
+    sorted_query_ids,
+)
+from .stream import StreamedValues, _Evaluated, _Packed
+
+__all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
+
+#: Run entries per chunk (whole queries; a query longer than this is one chunk): small
+#: enough for a chunk's arrays to stay in cache and its memory to stay far below the
+#: input dicts' (measured: 2% slower than a quarter million, 15 MiB less at the peak).
+CHUNK_ENTRIES = 1 << 17
+#: Queries per chunk at most (a run of many empty rankings still comes in chunks).
+CHUNK_QUERIES = 1 << 16
+
+_NAN = float("nan")
+_SIGN32 = np.uint32(0x80000000)
+
+
+def _plain_ids(ids) -> bool:
+    """Whether every id is a str that the fast road can take as it is: valid Unicode
+    text (no lone surrogate). One join and one scan in C; a non-str gives False."""
+    try:
+        text = "".join(ids)
+        if not text.isascii():
+            text.encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return False
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class JudgmentTable:
+    """Judgments held for runs given as dicts: per query code, the judged doc ids and
+    their labels, in the order the judgments were given.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str
+        Judged query ids (those with at least one judgment) in ascending byte order;
+        position = query code.
+    query_code : dict
+        ``{query_id: code}``.
+    doc_lists : list of list of str
+        ``doc_lists[c]``: the judged doc ids of query code ``c``.
+    labels : ndarray of int64
+        The labels, ``doc_lists`` concatenated in code order; ``starts[c]:starts[c + 1]``
+        are those of query code ``c``.
+    starts : ndarray of int64, shape (n_queries + 1,)
+    rel_hist, rel_levels, positive_total
+        As :class:`~irmetrics.engine.pack.EncodedQrels`.
+
+    Examples
+    --------
+    >>> table = JudgmentTable.from_dict({"q2": {"a": 1, "b": -1}, "q1": {"c": 2}})
+    >>> table.query_ids.tolist(), table.doc_lists, table.codes.tolist()
+    (['q1', 'q2'], [['c'], ['a', 'b']], [2, 1, -2])
+    """
+
+    query_ids: np.ndarray
+    query_code: dict
+    doc_lists: list
+    labels: np.ndarray
+    starts: np.ndarray
+    rel_hist: np.ndarray
+    rel_levels: np.ndarray
+    positive_total: int
+
+    @cached_property
+    def flat_docs(self) -> list:
+        """``doc_lists`` concatenated (aligned with ``labels``)."""
+        return list(chain.from_iterable(self.doc_lists))
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """trec_eval relevance code of every judgment: the label, or -2 when negative."""
+        labels = self.labels
+        small = labels.size == 0 or (labels.min() >= -128 and labels.max() < 128)
+        return np.where(labels < 0, POOL_UNJUDGED, labels).astype(
+            np.int8 if small else np.int64)
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping) -> JudgmentTable:
+        """The table of ``{query_id: {doc_id: label}}`` (queries judging nothing are left
+        out). Input the fast road does not take is read by
+        :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
+        error naming the query and document."""
+        qids, doc_lists, labels = [], [], array("q")
+        try:
+            for qid, docs in judgments.items():
+                if not isinstance(docs, Mapping):
+                    raise _SlowRoad
+                if not docs:
+                    continue
+                ids = list(docs)
+                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids):
+                    raise _SlowRoad
+                labels.extend(docs.values())
+                qids.append(qid)
+                doc_lists.append(ids)
+        except (_SlowRoad, TypeError, OverflowError, AttributeError):
+            return cls.from_frame(Qrels.from_dict(judgments).df)
+        return cls._build(qids, doc_lists, np.frombuffer(labels, dtype=np.int64))
+
+    @classmethod
+    def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
+        """The table of a qrels frame (``query_id``, ``doc_id``, integer ``relevance``;
+        (query, doc) pairs unique), judgments of a query in frame order."""
+        blocks = qrels.with_row_index("row").group_by("query_id", maintain_order=True) \
+            .agg(pl.col("row"), pl.col("doc_id"))
+        rows = blocks["row"].explode().to_numpy()
+        return cls._build(blocks["query_id"].to_list(), blocks["doc_id"].to_list(),
+                          qrels["relevance"].to_numpy()[rows])
+
+    @classmethod
+    def _build(cls, qids: list, doc_lists: list, labels: np.ndarray) -> JudgmentTable:
+        """Order queries by id (their judgments follow); ``labels`` are the doc lists'
+        concatenated in ``qids`` order."""
+        n = np.fromiter(map(len, doc_lists), dtype=np.int64, count=len(doc_lists))
+        by_id = sorted(range(len(qids)), key=qids.__getitem__)  # distinct: dict keys
+        first = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+        order = np.asarray(by_id, dtype=np.int64)
+        labels = labels[sg.ranges(first[order], n[order])]
+        n = n[order]
+        query = np.repeat(np.arange(len(qids)), n)
+        hist, levels = label_histogram(query, labels, len(qids))
+        query_ids = np.asarray(_pick(qids, order), dtype=object).reshape(-1)
+        return cls(
+            query_ids=query_ids,
+            query_code=dict(zip(query_ids.tolist(), range(len(qids)))),
+            doc_lists=list(_pick(doc_lists, order)),
+            labels=labels, starts=np.concatenate(([0], np.cumsum(n))).astype(np.int64),
+            rel_hist=hist, rel_levels=levels,
+            positive_total=int(np.count_nonzero(labels > 0)))
+
+    def to_qrels(self) -> Qrels:
+        """The judgments as a :class:`~irmetrics.containers.Qrels` (queries in byte order,
+        each query's judgments in the order given)."""
+        n = np.diff(self.starts)
+        return Qrels.from_df(pl.DataFrame({
+            "query_id": pl.Series(np.repeat(self.query_ids, n).tolist(), dtype=pl.String),
+            "doc_id": pl.Series(list(chain.from_iterable(self.doc_lists)), dtype=pl.String),
+            "relevance": self.labels}))
+
+
+class _SlowRoad(Exception):
+    """The input needs the containers' conversions (internal signal)."""
+
+
+def pack_dict_run(table: JudgmentTable, run: Mapping, **options):
+    """RankedLists (codes and offsets; no scores, no doc ids) of the dict ``run``, or
+    None when it needs the general road.
+
+    The options are those of :func:`evaluate_dict_run`. Equal, in everything kernels
+    read, to ``pack(encode_qrels(qrels.df), Run.from_dict(run).df, ...)``.
+
+    Examples
+    --------
+    >>> table = JudgmentTable.from_dict({"q": {"a": 1, "b": 0}})
+    >>> lists = pack_dict_run(table, {"q": {"a": 1.0, "b": 1.0, "c": 2.0}})
+    >>> lists.code.tolist()   # c first; a and b tie: doc id descending puts b first
+    [-1, 0, 1]
+    """
+    return _read_run(table, run, _Packed(table), **options)
+
+
+def evaluate_dict_run(table: JudgmentTable, run: Mapping, evaluate_lists, *,
+                      max_docs: int | None = None, complete: bool = False,
+                      semantics: str = "trec_eval", ties: str = "trec_eval",
+                      infinite_scores: bool = False) -> StreamedValues:
+    """Per-query values of the dict ``run`` against ``table``, chunk by chunk.
+
+    Parameters
+    ----------
+    table : JudgmentTable
+    run : mapping
+        ``{query_id: {doc_id: score}}``; a query mapped to ``{}`` is present with an
+        empty ranking.
+    evaluate_lists : callable
+        RankedLists of some whole queries → ``{output name: per-query vector}`` (as
+        :func:`~irmetrics.engine.stream.evaluate_run_file` takes it).
+    max_docs, complete, semantics
+        As :func:`~irmetrics.engine.pack.pack`.
+    ties : {"trec_eval", "input_order"}
+        Tied documents by doc id descending, or in the dict's order.
+    infinite_scores : bool
+        Accept ``inf`` and ``-inf`` scores (pytrec_eval ranks them first and last);
+        NaN is always refused.
+
+    Returns
+    -------
+    StreamedValues or None
+        Values in query-id order, as the file road gives them; None when the run needs
+        the general road (``Run.from_dict`` and ``pack``): ids that are not str or hold
+        lone surrogates, scores that are not real numbers, a ranking that is not a
+        mapping. That road converts them or raises its error.
+    """
+    return _read_run(table, run, _Evaluated(table, evaluate_lists), max_docs=max_docs,
+                     complete=complete, semantics=semantics, ties=ties,
+                     infinite_scores=infinite_scores)
+
+
+def _read_run(table, run, sink, *, max_docs=None, complete=False, semantics="trec_eval",
+              ties="trec_eval", infinite_scores=False):
+    if ties not in ("trec_eval", "input_order"):
+        raise ValueError(f"the dict road orders ties 'trec_eval' or 'input_order', "
+                         f"not {ties!r}")
+    if not isinstance(run, Mapping):
+        return None
+    chunks = _Reader(table, run, semantics=semantics, ties=ties,
+                     infinite_scores=infinite_scores, max_docs=max_docs)
+    try:
+        for chunk in chunks:
+            chunk.pack(sink)
+    except _SlowRoad:
+        return None
+    return chunks.finish(sink, complete=complete, max_docs=max_docs)
+
+
+class _Reader:
+    """The one pass over a run dict: yields :class:`_Chunk` s of whole queries."""
+
+    def __init__(self, table, run, *, semantics, ties, infinite_scores, max_docs):
+        self.table, self.run = table, run
+        self.semantics, self.ties, self.max_docs = semantics, ties, max_docs
+        self.infinite_scores = infinite_scores
+        self.present = np.zeros(len(table.query_ids), dtype=bool)
+        self.ignored: list = []
+
+    def __iter__(self):
+        code_of = self.table.query_code.get
+        doc_lists = self.table.doc_lists
+        present = self.present
+        chunk = _Chunk(self)
+        for qid, docs in self.run.items():
+            if type(qid) is not str or not (qid.isascii() or _plain_ids((qid,))):
+                raise _SlowRoad
+            try:
+                n = len(docs)
+                chunk.scores.append(_doubles(n)(*docs.values()))
+            except (TypeError, AttributeError, OverflowError, StructError):
+                raise _SlowRoad from None
+            if n and not _plain_ids(docs):
+                raise _SlowRoad
+            code = code_of(qid, -1)
+            if code < 0:
+                self.ignored.append(qid)
+            elif present[code]:  # pragma: no cover - dict keys are unique
+                raise _SlowRoad
+            else:
+                present[code] = True
+                judged = doc_lists[code]
+                try:
+                    chunk.judged_scores.append(_doubles(len(judged))(
+                        *map(docs.get, judged, repeat(_NAN))))
+                except (TypeError, OverflowError, StructError):  # pragma: no cover
+                    raise _SlowRoad from None  # (the scores passed above)
+                chunk.judged_count.append(len(judged))
+            chunk.codes.append(code)
+            chunk.lengths.append(n)
+            chunk.rankings.append(docs)
+            chunk.entries += n
+            if chunk.entries >= CHUNK_ENTRIES or len(chunk.codes) >= CHUNK_QUERIES:
+                yield chunk
+                chunk = _Chunk(self)
+        if chunk.codes:
+            yield chunk
+
+    def finish(self, sink, *, complete, max_docs):
+        """The sink's result, with ``complete``'s placeholder rankings added."""
+        table, present = self.table, self.present
+        evaluated = np.ones(len(present), dtype=bool) if complete else present
+        missing = np.flatnonzero(evaluated & ~present)
+        if missing.size:
+            one = 0 if max_docs == 0 else 1
+            sink.add(missing, np.full(missing.size, one, dtype=np.int64),
+                     self._placeholder_codes(missing)[:missing.size * one], bogus=True)
+        return sink.finish(
+            evaluated, run_name=DEFAULT_RUN_NAME,
+            missing_query_ids=no_query_ids() if complete else table.query_ids[~present],
+            ignored_query_ids=sorted_query_ids(self.ignored))
+
+    def _placeholder_codes(self, queries: np.ndarray) -> np.ndarray:
+        """Code of trec_eval's ``-c`` placeholder document in each of ``queries``: not in
+        the pool, unless the qrels judge a document of that name."""
+        table = self.table
+        codes = np.full(queries.size, NOT_IN_POOL, dtype=np.int64)
+        flat = np.asarray(table.flat_docs, dtype=object)
+        judged = np.flatnonzero(flat == BOGUS_DOC_ID)
+        if judged.size:
+            of_query = np.full(len(table.query_ids), NOT_IN_POOL, dtype=np.int64)
+            of_query[np.searchsorted(table.starts, judged, side="right") - 1] = \
+                table.codes[judged]
+            codes = of_query[queries]
+        return codes
+
+
+class _Chunk:
+    """Whole queries of a run dict as read: their scores in dict order and the scores
+    the run gives their judged documents (NaN: not retrieved)."""
+
+    def __init__(self, reader: _Reader):
+        self.reader = reader
+        self.scores: list = []  # bytes of float64s, one per query
+        self.judged_scores: list = []
+        self.entries = 0
+        self.judged_count: list = []
+        self.codes: list = []
+        self.lengths: list = []
+        self.rankings: list = []
+
+    def pack(self, sink) -> None:
+        reader, table = self.reader, self.reader.table
+        scores = np.frombuffer(b"".join(self.scores), dtype=np.float64)
+        lengths = np.asarray(self.lengths, dtype=np.int64)
+        block_code = np.asarray(self.codes, dtype=np.int64)
+        self._check(scores, lengths)
+        kept = np.flatnonzero(block_code >= 0)
+        if kept.size == 0:
+            return
+        if kept.size < block_code.size:
+            starts = np.cumsum(lengths) - lengths
+            scores = scores[sg.ranges(starts[kept], lengths[kept])]
+        kept_len = lengths[kept]
+        keys = _OrderKeys(scores, kept_len, reader.semantics)
+        out = np.full(len(scores), NOT_IN_POOL, dtype=table.codes.dtype)
+
+        # Judged documents found in the rankings, each at its rank.
+        judged = np.frombuffer(b"".join(self.judged_scores), dtype=np.float64)
+        judged_count = np.asarray(self.judged_count, dtype=np.int64)
+        at = sg.ranges(table.starts[block_code[kept]], judged_count)
+        found = np.flatnonzero(~np.isnan(judged))
+        block = np.repeat(np.arange(kept.size), judged_count)[found]
+        key = keys.of(judged[found], block)
+        # where each one's group of equal keys starts (searched in key order: faster)
+        by_key = np.argsort(key)
+        lo = np.empty(key.size, dtype=np.int64)
+        lo[by_key] = np.searchsorted(keys.sorted, key[by_key], side="left")
+        after = np.minimum(lo + 1, max(len(scores) - 1, 0))
+        alone = (lo + 1 == len(scores)) | (keys.sorted[after] != key)
+        codes = table.codes[at[found]]
+        out[lo[alone]] = codes[alone]
+        if not alone.all():
+            tied = np.flatnonzero(~alone)
+            docs = list(chain.from_iterable(self.rankings[b] for b in kept.tolist()))
+            self._place_ties(out, keys, docs, lo[tied], codes[tied], at[found[tied]])
+
+        offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
+        if reader.max_docs is not None:
+            offsets, top = sg.truncate(offsets, reader.max_docs)
+            out, kept_len = out[top], np.diff(offsets)
+        sink.add(block_code[kept], kept_len, out, bogus=False)
+
+    def _check(self, scores: np.ndarray, lengths: np.ndarray) -> None:
+        """Refuse NaN scores (and infinite ones unless allowed), naming the entry."""
+        bad = np.isnan(scores) if self.reader.infinite_scores else ~np.isfinite(scores)
+        if not bad.any():
+            return
+        i = int(np.argmax(bad))
+        b = int(np.searchsorted(np.cumsum(lengths), i, side="right"))
+        ranking = self.rankings[b]
+        doc = list(ranking)[i - int(lengths[:b].sum())]
+        qid = next(q for q, docs in self.reader.run.items() if docs is ranking)
+        allowed = "NaN is" if self.reader.infinite_scores else "NaN and infinity are"
+        raise InputFormatError(f"score must be a number ({allowed} not allowed), found "
+                               f"{float(scores[i])!r}", path="<dict>", query_id=qid,
+                               doc_id=doc)
+
+    def _place_ties(self, out, keys, docs, lo, codes, judgment) -> None:
+        """Put the judged documents of tie groups at their ranks: after the documents of
+        their group with a larger doc id (trec_eval), or after those before them in the
+        dict (``ties="input_order"``). ``lo``: where each one's group starts in rank
+        order; ``codes``: their codes; ``judgment``: their positions in the table;
+        ``docs``: the doc ids of the chunk's evaluated rankings, of which only those of
+        these groups are read.
+
+        A judged document of a small group is compared with each entry of its group (in
+        C, one comparison per pair); those of large groups are placed by one sort of
+        their groups' entries by (group, doc id)."""
+        first = np.sort(lo)  # each group by where it starts in rank order
+        first = first[np.concatenate(([True], first[1:] != first[:-1]))]
+        group = np.searchsorted(first, lo)  # of each judged document
+        if keys.in_order:  # dict order is rank order: a group's entries are together
+            size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
+            member = sg.ranges(first, size)
+        else:
+            wanted = keys.sorted[first]
+            member = _members(keys.unsorted, wanted)  # in dict order
+            of = np.searchsorted(wanted, keys.unsorted[member])
+            member = member[np.argsort(of, kind="stable")]  # by group, dict order within
+            size = np.bincount(of, minlength=first.size)
+        start = np.cumsum(size) - size  # each group's entries: member[start:start + size]
+        flat_docs = self.reader.table.flat_docs
+        before = np.empty(lo.size, dtype=np.int64)
+        small = size[group] <= _PAIRWISE_GROUP
+        if small.any():
+            s = np.flatnonzero(small)
+            n = size[group[s]]
+            pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
+            owner = np.repeat(np.arange(s.size), n)
+            entries = _pick(docs, member[pair])
+            # each judged doc id repeated for its group's entries, by reference
+            judged = chain.from_iterable(map(repeat, _pick(flat_docs, judgment[s]),
+                                             n.tolist()))
+            if self.reader.ties == "input_order":
+                own = np.fromiter(map(eq, entries, judged), dtype=bool, count=pair.size)
+                before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
+            else:
+                larger = np.fromiter(map(gt, entries, judged), dtype=bool, count=pair.size)
+                before[s] = np.bincount(owner, weights=larger, minlength=s.size)
+        if not small.all():
+            b = np.flatnonzero(~small)
+            big = np.unique(group[b])
+            in_big = sg.ranges(start[big], size[big])
+            before[b] = self._sorted_before(
+                np.repeat(np.arange(big.size), size[big]), _pick(docs, member[in_big]),
+                np.searchsorted(big, group[b]), _pick(flat_docs, judgment[b]))
+        out[lo + before] = codes
+
+    def _sorted_before(self, entry_group, entry_docs, judged_group, judged_docs):
+        """How many entries of its group come before each judged document: entries
+        (their group, in dict order within it, and doc ids) and judged documents (their
+        group and doc id) sorted together by (group, doc id), each judged document right
+        after its own entry (a stable sort; entries come first)."""
+        m = entry_group.size
+        row = pl.DataFrame({
+            "group": np.concatenate((entry_group, judged_group)).astype(np.uint32),
+            "doc": pl.Series((*entry_docs, *judged_docs), dtype=pl.String),
+        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)["row"].to_numpy()
+        is_entry = row < m
+        at = np.flatnonzero(~is_entry)
+        judged = row[at] - m  # the judged documents in that order
+        group_start = np.searchsorted(entry_group, judged_group[judged])
+        before = np.empty(judged_group.size, dtype=np.int64)
+        if self.reader.ties == "input_order":  # its entry's place in dict order
+            before[judged] = row[at - 1] - group_start
+        else:  # the group's entries with a larger doc id: those after it in the sort
+            group_end = np.searchsorted(entry_group, judged_group[judged], side="right")
+            before[judged] = group_end - np.cumsum(is_entry)[at]
+        return before
+
+
+#: Tie groups of at most this many entries place their judged documents by comparing
+#: them with every entry of the group; larger ones by sorting (measured crossover).
+_PAIRWISE_GROUP = 16
+
+
+#: log2 of the largest bit table that finds tie-group members (:func:`_members`); the
+#: table has about 8 slots per group sought, small enough to stay in cache.
+_MEMBER_BITS = 22
+
+
+def _members(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Positions of ``keys`` that are in ``wanted`` (sorted, distinct), ascending: a
+    bit table of hashed keys rules most positions out, a binary search decides."""
+    bits = min(_MEMBER_BITS, max(10, int(wanted.size).bit_length() + 3))
+    shift = np.uint64(64 - bits)
+    spread = np.uint64(0x9E3779B97F4A7C15)  # odd: a multiplicative hash
+    table = np.zeros(1 << bits, dtype=bool)
+    table[(wanted * spread) >> shift] = True
+    candidate = np.flatnonzero(table[(keys * spread) >> shift])
+    found = np.minimum(np.searchsorted(wanted, keys[candidate]), wanted.size - 1)
+    return candidate[wanted[found] == keys[candidate]]
+
+
+@lru_cache(maxsize=4096)
+def _doubles(n: int):
+    """``pack(*values)``: ``n`` real numbers as native float64 bytes. Strict where
+    ``float()`` is lenient: a str or None raises ``struct.error``, as in pytrec_eval;
+    ints, bools and numpy scalars are converted."""
+    return Struct(f"{n}d").pack
+
+
+def _pick(items: list, positions: np.ndarray) -> tuple:
+    """``tuple(items[i] for i in positions)``, in C."""
+    if positions.size == 0:
+        return ()
+    picked = itemgetter(*positions.tolist())(items)
+    return (picked,) if positions.size == 1 else picked
+
+
+class _OrderKeys:
+    """64-bit keys that sort the entries of consecutive blocks in rank order: the block
+    in the high 32 bits, then a 32-bit key ascending as the (ordering) score descends.
+
+    Under ``semantics="pytrec_eval"``, and whenever every score is a float32 value
+    (scores of most models), the low bits are the float32 score's bits made monotone;
+    otherwise they are the dense rank of the float64 score among the chunk's scores.
+    """
+
+    def __init__(self, scores: np.ndarray, lengths: np.ndarray, semantics: str):
+        block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
+        as32 = _float32(scores)
+        self.dense = None
+        if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
+            # -0.0 + 0.0 is 0.0: equal scores get equal keys
+            desc = _descending64(scores + 0.0)
+            self.dense = np.unique(desc)
+            low = np.searchsorted(self.dense, desc).astype(np.uint64)
+        else:
+            low = _descending32(as32).astype(np.uint64)
+        self.unsorted = (block << np.uint64(32)) | low
+        del block, low
+        # Rankings given in rank order (as most systems write them) need no sort.
+        self.in_order = bool(np.all(self.unsorted[1:] >= self.unsorted[:-1]))
+        self.sorted = self.unsorted if self.in_order else np.sort(self.unsorted)
+
+    def of(self, scores: np.ndarray, block: np.ndarray) -> np.ndarray:
+        """Keys of ``scores`` (each one of its block's scores) in blocks ``block``."""
+        if self.dense is not None:
+            low = np.searchsorted(self.dense, _descending64(scores + 0.0)).astype(np.uint64)
+        else:
+            low = _descending32(_float32(scores)).astype(np.uint64)
+        return (block.astype(np.uint64) << np.uint64(32)) | low
+
+
+def _float32(scores: np.ndarray) -> np.ndarray:
+    """C's double → float conversion (beyond float32's range: +-inf), -0.0 made 0.0."""
+    with np.errstate(over="ignore"):
+        return scores.astype(np.float32) + np.float32(0.0)
+
+
+def _descending32(values: np.ndarray) -> np.ndarray:
+    """uint32 keys ascending as the float32 ``values`` descend (equal values, equal
+    keys; ``-0.0`` must already be ``0.0``)."""
+    bits = values.view(np.uint32)
+    ascending = np.where(bits >= _SIGN32, ~bits, bits | _SIGN32)
+    return ~ascending
+
+
+def _descending64(values: np.ndarray) -> np.ndarray:
+    """uint64 keys ascending as the float64 ``values`` descend."""
+    bits = values.view(np.uint64)
+    sign = np.uint64(1 << 63)
+    ascending = np.where(bits >= sign, ~bits, bits | sign)
+    return ~ascending
