@@ -392,8 +392,10 @@ class Evaluator:
                         if isinstance(source, (str, os.PathLike)):
                             name, total = os.path.basename(os.fspath(source)), \
                                 columnar.row_count(source)
+                        elif isinstance(source, pl.DataFrame):
+                            name, total = "DataFrame", source.height
                         else:
-                            name, total = "table", None
+                            name, total = "LazyFrame", None  # counting would run its plan
                         meter.phase(f"reading {name}", unit="rows", total=total)
                     streamed = evaluate_run_batches(
                         self._encoded_qrels(),

@@ -89,7 +89,8 @@ def _to_relevance(v: Any, q: str, d: str, source: str, pos: int | None, unit: st
         r = int(float(v))
     else:
         hint = (FLOAT_LABEL_HINT if isinstance(v, (float, np.floating)) else
-                _TEXT_HINT.format(kind="relevance", cast="int", polars="Int64") if isinstance(v, str) else "")
+                _TEXT_HINT.format(kind="relevance", cast="int", polars="Int64")
+                if isinstance(v, str) and source == _FRAME else "")
         raise InputTypeError(
             f"relevance must be an integer, found {_show(v)}{hint}",
             path=source,
@@ -116,7 +117,7 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
             reason = f"score overflows float64 (must be finite), found {_show(v)}"
     else:
         reason = f"score must be a real number, found {_show(v)}"
-        if isinstance(v, str):
+        if isinstance(v, str) and source == _FRAME:
             reason += _TEXT_HINT.format(kind="score", cast="float", polars="Float64")
     raise InputTypeError(
         reason,
@@ -127,7 +128,9 @@ def _to_score(v: Any, q: str, d: str, source: str, pos: int | None, unit: str | 
     )
 
 
-#: Said of a value that is text: a frame read from CSV keeps numbers as strings.
+#: Said of a value that is text in a DataFrame (``_FRAME``, the source name of frames):
+#: a frame read from CSV keeps numbers as strings.
+_FRAME = "<DataFrame>"
 _TEXT_HINT = ("; the {kind} column holds text, not numbers: convert it first (pandas:"
               " df[column].astype({cast}), polars: pl.col(column).cast(pl.{polars}))")
 

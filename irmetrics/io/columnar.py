@@ -208,12 +208,20 @@ def polars_frame(frame, kind: str, columns: dict | None = None) -> pl.DataFrame 
         mapping = resolve_columns(list(labels), kind, columns, "<DataFrame>")
     except InputFormatError:
         return None
+    value = mapping.get("score" if kind == "run" else "relevance")
+    if len(frame) == 0 or (value is not None and not _numeric(frame[labels[value]])):
+        return None  # no row, or numbers held as text: the containers say so, with a hint
     wanted = list(dict.fromkeys([*mapping.values(), *(
         c for c in ("run_id", "iteration") if c in labels)]))
     try:
         return pl.DataFrame([_polars_column(name, frame[labels[name]]) for name in wanted])
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
         return None
+
+
+def _numeric(column) -> bool:
+    """A pandas column of numbers or booleans (not text, not objects)."""
+    return column.dtype != object and getattr(column.dtype, "kind", "") in ("b", "i", "u", "f")
 
 
 def _converted(frame, kind: str, columns):
@@ -226,7 +234,7 @@ def _polars_column(name: str, column) -> pl.Series:
     """One pandas column as a polars Series: numbers and booleans through numpy, an
     object column as strings (nothing else), other dtypes (pandas strings,
     categoricals) through polars' own conversion."""
-    if column.dtype != object and getattr(column.dtype, "kind", "") in ("b", "i", "u", "f"):
+    if _numeric(column):
         return pl.Series(name, column.to_numpy())
     if column.dtype == object:
         return pl.Series(name, column.to_numpy(), dtype=pl.String, strict=True)
