@@ -114,6 +114,13 @@ def run(argv: list[str], stdout, stderr) -> int:
     if n_resamples > MAX_RESAMPLES:
         raise parameter_error("--resamples", f"an integer between 0 and {MAX_RESAMPLES}",
                               args.resamples)
+    swap_trials = parse_int("--swap-trials", args.swap_trials, minimum=1)
+    if swap_trials > MAX_RESAMPLES:
+        raise parameter_error("--swap-trials", f"an integer between 1 and {MAX_RESAMPLES}",
+                              args.swap_trials)
+    bin_width = _parse_float("--bin-width", args.bin_width)
+    if bin_width <= 0.0:
+        raise parameter_error("--bin-width", "a real number > 0", args.bin_width)
     conditions = [_condition(text) for text in args.fail_if]
     if args.format == "html":
         _require_matplotlib()
@@ -139,8 +146,7 @@ def run(argv: list[str], stdout, stderr) -> int:
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
-            swap_trials=parse_int("--swap-trials", args.swap_trials, minimum=1),
-            swap_bin_width=_parse_float("--bin-width", args.bin_width), **options)
+            swap_trials=swap_trials, swap_bin_width=bin_width, **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             stderr.write(f"irmetrics agree: warning: {warning.message}\n")
