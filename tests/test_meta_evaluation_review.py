@@ -95,3 +95,38 @@ def test_cli_swap_options_out_of_range(small):
         assert status == 2 and "`--bin-width` must be a real number > 0" in err
     status, _, err = _agree(small, "--bin-width", "1e-300")
     assert status == 2 and "bins" in err and "internal error" not in err
+
+
+# -- leaderboards ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ("A.run 0.9\nA.run 0.1\nB.run 0.8\nC.run 0.5\nD.run 0.3\n",
+     "line 2: a second value for 'A.run' (the first is on line 1)"),
+    ("A.run nan\nB.run 0.8\nC.run 0.5\nD.run 0.3\n", "line 1: 'nan' is not a finite number"),
+    ("A.run 0.9\nB.run -inf\nC.run 0.5\nD.run 0.3\n", "line 2: '-inf' is not a finite number"),
+    ("A.run map 0.9\nA.run map 0.8\n", "line 2: a second value for 'A.run map'"),
+])
+def test_leaderboard_file_with_a_duplicate_or_a_non_finite_value(small, text, message):
+    tmp, _ = small
+    (tmp / "board.txt").write_text(text)
+    status, out, err = _agree(small, "--leaderboard", tmp / "board.txt", qrels=("l=l.txt",))
+    assert status == 2 and out == "" and message in err
+
+
+def test_leaderboard_systems_that_are_not_runs_are_left_out(small):
+    tmp, _ = small
+    (tmp / "board.txt").write_text("A.run 0.9\nB.run 0.8\nC.run 0.5\nD.run 0.3\n")
+    (tmp / "more.txt").write_text("A.run 0.9\nB.run 0.8\nC.run 0.5\nD.run 0.3\nZ.run 1\n")
+    (_, out, _), (_, more, _) = (_agree(small, "--leaderboard", tmp / b, qrels=("l=l.txt",))
+                                 for b in ("board.txt", "more.txt"))
+    assert out == more and "A.run" in out
+
+
+@pytest.mark.parametrize("value", ["x", None, float("nan"), float("inf"), True])
+def test_leaderboard_values_must_be_finite_numbers(value):
+    human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+    runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}},
+            "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}}}
+    grid = irm.evaluate_grid({"human": human}, runs, "P.1")
+    with pytest.raises(ParameterError, match="a finite number for run 'x' on P_1"):
+        grid.ranking_agreement(leaderboard={"x": value, "y": 0.5}, n_resamples=0)

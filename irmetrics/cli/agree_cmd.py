@@ -13,6 +13,7 @@ rate. ``--fail-if`` turns it into a gate. See docs/meta_evaluation.md.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import warnings
 
@@ -57,7 +58,8 @@ judges {', '.join(GATE_STATISTICS['judges'])}; stability
 {', '.join(GATE_STATISTICS['stability'])}.
 
 --leaderboard FILE: lines 'run value' (every measure) or 'run measure value' (measure as
-the output names: map, ndcg_cut_10), '#' comments.
+the output names: map, ndcg_cut_10), '#' comments; systems that are not among the runs are
+left out.
 
 exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter; 3 a --fail-if
 condition holds; 4 the judgments cannot be compared."""
@@ -186,6 +188,7 @@ def _named_qrels(values: list[str]) -> dict:
 def _read_leaderboard(path: str) -> dict:
     """``{run: value}`` or ``{measure: {run: value}}`` from a leaderboard file."""
     flat, nested = {}, {}
+    first_line = {}
     for number, raw in enumerate(open_lines(path), start=1):
         line = raw.decode("utf-8", "replace").split("#", 1)[0].split()
         if not line:
@@ -198,6 +201,14 @@ def _read_leaderboard(path: str) -> dict:
         except ValueError:
             raise CliError(f"{path}, line {number}: {line[-1]!r} is not a number",
                            EXIT_INPUT) from None
+        if not math.isfinite(value):
+            raise CliError(f"{path}, line {number}: {line[-1]!r} is not a finite number",
+                           EXIT_INPUT)
+        key = tuple(line[:-1])
+        if key in first_line:
+            raise CliError(f"{path}, line {number}: a second value for {' '.join(key)!r}"
+                           f" (the first is on line {first_line[key]})", EXIT_INPUT)
+        first_line[key] = number
         if len(line) == 2:
             flat[line[0]] = value
         else:

@@ -214,7 +214,8 @@ class Grid:
         leaderboard : mapping, optional
             Compare every qrels set with a published leaderboard instead:
             ``{run: value}`` (for every measure) or ``{measure: {run: value}}``; it must
-            hold every run. Only the qrels side is resampled.
+            hold every run (systems that are not runs of the grid are left out). Only
+            the qrels side is resampled.
         measures : str or list of str, optional
             Output names (default: :meth:`scored_measures`).
         k, n_resamples, seed, level
@@ -296,7 +297,15 @@ class Grid:
         if lacking:
             raise parameter_error("leaderboard", f"a value for every run (it lacks"
                                   f" {listed_ids(lacking)})", sorted(board)[:5])
-        return np.array([board[r] for r in self.run_names], dtype=np.float64)
+        values = []
+        for run in self.run_names:
+            value = board[run]
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                    value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+                raise parameter_error("leaderboard", f"a finite number for run {run!r} on"
+                                      f" {measure}", value)
+            values.append(float(value))
+        return np.array(values, dtype=np.float64)
 
     # -- stability of each leaderboard --------------------------------------------------
 
