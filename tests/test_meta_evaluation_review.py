@@ -130,3 +130,34 @@ def test_leaderboard_values_must_be_finite_numbers(value):
     grid = irm.evaluate_grid({"human": human}, runs, "P.1")
     with pytest.raises(ParameterError, match="a finite number for run 'x' on P_1"):
         grid.ranking_agreement(leaderboard={"x": value, "y": 0.5}, n_resamples=0)
+
+
+# -- tau_AP against a reference that ties every system ---------------------------------------
+
+def _tau_ap_brute(x, y):
+    """Urbano & Marrero's direction y|x as docs/meta_evaluation.md defines it."""
+    terms = []
+    for i in range(len(x)):
+        above = [j for j in range(len(x)) if y[j] > y[i]]
+        if above:
+            terms.append(sum(x[j] > x[i] for j in above) / len(above))
+    return 2 * np.mean(terms) - 1 if terms else np.nan
+
+
+def test_tau_ap_is_undefined_when_the_reference_ties_everything():
+    assert np.isnan(stats.tau_ap([0.5, 0.5, 0.5, 0.5], [0.83, 1.0, 1.0, 0.83]))
+    assert np.isnan(stats.tau_ap([0.5, 0.5, 0.5], [1, 2, 3], symmetric=True))
+    # Partial ties in the reference keep the documented definition.
+    for x, y in [([1, 1, 0], [2, 1, 0]), ([1, 1, 1, 0], [4, 3, 2, 1]), ([3, 1, 2], [1, 1, 2])]:
+        assert stats.tau_ap(x, y) == pytest.approx(_tau_ap_brute(x, y), abs=1e-15)
+    res = stats.ranking_agreement([0.5, 0.5, 0.5], [[0.1, 0.2, 0.3], [0.2, 0.3, 0.4]],
+                                  n_resamples=50)
+    assert np.isnan(res.as_dict()["tau_ap"]).all() and np.isnan(res.as_dict()["tau_b"]).all()
+
+
+def test_constant_leaderboard_gives_no_tau_ap(small):
+    tmp, _ = small
+    (tmp / "board.txt").write_text("A.run 0.5\nB.run 0.5\nC.run 0.5\nD.run 0.5\n")
+    status, out, _ = _agree(small, "-m", "map", "--format", "csv", "--leaderboard",
+                            tmp / "board.txt", qrels=("l=l.txt",))
+    assert status == 0 and 'rankings,leaderboard,l,"",map,tau_ap,NaN,NaN,NaN' in out

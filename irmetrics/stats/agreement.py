@@ -214,13 +214,18 @@ def swapped_pairs(x: Any, y: Any) -> Any:
     return _shaped(_swaps_rows(_tallies(x, y)), lead)
 
 
-def _tau_ap_rows(above: np.ndarray, both_above: np.ndarray) -> np.ndarray:
+def _tau_ap_rows(above: np.ndarray, both_above: np.ndarray,
+                 reference_above: np.ndarray) -> np.ndarray:
     """tau_AP of each row of the ranking whose items have ``above`` items strictly above
-    them, ``both_above`` of which the reference also puts strictly above."""
+    them, ``both_above`` of which the reference also puts strictly above; NaN where the
+    reference (``reference_above``: items strictly above in it) ties every item."""
     counted = above > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(counted, both_above / np.where(counted, above, 1), 0.0)
-        return 2.0 * share.sum(axis=1) / counted.sum(axis=1) - 1.0
+        value = 2.0 * share.sum(axis=1) / counted.sum(axis=1) - 1.0
+    # A reference that ties everything orders nothing: no agreement to measure (the
+    # formula would call any ranking of it fully reversed, -1).
+    return np.where(reference_above.any(axis=1), value, np.nan)
 
 
 def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
@@ -248,8 +253,8 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     Returns
     -------
     float or ndarray
-        In [-1, 1]; NaN when every item is tied in ``y`` (in either direction when
-        ``symmetric``).
+        In [-1, 1]; NaN when every item is tied in ``y`` or in ``x`` (a reference that
+        orders nothing).
 
     Notes
     -----
@@ -276,9 +281,9 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     symmetric = check_bool("symmetric", symmetric)
     x, y, lead = _flat(*_rankings(x, y))
     t = _tallies(x, y)
-    value = _tau_ap_rows(t.y_above, t.both_above)
+    value = _tau_ap_rows(t.y_above, t.both_above, t.x_above)
     if symmetric:
-        value = (value + _tau_ap_rows(t.x_above, t.both_above)) / 2.0
+        value = (value + _tau_ap_rows(t.x_above, t.both_above, t.y_above)) / 2.0
     return _shaped(value, lead)
 
 
@@ -436,7 +441,7 @@ def _all_statistics(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     """The :data:`RANKING_STATISTICS` of rows of means ``x`` (reference) and ``y``:
     shape (B, 6)."""
     t = _tallies(x, y)
-    return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above),
+    return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above, t.x_above),
                      _pearson_rows(_average_ranks(t.x_above, t.x_tied),
                                    _average_ranks(t.y_above, t.y_tied)),
                      _pearson_rows(x, y), _swaps_rows(t).astype(np.float64),
