@@ -161,3 +161,39 @@ def test_constant_leaderboard_gives_no_tau_ap(small):
     status, out, _ = _agree(small, "-m", "map", "--format", "csv", "--leaderboard",
                             tmp / "board.txt", qrels=("l=l.txt",))
     assert status == 0 and 'rankings,leaderboard,l,"",map,tau_ap,NaN,NaN,NaN' in out
+
+
+# -- correlations: exact 1 for equal rankings, no overflow or underflow ---------------------
+
+def test_equal_rankings_correlate_exactly_one():
+    rng = np.random.default_rng(0)
+    for m in range(2, 40):
+        x = rng.integers(0, 5, m) / 7.0
+        if np.all(x == x[0]):
+            continue
+        assert stats.kendall_tau_b(x, x) == 1.0
+        assert stats.spearman_rho(x, x) == 1.0
+        assert stats.pearson_r(x, x) == 1.0
+
+
+def test_identical_qrels_pass_a_gate_at_one(small):
+    status, _, err = _agree(small, "--fail-if", "tau_b<1", "--fail-if", "spearman<1",
+                            "--fail-if", "pearson<1", qrels=("h=h.txt", "h2=h.txt"))
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("x, y", [
+    ([1e300, -1e300, 0.0], [1.0, 2.0, 3.0]),
+    ([1.5e308, 1.6e308, -1.7e308], [1.0, 2.0, 3.0]),
+    ([1e-320, 2e-320, 3e-320], [1.0, 2.0, 3.0]),
+    ([1.0, 1.0 + 2 ** -50, 1.0 + 2 ** -51], [3.0, 1.0, 2.0]),
+])
+def test_pearson_near_the_float_limits_equals_exact_arithmetic(x, y):
+    from fractions import Fraction
+
+    fx, fy = [Fraction(v) for v in x], [Fraction(v) for v in y]
+    mx, my = sum(fx) / len(fx), sum(fy) / len(fy)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(fx, fy))
+    r_squared = sxy * sxy / (sum((a - mx) ** 2 for a in fx) * sum((b - my) ** 2 for b in fy))
+    expected = (1 if sxy > 0 else -1) * float(r_squared) ** 0.5
+    assert stats.pearson_r(x, y) == pytest.approx(expected, abs=1e-12)

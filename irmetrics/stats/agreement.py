@@ -151,7 +151,11 @@ def _tau_b_rows(t: _Tallies) -> np.ndarray:
     tied_x = (t.x_tied.sum(axis=1) - m) // 2
     tied_y = (t.y_tied.sum(axis=1) - m) // 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.clip(s / np.sqrt(total - tied_x) / np.sqrt(total - tied_y), -1.0, 1.0)
+        # One square root of the (exact, integer) product: rankings with the same ties
+        # and no discordant pair give exactly 1, so a gate 'tau_b < 1' holds only when
+        # the rankings differ.
+        return np.clip(s / np.sqrt(((total - tied_x) * (total - tied_y)).astype(np.float64)),
+                       -1.0, 1.0)
 
 
 def _swaps_rows(t: _Tallies) -> np.ndarray:
@@ -287,15 +291,25 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     return _shaped(value, lead)
 
 
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    xm = x - x.mean(axis=1, keepdims=True)
-    ym = y - y.mean(axis=1, keepdims=True)
-    constant = np.all(x == x[:, :1], axis=1) | np.all(y == y[:, :1], axis=1)
+def _centred(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` minus their means, each row scaled by its largest magnitude before
+    and after centring (r does not depend on the scale): no overflow of sums or squares
+    for values near the float limits, no underflow for tiny or subnormal ones."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Each side scaled to unit length first (as scipy does): no overflow of squares.
-        xn = xm / np.linalg.norm(xm, axis=1, keepdims=True)
-        yn = ym / np.linalg.norm(ym, axis=1, keepdims=True)
-        r = np.clip((xn * yn).sum(axis=1), -1.0, 1.0)
+        scale = np.abs(x).max(axis=1, keepdims=True)
+        x = x / np.where(scale > 0, scale, 1.0)
+        centred = x - x.mean(axis=1, keepdims=True)
+        spread = np.abs(centred).max(axis=1, keepdims=True)
+        return centred / np.where(spread > 0, spread, 1.0)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    constant = np.all(x == x[:, :1], axis=1) | np.all(y == y[:, :1], axis=1)
+    xm, ym = _centred(x), _centred(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # sqrt of the product of the sums of squares: equal inputs give exactly 1.
+        r = (xm * ym).sum(axis=1) / np.sqrt((xm * xm).sum(axis=1) * (ym * ym).sum(axis=1))
+        r = np.clip(r, -1.0, 1.0)
     return np.where(constant | (x.shape[1] < 2), np.nan, r)
 
 
