@@ -154,9 +154,9 @@ def test_each_run_is_read_once_and_each_qrels_encoded_once(files, monkeypatch):
             read_whole.append(str(path))
         return real_read(path, kind, **kw)
 
-    def encode(path):
+    def encode(path, *args, **kw):
         encoded.append(str(path))
-        return real_encode(path)
+        return real_encode(path, *args, **kw)
 
     monkeypatch.setattr(fanout, "plain_chunks", chunks)
     monkeypatch.setattr(evaluate_module, "read_utf8_or_latin1", read)
