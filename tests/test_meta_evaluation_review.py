@@ -197,3 +197,16 @@ def test_pearson_near_the_float_limits_equals_exact_arithmetic(x, y):
     r_squared = sxy * sxy / (sum((a - mx) ** 2 for a in fx) * sum((b - my) ** 2 for b in fy))
     expected = (1 if sxy > 0 else -1) * float(r_squared) ** 0.5
     assert stats.pearson_r(x, y) == pytest.approx(expected, abs=1e-12)
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+def test_topics_left_out_are_named_plainly_once_per_qrels_selection(small):
+    tmp, _ = small
+    (tmp / "q12.txt").write_text("".join(line + "\n" for line in HUMAN.splitlines()
+                                         if not line.startswith("q3")))
+    status, _, err = _agree(small, qrels=("h=h.txt", "q=q12.txt"))
+    lines = [line for line in err.splitlines() if "left out" in line]
+    assert status == 0 and "np.str_" not in err and all("'q3'" in line for line in lines)
+    # once for the rankings under (h, q), not once per measure (map, ndcg_cut_10)
+    assert len(lines) == 1

@@ -182,9 +182,10 @@ class Grid:
                                  f" {', '.join(map(repr, chosen))}")
         if len(common) < len(union):
             dropped = np.setdiff1d(union, common, assume_unique=True)
+            # The same for every measure (each Results has one query set): one message.
             warnings.warn(f"{len(dropped)} of {len(union)} queries are not scored for every run"
-                          f" under {', '.join(map(repr, chosen))} and are left out of"
-                          f" {measure}'s rankings: {listed_ids(dropped)}",
+                          f" under {', '.join(map(repr, chosen))} and are left out of the"
+                          f" rankings: {listed_ids(dropped.tolist())}",
                           QueryAlignmentWarning, stacklevel=3)
         out = {}
         for q in chosen:
