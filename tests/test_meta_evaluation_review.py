@@ -210,3 +210,26 @@ def test_topics_left_out_are_named_plainly_once_per_qrels_selection(small):
     assert status == 0 and "np.str_" not in err and all("'q3'" in line for line in lines)
     # once for the rankings under (h, q), not once per measure (map, ndcg_cut_10)
     assert len(lines) == 1
+
+
+def test_nan_per_query_scores_are_refused_naming_the_cell():
+    from irmetrics.measures.custom import define_measure, remove_measure
+
+    def half_nan(rankings):
+        values = np.ones(rankings.n_queries)
+        values[-1] = np.nan
+        return values
+
+    define_measure("ReviewHalfNan", half_nan, allow_nan=True, cutoff=False, replace=True)
+    try:
+        human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+        runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}},
+                "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}}}
+        grid = irm.evaluate_grid({"human": human, "llm": human}, runs, "ReviewHalfNan")
+        message = "ReviewHalfNan is nan for run 'x' on query 'q2' under qrels 'human'"
+        with pytest.raises(ParameterError, match=message):
+            grid.ranking_agreement(n_resamples=0)
+        with pytest.raises(ParameterError, match=message):
+            grid.discriminative_power()
+    finally:
+        remove_measure("ReviewHalfNan")

@@ -21,7 +21,8 @@ import polars as pl
 from .. import stats
 from ..checks import check_choice, check_int, parameter_error
 from ..evaluate import Evaluator, evaluate_each
-from ..exceptions import MissingQueriesWarning, NoQueriesError, QueryAlignmentWarning
+from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
+                          QueryAlignmentWarning)
 from ..measures.registry import MEAN, STRING
 from ..results import listed_ids, report_query_set
 
@@ -195,7 +196,14 @@ class Grid:
                 have = np.asarray(res.query_ids, dtype=str)
                 order = np.argsort(have, kind="stable")
                 position = order[np.searchsorted(have[order], common)]
-                columns.append(np.asarray(res.values(measure), dtype=np.float64)[position])
+                column = np.asarray(res.values(measure), dtype=np.float64)[position]
+                bad = np.flatnonzero(~np.isfinite(column))
+                if bad.size:
+                    raise ParameterError(
+                        f"{measure} is {column[bad[0]]} for run {r!r} on query"
+                        f" {str(common[bad[0]])!r} under qrels {q!r}: rankings of systems need"
+                        f" a finite score per query ({bad.size} of {len(common)} are not)")
+                columns.append(column)
             out[q] = np.stack(columns, axis=1)
         return common.astype(object), out
 
