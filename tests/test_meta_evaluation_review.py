@@ -233,3 +233,24 @@ def test_nan_per_query_scores_are_refused_naming_the_cell():
             grid.discriminative_power()
     finally:
         remove_measure("ReviewHalfNan")
+
+
+# -- judges: files that are not UTF-8 are read as the evaluation reads them ------------------
+
+def test_judges_of_a_latin1_qrels_file_compare_ids_as_bytes(tmp_path):
+    (tmp_path / "utf8.txt").write_bytes(b"q1 0 d\xc3\xa9 1\nq1 0 d1 0\nq2 0 d2 1\n")
+    (tmp_path / "latin1.txt").write_bytes(b"q1 0 d\xe9 1\nq1 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "latin1b.txt").write_bytes(b"q1 0 d\xe9 0\nq1 0 d1 1\nq2 0 d2 1\n")
+    same = irm.judge_agreement(tmp_path / "latin1.txt", tmp_path / "latin1b.txt")
+    assert same.overall["both"] == 3 and same.overall["agreement"] == pytest.approx(2 / 3)
+    mixed = irm.judge_agreement(str(tmp_path / "utf8.txt"), str(tmp_path / "latin1.txt"))
+    # b"d\xc3\xa9" and b"d\xe9" are different documents, as for trec_eval
+    assert (mixed.overall["both"], mixed.overall["only_a"], mixed.overall["only_b"]) == (2, 1, 1)
+    (tmp_path / "A.run").write_bytes(b"q1 Q0 d\xe9 1 3 A\nq1 Q0 d1 2 2 A\nq2 Q0 d2 1 1 A\n")
+    (tmp_path / "B.run").write_bytes(b"q1 Q0 d1 1 3 B\nq1 Q0 d\xe9 2 2 B\nq2 Q0 d2 1 1 B\n")
+    status, out, err = cli("agree", "--resamples", 10, "--swap-trials", 10, "-m", "P.1",
+                           "--qrels", f"x={tmp_path / 'latin1.txt'}",
+                           "--qrels", f"y={tmp_path / 'latin1b.txt'}",
+                           tmp_path / "A.run", tmp_path / "B.run")
+    assert status == 0, err
+    assert "y                3       0           0     0.6667" in out
