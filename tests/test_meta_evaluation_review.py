@@ -254,3 +254,15 @@ def test_judges_of_a_latin1_qrels_file_compare_ids_as_bytes(tmp_path):
                            tmp_path / "A.run", tmp_path / "B.run")
     assert status == 0, err
     assert "y                3       0           0     0.6667" in out
+
+
+# -- names with control characters cannot break a table --------------------------------------
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])
+def test_a_name_with_a_newline_or_tab_is_escaped_in_tables(small, fmt):
+    status, out, err = _agree(small, "--format", fmt, "-m", "map",
+                              qrels=("h\tx=h.txt", "l\nx=l.txt"))
+    assert status == 0, err
+    assert not any(line.startswith("x") for line in out.splitlines())
+    escaped = {"table": "l\\nx", "markdown": "l\\\\nx", "latex": r"l\textbackslash{}nx"}[fmt]
+    assert escaped in out and "\t" not in out

@@ -22,7 +22,7 @@ from ..comparison import formatting as fmt
 from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
-from .cells import FOOTNOTE, cell
+from .cells import FOOTNOTE, cell, printable
 from .judges import JUDGE_COLUMNS, judge_agreement
 
 #: Statistics a ``--fail-if`` condition can name, by table.
@@ -221,9 +221,9 @@ class MetaEvaluation:
         """Aligned tables for the terminal, one per section."""
         blocks = [self.describe(), ""]
         for title, head, rows, align in self.tables():
-            cells = [head] + [[cell(v) for v in row] for row in rows]
+            cells = [[printable(h) for h in head]] + [[cell(v) for v in row] for row in rows]
             widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
-            blocks.append(title)
+            blocks.append(printable(title))
             for row in cells:
                 blocks.append("  " + "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
                                                for c, w, a in zip(row, widths, align)).rstrip())
@@ -235,13 +235,14 @@ class MetaEvaluation:
         """The tables as GitHub-flavoured markdown."""
         blocks = [fmt.markdown_escape(self.describe()), ""]
         for title, head, rows, align in self.tables():
-            blocks.append(f"**{fmt.markdown_escape(title)}**")
+            blocks.append(f"**{fmt.markdown_escape(printable(title))}**")
             blocks.append("")
-            blocks.append("| " + " | ".join(fmt.markdown_escape(h) for h in head) + " |")
+            blocks.append("| " + " | ".join(fmt.markdown_escape(printable(h)) for h in head)
+                          + " |")
             blocks.append("|" + "|".join("---" if a == "l" else "---:" for a in align) + "|")
             for row in rows:
                 blocks.append("| " + " | ".join(
-                    fmt.markdown_escape(v) if isinstance(v, str) else cell(v)
+                    fmt.markdown_escape(cell(v)) if isinstance(v, str) else cell(v)
                     for v in row) + " |")
             blocks.append("")
         blocks.append(fmt.markdown_escape(FOOTNOTE))
@@ -252,12 +253,12 @@ class MetaEvaluation:
         out = []
         for title, head, rows, align in self.tables():
             out += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{align}}}",
-                    r"\toprule", " & ".join(fmt.latex_escape(h) for h in head) + r" \\",
-                    r"\midrule"]
+                    r"\toprule", " & ".join(fmt.latex_escape(printable(h)) for h in head)
+                    + r" \\", r"\midrule"]
             for row in rows:
-                out.append(" & ".join(fmt.latex_escape(v) if isinstance(v, str)
-                                      else fmt.latex_escape(cell(v)) for v in row) + r" \\")
-            out += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{fmt.latex_escape(title)}.}}",
+                out.append(" & ".join(fmt.latex_escape(cell(v)) for v in row) + r" \\")
+            out += [r"\bottomrule", r"\end{tabular}",
+                    rf"\caption{{{fmt.latex_escape(printable(title))}.}}",
                     r"\end{table}", ""]
         out.append("% " + self.describe())
         return "\n".join(out) + "\n"
