@@ -266,3 +266,23 @@ def test_a_name_with_a_newline_or_tab_is_escaped_in_tables(small, fmt):
     assert not any(line.startswith("x") for line in out.splitlines())
     escaped = {"table": "l\\nx", "markdown": "l\\\\nx", "latex": r"l\textbackslash{}nx"}[fmt]
     assert escaped in out and "\t" not in out
+
+
+def test_huge_labels_are_written_exactly_in_csv_and_the_confusion_figure(small):
+    tmp, _ = small
+    (tmp / "g.txt").write_text(HUMAN.replace("q1 0 d1 2", "q1 0 d1 9999999999")
+                               .replace("q2 0 d2 2", "q2 0 d2 9999999998"))
+    status, out, err = _agree(small, "--format", "csv", "-m", "map",
+                              qrels=("h=h.txt", "g=g.txt"))
+    assert status == 0, err
+    cells = {line.split(",")[5]: line.split(",")[6] for line in out.splitlines()
+             if line.startswith("confusion,")}
+    assert cells["2|9999999999"] == "1.0" and cells["2|9999999998"] == "1.0"
+    assert len(cells) == 25   # 5 labels; rounded ('1e+10') two of them made one
+    pytest.importorskip("matplotlib")
+    from irmetrics.meta_evaluation import plot
+
+    judges = irm.judge_agreement(str(tmp / "h.txt"), str(tmp / "g.txt"))
+    figure = plot.label_confusion(judges)
+    ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert ticks == ["0", "1", "2", "9999999998", "9999999999"]

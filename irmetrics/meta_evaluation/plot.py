@@ -20,6 +20,7 @@ from .. import stats
 from ..comparison.plot import SYSTEM_COLOURS, new_figure, require_matplotlib, system_labels
 from ..exceptions import QueryAlignmentWarning
 from .grid import LEADERBOARD
+from .judges import label_text
 
 
 def compared_means(meta, measure: str):
@@ -94,7 +95,7 @@ def label_confusion(agreement):
     """
     require_matplotlib()
     counts = np.asarray(agreement.confusion, dtype=np.float64)
-    names = [f"{float(v):g}" for v in agreement.labels]
+    names = [label_text(v) for v in agreement.labels]
     size = max(2.6, 0.55 * len(names) + 1.6)
     fig = new_figure(size + 0.6, size)
     ax = fig.subplots()

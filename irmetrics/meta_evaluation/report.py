@@ -23,7 +23,7 @@ from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
-from .judges import JUDGE_COLUMNS, judge_agreement
+from .judges import JUDGE_COLUMNS, judge_agreement, label_text
 
 #: Statistics a ``--fail-if`` condition can name, by table.
 GATE_STATISTICS = {
@@ -311,7 +311,7 @@ class MetaEvaluation:
             for i, a in enumerate(agreement.labels):
                 for j, b in enumerate(agreement.labels):
                     rows.append(("confusion", self.judges_reference, qrels, "", "",
-                                 f"{float(a):g}|{float(b):g}",
+                                 f"{label_text(a)}|{label_text(b)}",
                                  float(agreement.confusion[i, j]), None, None))
         for r in self.stability.iter_rows(named=True):
             for s in ("power", "significant", "pairs", "swap_rate", "min_difference"):
