@@ -286,3 +286,12 @@ def test_huge_labels_are_written_exactly_in_csv_and_the_confusion_figure(small):
     figure = plot.label_confusion(judges)
     ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
     assert ticks == ["0", "1", "2", "9999999998", "9999999999"]
+
+
+def test_meta_evaluate_names_an_unknown_option():
+    human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+    runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}},
+            "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}}}
+    with pytest.raises(TypeError, match=r"meta_evaluate\(\) got an unexpected keyword argument"
+                                        r" 'relevance_levle' \(the evaluation options are"):
+        irm.meta_evaluate({"h": human, "l": human}, runs, "P.1", relevance_levle=2)

@@ -21,7 +21,7 @@ from ..checks import check_choice, check_int, parameter_error
 from ..comparison import formatting as fmt
 from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
-from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
+from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
 from .judges import JUDGE_COLUMNS, judge_agreement, label_text
 
@@ -403,6 +403,10 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     >>> meta.failures(["tau_b<0.9"])
     ["qrels 'llm' vs 'human' on P_1: tau_b = 0.8165 < 0.9"]
     """
+    unknown = [name for name in evaluate_options if name not in EVALUATE_OPTIONS]
+    if unknown:
+        raise TypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
+                        f" (the evaluation options are {', '.join(EVALUATE_OPTIONS)})")
     check_choice("test", test, POWER_TESTS)
     check_int("swap_trials", swap_trials, min=1)
     named_qrels = named_inputs(qrels, "qrels")
