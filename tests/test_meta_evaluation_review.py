@@ -295,3 +295,9 @@ def test_meta_evaluate_names_an_unknown_option():
     with pytest.raises(TypeError, match=r"meta_evaluate\(\) got an unexpected keyword argument"
                                         r" 'relevance_levle' \(the evaluation options are"):
         irm.meta_evaluate({"h": human, "l": human}, runs, "P.1", relevance_levle=2)
+
+
+def test_no_resamples_says_there_are_no_intervals(small):
+    status, out, _ = _agree(small, "--resamples", 0, "-m", "map")
+    assert status == 0 and "no bootstrap intervals (0 resamples)" in out.splitlines()[0]
+    assert "[nan, nan]" in out

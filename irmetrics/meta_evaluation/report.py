@@ -157,9 +157,11 @@ class MetaEvaluation:
         grid = self.grid
         reference = ("a reference leaderboard" if self.reference == LEADERBOARD
                      else f"reference {self.reference!r}")
+        intervals = (f"{fmt.percent(s['level'])} bootstrap intervals over topics"
+                     f" ({s['n_resamples']:,} resamples, seed {s['seed']})"
+                     if s["n_resamples"] else "no bootstrap intervals (0 resamples)")
         return (f"{len(grid.qrels_names)} qrels sets x {len(grid.run_names)} runs; {reference};"
-                f" {fmt.percent(s['level'])} bootstrap intervals over topics"
-                f" ({s['n_resamples']:,} resamples, seed {s['seed']}); tau_ap against the"
+                f" {intervals}; tau_ap against the"
                 f" reference; top-{s['k']} overlap; {fmt.TEST_NAMES.get(s['test'], s['test'])}"
                 f" at alpha = {s['alpha']:g} ({_correction(s)}); swap rate over"
                 f" {s['swap_trials']:,} splits into two disjoint halves of the topics.")
