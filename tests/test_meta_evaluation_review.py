@@ -301,3 +301,14 @@ def test_no_resamples_says_there_are_no_intervals(small):
     status, out, _ = _agree(small, "--resamples", 0, "-m", "map")
     assert status == 0 and "no bootstrap intervals (0 resamples)" in out.splitlines()[0]
     assert "[nan, nan]" in out
+
+
+def test_confusion_figure_of_judges_without_a_common_pair():
+    pytest.importorskip("matplotlib")
+    from irmetrics.meta_evaluation import plot
+
+    judges = irm.judge_agreement({"q1": {"a": 1}}, {"q1": {"b": 1}}, names=("h", "n"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # matplotlib warned about a singular empty image
+        figure = plot.label_confusion(judges)
+    assert "no (query, doc) pair" in figure.axes[0].texts[0].get_text()

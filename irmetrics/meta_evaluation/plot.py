@@ -99,6 +99,12 @@ def label_confusion(agreement):
     size = max(2.6, 0.55 * len(names) + 1.6)
     fig = new_figure(size + 0.6, size)
     ax = fig.subplots()
+    a, b = agreement.names
+    if not names:  # no (query, doc) pair judged by both: nothing to draw
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"no (query, doc) pair\njudged by both {a} and {b}", ha="center",
+                va="center", fontsize=9, color="#5f6368", transform=ax.transAxes)
+        return fig
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.nan_to_num(counts / counts.sum(axis=1, keepdims=True))
     ax.imshow(share, cmap="Blues", vmin=0.0, vmax=1.0)
@@ -108,7 +114,6 @@ def label_confusion(agreement):
                     color="white" if share[i, j] > 0.6 else "#1d1d1f")
     ax.set_xticks(range(len(names)), names)
     ax.set_yticks(range(len(names)), names)
-    a, b = agreement.names
     ax.set_xlabel(f"label by {b}")
     ax.set_ylabel(f"label by {a}")
     ax.spines[:].set_visible(False)
