@@ -312,3 +312,12 @@ def test_confusion_figure_of_judges_without_a_common_pair():
         warnings.simplefilter("error")   # matplotlib warned about a singular empty image
         figure = plot.label_confusion(judges)
     assert "no (query, doc) pair" in figure.axes[0].texts[0].get_text()
+
+
+def test_html_scatter_is_drawn_at_about_its_size(small):
+    pytest.importorskip("matplotlib")
+    status, out, err = _agree(small, "--format", "html", "-m", "map")
+    assert status == 0, err
+    # one panel (4.2 in) is not stretched to the page's width
+    assert out.count('<div style="max-width: 546px"><figure><svg') == 1
+    assert "<script" not in out and "http://" not in out.replace("http://www.w3.org/", "")
