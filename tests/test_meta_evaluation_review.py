@@ -321,3 +321,24 @@ def test_html_scatter_is_drawn_at_about_its_size(small):
     # one panel (4.2 in) is not stretched to the page's width
     assert out.count('<div style="max-width: 546px"><figure><svg') == 1
     assert "<script" not in out and "http://" not in out.replace("http://www.w3.org/", "")
+
+
+# -- a qrels set named "leaderboard" ----------------------------------------------------------
+
+def test_a_qrels_set_named_leaderboard_is_a_qrels_set(small):
+    status, out, err = _agree(small, "-m", "map", qrels=("leaderboard=h.txt", "l=l.txt"))
+    assert status == 0, err
+    assert "reference 'leaderboard'" in out and "Ranking agreement with 'leaderboard'" in out
+    status, out, err = _agree(small, "-m", "map", "--reference", "leaderboard",
+                              qrels=("h=h.txt", "leaderboard=l.txt"))
+    assert status == 0 and "Judges: agreement with 'leaderboard'" in out
+    pytest.importorskip("matplotlib")
+    status, out, err = _agree(small, "-m", "map", "--format", "html",
+                              qrels=("leaderboard=h.txt", "l=l.txt"))
+    assert status == 0 and "l vs leaderboard: tau_b" in out, err
+
+
+def test_qrels_option_without_a_file(small):
+    tmp, runs = small
+    status, _, err = cli("agree", "--qrels", "human=", "--qrels", tmp / "l.txt", *runs)
+    assert status == 1 and "--qrels 'human=': no file after '='" in err

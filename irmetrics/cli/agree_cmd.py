@@ -178,6 +178,9 @@ def _named_qrels(values: list[str]) -> dict:
         name, eq, path = value.partition("=")
         if not eq or not name or os.path.exists(value) or os.sep in name:
             name, path = os.path.basename(value) or value, value
+        if not path:
+            raise CliError(f"--qrels {value!r}: no file after '=' (--qrels NAME=FILE)",
+                           EXIT_USAGE)
         if name in named:
             raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
                            EXIT_USAGE)

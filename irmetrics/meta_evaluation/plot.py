@@ -19,7 +19,6 @@ import numpy as np
 from .. import stats
 from ..comparison.plot import SYSTEM_COLOURS, new_figure, require_matplotlib, system_labels
 from ..exceptions import QueryAlignmentWarning
-from .grid import LEADERBOARD
 from .judges import label_text
 
 
@@ -32,7 +31,7 @@ def compared_means(meta, measure: str):
     for qrels, reference in zip(rows["qrels"].to_list(), rows["reference"].to_list()):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", QueryAlignmentWarning)  # meta_evaluate said it
-            if reference == LEADERBOARD:
+            if meta.leaderboard is not None:  # (a qrels set may be named "leaderboard")
                 _, scores = grid.scores(measure, [qrels])
                 board = grid.leaderboard_values(meta.leaderboard, measure)
                 res = stats.ranking_agreement(board, scores[qrels], k=1, n_resamples=0)
@@ -56,7 +55,7 @@ def means_scatter(meta, measure: str):
     require_matplotlib()
     panels = compared_means(meta, measure)
     labels = system_labels(meta.grid.run_names)
-    reference = ("leaderboard" if meta.reference == LEADERBOARD else meta.reference)
+    reference = ("leaderboard" if meta.leaderboard is not None else meta.reference)
     fig = new_figure(4.2 * max(1, len(panels)), 4.0)
     axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
     taus = dict(zip(meta.rankings.filter(measure=measure)["qrels"].to_list(),

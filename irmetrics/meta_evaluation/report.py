@@ -155,7 +155,7 @@ class MetaEvaluation:
         """One sentence: what was compared, and how the intervals and tests were made."""
         s = self.settings
         grid = self.grid
-        reference = ("a reference leaderboard" if self.reference == LEADERBOARD
+        reference = ("a reference leaderboard" if self.leaderboard is not None
                      else f"reference {self.reference!r}")
         intervals = (f"{fmt.percent(s['level'])} bootstrap intervals over topics"
                      f" ({s['n_resamples']:,} resamples, seed {s['seed']})"
@@ -187,7 +187,7 @@ class MetaEvaluation:
                      r["tau_b"], (r["tau_b_low"], r["tau_b_high"]), r["tau_ap"],
                      (r["tau_ap_low"], r["tau_ap_high"]), r["spearman"], r["pearson"],
                      int(r["swaps"]), r["top_k"]] for r in self.rankings.iter_rows(named=True)]
-            against = ("the reference leaderboard" if self.reference == LEADERBOARD
+            against = ("the reference leaderboard" if self.leaderboard is not None
                        else repr(self.reference))
             out.append((f"Ranking agreement with {against}", head, rows, "llrrrrrrrrrr"))
         if self.judges:
@@ -435,7 +435,8 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     stability = power.join(swaps, on=["qrels", "measure"], how="left", maintain_order="left")
     reference_name = LEADERBOARD if leaderboard is not None else (
         grid.qrels_names[0] if reference is None else reference)
-    judges_reference = reference_name if reference_name != LEADERBOARD else grid.qrels_names[0]
+    # A qrels set may be named "leaderboard": what the reference is, the argument says.
+    judges_reference = reference_name if leaderboard is None else grid.qrels_names[0]
     judges = {}
     if len(grid.qrels_names) > 1:
         level_for_judges = evaluate_options.get("relevance_level", 1) \
