@@ -342,3 +342,11 @@ def test_qrels_option_without_a_file(small):
     tmp, runs = small
     status, _, err = cli("agree", "--qrels", "human=", "--qrels", tmp / "l.txt", *runs)
     assert status == 1 and "--qrels 'human=': no file after '='" in err
+
+
+def test_gate_messages_write_counts_as_counts(small):
+    status, _, err = _agree(small, "-m", "map", "--fail-if", "swaps>0", "--fail-if", "both<100",
+                            "--fail-if", "significant<3", "--fail-if", "tau_b<0.9")
+    assert status == 3
+    assert "swaps = 3 > 0" in err and "both = 8 < 100" in err and "significant = 1 < 3" in err
+    assert "tau_b = -0.4082 < 0.9" in err

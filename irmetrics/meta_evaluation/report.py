@@ -36,6 +36,9 @@ _CONDITION = re.compile(r"^\s*([A-Za-z_]+)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
 _OPERATORS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
               ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
+#: Statistics that count (pairs, systems): a gate message writes them as numbers of things.
+_COUNTS = ("swaps", "swaps_low", "swaps_high", "both", "only_a", "only_b", "significant")
+
 #: Columns of :meth:`MetaEvaluation.to_csv`.
 CSV_COLUMNS = ("section", "reference", "qrels", "run", "measure", "statistic", "value",
                "ci_low", "ci_high")
@@ -132,7 +135,9 @@ class MetaEvaluation:
                     out.append(f"{where}: {condition.statistic} is undefined (NaN), so"
                                f" '{condition}' cannot be ruled out")
                 elif _OPERATORS[condition.operator](value, condition.threshold):
-                    out.append(f"{where}: {condition.statistic} = {fmt.number(value)}"
+                    shown = (label_text(value) if condition.statistic in _COUNTS
+                             else fmt.number(value))
+                    out.append(f"{where}: {condition.statistic} = {shown}"
                                f" {condition.operator} {condition.threshold:g}")
         return out
 
@@ -401,7 +406,7 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     ...                  "q3": {"f": 2, "e": 1}}}
     >>> meta = irm.meta_evaluate({"human": human, "llm": llm}, runs, "P.1", n_resamples=100)
     >>> meta.rankings.select("qrels", "measure", "tau_b", "swaps").rows()
-    [('llm', 'P_1', 0.816496580927726, 0.0)]
+    [('llm', 'P_1', 0.8164965809277261, 0.0)]
     >>> meta.failures(["tau_b<0.9"])
     ["qrels 'llm' vs 'human' on P_1: tau_b = 0.8165 < 0.9"]
     """
