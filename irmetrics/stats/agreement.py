@@ -291,16 +291,19 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     return _shaped(value, lead)
 
 
+def _power_of_two_scale(x: np.ndarray) -> np.ndarray:
+    """Per row, the power of two at or below its largest magnitude (at most 2 after the
+    division, which is exact)."""
+    return np.ldexp(1.0, np.frexp(np.abs(x).max(axis=1, keepdims=True))[1] - 1)
+
+
 def _centred(x: np.ndarray) -> np.ndarray:
-    """Rows of ``x`` minus their means, each row scaled by its largest magnitude before
-    and after centring (r does not depend on the scale): no overflow of sums or squares
-    for values near the float limits, no underflow for tiny or subnormal ones."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.abs(x).max(axis=1, keepdims=True)
-        x = x / np.where(scale > 0, scale, 1.0)
-        centred = x - x.mean(axis=1, keepdims=True)
-        spread = np.abs(centred).max(axis=1, keepdims=True)
-        return centred / np.where(spread > 0, spread, 1.0)
+    """Rows of ``x`` minus their means, each row scaled by a power of two near its largest
+    magnitude before and after centring (exact; r does not depend on the scale): no
+    overflow of sums or squares near the float limits, no underflow of tiny values."""
+    x = x / _power_of_two_scale(x)
+    centred = x - x.mean(axis=1, keepdims=True)
+    return centred / _power_of_two_scale(centred)
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
