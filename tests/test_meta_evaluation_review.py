@@ -350,3 +350,19 @@ def test_gate_messages_write_counts_as_counts(small):
     assert status == 3
     assert "swaps = 3 > 0" in err and "both = 8 < 100" in err and "significant = 1 < 3" in err
     assert "tau_b = -0.4082 < 0.9" in err
+
+
+def test_a_qrels_set_of_one_topic_has_no_swap_rate_but_the_rest_is_reported(small):
+    tmp, _ = small
+    (tmp / "one.txt").write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\n")
+    status, out, err = _agree(small, "-m", "map", "--format", "json",
+                              qrels=("h=h.txt", "o=one.txt"))
+    assert status == 0, err
+    import json
+
+    stability = {r["qrels"]: r for r in json.loads(out)["stability"]}
+    assert stability["o"]["swap_rate"] is None and stability["o"]["min_difference"] is None
+    assert stability["h"]["swap_rate"] is not None
+    status, _, err = _agree(small, "-m", "map", "--fail-if", "swap_rate>0.5",
+                            qrels=("h=h.txt", "o=one.txt"))
+    assert status == 3 and "qrels 'o' on map: swap_rate is undefined" in err

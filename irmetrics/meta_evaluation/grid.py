@@ -361,13 +361,22 @@ class Grid:
             on the swap rate stays at most ``threshold``:
             :meth:`~irmetrics.stats.SwapRate.min_difference`); with ``per_bin``, one row
             per bin instead: ``qrels``, ``measure``, ``bin_low``, ``count``, ``swaps``,
-            ``rate``.
+            ``rate``. A qrels set whose runs share a single topic has no swap rate (NaN,
+            ``subset_size`` 0; no bins).
         """
         measures = self._measures(measures)
         rows = []
         for qrels in self.qrels_names:
             for measure in measures:
                 _, scores = self.scores(measure, [qrels])
+                if len(scores[qrels]) < 2:
+                    # Two disjoint topic sets need two topics: undefined, not an error
+                    # that would stop every other table.
+                    if not per_bin:
+                        rows.append({"qrels": qrels, "measure": measure, "subset_size": 0,
+                                     "n_trials": 0, "swap_rate": np.nan,
+                                     "min_difference": np.nan})
+                    continue
                 res = stats.swap_rate(scores[qrels], subset_size=subset_size,
                                       n_trials=n_trials, bin_width=bin_width, seed=seed)
                 if per_bin:
