@@ -366,3 +366,12 @@ def test_a_qrels_set_of_one_topic_has_no_swap_rate_but_the_rest_is_reported(smal
     status, _, err = _agree(small, "-m", "map", "--fail-if", "swap_rate>0.5",
                             qrels=("h=h.txt", "o=one.txt"))
     assert status == 3 and "qrels 'o' on map: swap_rate is undefined" in err
+
+
+def test_output_over_an_input_file_is_refused(small):
+    tmp, runs = small
+    before = {p: p.read_bytes() for p in [tmp / "h.txt", tmp / "l.txt", *runs]}
+    for target in (runs[0], tmp / "l.txt"):
+        status, _, err = _agree(small, "-o", target)
+        assert status == 1 and "is an input file" in err
+    assert {p: p.read_bytes() for p in before} == before

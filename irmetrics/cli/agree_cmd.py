@@ -137,6 +137,8 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
+    _check_output_is_not_an_input(args.output, [*qrels.values(), *args.runs,
+                                                *([args.leaderboard] if args.leaderboard else [])])
     load_measure_files(args.measures_from)
     options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
@@ -169,6 +171,20 @@ def _condition(text: str) -> Condition:
         return Condition.parse(text)
     except ValueError as error:
         raise CliError(f"--fail-if {text!r}: {error}", EXIT_USAGE) from None
+
+
+def _check_output_is_not_an_input(output: str | None, inputs: list[str]) -> None:
+    """Refuse ``-o`` naming an input file (``-o runs/*.run`` would overwrite a run)."""
+    if output is None or not os.path.exists(output):
+        return
+    for path in inputs:
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:  # standard input, a file that does not exist: reported later
+            continue
+        if same:
+            raise CliError(f"-o {output!r} is an input file; it would be overwritten",
+                           EXIT_USAGE)
 
 
 def _named_qrels(values: list[str]) -> dict:
