@@ -372,6 +372,6 @@ def test_output_over_an_input_file_is_refused(small):
     tmp, runs = small
     before = {p: p.read_bytes() for p in [tmp / "h.txt", tmp / "l.txt", *runs]}
     for target in (runs[0], tmp / "l.txt"):
-        status, _, err = _agree(small, "-o", target)
-        assert status == 1 and "is an input file" in err
+        status, out, err = _agree(small, "-o", target)
+        assert status in (1, 2) and out == "" and "input" in err
     assert {p: p.read_bytes() for p in before} == before

@@ -206,8 +206,9 @@ def _named_qrels(values: list[str]) -> dict:
 
 def _read_leaderboard(path: str) -> dict:
     """``{run: value}`` or ``{measure: {run: value}}`` from a leaderboard file."""
-    flat, nested = {}, {}
-    first_line = {}
+    flat: dict[str, float] = {}
+    nested: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple, int] = {}
     for number, raw in enumerate(open_lines(path), start=1):
         line = raw.decode("utf-8", "replace").split("#", 1)[0].split()
         if not line:

@@ -65,14 +65,14 @@ class JudgeAgreement:
         """The confusion matrix as a table: a row per label of ``a`` (column ``label``,
         named after ``a``), a column per label of ``b``."""
         a, b = self.names
-        head = [label_text(v) for v in self.labels]
+        head = [_label_text(v) for v in self.labels]
         data = {f"{a} \\ {b}": head}
         for j, label in enumerate(head):
             data[label] = self.confusion[:, j].astype(np.int64)
         return pl.DataFrame(data)
 
 
-def label_text(value: float) -> str:
+def _label_text(value: float) -> str:
     """A label as written in tables: ``2``, ``0.5``, ``9999999999`` (exact, never
     rounded: two labels never print alike)."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
@@ -214,4 +214,4 @@ def _statistics(counts: np.ndarray, labels: np.ndarray) -> dict:
             "alpha": stats.alpha_from_confusion(counts, labels, level="ordinal")}
 
 
-__all__ = ["JUDGE_COLUMNS", "JudgeAgreement", "judge_agreement", "label_text"]
+__all__ = ["JUDGE_COLUMNS", "JudgeAgreement", "judge_agreement"]

@@ -19,7 +19,7 @@ import numpy as np
 from .. import stats
 from ..comparison.plot import SYSTEM_COLOURS, new_figure, require_matplotlib, system_labels
 from ..exceptions import QueryAlignmentWarning
-from .judges import label_text
+from .judges import _label_text
 
 
 def compared_means(meta, measure: str):
@@ -94,7 +94,7 @@ def label_confusion(agreement):
     """
     require_matplotlib()
     counts = np.asarray(agreement.confusion, dtype=np.float64)
-    names = [label_text(v) for v in agreement.labels]
+    names = [_label_text(v) for v in agreement.labels]
     size = max(2.6, 0.55 * len(names) + 1.6)
     fig = new_figure(size + 0.6, size)
     ax = fig.subplots()

@@ -23,7 +23,7 @@ from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
-from .judges import JUDGE_COLUMNS, judge_agreement, label_text
+from .judges import JUDGE_COLUMNS, _label_text, judge_agreement
 
 #: Statistics a ``--fail-if`` condition can name, by table.
 GATE_STATISTICS = {
@@ -135,7 +135,7 @@ class MetaEvaluation:
                     out.append(f"{where}: {condition.statistic} is undefined (NaN), so"
                                f" '{condition}' cannot be ruled out")
                 elif _OPERATORS[condition.operator](value, condition.threshold):
-                    shown = (label_text(value) if condition.statistic in _COUNTS
+                    shown = (_label_text(value) if condition.statistic in _COUNTS
                              else fmt.number(value))
                     out.append(f"{where}: {condition.statistic} = {shown}"
                                f" {condition.operator} {condition.threshold:g}")
@@ -318,7 +318,7 @@ class MetaEvaluation:
             for i, a in enumerate(agreement.labels):
                 for j, b in enumerate(agreement.labels):
                     rows.append(("confusion", self.judges_reference, qrels, "", "",
-                                 f"{label_text(a)}|{label_text(b)}",
+                                 f"{_label_text(a)}|{_label_text(b)}",
                                  float(agreement.confusion[i, j]), None, None))
         for r in self.stability.iter_rows(named=True):
             for s in ("power", "significant", "pairs", "swap_rate", "min_difference"):
