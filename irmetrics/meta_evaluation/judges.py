@@ -140,13 +140,12 @@ def judge_agreement(a, b, *, relevance_level=1, relevance="int", names=("a", "b"
         raise parameter_error("relevance_level", "a number", relevance_level)
     if relevance == "int":
         relevance_level = check_int("relevance_level", relevance_level)
-    frames, encodings = zip(*(_judgments(q, qrels_columns, relevance) for q in (a, b)))
-    if len(set(encodings)) > 1:
-        # One file is not UTF-8: compare ids as bytes, as the evaluation does (the UTF-8
-        # side's ids in their Latin-1 view).
-        frames = [f if e == LATIN1 else f.with_columns(latin1_ids(f["query_id"]),
-                                                       latin1_ids(f["doc_id"]))
-                  for f, e in zip(frames, encodings)]
+    judged = [_judgments(q, qrels_columns, relevance) for q in (a, b)]
+    mixed = judged[0][1] != judged[1][1]
+    # One file is not UTF-8: compare ids as bytes, as the evaluation does (the UTF-8
+    # side's ids in their Latin-1 view).
+    frames = [f.with_columns(latin1_ids(f["query_id"]), latin1_ids(f["doc_id"]))
+              if mixed and e != LATIN1 else f for f, e in judged]
     joined = frames[0].join(frames[1], on=["query_id", "doc_id"], how="full", coalesce=True,
                             suffix="_b")
     query_ids, codes = np.unique(joined["query_id"].to_numpy().astype(object).astype(str),
