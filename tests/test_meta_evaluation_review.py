@@ -375,3 +375,21 @@ def test_output_over_an_input_file_is_refused(small):
         status, out, err = _agree(small, "-o", target)
         assert status in (1, 2) and out == "" and "input" in err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_resample_counts_are_bounded_as_for_compare():
+    human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+    runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}},
+            "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}}}
+    grid = irm.evaluate_grid({"h": human, "l": human}, runs, "P.1")
+    too_many = 10 ** 9   # (B, 6) float64 samples: 48 GB
+    for call in (lambda: grid.ranking_agreement(n_resamples=too_many),
+                 lambda: grid.measure_agreement("P_1", "P_1", n_resamples=too_many),
+                 lambda: grid.discriminative_power(n_resamples=too_many),
+                 lambda: grid.swap_rate(n_trials=too_many),
+                 lambda: irm.meta_evaluate({"h": human, "l": human}, runs, "P.1",
+                                           n_resamples=too_many),
+                 lambda: irm.meta_evaluate({"h": human, "l": human}, runs, "P.1",
+                                           swap_trials=too_many)):
+        with pytest.raises(ParameterError, match="between [01] and 10000000"):
+            call()

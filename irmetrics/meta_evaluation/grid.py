@@ -20,6 +20,7 @@ import polars as pl
 
 from .. import stats
 from ..checks import check_choice, check_int, parameter_error
+from ..comparison import MAX_RESAMPLES
 from ..evaluate import Evaluator, evaluate_each
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
@@ -243,6 +244,7 @@ class Grid:
         """
         measures = self._measures(measures)
         k = self._top(k)
+        n_resamples = _resample_count("n_resamples", n_resamples, 0)
         rows = []
         if leaderboard is not None:
             if reference is not None:
@@ -278,6 +280,7 @@ class Grid:
         measures."""
         reference, other = self._measure(reference), self._measure(other)
         k = self._top(k)
+        n_resamples = _resample_count("n_resamples", n_resamples, 0)
         chosen = self.qrels_names if qrels is None else [self._qrels(q) for q in
                                                          ([qrels] if isinstance(qrels, str)
                                                           else qrels)]
@@ -332,6 +335,7 @@ class Grid:
             ``pairs``, ``significant``, ``power``.
         """
         measures = self._measures(measures)
+        n_resamples = _resample_count("n_resamples", n_resamples, 1)
         rows = []
         for qrels in self.qrels_names:
             for measure in measures:
@@ -365,6 +369,7 @@ class Grid:
             ``subset_size`` 0; no bins).
         """
         measures = self._measures(measures)
+        n_trials = _resample_count("n_trials", n_trials, 1)
         rows = []
         for qrels in self.qrels_names:
             for measure in measures:
@@ -397,6 +402,12 @@ class Grid:
                                           "subset_size": pl.Int64, "n_trials": pl.Int64,
                                           "swap_rate": pl.Float64,
                                           "min_difference": pl.Float64})
+
+
+def _resample_count(name: str, value, minimum: int) -> int:
+    """A number of resamples or trials, at most ``MAX_RESAMPLES`` as for ``compare``
+    (beyond it time and memory run out before any gain in precision)."""
+    return check_int(name, value, min=minimum, max=MAX_RESAMPLES)
 
 
 def _agreement_row(reference: str, qrels: str, measure: str, res) -> dict:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..checks import check_choice, check_int, parameter_error
+from ..comparison import MAX_RESAMPLES
 from ..comparison import formatting as fmt
 from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
@@ -415,7 +416,9 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
         raise TypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
                         f" (the evaluation options are {', '.join(EVALUATE_OPTIONS)})")
     check_choice("test", test, POWER_TESTS)
-    check_int("swap_trials", swap_trials, min=1)
+    # Before the grid is evaluated (the tables check them again).
+    check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
+    check_int("n_resamples", n_resamples, min=0, max=MAX_RESAMPLES)
     named_qrels = named_inputs(qrels, "qrels")
     grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
     ranked = grid.scored_measures()
