@@ -393,3 +393,14 @@ def test_resample_counts_are_bounded_as_for_compare():
                                            swap_trials=too_many)):
         with pytest.raises(ParameterError, match="between [01] and 10000000"):
             call()
+
+
+def test_a_gate_on_a_table_without_rows_fails(small):
+    tmp, _ = small
+    (tmp / "board.txt").write_text("A.run 0.9\nB.run 0.8\nC.run 0.5\nD.run 0.3\n")
+    status, _, err = _agree(small, "-m", "map", "--leaderboard", tmp / "board.txt",
+                            "--fail-if", "kappa<0.6", qrels=("l=l.txt",))
+    assert status == 3 and "FAIL: no table has kappa" in err
+    status, _, err = _agree(small, "-m", "map", "--leaderboard", tmp / "board.txt",
+                            "--fail-if", "tau_b<-2", qrels=("l=l.txt",))
+    assert status == 0, err

@@ -126,12 +126,19 @@ class MetaEvaluation:
         """One message per row where a condition holds (or its statistic is undefined):
         ``qrels 'llm' vs 'human' on map: tau_b = 0.8000 < 0.9``. Conditions are
         :class:`Condition` objects or their text (``"tau_b<0.9"``); each is checked on
-        the table that has its statistic (rankings, judges or stability)."""
+        the table that has its statistic (rankings, judges or stability). A condition on
+        a table that has no row (the judges of one qrels set against a leaderboard)
+        fails too: a gate that checks nothing must not pass."""
         out = []
         for condition in conditions:
             if not isinstance(condition, Condition):
                 condition = Condition.parse(condition)
-            for where, value in self._values_of(condition.statistic):
+            values = list(self._values_of(condition.statistic))
+            if not values:
+                out.append(f"no table has {condition.statistic} (no judges are compared"
+                           f" when one qrels set faces a leaderboard), so '{condition}'"
+                           " cannot be ruled out")
+            for where, value in values:
                 if value is None or not math.isfinite(value):
                     out.append(f"{where}: {condition.statistic} is undefined (NaN), so"
                                f" '{condition}' cannot be ruled out")
