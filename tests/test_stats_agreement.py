@@ -96,8 +96,11 @@ def test_blocks_of_pairs_give_the_same_counts(monkeypatch):
 # -- tau_AP, swaps, top-k against their definitions ---------------------------------------
 
 def _tau_ap_brute(x, y):
-    """The documented definition, item by item: order by y, count what is strictly above."""
+    """The documented definition, item by item: order by y, count what is strictly above
+    (undefined against a reference x that ties every item)."""
     m = len(x)
+    if all(v == x[0] for v in x):
+        return float("nan")
     total, counted = 0.0, 0
     for i in range(m):
         above = [j for j in range(m) if y[j] > y[i]]

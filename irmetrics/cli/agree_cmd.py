@@ -13,6 +13,7 @@ rate. ``--fail-if`` turns it into a gate. See docs/meta_evaluation.md.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import warnings
 
@@ -58,7 +59,8 @@ judges {', '.join(GATE_STATISTICS['judges'])}; stability
 {', '.join(GATE_STATISTICS['stability'])}.
 
 --leaderboard FILE: lines 'run value' (every measure) or 'run measure value' (measure as
-the output names: map, ndcg_cut_10), '#' comments.
+the output names: map, ndcg_cut_10), '#' comments; systems that are not among the runs are
+left out.
 
 exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter; 3 a --fail-if
 condition holds; 4 the judgments cannot be compared."""
@@ -115,6 +117,13 @@ def run(argv: list[str], stdout, stderr) -> int:
     if n_resamples > MAX_RESAMPLES:
         raise parameter_error("--resamples", f"an integer between 0 and {MAX_RESAMPLES}",
                               args.resamples)
+    swap_trials = parse_int("--swap-trials", args.swap_trials, minimum=1)
+    if swap_trials > MAX_RESAMPLES:
+        raise parameter_error("--swap-trials", f"an integer between 1 and {MAX_RESAMPLES}",
+                              args.swap_trials)
+    bin_width = _parse_float("--bin-width", args.bin_width)
+    if bin_width <= 0.0:
+        raise parameter_error("--bin-width", "a real number > 0", args.bin_width)
     conditions = [_condition(text) for text in args.fail_if]
     if args.format == "html":
         _require_matplotlib()
@@ -144,8 +153,7 @@ def run(argv: list[str], stdout, stderr) -> int:
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
-            swap_trials=parse_int("--swap-trials", args.swap_trials, minimum=1),
-            swap_bin_width=_parse_float("--bin-width", args.bin_width), **options)
+            swap_trials=swap_trials, swap_bin_width=bin_width, **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             stderr.write(f"irmetrics agree: warning: {warning.message}\n")
@@ -175,6 +183,9 @@ def _named_qrels(values: list[str]) -> dict:
         name, eq, path = value.partition("=")
         if not eq or not name or os.path.exists(value) or os.sep in name:
             name, path = os.path.basename(value) or value, value
+        if not path:
+            raise CliError(f"--qrels {value!r}: no file after '=' (--qrels NAME=FILE)",
+                           EXIT_USAGE)
         if name in named:
             raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
                            EXIT_USAGE)
@@ -186,6 +197,7 @@ def _read_leaderboard(path: str) -> dict:
     """``{run: value}`` or ``{measure: {run: value}}`` from a leaderboard file."""
     flat: dict[str, float] = {}
     nested: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple, int] = {}
     for number, raw in enumerate(open_lines(path), start=1):
         line = raw.decode("utf-8", "replace").split("#", 1)[0].split()
         if not line:
@@ -198,6 +210,14 @@ def _read_leaderboard(path: str) -> dict:
         except ValueError:
             raise CliError(f"{path}, line {number}: {line[-1]!r} is not a number",
                            EXIT_INPUT) from None
+        if not math.isfinite(value):
+            raise CliError(f"{path}, line {number}: {line[-1]!r} is not a finite number",
+                           EXIT_INPUT)
+        key = tuple(line[:-1])
+        if key in first_line:
+            raise CliError(f"{path}, line {number}: a second value for {' '.join(key)!r}"
+                           f" (the first is on line {first_line[key]})", EXIT_INPUT)
+        first_line[key] = number
         if len(line) == 2:
             flat[line[0]] = value
         else:

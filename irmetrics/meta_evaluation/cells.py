@@ -15,8 +15,19 @@ FOOTNOTE = ("CI: percentile bootstrap interval; swaps: system pairs ordered oppo
             " stays at most 5%.")
 
 
+def printable(text) -> str:
+    """``text`` with control characters (a newline or tab in a run or qrels name) written
+    as escapes, so that a name cannot break a table's rows."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def cell(value) -> str:
-    """A table cell: numbers to 4 digits, intervals as ``[low, high]``, ints as they are."""
+    """A table cell: numbers to 4 digits, intervals as ``[low, high]``, ints as they are,
+    names with their control characters escaped (:func:`printable`)."""
     if isinstance(value, tuple):
         return f"[{fmt.number(value[0], 2)}, {fmt.number(value[1], 2)}]"
     if isinstance(value, (bool, np.bool_)):
@@ -25,4 +36,4 @@ def cell(value) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return fmt.number(float(value))
-    return str(value)
+    return printable(value)

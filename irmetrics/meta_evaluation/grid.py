@@ -20,8 +20,10 @@ import polars as pl
 
 from .. import stats
 from ..checks import check_choice, check_int, parameter_error
+from ..comparison import MAX_RESAMPLES
 from ..evaluate import Evaluator, evaluate_each
-from ..exceptions import MissingQueriesWarning, NoQueriesError, QueryAlignmentWarning
+from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
+                          QueryAlignmentWarning)
 from ..measures.registry import MEAN, STRING
 from ..results import listed_ids, report_query_set
 
@@ -182,9 +184,10 @@ class Grid:
                                  f" {', '.join(map(repr, chosen))}")
         if len(common) < len(union):
             dropped = np.setdiff1d(union, common, assume_unique=True)
+            # The same for every measure (each Results has one query set): one message.
             warnings.warn(f"{len(dropped)} of {len(union)} queries are not scored for every run"
-                          f" under {', '.join(map(repr, chosen))} and are left out of"
-                          f" {measure}'s rankings: {listed_ids(dropped)}",
+                          f" under {', '.join(map(repr, chosen))} and are left out of the"
+                          f" rankings: {listed_ids(dropped.tolist())}",
                           QueryAlignmentWarning, stacklevel=3)
         out = {}
         for q in chosen:
@@ -194,7 +197,14 @@ class Grid:
                 have = np.asarray(res.query_ids, dtype=str)
                 order = np.argsort(have, kind="stable")
                 position = order[np.searchsorted(have[order], common)]
-                columns.append(np.asarray(res.values(measure), dtype=np.float64)[position])
+                column = np.asarray(res.values(measure), dtype=np.float64)[position]
+                bad = np.flatnonzero(~np.isfinite(column))
+                if bad.size:
+                    raise ParameterError(
+                        f"{measure} is {column[bad[0]]} for run {r!r} on query"
+                        f" {str(common[bad[0]])!r} under qrels {q!r}: rankings of systems need"
+                        f" a finite score per query ({bad.size} of {len(common)} are not)")
+                columns.append(column)
             out[q] = np.stack(columns, axis=1)
         return common.astype(object), out
 
@@ -214,7 +224,8 @@ class Grid:
         leaderboard : mapping, optional
             Compare every qrels set with a published leaderboard instead:
             ``{run: value}`` (for every measure) or ``{measure: {run: value}}``; it must
-            hold every run. Only the qrels side is resampled.
+            hold every run (systems that are not runs of the grid are left out). Only
+            the qrels side is resampled.
         measures : str or list of str, optional
             Output names (default: :meth:`scored_measures`).
         k, n_resamples, seed, level
@@ -233,6 +244,7 @@ class Grid:
         """
         measures = self._measures(measures)
         k = self._top(k)
+        n_resamples = _resample_count("n_resamples", n_resamples, 0)
         rows = []
         if leaderboard is not None:
             if reference is not None:
@@ -268,6 +280,7 @@ class Grid:
         measures."""
         reference, other = self._measure(reference), self._measure(other)
         k = self._top(k)
+        n_resamples = _resample_count("n_resamples", n_resamples, 0)
         chosen = self.qrels_names if qrels is None else [self._qrels(q) for q in
                                                          ([qrels] if isinstance(qrels, str)
                                                           else qrels)]
@@ -296,7 +309,15 @@ class Grid:
         if lacking:
             raise parameter_error("leaderboard", f"a value for every run (it lacks"
                                   f" {listed_ids(lacking)})", sorted(board)[:5])
-        return np.array([board[r] for r in self.run_names], dtype=np.float64)
+        values = []
+        for run in self.run_names:
+            value = board[run]
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                    value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+                raise parameter_error("leaderboard", f"a finite number for run {run!r} on"
+                                      f" {measure}", value)
+            values.append(float(value))
+        return np.array(values, dtype=np.float64)
 
     # -- stability of each leaderboard --------------------------------------------------
 
@@ -314,6 +335,7 @@ class Grid:
             ``pairs``, ``significant``, ``power``.
         """
         measures = self._measures(measures)
+        n_resamples = _resample_count("n_resamples", n_resamples, 1)
         rows = []
         for qrels in self.qrels_names:
             for measure in measures:
@@ -343,13 +365,23 @@ class Grid:
             on the swap rate stays at most ``threshold``:
             :meth:`~irmetrics.stats.SwapRate.min_difference`); with ``per_bin``, one row
             per bin instead: ``qrels``, ``measure``, ``bin_low``, ``count``, ``swaps``,
-            ``rate``.
+            ``rate``. A qrels set whose runs share a single topic has no swap rate (NaN,
+            ``subset_size`` 0; no bins).
         """
         measures = self._measures(measures)
+        n_trials = _resample_count("n_trials", n_trials, 1)
         rows: list[dict] = []
         for qrels in self.qrels_names:
             for measure in measures:
                 _, scores = self.scores(measure, [qrels])
+                if len(scores[qrels]) < 2:
+                    # Two disjoint topic sets need two topics: undefined, not an error
+                    # that would stop every other table.
+                    if not per_bin:
+                        rows.append({"qrels": qrels, "measure": measure, "subset_size": 0,
+                                     "n_trials": 0, "swap_rate": np.nan,
+                                     "min_difference": np.nan})
+                    continue
                 res = stats.swap_rate(scores[qrels], subset_size=subset_size,
                                       n_trials=n_trials, bin_width=bin_width, seed=seed)
                 if per_bin:
@@ -370,6 +402,12 @@ class Grid:
                                           "subset_size": pl.Int64, "n_trials": pl.Int64,
                                           "swap_rate": pl.Float64,
                                           "min_difference": pl.Float64})
+
+
+def _resample_count(name: str, value, minimum: int) -> int:
+    """A number of resamples or trials, at most ``MAX_RESAMPLES`` as for ``compare``
+    (beyond it time and memory run out before any gain in precision)."""
+    return check_int(name, value, min=minimum, max=MAX_RESAMPLES)
 
 
 def _agreement_row(reference: str, qrels: str, measure: str, res) -> dict:

@@ -8,6 +8,7 @@ and over all pairs; the pairs only one side judged are the coverage.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,10 @@ import polars as pl
 
 from .. import stats
 from ..checks import check_int, parameter_error
+from ..containers.trec_text import LATIN1, UTF8, latin1_ids
 from ..evaluate import as_qrels
+from ..io.columnar import is_columnar
+from ..io.trec import read_utf8_or_latin1
 
 #: Per-query and overall columns of :class:`JudgeAgreement`, in order.
 JUDGE_COLUMNS = ("both", "only_a", "only_b", "agreement", "kappa", "kappa_linear",
@@ -69,6 +73,8 @@ class JudgeAgreement:
 
 
 def _label_text(value: float) -> str:
+    """A label as written in tables: ``2``, ``0.5``, ``9999999999`` (exact, never
+    rounded: two labels never print alike)."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
@@ -134,8 +140,12 @@ def judge_agreement(a, b, *, relevance_level=1, relevance="int", names=("a", "b"
         raise parameter_error("relevance_level", "a number", relevance_level)
     if relevance == "int":
         relevance_level = check_int("relevance_level", relevance_level)
-    frames = [as_qrels(q, qrels_columns, relevance).df.select("query_id", "doc_id", "relevance")
-              for q in (a, b)]
+    judged = [_judgments(q, qrels_columns, relevance) for q in (a, b)]
+    mixed = judged[0][1] != judged[1][1]
+    # One file is not UTF-8: compare ids as bytes, as the evaluation does (the UTF-8
+    # side's ids in their Latin-1 view).
+    frames = [f.with_columns(latin1_ids(f["query_id"]), latin1_ids(f["doc_id"]))
+              if mixed and e != LATIN1 else f for f, e in judged]
     joined = frames[0].join(frames[1], on=["query_id", "doc_id"], how="full", coalesce=True,
                             suffix="_b")
     query_ids, codes = np.unique(joined["query_id"].to_numpy().astype(object).astype(str),
@@ -175,6 +185,17 @@ def judge_agreement(a, b, *, relevance_level=1, relevance="int", names=("a", "b"
     return JudgeAgreement(names=tuple(names), labels=labels, confusion=confusion,
                           overall={c: overall[c] for c in JUDGE_COLUMNS},
                           relevance_level=relevance_level, _per_query=frame)
+
+
+def _judgments(qrels, columns, relevance):
+    """``(query_id, doc_id, relevance frame, encoding)`` of a judgment set: a TREC text
+    file that is not UTF-8 is read as Latin-1 bytes, as :class:`~irmetrics.Evaluator`
+    reads it."""
+    if isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
+        table, encoding = read_utf8_or_latin1(qrels, "qrels", relevance=relevance)
+    else:
+        table, encoding = as_qrels(qrels, columns, relevance), UTF8
+    return table.df.select("query_id", "doc_id", "relevance"), encoding
 
 
 def _statistics(counts: np.ndarray, labels: np.ndarray) -> dict:

@@ -81,10 +81,14 @@ def html_page(meta, path=None) -> str:
                  _table(*by_title[ranking_title])]
         for measure in meta.measures:
             parts.append(f"<h3>{_e(measure)}</h3>")
-            parts.append(svg(plot.means_scatter(meta, measure),
-                             f"Mean {measure} of each run under each qrels set (y) against the"
-                             " reference (x), on the topics both share. On the dashed line the"
-                             " two agree; two runs in the wrong order are a swap."))
+            scatter = plot.means_scatter(meta, measure)
+            # At most about its drawn size: one panel stretched to the page's width would
+            # fill the screen.
+            width = int(scatter.get_size_inches()[0] * 130)
+            parts.append(f"<div style=\"max-width: {width}px\">" + svg(
+                scatter, f"Mean {measure} of each run under each qrels set (y) against the"
+                " reference (x), on the topics both share. On the dashed line the two agree;"
+                " two runs in the wrong order are a swap.") + "</div>")
         parts.append("</section>")
         sections.append("\n".join(parts))
     if meta.judges:

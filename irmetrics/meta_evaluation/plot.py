@@ -19,7 +19,7 @@ import numpy as np
 from .. import stats
 from ..comparison.plot import SYSTEM_COLOURS, new_figure, require_matplotlib, system_labels
 from ..exceptions import QueryAlignmentWarning
-from .grid import LEADERBOARD
+from .judges import _label_text
 
 
 def compared_means(meta, measure: str):
@@ -31,7 +31,7 @@ def compared_means(meta, measure: str):
     for qrels, reference in zip(rows["qrels"].to_list(), rows["reference"].to_list()):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", QueryAlignmentWarning)  # meta_evaluate said it
-            if reference == LEADERBOARD:
+            if meta.leaderboard is not None:  # (a qrels set may be named "leaderboard")
                 _, scores = grid.scores(measure, [qrels])
                 board = grid.leaderboard_values(meta.leaderboard, measure)
                 res = stats.ranking_agreement(board, scores[qrels], k=1, n_resamples=0)
@@ -55,7 +55,7 @@ def means_scatter(meta, measure: str):
     require_matplotlib()
     panels = compared_means(meta, measure)
     labels = system_labels(meta.grid.run_names)
-    reference = ("leaderboard" if meta.reference == LEADERBOARD else meta.reference)
+    reference = ("leaderboard" if meta.leaderboard is not None else meta.reference)
     fig = new_figure(4.2 * max(1, len(panels)), 4.0)
     axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
     taus = dict(zip(meta.rankings.filter(measure=measure)["qrels"].to_list(),
@@ -94,10 +94,16 @@ def label_confusion(agreement):
     """
     require_matplotlib()
     counts = np.asarray(agreement.confusion, dtype=np.float64)
-    names = [f"{float(v):g}" for v in agreement.labels]
+    names = [_label_text(v) for v in agreement.labels]
     size = max(2.6, 0.55 * len(names) + 1.6)
     fig = new_figure(size + 0.6, size)
     ax = fig.subplots()
+    a, b = agreement.names
+    if not names:  # no (query, doc) pair judged by both: nothing to draw
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"no (query, doc) pair\njudged by both {a} and {b}", ha="center",
+                va="center", fontsize=9, color="#5f6368", transform=ax.transAxes)
+        return fig
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.nan_to_num(counts / counts.sum(axis=1, keepdims=True))
     ax.imshow(share, cmap="Blues", vmin=0.0, vmax=1.0)
@@ -107,7 +113,6 @@ def label_confusion(agreement):
                     color="white" if share[i, j] > 0.6 else "#1d1d1f")
     ax.set_xticks(range(len(names)), names)
     ax.set_yticks(range(len(names)), names)
-    a, b = agreement.names
     ax.set_xlabel(f"label by {b}")
     ax.set_ylabel(f"label by {a}")
     ax.spines[:].set_visible(False)

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ..checks import check_choice, check_int, parameter_error
+from ..comparison import MAX_RESAMPLES
 from ..comparison import formatting as fmt
 from ..exceptions import QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
-from .grid import LEADERBOARD, Grid, evaluate_grid, named_inputs
-from .cells import FOOTNOTE, cell
-from .judges import JUDGE_COLUMNS, judge_agreement
+from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
+from .cells import FOOTNOTE, cell, printable
+from .judges import JUDGE_COLUMNS, _label_text, judge_agreement
 
 #: Statistics a ``--fail-if`` condition can name, by table.
 GATE_STATISTICS = {
@@ -35,6 +36,9 @@ GATE_STATISTICS = {
 _CONDITION = re.compile(r"^\s*([A-Za-z_]+)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
 _OPERATORS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
               ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+#: Statistics that count (pairs, systems): a gate message writes them as numbers of things.
+_COUNTS = ("swaps", "swaps_low", "swaps_high", "both", "only_a", "only_b", "significant")
 
 #: Columns of :meth:`MetaEvaluation.to_csv`.
 CSV_COLUMNS = ("section", "reference", "qrels", "run", "measure", "statistic", "value",
@@ -122,17 +126,26 @@ class MetaEvaluation:
         """One message per row where a condition holds (or its statistic is undefined):
         ``qrels 'llm' vs 'human' on map: tau_b = 0.8000 < 0.9``. Conditions are
         :class:`Condition` objects or their text (``"tau_b<0.9"``); each is checked on
-        the table that has its statistic (rankings, judges or stability)."""
+        the table that has its statistic (rankings, judges or stability). A condition on
+        a table that has no row (the judges of one qrels set against a leaderboard)
+        fails too: a gate that checks nothing must not pass."""
         out = []
         for condition in conditions:
             if not isinstance(condition, Condition):
                 condition = Condition.parse(condition)
-            for where, value in self._values_of(condition.statistic):
+            values = list(self._values_of(condition.statistic))
+            if not values:
+                out.append(f"no table has {condition.statistic} (no judges are compared"
+                           f" when one qrels set faces a leaderboard), so '{condition}'"
+                           " cannot be ruled out")
+            for where, value in values:
                 if value is None or not math.isfinite(value):
                     out.append(f"{where}: {condition.statistic} is undefined (NaN), so"
                                f" '{condition}' cannot be ruled out")
                 elif _OPERATORS[condition.operator](value, condition.threshold):
-                    out.append(f"{where}: {condition.statistic} = {fmt.number(value)}"
+                    shown = (_label_text(value) if condition.statistic in _COUNTS
+                             else fmt.number(value))
+                    out.append(f"{where}: {condition.statistic} = {shown}"
                                f" {condition.operator} {condition.threshold:g}")
         return out
 
@@ -155,11 +168,13 @@ class MetaEvaluation:
         """One sentence: what was compared, and how the intervals and tests were made."""
         s = self.settings
         grid = self.grid
-        reference = ("a reference leaderboard" if self.reference == LEADERBOARD
+        reference = ("a reference leaderboard" if self.leaderboard is not None
                      else f"reference {self.reference!r}")
+        intervals = (f"{fmt.percent(s['level'])} bootstrap intervals over topics"
+                     f" ({s['n_resamples']:,} resamples, seed {s['seed']})"
+                     if s["n_resamples"] else "no bootstrap intervals (0 resamples)")
         return (f"{len(grid.qrels_names)} qrels sets x {len(grid.run_names)} runs; {reference};"
-                f" {fmt.percent(s['level'])} bootstrap intervals over topics"
-                f" ({s['n_resamples']:,} resamples, seed {s['seed']}); tau_ap against the"
+                f" {intervals}; tau_ap against the"
                 f" reference; top-{s['k']} overlap; {fmt.TEST_NAMES.get(s['test'], s['test'])}"
                 f" at alpha = {s['alpha']:g} ({_correction(s)}); swap rate over"
                 f" {s['swap_trials']:,} splits into two disjoint halves of the topics.")
@@ -185,7 +200,7 @@ class MetaEvaluation:
                      r["tau_b"], (r["tau_b_low"], r["tau_b_high"]), r["tau_ap"],
                      (r["tau_ap_low"], r["tau_ap_high"]), r["spearman"], r["pearson"],
                      int(r["swaps"]), r["top_k"]] for r in self.rankings.iter_rows(named=True)]
-            against = ("the reference leaderboard" if self.reference == LEADERBOARD
+            against = ("the reference leaderboard" if self.leaderboard is not None
                        else repr(self.reference))
             out.append((f"Ranking agreement with {against}", head, rows, "llrrrrrrrrrr"))
         if self.judges:
@@ -221,9 +236,9 @@ class MetaEvaluation:
         """Aligned tables for the terminal, one per section."""
         blocks = [self.describe(), ""]
         for title, head, rows, align in self.tables():
-            cells = [head] + [[cell(v) for v in row] for row in rows]
+            cells = [[printable(h) for h in head]] + [[cell(v) for v in row] for row in rows]
             widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
-            blocks.append(title)
+            blocks.append(printable(title))
             for row in cells:
                 blocks.append("  " + "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
                                                for c, w, a in zip(row, widths, align)).rstrip())
@@ -235,13 +250,14 @@ class MetaEvaluation:
         """The tables as GitHub-flavoured markdown."""
         blocks = [fmt.markdown_escape(self.describe()), ""]
         for title, head, rows, align in self.tables():
-            blocks.append(f"**{fmt.markdown_escape(title)}**")
+            blocks.append(f"**{fmt.markdown_escape(printable(title))}**")
             blocks.append("")
-            blocks.append("| " + " | ".join(fmt.markdown_escape(h) for h in head) + " |")
+            blocks.append("| " + " | ".join(fmt.markdown_escape(printable(h)) for h in head)
+                          + " |")
             blocks.append("|" + "|".join("---" if a == "l" else "---:" for a in align) + "|")
             for row in rows:
                 blocks.append("| " + " | ".join(
-                    fmt.markdown_escape(v) if isinstance(v, str) else cell(v)
+                    fmt.markdown_escape(cell(v)) if isinstance(v, str) else cell(v)
                     for v in row) + " |")
             blocks.append("")
         blocks.append(fmt.markdown_escape(FOOTNOTE))
@@ -252,12 +268,12 @@ class MetaEvaluation:
         out = []
         for title, head, rows, align in self.tables():
             out += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{align}}}",
-                    r"\toprule", " & ".join(fmt.latex_escape(h) for h in head) + r" \\",
-                    r"\midrule"]
+                    r"\toprule", " & ".join(fmt.latex_escape(printable(h)) for h in head)
+                    + r" \\", r"\midrule"]
             for row in rows:
-                out.append(" & ".join(fmt.latex_escape(v) if isinstance(v, str)
-                                      else fmt.latex_escape(cell(v)) for v in row) + r" \\")
-            out += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{fmt.latex_escape(title)}.}}",
+                out.append(" & ".join(fmt.latex_escape(cell(v)) for v in row) + r" \\")
+            out += [r"\bottomrule", r"\end{tabular}",
+                    rf"\caption{{{fmt.latex_escape(printable(title))}.}}",
                     r"\end{table}", ""]
         out.append("% " + self.describe())
         return "\n".join(out) + "\n"
@@ -310,7 +326,7 @@ class MetaEvaluation:
             for i, a in enumerate(agreement.labels):
                 for j, b in enumerate(agreement.labels):
                     rows.append(("confusion", self.judges_reference, qrels, "", "",
-                                 f"{float(a):g}|{float(b):g}",
+                                 f"{_label_text(a)}|{_label_text(b)}",
                                  float(agreement.confusion[i, j]), None, None))
         for r in self.stability.iter_rows(named=True):
             for s in ("power", "significant", "pairs", "swap_rate", "min_difference"):
@@ -398,12 +414,18 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     ...                  "q3": {"f": 2, "e": 1}}}
     >>> meta = irm.meta_evaluate({"human": human, "llm": llm}, runs, "P.1", n_resamples=100)
     >>> meta.rankings.select("qrels", "measure", "tau_b", "swaps").rows()
-    [('llm', 'P_1', 0.816496580927726, 0.0)]
+    [('llm', 'P_1', 0.8164965809277261, 0.0)]
     >>> meta.failures(["tau_b<0.9"])
     ["qrels 'llm' vs 'human' on P_1: tau_b = 0.8165 < 0.9"]
     """
+    unknown = [name for name in evaluate_options if name not in EVALUATE_OPTIONS]
+    if unknown:
+        raise TypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
+                        f" (the evaluation options are {', '.join(EVALUATE_OPTIONS)})")
     check_choice("test", test, POWER_TESTS)
-    check_int("swap_trials", swap_trials, min=1)
+    # Before the grid is evaluated (the tables check them again).
+    check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
+    check_int("n_resamples", n_resamples, min=0, max=MAX_RESAMPLES)
     named_qrels = named_inputs(qrels, "qrels")
     grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
     ranked = grid.scored_measures()
@@ -428,7 +450,8 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     stability = power.join(swaps, on=["qrels", "measure"], how="left", maintain_order="left")
     reference_name = LEADERBOARD if leaderboard is not None else (
         grid.qrels_names[0] if reference is None else reference)
-    judges_reference = reference_name if reference_name != LEADERBOARD else grid.qrels_names[0]
+    # A qrels set may be named "leaderboard": what the reference is, the argument says.
+    judges_reference = reference_name if leaderboard is None else grid.qrels_names[0]
     judges = {}
     if len(grid.qrels_names) > 1:
         level_for_judges = evaluate_options.get("relevance_level", 1) \

@@ -151,7 +151,11 @@ def _tau_b_rows(t: _Tallies) -> np.ndarray:
     tied_x = (t.x_tied.sum(axis=1) - m) // 2
     tied_y = (t.y_tied.sum(axis=1) - m) // 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.clip(s / np.sqrt(total - tied_x) / np.sqrt(total - tied_y), -1.0, 1.0)
+        # One square root of the (exact, integer) product: rankings with the same ties
+        # and no discordant pair give exactly 1, so a gate 'tau_b < 1' holds only when
+        # the rankings differ.
+        return np.clip(s / np.sqrt(((total - tied_x) * (total - tied_y)).astype(np.float64)),
+                       -1.0, 1.0)
 
 
 def _swaps_rows(t: _Tallies) -> np.ndarray:
@@ -214,13 +218,18 @@ def swapped_pairs(x: Any, y: Any) -> Any:
     return _shaped(_swaps_rows(_tallies(x, y)), lead)
 
 
-def _tau_ap_rows(above: np.ndarray, both_above: np.ndarray) -> np.ndarray:
+def _tau_ap_rows(above: np.ndarray, both_above: np.ndarray,
+                 reference_above: np.ndarray) -> np.ndarray:
     """tau_AP of each row of the ranking whose items have ``above`` items strictly above
-    them, ``both_above`` of which the reference also puts strictly above."""
+    them, ``both_above`` of which the reference also puts strictly above; NaN where the
+    reference (``reference_above``: items strictly above in it) ties every item."""
     counted = above > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(counted, both_above / np.where(counted, above, 1), 0.0)
-        return 2.0 * share.sum(axis=1) / counted.sum(axis=1) - 1.0
+        value = 2.0 * share.sum(axis=1) / counted.sum(axis=1) - 1.0
+    # A reference that ties everything orders nothing: no agreement to measure (the
+    # formula would call any ranking of it fully reversed, -1).
+    return np.where(reference_above.any(axis=1), value, np.nan)
 
 
 def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
@@ -248,8 +257,8 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     Returns
     -------
     float or ndarray
-        In [-1, 1]; NaN when every item is tied in ``y`` (in either direction when
-        ``symmetric``).
+        In [-1, 1]; NaN when every item is tied in ``y`` or in ``x`` (a reference that
+        orders nothing).
 
     Notes
     -----
@@ -276,21 +285,34 @@ def tau_ap(x: Any, y: Any, *, symmetric: bool = False) -> Any:
     symmetric = check_bool("symmetric", symmetric)
     x, y, lead = _flat(*_rankings(x, y))
     t = _tallies(x, y)
-    value = _tau_ap_rows(t.y_above, t.both_above)
+    value = _tau_ap_rows(t.y_above, t.both_above, t.x_above)
     if symmetric:
-        value = (value + _tau_ap_rows(t.x_above, t.both_above)) / 2.0
+        value = (value + _tau_ap_rows(t.x_above, t.both_above, t.y_above)) / 2.0
     return _shaped(value, lead)
 
 
+def _power_of_two_scale(x: np.ndarray) -> np.ndarray:
+    """Per row, the power of two at or below its largest magnitude (at most 2 after the
+    division, which is exact)."""
+    return np.ldexp(1.0, np.frexp(np.abs(x).max(axis=1, keepdims=True))[1] - 1)
+
+
+def _centred(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` minus their means, each row scaled by a power of two near its largest
+    magnitude before and after centring (exact; r does not depend on the scale): no
+    overflow of sums or squares near the float limits, no underflow of tiny values."""
+    x = x / _power_of_two_scale(x)
+    centred = x - x.mean(axis=1, keepdims=True)
+    return centred / _power_of_two_scale(centred)
+
+
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    xm = x - x.mean(axis=1, keepdims=True)
-    ym = y - y.mean(axis=1, keepdims=True)
     constant = np.all(x == x[:, :1], axis=1) | np.all(y == y[:, :1], axis=1)
+    xm, ym = _centred(x), _centred(y)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Each side scaled to unit length first (as scipy does): no overflow of squares.
-        xn = xm / np.linalg.norm(xm, axis=1, keepdims=True)
-        yn = ym / np.linalg.norm(ym, axis=1, keepdims=True)
-        r = np.clip((xn * yn).sum(axis=1), -1.0, 1.0)
+        # sqrt of the product of the sums of squares: equal inputs give exactly 1.
+        r = (xm * ym).sum(axis=1) / np.sqrt((xm * xm).sum(axis=1) * (ym * ym).sum(axis=1))
+        r = np.clip(r, -1.0, 1.0)
     return np.where(constant | (x.shape[1] < 2), np.nan, r)
 
 
@@ -436,7 +458,7 @@ def _all_statistics(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     """The :data:`RANKING_STATISTICS` of rows of means ``x`` (reference) and ``y``:
     shape (B, 6)."""
     t = _tallies(x, y)
-    return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above),
+    return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above, t.x_above),
                      _pearson_rows(_average_ranks(t.x_above, t.x_tied),
                                    _average_ranks(t.y_above, t.y_tied)),
                      _pearson_rows(x, y), _swaps_rows(t).astype(np.float64),

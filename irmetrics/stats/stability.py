@@ -28,6 +28,10 @@ POWER_TESTS = TESTS + ("tukey",)
 #: Trials drawn per block by :func:`swap_rate` (a function of nothing but this constant).
 _TRIAL_BLOCK = 256
 
+#: Most bins of ``|d|`` :func:`swap_rate` makes (a bin width far below the differences
+#: would otherwise ask for an unbounded histogram).
+MAX_SWAP_BINS = 1_000_000
+
 
 def _topic_scores(scores: Any, min_topics: int) -> np.ndarray:
     try:
@@ -253,7 +257,10 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     rng = _make_rng(seed)
     pairs = system_pairs(m)
     parts = _fixed_point_parts(scores)
-    abs_d, swapped = [], []
+    # Per-bin tallies grow with the largest difference seen, block by block: memory does
+    # not grow with the number of trials.
+    counts = np.zeros(1, dtype=np.int64)
+    swaps = np.zeros(1, dtype=np.int64)
     for start in range(0, n_trials, _TRIAL_BLOCK):
         size = min(_TRIAL_BLOCK, n_trials - start)
         order = np.argsort(rng.random((size, n)), axis=1, kind="stable")
@@ -264,18 +271,30 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
         second[rows, order[:, c:2 * c]] = 1.0
         # Exact subset sums (integer parts): the sign of a difference never depends on
         # the summation order of a threaded matrix product.
-        mean_q = sum((first @ part) * scale for part, scale in parts) / c
-        mean_r = sum((second @ part) * scale for part, scale in parts) / c
-        d = mean_q[:, pairs[:, 0]] - mean_q[:, pairs[:, 1]]
-        d2 = mean_r[:, pairs[:, 0]] - mean_r[:, pairs[:, 1]]
-        abs_d.append(np.abs(d).ravel())
-        swapped.append((d * d2 < 0).ravel())
-    all_abs_d = np.concatenate(abs_d)
-    all_swapped = np.concatenate(swapped)
-    bins = np.floor(all_abs_d / bin_width).astype(np.int64)
-    n_bins = int(bins.max()) + 1
-    counts = np.bincount(bins, minlength=n_bins)
-    swaps = np.bincount(bins, weights=all_swapped, minlength=n_bins).astype(np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean_q = sum((first @ part) * scale for part, scale in parts) / c
+            mean_r = sum((second @ part) * scale for part, scale in parts) / c
+            d = mean_q[:, pairs[:, 0]] - mean_q[:, pairs[:, 1]]
+            d2 = mean_r[:, pairs[:, 0]] - mean_r[:, pairs[:, 1]]
+            abs_d = np.abs(d).ravel()
+            scaled = abs_d / bin_width
+        if not (np.isfinite(abs_d).all() and np.isfinite(d2).all()):
+            raise parameter_error("scores", "small enough in magnitude that subset means"
+                                  " and their differences are finite",
+                                  float(np.abs(scores).max()))
+        if not np.isfinite(scaled).all() or scaled.max() >= MAX_SWAP_BINS:
+            largest = float(abs_d.max())
+            raise parameter_error("bin_width", f"at least {largest / MAX_SWAP_BINS:.3g} (the"
+                                  f" largest difference, {largest:.6g}, would need more than"
+                                  f" {MAX_SWAP_BINS:,} bins)", bin_width)
+        swapped = np.sign(d) * np.sign(d2) < 0
+        bins = np.floor(scaled).astype(np.int64)
+        n_bins = max(len(counts), int(bins.max()) + 1)
+        counts = np.pad(counts, (0, n_bins - len(counts)))
+        swaps = np.pad(swaps, (0, n_bins - len(swaps)))
+        counts += np.bincount(bins, minlength=n_bins)
+        swaps += np.bincount(bins, weights=swapped.ravel(), minlength=n_bins).astype(
+            np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(counts > 0, swaps / np.maximum(counts, 1), np.nan)
     return SwapRate(bin_low=np.arange(n_bins) * bin_width, counts=counts, swaps=swaps,
@@ -283,5 +302,5 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
                     n_trials=n_trials, bin_width=bin_width)
 
 
-__all__ = ["DiscriminativePower", "POWER_TESTS", "SwapRate", "discriminative_power",
-           "swap_rate", "system_pairs"]
+__all__ = ["DiscriminativePower", "MAX_SWAP_BINS", "POWER_TESTS", "SwapRate",
+           "discriminative_power", "swap_rate", "system_pairs"]
