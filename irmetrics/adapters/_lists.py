@@ -27,6 +27,7 @@ from ..engine import segments as sg
 from ..engine.pack import BOGUS_DOC_ID
 from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
 from ..engine.ranked import label_histogram as ranked_label_histogram
+from ..engine.ties import descending_keys
 from ._ids import IdVocab
 
 RUN_NAME = "irmetrics"
@@ -63,23 +64,6 @@ def label_histogram(query: np.ndarray, labels: np.ndarray, n_queries: int, extra
         if extra_positive is not None:
             has_qrels |= extra_positive > 0
     return hist, levels, has_qrels, positive_total
-
-
-def descending_keys(scores: np.ndarray) -> np.ndarray:
-    """uint64 keys of float32 scores whose ascending order is score descending.
-
-    IEEE-754 bits ``b`` of a float32 order like the floats once negatives have all
-    bits flipped and positives the sign bit set; complementing that reverses the
-    order: ``b ^ 0x7FFFFFFF`` for positives, ``b`` for negatives. ``-0.0`` is first
-    folded into ``+0.0`` because trec_eval compares them equal. Values fit in the
-    low 32 bits.
-    """
-    bits = (scores + np.float32(0.0)).view(np.int32)
-    flip = bits >> 31  # -1 for negatives, 0 for positives (arithmetic shift)
-    np.invert(flip, out=flip)
-    flip &= 0x7FFFFFFF
-    flip ^= bits
-    return flip.view(np.uint32).astype(np.uint64)
 
 
 class Judgments:

@@ -37,6 +37,26 @@ from . import segments as sg
 from .ranked import RankedLists
 
 
+def descending_keys(scores: np.ndarray) -> np.ndarray:
+    """uint64 keys of float32 scores (any shape) whose ascending order is score descending.
+
+    IEEE-754 bits ``b`` of a float32 order like the floats once negatives have all
+    bits flipped and positives the sign bit set; complementing that reverses the
+    order: ``b ^ 0x7FFFFFFF`` for positives, ``b`` for negatives. ``-0.0`` is first
+    folded into ``+0.0`` because trec_eval compares them equal. Values fit in the
+    low 32 bits.
+
+    >>> descending_keys(np.array([1.0, -0.0, 0.0, -2.0], dtype=np.float32)).argsort(kind="stable")
+    array([0, 1, 2, 3])
+    """
+    bits = (np.asarray(scores, dtype=np.float32) + np.float32(0.0)).view(np.int32)
+    flip = bits >> 31  # -1 for negatives, 0 for positives (arithmetic shift)
+    np.invert(flip, out=flip)
+    flip &= 0x7FFFFFFF
+    flip ^= bits
+    return flip.view(np.uint32).astype(np.uint64)
+
+
 @dataclass(frozen=True)
 class TieGroups:
     """Tie groups of CSR rankings (entries in rank order).

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...engine import segments as sg
 from ...engine.gains import log2_discount
+from ...engine.ties import descending_keys
 from ...exceptions import InputFormatError
 from ...measures.context import safe_div
 from ...measures.metric_learning import (
@@ -32,14 +33,6 @@ AGGREGATIONS = ("mean", "median", "min", "max")
 
 
 # --------------------------------------------------------------------------- grouped rankings
-
-def descending_key(preds32: np.ndarray) -> np.ndarray:
-    """uint64 keys below ``2**32`` whose ascending order is ``preds32`` descending
-    (-0.0 equals 0.0; any shape)."""
-    bits = (np.asarray(preds32, dtype=np.float32) + np.float32(0.0)).view(np.int32)
-    bits ^= (bits >> 31) & np.int32(0x7FFFFFFF)  # the float order as a signed integer order
-    return (np.int64(0x7FFFFFFF) - bits).view(np.uint64)
-
 
 def _group_key(indexes: np.ndarray) -> np.ndarray:
     """uint64 keys holding each index's rank among the distinct indexes in the high 32 bits."""
@@ -91,10 +84,10 @@ class Groups:
         input position: one stable sort of a packed ``(query, -pred)`` uint64 key."""
         n = preds.size
         if indexes is None:
-            order = np.argsort(descending_key(preds), kind="stable")
+            order = np.argsort(descending_keys(preds), kind="stable")
             ids, offsets = np.zeros(1, dtype=np.int64), np.array([0, n], dtype=np.int64)
         else:
-            order = np.argsort(_group_key(indexes) | descending_key(preds), kind="stable")
+            order = np.argsort(_group_key(indexes) | descending_keys(preds), kind="stable")
             ids, offsets = group_offsets(indexes[order])
         return cls(offsets, preds[order], target[order], ids=ids)
 

@@ -35,7 +35,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._kernels import Groups, descending_key
+from ...engine.ties import descending_keys
+from ._kernels import Groups
 
 TIES = ("torchmetrics", "trec_eval", "input_order")
 
@@ -103,10 +104,10 @@ def _trec_columns(n: int) -> np.ndarray:
 def _key_sorted(values: Tensor) -> Tensor:
     """CPU rows sorted by value descending, then column, by numpy's vectorised sort (far
     faster than ``torch.topk``/``sort`` over whole rows): uint64 keys holding
-    :func:`~._kernels.descending_key` in the high half and the column in the low half,
+    :func:`irmetrics.engine.ties.descending_keys` in the high half and the column in the low half,
     viewed as int64. ``key >> 32`` is equal for equal values (-0.0 and 0.0 included);
     ``key & 0xffffffff`` is the column."""
-    keys = descending_key(values.numpy()) << np.uint64(32)
+    keys = descending_keys(values.numpy()) << np.uint64(32)
     keys |= np.arange(values.shape[1], dtype=np.uint64)
     keys.sort(axis=-1)
     return torch.from_numpy(keys.view(np.int64))
