@@ -21,6 +21,7 @@ reported. Without a GPU: ``--device cpu --quick`` runs the device road on CPU te
 
     python benchmarks/bench_device.py [--device cuda] [--quick] [--repeat 3]
                                       [--cases embeddings,matrix,flat] [--no-numpy]
+                                      [--profile N] [--host-rounds R]
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ FULL = {"n": 40_000, "dim": 512, "classes": 8_000, "k": 100, "matrix": (10_000, 
         "flat": (20_000, 1_000)}
 QUICK = {"n": 4_000, "dim": 64, "classes": 800, "k": 100, "matrix": (1_000, 10_000),
          "flat": (2_000, 100)}
+#: Functions shown per profile (--profile N; 0: no profile).
+PROFILE = 0
+#: Rounds that run the numpy road too (--host-rounds).
+HOST_ROUNDS = 1 << 30
 EMB_MEASURES = ["map", "P.1", "recall.100", "ndcg_cut.10"]
 MATRIX_MEASURES = ["map", "ndcg_cut.10", "P.10"]
 
@@ -51,13 +56,29 @@ def timed(torch, device, fn):
 
 
 def alternate(torch, device, roads: dict, repeat: int):
-    """Run the named roads one after another, ``repeat`` rounds: ``(times, last results)``."""
+    """Run the named roads one after another, ``repeat`` rounds: ``(times, last results)``;
+    the numpy road only in the first ``HOST_ROUNDS`` rounds (it is slow)."""
     times, results = {name: [] for name in roads}, {}
-    for _ in range(repeat):
+    for round_ in range(repeat):
         for name, road in roads.items():
+            if name == "numpy" and round_ >= HOST_ROUNDS:
+                continue
             seconds, results[name] = timed(torch, device, road)
             times[name].append(seconds)
     return times, results
+
+
+def profile(torch, device, label, fn, top):
+    """Print the ``top`` functions by cumulative time of one more run of ``fn``."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    timed(torch, device, fn)
+    profiler.disable()
+    print(f"\n### profile: {label}")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(top)
 
 
 def same_pair(a, b) -> bool:
@@ -106,6 +127,8 @@ def case_embeddings(torch, device, size, repeat, numpy_road, seed):
     roads = {"numpy": numpy_road_fn} if numpy_road else {}
     roads.update(device=device_road, topk=torch_topk, nb=topk_then_neighbours)
     times, results = alternate(torch, device, roads, repeat)
+    if PROFILE:
+        profile(torch, device, "embeddings, device road", device_road, PROFILE)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row("from_embeddings + evaluate, numpy road", times["numpy"])] \
         if numpy_road else []
@@ -137,6 +160,8 @@ def case_matrix(torch, device, size, repeat, numpy_road, seed):
 
     roads = {"numpy": numpy_road_fn} if numpy_road else {}
     times, results = alternate(torch, device, {**roads, "device": device_road}, repeat)
+    if PROFILE:
+        profile(torch, device, "matrix, device road", device_road, PROFILE)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row(f"from_matrix(k=100) {n_rows:,} x {n_cols:,}, numpy road",
                        times["numpy"])] if numpy_road else []
@@ -183,6 +208,8 @@ def case_flat(torch, device, size, repeat, numpy_road, seed):
     if have_tm:
         roads["tm"] = torchmetrics_road
     times, results = alternate(torch, device, roads, repeat)
+    if PROFILE:
+        profile(torch, device, "flat, device road", device_road, PROFILE)
     equal = same_pair(results["numpy"][0], results["device"][0]) if numpy_road else None
     rows = [median_row(f"from_flat + ndcg_cut.10 {n_q:,} x {per:,}, numpy road",
                        times["numpy"])] if numpy_road else []
@@ -208,7 +235,16 @@ def main(argv=None) -> None:
     parser.add_argument("--no-numpy", action="store_true",
                         help="skip the numpy road (and the equality check)")
     parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="after timing, profile one more device-road run per case and "
+                             "print its N most expensive functions")
+    parser.add_argument("--host-rounds", type=int, default=None, metavar="R",
+                        help="run the (slow) numpy road in the first R rounds only")
     args = parser.parse_args(argv)
+    global PROFILE, HOST_ROUNDS
+    PROFILE = args.profile
+    if args.host_rounds is not None:
+        HOST_ROUNDS = args.host_rounds
     device = torch.device(args.device)
     size = QUICK if args.quick else FULL
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU tensors"

@@ -38,12 +38,32 @@ def _labels(value, name: str, n: int) -> np.ndarray:
     return array
 
 
-def _normalised(values: np.ndarray, name: str) -> np.ndarray:
-    norms = np.linalg.norm(values, axis=1)
-    if (norms == 0).any():
+def _device_rows(tensor, value, name: str):
+    """What :func:`_embeddings` makes of ``value``, computed where ``tensor`` (``value`` on
+    its device) lives: float64 rows there, the same numbers bit for bit, so that they need
+    not cross. Devices without exact float64 (MPS), and inputs the checks refuse (whose
+    messages the host's checks give), take the host's road."""
+    torch = device.import_torch()
+    usable = (tensor.device.type in device.EXACT_DEVICES and tensor.ndim == 2
+              and not tensor.is_complex()
+              and (not tensor.is_floating_point() or bool(torch.isfinite(tensor).all())))
+    return tensor.to(torch.float64) if usable else _embeddings(value, name)
+
+
+def _normalised(values, name: str):
+    """Rows scaled to unit length, as ``values / np.linalg.norm(values, axis=1)[:, None]``
+    (on the device for float64 tensors, bit for bit); zero rows refused."""
+    if isinstance(values, np.ndarray):
+        norms = np.linalg.norm(values, axis=1)
+        zero = norms == 0
+        unit = None if zero.any() else values / norms[:, None]
+    else:
+        unit, zero = device.unit_rows(device.import_torch(), values)
+        zero = zero.cpu().numpy()
+    if zero.any():
         raise ParameterError(f"`{name}` rows must be non-zero for metric='cosine'; got a zero "
-                             f"row at index {int(np.flatnonzero(norms == 0)[0])}.")
-    return values / norms[:, None]
+                             f"row at index {int(np.flatnonzero(zero)[0])}.")
+    return unit
 
 
 def _exact_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_rank,
@@ -188,7 +208,8 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     on_device = None
     if device.wants_device(backend, query_embeddings, gallery_embeddings):
         on_device = _device_pair(query_embeddings, gallery_embeddings)
-    queries = _embeddings(query_embeddings, "query_embeddings")
+    queries = (_embeddings(query_embeddings, "query_embeddings") if on_device is None
+               else _device_rows(on_device[0], query_embeddings, "query_embeddings"))
     q_labels = _labels(query_labels, "query_labels", len(queries))
     if (gallery_embeddings is None) != (gallery_labels is None):
         raise ParameterError("`gallery_labels` must be given exactly when `gallery_embeddings` "
@@ -197,7 +218,8 @@ def from_embeddings(query_embeddings, query_labels, gallery_embeddings=None, gal
     if self_gallery:
         gallery, g_labels = queries, q_labels
     else:
-        gallery = _embeddings(gallery_embeddings, "gallery_embeddings")
+        gallery = (_embeddings(gallery_embeddings, "gallery_embeddings") if on_device is None
+                   else _device_rows(on_device[1], gallery_embeddings, "gallery_embeddings"))
         g_labels = _labels(gallery_labels, "gallery_labels", len(gallery))
         if gallery.shape[1] != queries.shape[1]:
             raise ShapeError(f"`gallery_embeddings` must have {queries.shape[1]} dimensions like "

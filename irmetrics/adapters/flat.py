@@ -122,8 +122,12 @@ def _device_flat(preds, target, indexes, ignore_index, relevance_type):
         check_integral(device.to_host(indexes, "indexes"), "indexes")
     if indexes.is_floating_point() or indexes.dtype == torch.bool:
         indexes = indexes.to(torch.int64)
-    # Every label crosses anyway: checked on the host in input order (exact messages).
-    labels = check_labels(device.to_host(target, "target"), "target", relevance_type)
+    # Integer labels need no check: they are gathered in the final order on the device
+    # and cross once. Others are checked on the host in input order (exact messages).
+    integral = relevance_type == "int" and target.dtype in (torch.int8, torch.int16, torch.int32,
+                                                            torch.int64, torch.uint8)
+    labels = None if integral else check_labels(device.to_host(target, "target"), "target",
+                                                relevance_type)
     vocab = {}
 
     def query_rank(numbers):
@@ -135,15 +139,20 @@ def _device_flat(preds, target, indexes, ignore_index, relevance_type):
         return vocab["docs"].byte_rank
 
     grouped = device.sort_groups(preds, indexes, group_rank=query_rank,
-                                 ordinal_tie_rank=doc_rank)
-    query, doc, ranked_labels = grouped.codes, grouped.ordinals, labels[grouped.order]
+                                 ordinal_tie_rank=doc_rank, carry=[target] if integral else [])
+    query, doc = grouped.codes, grouped.ordinals
+    ranked_labels = (grouped.carried[0].astype(np.int64) if integral
+                     else labels[grouped.order])
     rel_hist, rel_levels, has_qrels, positive_total = label_histogram(query, ranked_labels,
                                                                       len(grouped.ids))
-    in_input_order = np.empty(len(query), np.int64)
-    in_input_order[grouped.order] = np.arange(len(query))
+
+    def in_input_order():  # read only by callers that want the pair in input order
+        back = np.empty(len(query), np.int64)
+        back[grouped.order] = np.arange(len(query))
+        return query[back], doc[back], ranked_labels[back]
+
     judgments = SparseJudgments(
         vocab["queries"], vocab["docs"], query, doc, grouped.values, ranked_labels, rel_hist,
-        rel_levels, has_qrels, positive_total,
-        lambda: (query[in_input_order], doc[in_input_order], labels),
+        rel_levels, has_qrels, positive_total, in_input_order,
         presorted=True, input_position=grouped.order)
     return make_pair(judgments)

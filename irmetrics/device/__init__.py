@@ -31,9 +31,10 @@ from .arrays import (
     wants_device,
 )
 from .knn import search
+from .exact import EXACT_DEVICES, exact_sqrt, numpy_row_sums, unit_rows
 from .labels import LabelTable
 from .order import GroupOrder, sort_groups, top_k_rows
 
-__all__ = ["BACKENDS", "GroupOrder", "LabelTable", "array_library", "as_tensor", "import_torch",
-           "on_device", "search", "sort_groups",
+__all__ = ["BACKENDS", "EXACT_DEVICES", "GroupOrder", "LabelTable", "array_library", "as_tensor", "import_torch",
+           "exact_sqrt", "numpy_row_sums", "on_device", "search", "sort_groups", "unit_rows",
            "to_host", "top_k_rows", "wants_device"]

@@ -41,12 +41,16 @@ from ..engine.knn import (
 )
 from ..exceptions import ParameterError, ShapeError
 from .arrays import as_tensor, compute_dtype, import_torch, matmul_rounding
+from .exact import EXACT_DEVICES, exact_sqrt, numpy_row_sums
 
 #: Default device memory for one block's work matrices (distances and masks).
 BLOCK_BYTES = 1 << 28
+#: Largest float64 copy of the host's reference rows that is put on the device to measure
+#: the candidates there; a larger gallery's candidates are measured on the host.
+RESCORE_BYTES = 1 << 32
 
 
-def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: np.ndarray,
+def search(query, reference, k: int, *, host_query, host_reference,
            metric: str = "euclidean", unit_rows: bool = False, tie_rank=None, ignore=(),
            exclude_self: bool = False, block_rows: int | None = None,
            block_bytes: int = BLOCK_BYTES, exact_distances: bool = True,
@@ -58,10 +62,12 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
     query, reference : torch tensors (or arrays torch reads), shapes (Q, d) and (G, d)
         On one device; real numbers of any float or integer dtype.
     k : int
-    host_query, host_reference : ndarray of float64, shapes (Q, d) and (G, d)
-        The same rows on the host, as :func:`~irmetrics.engine.knn.pair_distances`
-        reads them (unit rows for ``metric="cosine"`` or ``unit_rows``): the candidates
-        are measured there.
+    host_query, host_reference : ndarray or float64 tensor, shapes (Q, d) and (G, d)
+        The rows as :func:`~irmetrics.engine.knn.pair_distances` reads them on the host
+        (float64; unit rows for ``metric="cosine"`` or ``unit_rows``): the candidates
+        are measured in these. Either numpy arrays or the same values as float64
+        tensors on ``query``'s device (:func:`irmetrics.device.unit_rows` makes them
+        there), which then need not cross to the host.
     metric : {"euclidean", "cosine", "dot"}, default "euclidean"
     unit_rows : bool, default False
         The host rows are the device rows scaled to unit length (an adapter's cosine
@@ -95,7 +101,8 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
     if query.ndim != 2 or reference.ndim != 2 or query.shape[1] != reference.shape[1]:
         raise ShapeError(f"embeddings must be 2-D with the same width; got "
                          f"{tuple(query.shape)} and {tuple(reference.shape)}.")
-    if host_query.shape != tuple(query.shape) or host_reference.shape != tuple(reference.shape):
+    if tuple(host_query.shape) != tuple(query.shape) or \
+            tuple(host_reference.shape) != tuple(reference.shape):
         raise ShapeError("`host_query` and `host_reference` must have the shapes of `query` "
                          "and `reference`.")
     n_q, n_ref = query.shape[0], reference.shape[0]
@@ -109,6 +116,12 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
     keys = [(torch.as_tensor(q_keys, device=query.device),
              torch.as_tensor(r_keys, device=query.device))
             for q_keys, r_keys in _coded_keys(ignore, n_q, n_ref)]
+    exact = None
+    if (side.wide == torch.float64 and query.device.type in EXACT_DEVICES
+            and 8 * host_reference.shape[0] * host_reference.shape[1] <= RESCORE_BYTES):
+        exact = _DeviceRescorer(torch, query.device, side.host_metric, host_query,
+                                host_reference, tie_rank, block_bytes)
+    on_host = _HostRows(host_query, host_reference)
     parts_idx, parts_dist, counts = [], [], []
     for start in range(0, n_q, block_rows):
         stop = min(start + block_rows, n_q)
@@ -126,6 +139,13 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
                                 fast.dtype).to(fast.device)
         candidates = (fast <= threshold[:, None]) & torch.isfinite(fast)
         rows, cols = candidates.nonzero(as_tuple=True)
+        if exact is not None:
+            ranked = exact.rank(rows, cols, start, stop, k)
+            if ranked is not None:
+                parts_idx.append(ranked[0])
+                parts_dist.append(ranked[1])
+                counts.append(ranked[2])
+                continue
         values = fast[rows, cols].cpu().double().numpy()
         rows, cols = rows.cpu().numpy(), cols.cpu().numpy()
         del fast, candidates
@@ -133,7 +153,7 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
         if non_finite_error is not None and not np.isfinite(host_values).all():
             raise ParameterError(non_finite_error)
         packed, columns, valid = pack_candidates(rows, cols, host_values, stop - start)
-        rescorer = Rescorer(side.host_metric, host_query[start:stop], host_reference,
+        rescorer = Rescorer(side.host_metric, on_host.query()[start:stop], on_host.reference(),
                             host_error, exact_distances)
         idx, dist, count = rank_candidates(packed, columns, valid, k, tie_rank, rescorer,
                                            BLOCK_CELLS)
@@ -144,6 +164,102 @@ def search(query, reference, k: int, *, host_query: np.ndarray, host_reference: 
         counts.append(count)
     offsets = np.concatenate(([0], np.cumsum(np.concatenate(counts)))).astype(np.int64)
     return Neighbours(offsets, np.concatenate(parts_idx), np.concatenate(parts_dist))
+
+
+class _DeviceRescorer:
+    """The candidates measured and ordered on the device, as the host would do it.
+
+    The host's float64 rows are copied to the device once; each candidate pair's
+    distance is computed there with the operations of
+    :func:`irmetrics.engine.knn.pair_distances` in the same order (elementwise IEEE
+    products and differences, :func:`numpy_row_sums`, a correctly rounded square
+    root), so its bits are the host's. Only devices whose float64 arithmetic is known to
+    be IEEE (CUDA; the CPU, where numpy takes the square roots) measure there. The candidates hold every reference that could
+    be among a row's first ``k``, so ordering them by (exact distance, tie rank) gives
+    what :func:`~irmetrics.engine.knn.rank_candidates` gives, and only the first ``k``
+    per row cross to the host.
+    """
+
+    def __init__(self, torch, device, metric: str, host_query, host_reference, tie_rank,
+                 block_bytes: int):
+        self.torch, self.metric = torch, metric
+        self.reference = _on(torch, host_reference, device)
+        self.query = (self.reference if host_query is host_reference
+                      else _on(torch, host_query, device))
+        self.tie_rank = None if tie_rank is None else torch.as_tensor(
+            np.asarray(tie_rank, dtype=np.int64), device=device)
+        # Two gathered (pairs, d) float64 operands per chunk, in four blocks' memory.
+        width = max(int(host_reference.shape[1]), 1)
+        self.pairs_per_chunk = max(1, 4 * int(block_bytes) // (16 * width))
+
+    def distances(self, rows, cols):
+        """:func:`~irmetrics.engine.knn.pair_distances` of ``(query[rows], reference[cols])``."""
+        torch = self.torch
+        out = torch.empty(rows.numel(), dtype=torch.float64, device=rows.device)
+        for lo in range(0, rows.numel(), self.pairs_per_chunk):
+            hi = min(lo + self.pairs_per_chunk, rows.numel())
+            if self.metric == "euclidean":
+                terms = self.query[rows[lo:hi]] - self.reference[cols[lo:hi]]
+                terms *= terms
+                out[lo:hi] = exact_sqrt(torch, numpy_row_sums(torch, terms))
+            else:
+                terms = self.query[rows[lo:hi]] * self.reference[cols[lo:hi]]
+                dots = numpy_row_sums(torch, terms)
+                out[lo:hi] = -dots if self.metric == "dot" else 1.0 - dots
+        return out
+
+    def rank(self, rows, cols, start: int, stop: int, k: int):
+        """``(indices, distances, counts)`` of block ``start:stop`` as host arrays, or None
+        where a distance is not finite (the host's road decides those)."""
+        torch = self.torch
+        exact = self.distances(rows + start, cols)
+        if not bool(torch.isfinite(exact).all()):
+            return None
+        # Stable sorts, least significant key first; + 0.0 makes -0.0 equal to 0.0, as
+        # numpy compares them (a radix sort of the bits would not).
+        tie = cols if self.tie_rank is None else self.tie_rank[cols]
+        order = torch.sort(tie, stable=True).indices
+        order = order[torch.sort(exact[order] + 0.0, stable=True).indices]
+        order = order[torch.sort(rows[order], stable=True).indices]
+        ranked_rows = rows[order]
+        per_row = torch.bincount(ranked_rows, minlength=stop - start)
+        first = torch.cumsum(per_row, 0) - per_row
+        keep = torch.arange(order.numel(), device=order.device) - first[ranked_rows] < k
+        chosen = order[keep]
+        return (cols[chosen].cpu().numpy(), exact[chosen].cpu().numpy(),
+                per_row.clamp(max=k).cpu().numpy().astype(np.int64))
+
+
+def _on(torch, rows, device):
+    """float64 rows (an array or a tensor) as a contiguous tensor on ``device``."""
+    if isinstance(rows, np.ndarray):
+        rows = torch.from_numpy(np.ascontiguousarray(rows))
+    return rows.to(device=device, dtype=torch.float64).contiguous()
+
+
+class _HostRows:
+    """The exact rows as numpy arrays, copied from the device the first time a block
+    needs the host's road (one whose distances are not all finite, or a gallery too
+    large to measure on the device)."""
+
+    def __init__(self, query, reference):
+        self._rows = {"query": query, "reference": reference}
+        self._same = query is reference
+
+    def _get(self, name):
+        rows = self._rows[name]
+        if not isinstance(rows, np.ndarray):
+            rows = rows.cpu().numpy()
+            if self._same:
+                self._rows = {"query": rows, "reference": rows}
+            self._rows[name] = rows
+        return rows
+
+    def query(self) -> np.ndarray:
+        return self._get("query")
+
+    def reference(self) -> np.ndarray:
+        return self._get("reference")
 
 
 def _coded_keys(ignore, n_q: int, n_ref: int):
