@@ -67,3 +67,22 @@ def test_device_scoring_equals_the_hosts(seed, n, dim, k, metric, monkeypatch):
     assert_same_pair(want, from_embeddings(tensor, labels, k=k, metric=metric, backend="torch"))
     monkeypatch.setattr(device_knn, "RESCORE_BYTES", 0)
     assert_same_pair(want, from_embeddings(tensor, labels, k=k, metric=metric, backend="torch"))
+
+
+def test_rows_too_large_for_the_device_copy_are_made_on_the_host(monkeypatch):
+    """A gallery whose float64 copy exceeds RESCORE_BYTES never gets one on the device."""
+    rng = np.random.default_rng(3)
+    tensor = torch.from_numpy(rng.standard_normal((50, 8)).astype(np.float32))
+    labels = rng.integers(0, 5, 50)
+    want = from_embeddings(tensor, labels, k=10, backend="numpy")
+    monkeypatch.setattr(device_knn, "RESCORE_BYTES", 8 * 50 * 8 - 1)
+    made = []
+    original = device_knn._DeviceRescorer.__init__
+
+    def spy(self, *args, **kwargs):
+        made.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(device_knn._DeviceRescorer, "__init__", spy)
+    assert_same_pair(want, from_embeddings(tensor, labels, k=10, backend="torch"))
+    assert not made

@@ -41,10 +41,12 @@ def _labels(value, name: str, n: int) -> np.ndarray:
 def _device_rows(tensor, value, name: str):
     """What :func:`_embeddings` makes of ``value``, computed where ``tensor`` (``value`` on
     its device) lives: float64 rows there, the same numbers bit for bit, so that they need
-    not cross. Devices without exact float64 (MPS), and inputs the checks refuse (whose
-    messages the host's checks give), take the host's road."""
+    not cross. Devices without exact float64 (MPS), rows whose float64 copy would exceed
+    :data:`irmetrics.device.knn.RESCORE_BYTES` of device memory, and inputs the checks
+    refuse (whose messages the host's checks give) take the host's road."""
     torch = device.import_torch()
     usable = (tensor.device.type in device.EXACT_DEVICES and tensor.ndim == 2
+              and 8 * tensor.numel() <= device.knn.RESCORE_BYTES
               and not tensor.is_complex()
               and (not tensor.is_floating_point() or bool(torch.isfinite(tensor).all())))
     return tensor.to(torch.float64) if usable else _embeddings(value, name)
