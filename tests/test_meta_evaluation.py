@@ -428,3 +428,20 @@ def test_grid_equals_evaluate_on_generated_inputs(tmp_path_factory, data, comple
             assert list(grid.results[key].query_ids) == list(res.query_ids)
             for name in res.names:
                 assert grid.results[key].values(name).tolist() == res.values(name).tolist()
+
+
+def test_the_html_page_is_never_written_over_an_input(files, tmp_path):
+    pytest.importorskip("matplotlib")
+    qrels, runs = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        meta = irm.meta_evaluate(qrels, runs, "P.5", n_resamples=10, swap_trials=2)
+    assert set(meta.grid.sources) == {f"qrels {n!r}" for n in qrels} | \
+        {f"run {n!r}" for n in runs}
+    for path in [qrels["llm"], runs["split"]]:
+        before = Path(path).read_bytes()
+        with pytest.raises(ParameterError, match="other than the inputs"):
+            meta.to_html(path)
+        assert Path(path).read_bytes() == before
+    page = meta.to_html(tmp_path / "page.html")
+    assert (tmp_path / "page.html").read_text() == page

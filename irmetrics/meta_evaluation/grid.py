@@ -78,6 +78,9 @@ class Grid:
         Output names of the measures (``map``, ``P_10``, ``nDCG@10``).
     results : dict of (str, str) to Results
         The evaluation of each (qrels, run), as :func:`irmetrics.evaluate` gives it.
+    sources : dict of str to path
+        ``{"qrels 'name'": path, "run 'name'": path}`` of every input read from a file:
+        what an output (:meth:`MetaEvaluation.to_html`) must never overwrite.
 
     Examples
     --------
@@ -94,10 +97,11 @@ class Grid:
     ('llm', nan, 0.0)
     """
 
-    def __init__(self, qrels_names, run_names, results: dict):
+    def __init__(self, qrels_names, run_names, results: dict, sources=None):
         self.qrels_names = list(qrels_names)
         self.run_names = list(run_names)
         self.results = results
+        self.sources = dict(sources or {})
         first = results[(self.qrels_names[0], self.run_names[0])]
         self.names = list(first.names)
 
@@ -522,7 +526,14 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                       " queries without a ranking in the run (Results.missing_query_ids;"
                       " complete=True evaluates them as trec_eval -c)",
                       MissingQueriesWarning, stacklevel=2)
-    return Grid(named_qrels, named_runs, ordered)
+    return Grid(named_qrels, named_runs, ordered,
+                sources={**_file_inputs("qrels", named_qrels), **_file_inputs("run", named_runs)})
+
+
+def _file_inputs(what: str, named: dict) -> dict:
+    """``{"what 'name'": path}`` of the inputs given as paths (not ``-``, standard input)."""
+    return {f"{what} {name!r}": value for name, value in named.items()
+            if isinstance(value, (str, os.PathLike)) and os.fspath(value) != "-"}
 
 
 __all__ = ["EVALUATE_OPTIONS", "Grid", "LEADERBOARD", "agreement_columns", "evaluate_grid",

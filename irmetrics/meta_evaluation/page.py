@@ -41,7 +41,8 @@ def html_page(meta, path=None) -> str:
     ----------
     meta : MetaEvaluation
     path : str or os.PathLike, optional
-        Also write the page there (UTF-8).
+        Also write the page there (UTF-8, atomically; never over one of the inputs,
+        :attr:`Grid.sources`).
 
     Returns
     -------
@@ -51,6 +52,8 @@ def html_page(meta, path=None) -> str:
     ------
     ImportError
         matplotlib is not installed (the message says how to install it).
+    ParameterError
+        ``path`` is one of the qrels or run files read.
 
     Examples
     --------
@@ -129,7 +132,7 @@ def html_page(meta, path=None) -> str:
         f"<footer>Made by irmetrics {_e(__version__)} (<code>irmetrics agree --format"
         f" html</code>). {_e(FOOTNOTE)}</footer>\n"
         "</body>\n</html>\n")
-    return finish_page(text, path)
+    return finish_page(text, path, inputs=meta.grid.sources)
 
 
 __all__ = ["html_page"]
