@@ -103,26 +103,112 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error",
 
 def read_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
                      encoding: str = UTF8, relevance: str = "int") -> Qrels:
-    """Parse qrels already in memory (plain or gzip bytes); ``source`` names it in errors."""
+    """Parse qrels already in memory (plain or gzip bytes), as :func:`read_qrels` reads
+    a file.
+
+    Parameters
+    ----------
+    data : bytes
+        The qrels text, plain or gzip-compressed (detected by its magic bytes).
+    source : str
+        Names the data in error messages, in place of a file name.
+    on_duplicate, encoding, relevance
+        As for :func:`read_qrels`.
+
+    Returns
+    -------
+    Qrels
+        As :func:`read_qrels` returns; ``path`` is None.
+
+    Raises
+    ------
+    InputFormatError
+        With ``source``, the 1-based line and the reason.
+
+    Examples
+    --------
+    >>> import gzip
+    >>> read_qrels_bytes(gzip.compress(b"301 0 d1 1\\n301 0 d2 0\\n")).df.rows()
+    [('301', '0', 'd1', 1), ('301', '0', 'd2', 0)]
+    >>> read_qrels_bytes(b"301 0 d1\\n", source="mem")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.InputFormatError: mem:1: expected 4 fields (query_id iteration doc_id relevance), found 3 (query_id '301', doc_id 'd1')
+    """
     return Qrels.read_bytes(data, source=source, on_duplicate=on_duplicate, encoding=encoding,
                             relevance=relevance)
 
 
 def read_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
                    encoding: str = UTF8) -> Run:
-    """Parse a run already in memory (plain or gzip bytes); ``source`` names it in errors."""
+    """Parse a run already in memory (plain or gzip bytes), as :func:`read_run` reads a
+    file.
+
+    Parameters
+    ----------
+    data : bytes
+        The run text, plain or gzip-compressed (detected by its magic bytes).
+    source : str
+        Names the data in error messages, in place of a file name.
+    on_duplicate, encoding
+        As for :func:`read_run`.
+
+    Returns
+    -------
+    Run
+        As :func:`read_run` returns; ``path`` is None.
+
+    Raises
+    ------
+    InputFormatError
+        With ``source``, the 1-based line and the reason (:class:`DuplicateEntryError`
+        for a repeated pair under ``on_duplicate="error"``).
+
+    Examples
+    --------
+    >>> data = b"301 Q0 d1 1 2.5 a\\n301 Q0 d1 2 1.0 a\\n"
+    >>> read_run_bytes(data, on_duplicate="max").df.rows()
+    [('301', 'Q0', 'd1', 1, 2.5, 'a')]
+    >>> read_run_bytes(data, source="mem")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.DuplicateEntryError: mem:2: duplicate (query_id, doc_id); first seen on line 1 (query_id '301', doc_id 'd1')
+    """
     return Run.read_bytes(data, source=source, on_duplicate=on_duplicate, encoding=encoding)
 
 
 def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = False,
                         **options):
-    """``(Qrels or Run, encoding)``: the ``kind`` (``"qrels"`` or ``"run"``) file read as
-    UTF-8, or as Latin-1 when it is not UTF-8 (:class:`NotUtf8Error`) or when ``latin1``.
+    """Read a qrels or run file as UTF-8, or as Latin-1 when it is not UTF-8.
 
     Standard input, pipes and other files that are not regular (``<(zcat run.gz)``)
     cannot be read twice: their bytes are read once (stopping at a NUL byte only) and
     parsed from memory.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input.
+    kind : {"qrels", "run"}
+        Which reader: :func:`read_qrels` or :func:`read_run`.
+    latin1 : bool, default False
+        Read as Latin-1 at once, without trying UTF-8.
+    **options
+        Passed to the reader (``on_duplicate``, and ``relevance`` for qrels).
+
+    Returns
+    -------
+    tuple of (Qrels or Run, str)
+        The container and the encoding it was read with, ``"utf-8"`` or ``"latin-1"``
+        (the latter when UTF-8 raised :class:`NotUtf8Error`, or when ``latin1``).
+
+    Raises
+    ------
+    InputFormatError
+        As the reader raises it (under Latin-1 when the file is not UTF-8).
+
+    Examples
+    --------
     >>> import tempfile, os
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "qrels")
@@ -151,11 +237,32 @@ def read_utf8_or_latin1(path: str | os.PathLike, kind: str, *, latin1: bool = Fa
 def write_qrels(qrels: Qrels | Any, path: str | os.PathLike) -> None:
     """Write qrels as ``query_id iteration doc_id relevance`` lines, single spaces.
 
-    ``qrels`` is a :class:`Qrels` (or a ``{query_id: {doc_id: relevance}}`` mapping). Rows
-    are written in the container's order. ``path`` ending in ``.gz`` is gzip-compressed;
-    ``"-"`` writes to standard output. Ids must be non-empty, contain no whitespace, and
-    query ids must not start with ``#`` (they would not read back); otherwise
-    :class:`ParameterError`. An empty Qrels writes an empty file (which does not read back).
+    Rows are written in the container's order. An empty Qrels writes an empty file
+    (which does not read back).
+
+    Parameters
+    ----------
+    qrels : Qrels or dict
+        A :class:`Qrels`, or a ``{query_id: {doc_id: relevance}}`` mapping (iteration
+        ``0``).
+    path : str or os.PathLike
+        ``.gz`` suffix compresses; ``"-"`` writes to standard output.
+
+    Raises
+    ------
+    ParameterError
+        ``qrels`` is neither a Qrels nor a dict; an id is empty or holds whitespace, or a
+        query id starts with ``#`` (it would not read back).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels.txt")
+    ...     write_qrels({"q1": {"d1": 1, "d2": 0}}, path)
+    ...     with open(path) as f:
+    ...         f.read()
+    'q1 0 d1 1\\nq1 0 d2 0\\n'
     """
     if not isinstance(qrels, Qrels):
         if isinstance(qrels, dict):
@@ -170,8 +277,8 @@ def write_run(run: Run | Any, path: str | os.PathLike, *, run_id: str | None = N
 
     Parameters
     ----------
-    run : Run
-        (or a ``{query_id: {doc_id: score}}`` mapping).
+    run : Run or dict
+        A :class:`Run`, or a ``{query_id: {doc_id: score}}`` mapping.
     path : str or os.PathLike
         ``.gz`` suffix compresses; ``"-"`` writes to standard output.
     run_id : str, optional
@@ -183,8 +290,23 @@ def write_run(run: Run | Any, path: str | os.PathLike, *, run_id: str | None = N
     If any rank is null (e.g. a run built from a dict), the whole run is written in
     trec_eval order -- queries in first-seen order, then score descending, then doc_id
     descending (bytes) -- with ranks 1..n per query. Scores are written in the shortest form
-    that reads back to the same float64. Ids must be non-empty, without whitespace, query
-    ids not starting with ``#`` (:class:`ParameterError` otherwise).
+    that reads back to the same float64.
+
+    Raises
+    ------
+    ParameterError
+        ``run`` is neither a Run nor a dict; an id (or ``run_id``) is empty or holds
+        whitespace, or a query id starts with ``#`` (it would not read back).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     write_run({"q1": {"d1": 0.5, "d2": 1.5}}, path, run_id="bm25")
+    ...     with open(path) as f:
+    ...         f.read()      # no ranks in a dict: trec_eval order, score descending
+    'q1 Q0 d2 1 1.5 bm25\\nq1 Q0 d1 2 0.5 bm25\\n'
     """
     if not isinstance(run, Run):
         if isinstance(run, dict):
