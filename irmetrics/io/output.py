@@ -16,7 +16,31 @@ from ..checks import parameter_error
 
 
 def same_file(path, other) -> bool:
-    """Whether ``path`` and ``other`` name one existing file (links followed)."""
+    """Whether ``path`` and ``other`` name one existing file (links followed).
+
+    Parameters
+    ----------
+    path, other : str or os.PathLike
+        Anything else (``None``, a file object) names no file.
+
+    Returns
+    -------
+    bool
+        False when either does not exist or cannot be compared.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "a.run")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("q1 Q0 d1 1 1.0 x\\n")
+    >>> same_file(os.path.join(folder, ".", "a.run"), path)
+    True
+    >>> same_file(os.path.join(folder, "b.run"), path), same_file(None, path)
+    (False, False)
+    >>> import shutil; shutil.rmtree(folder)
+    """
     try:
         return os.path.samefile(os.fspath(path), os.fspath(other))
     except (OSError, TypeError, ValueError):
@@ -24,12 +48,36 @@ def same_file(path, other) -> bool:
 
 
 def check_not_input(name: str, path, inputs) -> None:
-    """Refuse an output ``path`` that is one of ``inputs`` (``{description: path}``).
+    """Refuse an output ``path`` that is one of ``inputs`` (:func:`same_file`).
+
+    Parameters
+    ----------
+    name : str
+        How the caller calls the path, for the message (``"-o"``, ``"path"``).
+    path : str or os.PathLike
+        The output file.
+    inputs : dict of str to path
+        ``{description: path}`` of what was read; ``"-"`` (standard input) and values
+        that are not paths are never the output.
 
     Raises
     ------
     ParameterError
-        "`-o` must be a file other than the inputs (it is run 'a.run'); got 'a.run'."
+        ``path`` names the same file as one of ``inputs``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> run = os.path.join(folder, "a.run")
+    >>> with open(run, "w") as f:
+    ...     _ = f.write("q1 Q0 d1 1 1.0 x\\n")
+    >>> check_not_input("-o", os.path.join(folder, "out.txt"), {"run 'a.run'": run, "qrels": "-"})
+    >>> check_not_input("-o", os.path.join(folder, ".", "a.run"), {"run 'a.run'": run})
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.ParameterError: `-o` must be a file other than the inputs (it is run 'a.run', which would be overwritten); got '...a.run'.
+    >>> import shutil; shutil.rmtree(folder)
     """
     for what, source in inputs.items():
         if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-" \
