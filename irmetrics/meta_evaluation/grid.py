@@ -423,7 +423,23 @@ def _agreement_row(reference: str, qrels: str, measure: str, res) -> dict:
 
 
 def agreement_columns() -> list[str]:
-    """The columns of :meth:`Grid.ranking_agreement`, in order."""
+    """The columns of :meth:`Grid.ranking_agreement`, in order.
+
+    Returns
+    -------
+    list of str
+        ``reference, qrels, measure, n_systems, n_topics``, then each statistic of
+        :data:`irmetrics.stats.RANKING_STATISTICS` with its ``_low`` and ``_high``
+        confidence bounds.
+
+    Examples
+    --------
+    >>> columns = agreement_columns()
+    >>> columns[:8]
+    ['reference', 'qrels', 'measure', 'n_systems', 'n_topics', 'tau_b', 'tau_b_low', 'tau_b_high']
+    >>> len(columns) == 5 + 3 * len(stats.RANKING_STATISTICS)
+    True
+    """
     head = ["reference", "qrels", "measure", "n_systems", "n_topics"]
     return head + [f"{s}{end}" for s in stats.RANKING_STATISTICS for end in ("", "_low", "_high")]
 

@@ -23,8 +23,37 @@ from .judges import _label_text
 
 
 def compared_means(meta, measure: str):
-    """``[(qrels, reference means, qrels means)]`` of ``measure``: the system means each
-    row of ``meta.rankings`` compared (topics shared by both sides, exact sums)."""
+    r"""The system means of ``measure`` that each row of ``meta.rankings`` compared.
+
+    Each system's mean over the topics ``T`` both sides evaluated (exact sums), under
+    the reference (or the leaderboard's value) and under the compared qrels set:
+
+    .. math:: \bar{x}_s = \frac{1}{|T|} \sum_{t \in T} x_{s,t}
+
+    Parameters
+    ----------
+    meta : MetaEvaluation
+        What :func:`~irmetrics.meta_evaluation.meta_evaluate` returned.
+    measure : str
+        An output name of ``meta.rankings`` (``"P_1"``, ``"map"``).
+
+    Returns
+    -------
+    list of (str, ndarray, ndarray)
+        ``(qrels, reference means, qrels means)`` per compared qrels set, the means in
+        ``meta.grid.run_names`` order.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1, "f": 0}}
+    >>> llm = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 0}, "q3": {"e": 0, "f": 1}}
+    >>> runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}, "q3": {"e": 2, "f": 1}},
+    ...         "y": {"q1": {"a": 1, "b": 2}, "q2": {"c": 1, "d": 2}, "q3": {"e": 2, "f": 1}}}
+    >>> meta = irm.meta_evaluate({"human": human, "llm": llm}, runs, "P.1", n_resamples=0)
+    >>> [(q, x.round(4).tolist(), y.round(4).tolist()) for q, x, y in compared_means(meta, "P_1")]
+    [('llm', [1.0, 0.3333], [0.6667, 0.3333])]
+    """
     grid = meta.grid
     out = []
     rows = meta.rankings.filter(measure=measure)
@@ -48,9 +77,34 @@ def means_scatter(meta, measure: str):
     reference (x), one panel per qrels set, with the diagonal ``y = x`` and Kendall's
     tau-b in the title.
 
+    Parameters
+    ----------
+    meta : MetaEvaluation
+        What :func:`~irmetrics.meta_evaluation.meta_evaluate` returned.
+    measure : str
+        An output name of ``meta.rankings`` (``"P_1"``, ``"map"``).
+
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (with the install hint).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> import irmetrics as irm
+    >>> human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}, "q3": {"e": 1, "f": 0}}
+    >>> llm = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 0}, "q3": {"e": 0, "f": 1}}
+    >>> runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}, "q3": {"e": 2, "f": 1}},
+    ...         "y": {"q1": {"a": 1, "b": 2}, "q2": {"c": 1, "d": 2}, "q3": {"e": 2, "f": 1}}}
+    >>> meta = irm.meta_evaluate({"human": human, "llm": llm}, runs, "P.1", n_resamples=0)
+    >>> fig = means_scatter(meta, "P_1")
+    >>> isinstance(fig, Figure), len(fig.axes), fig.axes[0].get_title()
+    (True, 1, 'llm vs human: tau_b = 1.000')
     """
     require_matplotlib()
     panels = compared_means(meta, measure)
@@ -88,9 +142,30 @@ def label_confusion(agreement):
     rows the first judgment set's labels, columns the second's, each cell's count
     written in it, shaded by its share of its row.
 
+    Parameters
+    ----------
+    agreement : JudgeAgreement
+        What :func:`~irmetrics.meta_evaluation.judge_agreement` returned.
+
     Returns
     -------
     matplotlib.figure.Figure
+        One axes; a note instead of a matrix when no pair was judged by both.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (with the install hint).
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> from matplotlib.figure import Figure
+    >>> human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+    >>> llm = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 0}}
+    >>> fig = label_confusion(irm.judge_agreement(human, llm, names=("human", "llm")))
+    >>> isinstance(fig, Figure), len(fig.axes), [t.get_text() for t in fig.axes[0].texts]
+    (True, 1, ['1', '1', '0', '2'])
     """
     require_matplotlib()
     counts = np.asarray(agreement.confusion, dtype=np.float64)
