@@ -205,20 +205,106 @@ def _parse_lines(lines: Iterable[str], *, layout: str, exact: bool, value_at: in
 
 
 def parse_qrel(lines: Iterable[str]) -> dict:
-    """Parse qrels lines ``query_id iteration doc_id label`` into pytrec_eval's dict."""
+    """Parse qrels lines ``query_id iteration doc_id label`` into pytrec_eval's dict.
+
+    Parameters
+    ----------
+    lines : iterable of str
+        Exactly four whitespace-separated fields each (an open text file works).
+
+    Returns
+    -------
+    collections.defaultdict
+        ``{query_id: {doc_id: label}}``, labels as int, as pytrec_eval's ``parse_qrel``.
+
+    Raises
+    ------
+    InputFormatError
+        A line with another field count, a label that is not an integer, or a repeated
+        (query_id, doc_id) pair, naming the 1-based line.
+
+    Examples
+    --------
+    >>> parse_qrel(["q1 0 d1 1", "q1 0 d2 0", "q2 0 d3 2"])
+    defaultdict(<class 'dict'>, {'q1': {'d1': 1, 'd2': 0}, 'q2': {'d3': 2}})
+    >>> parse_qrel(["q1 0 d1 yes"])
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.InputFormatError: <input>: line 1: relevance must be an integer; got 'yes'
+    """
     return _parse_lines(lines, layout="query_id iteration doc_id relevance", exact=True,
                         value_at=3, convert=int, value="relevance", kind="an integer")
 
 
 def parse_run(lines: Iterable[str]) -> dict:
-    """Parse run lines ``query_id Q0 doc_id rank score run_id`` into pytrec_eval's dict."""
+    """Parse run lines ``query_id Q0 doc_id rank score run_id`` into pytrec_eval's dict.
+
+    Parameters
+    ----------
+    lines : iterable of str
+        At least six whitespace-separated fields each (an open text file works); the
+        rank and the fields after the score are not read.
+
+    Returns
+    -------
+    collections.defaultdict
+        ``{query_id: {doc_id: score}}``, scores as float, as pytrec_eval's ``parse_run``.
+
+    Raises
+    ------
+    InputFormatError
+        A line of fewer than six fields, a score that is not a number, or a repeated
+        (query_id, doc_id) pair, naming the 1-based line.
+
+    Examples
+    --------
+    >>> dict(parse_run(["q1 Q0 d1 1 2.5 bm25", "q1 Q0 d2 2 1e0 bm25"]))
+    {'q1': {'d1': 2.5, 'd2': 1.0}}
+    >>> parse_run(["q1 Q0 d1 1 2.5"])
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.InputFormatError: <input>: line 1: expected 6 fields (query_id iteration doc_id rank score run_id), found 5
+    """
     return _parse_lines(lines, layout="query_id iteration doc_id rank score run_id", exact=False,
                         value_at=4, convert=float, value="score", kind="a number")
 
 
 def compute_aggregated_measure(measure: str, values) -> float:
-    """Aggregate per-query values as pytrec_eval does: sum for ``num_*``,
-    ``exp(mean)`` for ``gm_*`` (values are logs), mean otherwise."""
+    r"""Aggregate per-query values as pytrec_eval does.
+
+    For the ``n`` per-query values :math:`v_q` of ``measure``:
+
+    .. math::
+
+        \text{num\_*}: \sum_q v_q \qquad
+        \text{gm\_*}: \exp\Big(\frac{1}{n} \sum_q v_q\Big) \qquad
+        \text{otherwise}: \frac{1}{n} \sum_q v_q
+
+    The per-query values of a ``gm_*`` measure are logs (trec_eval's
+    :math:`\log \max(v, 10^{-5})`), so its aggregate is a geometric mean.
+
+    Parameters
+    ----------
+    measure : str
+        An output name (``"map"``, ``"num_ret"``, ``"gm_map"``); only its prefix is read.
+    values : iterable of float
+        The per-query values.
+
+    Returns
+    -------
+    float
+        NaN for no values (``num_*``: 0.0).
+
+    Examples
+    --------
+    >>> import math
+    >>> compute_aggregated_measure("map", [0.5, 1.0])
+    0.75
+    >>> compute_aggregated_measure("num_ret", [10, 5])
+    15.0
+    >>> compute_aggregated_measure("gm_map", [math.log(0.25), math.log(1.0)])
+    0.5
+    """
     values = np.asarray(list(values), dtype=np.float64)
     if measure.startswith("num_"):
         return float(np.sum(values))
