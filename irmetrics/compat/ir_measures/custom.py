@@ -311,7 +311,28 @@ def registered_measure(name: str) -> RegisteredMeasure:
 
 def user_measure(name: str) -> RegisteredMeasure | None:
     """The user measure ``name`` as an ir_measures object, or None when irmetrics has no
-    user measure of that name (how ``parse_measure`` reads ``"GradedP@10"``)."""
+    user measure of that name (how ``parse_measure`` reads ``"GradedP@10"``).
+
+    Unlike :func:`registered_measure`, an unknown name is no error.
+
+    Parameters
+    ----------
+    name : str
+        A name given to :func:`irmetrics.define_measure`.
+
+    Returns
+    -------
+    RegisteredMeasure or None
+        None also for a built-in measure's name (``"P"``).
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    >>> user_measure("Hits") @ 5, user_measure("P"), user_measure("Nothing")
+    (Hits@5, None, None)
+    >>> irm.remove_measure("Hits")
+    """
     measure = REGISTRY.get(name)
     return RegisteredMeasure(name) if measure is not None and is_user_measure(measure) \
         else None

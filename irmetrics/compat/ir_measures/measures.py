@@ -302,7 +302,39 @@ registry: dict = {name: Measure(name) for name in _PARAMS}
 
 def register(measure: Measure, aliases=(), name: str | None = None) -> dict:
     """Add ``measure`` to :data:`registry` under its name (or ``name``) and ``aliases``,
-    so that :func:`~irmetrics.compat.ir_measures.parse_measure` finds it."""
+    so that :func:`~irmetrics.compat.ir_measures.parse_measure` finds it.
+
+    Parameters
+    ----------
+    measure : Measure
+        The measure object (a class-like base such as ``AP``, or one with parameters).
+    aliases : iterable of str
+        Further names it is found by.
+    name : str, optional
+        The name it is registered under; by default ``measure.NAME``.
+
+    Returns
+    -------
+    dict
+        :data:`registry` itself.
+
+    Raises
+    ------
+    ParameterError
+        One of the names is registered already (the names before it are added).
+
+    Examples
+    --------
+    >>> from irmetrics.compat.ir_measures import parse_measure
+    >>> _ = register(AP, aliases=("AvgP",), name="MeanAP")
+    >>> parse_measure("AvgP@10"), parse_measure("MeanAP(rel=2)")
+    (AP@10, AP(rel=2))
+    >>> register(AP)
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.ParameterError: `name` must be a measure name not yet registered; got 'AP'.
+    >>> del registry["MeanAP"], registry["AvgP"]
+    """
     for key in (name or measure.NAME, *aliases):
         if key in registry:
             raise ParameterError(f"`name` must be a measure name not yet registered;"

@@ -188,14 +188,54 @@ def _numbers(fields: pl.DataFrame, column: str, dtype, what: str, source: str) -
 
 
 def parse_trec_qrels(file):
-    """Deprecated name of :func:`read_trec_qrels` (ir_measures 0.2)."""
+    """Deprecated name of :func:`read_trec_qrels` (ir_measures 0.2).
+
+    Parameters
+    ----------
+    file : str, os.PathLike or file object
+        As for :func:`read_trec_qrels`.
+
+    Returns
+    -------
+    TrecRows
+        What :func:`read_trec_qrels` returns, after a :class:`DeprecationWarning`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = list(parse_trec_qrels("q 0 d 1\\n"))
+    >>> out, caught[0].category.__name__
+    ([Qrel(query_id='q', doc_id='d', relevance=1, iteration='0')], 'DeprecationWarning')
+    """
     warnings.warn("parse_trec_qrels is deprecated; use ir_measures.read_trec_qrels().",
                   DeprecationWarning, stacklevel=2)
     return read_trec_qrels(file)
 
 
 def parse_trec_run(file):
-    """Deprecated name of :func:`read_trec_run` (ir_measures 0.2)."""
+    """Deprecated name of :func:`read_trec_run` (ir_measures 0.2).
+
+    Parameters
+    ----------
+    file : str, os.PathLike or file object
+        As for :func:`read_trec_run`.
+
+    Returns
+    -------
+    TrecRows
+        What :func:`read_trec_run` returns, after a :class:`DeprecationWarning`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = list(parse_trec_run("q Q0 d 1 0.5 run\\n"))
+    >>> out, caught[0].category.__name__
+    ([ScoredDoc(query_id='q', doc_id='d', score=0.5)], 'DeprecationWarning')
+    """
     warnings.warn("parse_trec_run is deprecated; use ir_measures.read_trec_run().",
                   DeprecationWarning, stacklevel=2)
     return read_trec_run(file)
@@ -316,7 +356,27 @@ def parse_trec_measure(measure: str) -> list[Measure]:
 
 
 def convert_trec_name(measure: str) -> list[Measure]:
-    """Deprecated name of :func:`parse_trec_measure` (ir_measures 0.2)."""
+    """Deprecated name of :func:`parse_trec_measure` (ir_measures 0.2).
+
+    Parameters
+    ----------
+    measure : str
+        As for :func:`parse_trec_measure`.
+
+    Returns
+    -------
+    list of Measure
+        What :func:`parse_trec_measure` returns, after a :class:`DeprecationWarning`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = convert_trec_name("P.5,10")
+    >>> out, caught[0].category.__name__
+    ([P@5, P@10], 'DeprecationWarning')
+    """
     warnings.warn("convert_trec_name is deprecated; use ir_measures.parse_trec_measure().",
                   DeprecationWarning, stacklevel=2)
     return parse_trec_measure(measure)
