@@ -70,11 +70,34 @@ def resolve_duplicates(
     unit : str or None
         Word used in the message ("line", "row", "record"); None: no position is reported.
 
+    Returns
+    -------
+    polars.DataFrame
+        ``df`` itself when no pair repeats; else its kept rows, in input order.
+
+    Raises
+    ------
+    DuplicateEntryError
+        Under ``policy="error"``, for the first repeated pair.
+
     Notes
     -----
     Cost on the common path (no duplicates) is two string hashes per row plus
     ``n_unique`` of their combination; the exact comparison only runs when two combined
     hashes collide.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"query_id": ["q1", "q1", "q1"], "doc_id": ["a", "b", "a"],
+    ...                    "score": [1.0, 3.0, 2.0]})
+    >>> resolve_duplicates(df, value="score", policy="first", source=None).rows()
+    [('q1', 'a', 1.0), ('q1', 'b', 3.0)]
+    >>> resolve_duplicates(df, value="score", policy="max", source=None).rows()
+    [('q1', 'b', 3.0), ('q1', 'a', 2.0)]
+    >>> resolve_duplicates(df, value="score", policy="error", source="run.txt")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.DuplicateEntryError: run.txt:3: duplicate (query_id, doc_id); first seen on line 1 (query_id 'q1', doc_id 'a')
     """
     if df.height < 2:
         return df

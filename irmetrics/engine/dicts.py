@@ -245,6 +245,28 @@ def evaluate_dict_run(table: JudgmentTable, run: Mapping, evaluate_lists, *,
         the general road (``Run.from_dict`` and ``pack``): ids that are not str or hold
         lone surrogates, scores that are not real numbers, a ranking that is not a
         mapping. That road converts them or raises its error.
+
+    Raises
+    ------
+    InputFormatError
+        A NaN score, or an infinite one without ``infinite_scores``, naming the query and
+        document.
+    ValueError
+        ``ties`` is not one of the two above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = JudgmentTable.from_dict({"q1": {"a": 1, "b": 0}, "q2": {"c": 1}})
+    >>> num_ret = lambda lists: {"num_ret": np.diff(lists.offsets)}
+    >>> run = {"q2": {"c": 1.0, "d": 0.5}, "q1": {"a": 2.0}, "q9": {"x": 1.0}}
+    >>> values = evaluate_dict_run(table, run, num_ret)
+    >>> values.query_ids.tolist(), values.columns["num_ret"].tolist()
+    (['q1', 'q2'], [1, 2])
+    >>> values.ignored_query_ids.tolist()      # not in the qrels: not evaluated
+    ['q9']
+    >>> evaluate_dict_run(table, {"q1": {1: 2.0}}, num_ret) is None   # an int doc id
+    True
     """
     return _read_run(table, run, _Evaluated(table, evaluate_lists), max_docs=max_docs,
                      complete=complete, semantics=semantics, ties=ties,
