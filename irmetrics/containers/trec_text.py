@@ -178,8 +178,42 @@ _RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
 
 def parse_qrels_source(path: str | os.PathLike, *, on_duplicate: str = "error",
                        encoding: str = UTF8, relevance: str = "int") -> tuple[pl.DataFrame, str]:
-    """``(frame, name)`` of a TREC qrels file (see :func:`irmetrics.io.trec.read_qrels`);
-    ``name`` is the path as given, or ``"-"`` for standard input."""
+    """``(frame, name)`` of a TREC qrels file (see :func:`irmetrics.io.trec.read_qrels`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input; gzip data is decompressed.
+    on_duplicate, encoding, relevance
+        As for :func:`irmetrics.io.trec.read_qrels`.
+
+    Returns
+    -------
+    tuple of (polars.DataFrame, str)
+        The frame (columns of :data:`~irmetrics.containers.schema.QRELS_SCHEMA`, Float64
+        relevance for ``relevance="float"``) in file order, and the path as given (``"-"``
+        for standard input).
+
+    Raises
+    ------
+    InputFormatError
+        With the file, the 1-based line and the reason (see the module notes).
+    ParameterError
+        An option is not one of its choices.
+
+    Examples
+    --------
+    >>> import gzip, os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels.gz")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(gzip.compress(b"q1 0 d1 1\\nq1 0 d2 0\\n"))
+    ...     df, name = parse_qrels_source(path)
+    ...     name == path
+    True
+    >>> df.rows()
+    [('q1', '0', 'd1', 1), ('q1', '0', 'd2', 0)]
+    """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
     check_choice("relevance", relevance, RELEVANCE_TYPES)
@@ -190,7 +224,40 @@ def parse_qrels_source(path: str | os.PathLike, *, on_duplicate: str = "error",
 
 def parse_run_source(path: str | os.PathLike, *, on_duplicate: str = "error",
                      encoding: str = UTF8) -> tuple[pl.DataFrame, str | None, str]:
-    """``(frame, run_id, name)`` of a TREC run file (see :func:`irmetrics.io.trec.read_run`)."""
+    """``(frame, run_id, name)`` of a TREC run file (see :func:`irmetrics.io.trec.read_run`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input; gzip data is decompressed.
+    on_duplicate, encoding
+        As for :func:`irmetrics.io.trec.read_run`.
+
+    Returns
+    -------
+    tuple of (polars.DataFrame, str or None, str)
+        The frame (columns of :data:`~irmetrics.containers.schema.RUN_SCHEMA`) in file
+        order, the run_id of the last data line, and the path as given (``"-"`` for
+        standard input).
+
+    Raises
+    ------
+    InputFormatError
+        With the file, the 1-based line and the reason (see the module notes).
+    ParameterError
+        An option is not one of its choices.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1e0 bm25\\n")
+    ...     df, run_id, name = parse_run_source(path)
+    >>> df["score"].to_list(), run_id
+    ([2.5, 1.0], 'bm25')
+    """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
     data, name = read_source(path, encoding)
@@ -200,7 +267,38 @@ def parse_run_source(path: str | os.PathLike, *, on_duplicate: str = "error",
 
 def parse_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
                       encoding: str = UTF8, relevance: str = "int") -> pl.DataFrame:
-    """The frame of qrels already in memory (plain or gzip bytes)."""
+    """The frame of qrels already in memory (plain or gzip bytes).
+
+    Parameters
+    ----------
+    data : bytes
+        The qrels text, plain or gzip-compressed (detected by its magic bytes).
+    source : str
+        Names the data in error messages, in place of a file name.
+    on_duplicate, encoding, relevance
+        As for :func:`irmetrics.io.trec.read_qrels`.
+
+    Returns
+    -------
+    polars.DataFrame
+        As :func:`parse_qrels_source`'s frame.
+
+    Raises
+    ------
+    InputFormatError
+        With ``source``, the 1-based line and the reason.
+    ParameterError
+        ``data`` is not bytes, or an option is not one of its choices.
+
+    Examples
+    --------
+    >>> parse_qrels_bytes(b"q1 0 d1 0.5\\n", relevance="float").rows()
+    [('q1', '0', 'd1', 0.5)]
+    >>> parse_qrels_bytes(b"q1 0 d1 0.5\\n", source="mem")
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.InputFormatError: mem:1: relevance must be an integer, found '0.5' (graded float labels: relevance='float', or --float-relevance) (query_id 'q1', doc_id 'd1')
+    """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
     check_choice("relevance", relevance, RELEVANCE_TYPES)
@@ -210,7 +308,35 @@ def parse_qrels_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str
 
 def parse_run_bytes(data: bytes, *, source: str = "<bytes>", on_duplicate: str = "error",
                     encoding: str = UTF8) -> tuple[pl.DataFrame, str | None]:
-    """``(frame, run_id)`` of a run already in memory (plain or gzip bytes)."""
+    """``(frame, run_id)`` of a run already in memory (plain or gzip bytes).
+
+    Parameters
+    ----------
+    data : bytes
+        The run text, plain or gzip-compressed (detected by its magic bytes).
+    source : str
+        Names the data in error messages, in place of a file name.
+    on_duplicate, encoding
+        As for :func:`irmetrics.io.trec.read_run`.
+
+    Returns
+    -------
+    tuple of (polars.DataFrame, str or None)
+        As the first two of :func:`parse_run_source`.
+
+    Raises
+    ------
+    InputFormatError
+        With ``source``, the 1-based line and the reason.
+    ParameterError
+        ``data`` is not bytes, or an option is not one of its choices.
+
+    Examples
+    --------
+    >>> df, run_id = parse_run_bytes(b"q1 Q0 d1 1 2.5 a\\n# a comment\\nq1 Q0 d2 2 1 b\\n")
+    >>> df.select("doc_id", "score").rows(), run_id      # run_id: the last line's
+    ([('d1', 2.5), ('d2', 1.0)], 'b')
+    """
     check_choice("on_duplicate", on_duplicate, DUPLICATE_POLICIES)
     check_choice("encoding", encoding, ENCODINGS)
     data = _maybe_gunzip(_as_bytes(data), source, False, encoding)
@@ -223,14 +349,74 @@ def is_regular_path(path) -> bool:
 
 
 def write_qrels_frame(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Write a qrels frame as ``query_id iteration doc_id relevance`` lines."""
+    """Write a qrels frame as ``query_id iteration doc_id relevance`` lines.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The columns of :data:`~irmetrics.containers.schema.QRELS_SCHEMA`, in that order
+        (every column is written, single spaces between), rows in the order written.
+    path : str or os.PathLike
+        ``.gz`` suffix compresses; ``"-"`` writes to standard output.
+
+    Raises
+    ------
+    ParameterError
+        An id is empty or holds whitespace, or a query id starts with ``#`` (it would not
+        read back).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> df = pl.DataFrame({"query_id": ["q1"], "iteration": ["0"], "doc_id": ["d1"],
+    ...                    "relevance": [2]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels.txt")
+    ...     write_qrels_frame(df, path)
+    ...     with open(path) as f:
+    ...         f.read()
+    'q1 0 d1 2\\n'
+    >>> write_qrels_frame(df.with_columns(query_id=pl.lit("q 1")), os.devnull)
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.ParameterError: `query_id values` must be non-empty and free of whitespace to be written in TREC format; got 'q 1'.
+    """
     _check_writable(df, ("query_id", "iteration", "doc_id"))
     _write_frame(df, path)
 
 
 def write_run_frame(df: pl.DataFrame, path: str | os.PathLike, *, run_id: str | None = None) -> None:
     """Write a run frame as ``query_id iteration doc_id rank score run_id`` lines (see
-    :func:`irmetrics.io.trec.write_run` for the order when ranks are missing)."""
+    :func:`irmetrics.io.trec.write_run` for the order when ranks are missing).
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The columns of :data:`~irmetrics.containers.schema.RUN_SCHEMA`, in that order.
+    path : str or os.PathLike
+        ``.gz`` suffix compresses; ``"-"`` writes to standard output.
+    run_id : str, optional
+        Written on every line instead of the ``run_id`` column.
+
+    Raises
+    ------
+    ParameterError
+        ``run_id`` is empty or holds whitespace; an id is empty or holds whitespace, or a
+        query id starts with ``#``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> df = pl.DataFrame({"query_id": ["q1", "q1"], "iteration": ["Q0", "Q0"],
+    ...                    "doc_id": ["d1", "d2"], "rank": [None, None], "score": [0.5, 1.5],
+    ...                    "run_id": ["x", "x"]}, schema=RUN_SCHEMA)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     write_run_frame(df, path, run_id="bm25")
+    ...     with open(path) as f:
+    ...         f.read()      # no ranks: score descending, ranked 1..n
+    'q1 Q0 d2 1 1.5 bm25\\nq1 Q0 d1 2 0.5 bm25\\n'
+    """
     if run_id is not None:
         if not isinstance(run_id, str) or not run_id or any(c in run_id for c in " \t\n\x0b\x0c\r"):
             raise parameter_error("run_id", "a non-empty string without whitespace", run_id)
@@ -269,6 +455,38 @@ def read_source(path: Any, encoding: str = UTF8) -> tuple[bytes, str]:
     The bytes are screened as they arrive (see :func:`_read_screened`): a binary file,
     UTF-16 text or an endless device such as ``/dev/zero`` stops the reading after one
     piece, and the parser then reports the first bad line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read; ``"-"`` reads standard input. Gzip data is found by the ``.gz``
+        suffix or the magic bytes.
+    encoding : {"utf-8", "latin-1"}
+        Under ``"utf-8"``, invalid UTF-8 also stops the reading after its piece.
+
+    Returns
+    -------
+    tuple of (bytes, str)
+        The (decompressed) bytes and the path as given (``"<stdin>"`` for standard
+        input).
+
+    Raises
+    ------
+    InputFormatError
+        The file cannot be read (with the system's reason) or its gzip data is broken.
+    ParameterError
+        ``path`` is not a str or os.PathLike.
+
+    Examples
+    --------
+    >>> import gzip, os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "qrels")         # gzip data without the suffix
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(gzip.compress(b"q1 0 d1 1\\n"))
+    ...     data, name = read_source(path)
+    >>> data, name == path
+    (b'q1 0 d1 1\\n', True)
     """
     try:
         p = os.fspath(path)
@@ -522,6 +740,45 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
     fraction of the file size. ``on_read``, if given, is called with the number of bytes
     of the file read so far (compressed bytes for a gzip file) after each chunk is read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A regular file, plain or gzip.
+    kind : {"run", "qrels"}
+    chunk_bytes : int, optional
+        Bytes read per chunk (then extended to the end of its line); by default
+        :data:`PLAIN_CHUNK_BYTES`.
+    on_read : callable, optional
+        ``on_read(bytes_read)`` after each chunk.
+
+    Yields
+    ------
+    polars.DataFrame
+        One frame per chunk, one row per line.
+
+    Raises
+    ------
+    NotPlain
+        The file is not plain (raised when the first chunk that is not is reached).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"q1 Q0 d1 1 2.5 a\\nq1 Q0 d2 2 1.0 a\\n")
+    ...     chunks = [f.rows() for f in plain_chunks(path, "run", chunk_bytes=10)]
+    ...     with open(path, "ab") as f:
+    ...         _ = f.write(b"# a comment\\n")
+    ...     try:
+    ...         _ = list(plain_chunks(path, "run"))
+    ...     except NotPlain:
+    ...         print("not plain: read it with the full reader")
+    not plain: read it with the full reader
+    >>> chunks
+    [[('q1', 'd1', 2.5, 'a')], [('q1', 'd2', 1.0, 'a')]]
     """
     try:
         p = os.fsdecode(os.fspath(path))
