@@ -82,8 +82,41 @@ def finish_page(text: str, path=None, *, inputs=None) -> str:
     """An HTML page as pure ASCII (other characters as references, which HTML reads back
     in text and attributes alike), also written to ``path`` when given: the page then
     survives any stdout encoding, such as a Windows console's cp1252, which cannot hold
-    matplotlib's minus sign U+2212. ``inputs`` (``{description: path}``) are files the
-    page must never overwrite."""
+    matplotlib's minus sign U+2212.
+
+    Parameters
+    ----------
+    text : str
+        The page.
+    path : str or os.PathLike, optional
+        Also written there, atomically (:func:`irmetrics.io.output.write_text`).
+    inputs : dict of str to path, optional
+        ``{description: path}`` of files the page must never overwrite.
+
+    Returns
+    -------
+    str
+        The ASCII page.
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is one of ``inputs``.
+    OSError
+        ``path`` cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "page.html")
+    ...     page = finish_page("<p>caf\\xe9 \\u2212 1</p>", path)
+    ...     with open(path, "rb") as f:
+    ...         f.read()
+    b'<p>caf&#233; &#8722; 1</p>'
+    >>> page
+    '<p>caf&#233; &#8722; 1</p>'
+    """
     text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
     if path is not None:
         write_text(path, text, inputs=inputs)
@@ -471,6 +504,27 @@ def inline_svg(svg: str, prefix: str) -> str:
     ``xlink:href`` becomes SVG 2's ``href``. Every id, and every reference to one, gets
     ``prefix`` so that the figures of one page never share an id. Only tags are
     rewritten, never text.
+
+    Parameters
+    ----------
+    svg : str
+        An SVG document as matplotlib writes it.
+    prefix : str
+        Put before every id and reference, unique per figure of the page (``"f1-"``).
+
+    Returns
+    -------
+    str
+        The ``<svg>`` element, with ``role="img"``.
+
+    Examples
+    --------
+    >>> doc = ('<?xml version="1.0"?>\\n<!DOCTYPE svg>\\n<svg width="9pt"'
+    ...        ' xmlns="http://www.w3.org/2000/svg"'
+    ...        ' xmlns:xlink="http://www.w3.org/1999/xlink">'
+    ...        '<defs><path id="m"/></defs><use xlink:href="#m"/><text>id="m"</text></svg>\\n')
+    >>> inline_svg(doc, "f1-")
+    '<svg role="img" width="9pt"><defs><path id="f1-m"/></defs><use href="#f1-m"/><text>id="m"</text></svg>'
     """
     def rewrite(tag: re.Match) -> str:
         text = _XMLNS.sub("", tag.group(0)).replace("xlink:href=", "href=")
@@ -484,7 +538,32 @@ def inline_svg(svg: str, prefix: str) -> str:
 def figure_svg(fig, prefix: str) -> str:
     """A matplotlib figure as an inline SVG element (:func:`inline_svg`), drawn with
     :data:`irmetrics.comparison.plot.STYLE` and no date or creator metadata, so the same
-    figure gives the same bytes."""
+    figure gives the same bytes.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    prefix : str
+        As for :func:`inline_svg`.
+
+    Returns
+    -------
+    str
+        The ``<svg>`` element.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> def line():
+    ...     fig = Figure(figsize=(2, 1.5))
+    ...     _ = fig.subplots().plot([0, 1], [0, 1])
+    ...     return fig
+    >>> svg = figure_svg(line(), "f1-")
+    >>> svg.startswith('<svg role="img"'), 'id="f1-axes_1"' in svg
+    (True, True)
+    >>> svg == figure_svg(line(), "f1-")
+    True
+    """
     buffer = io.StringIO()
     with plot.style(), warnings.catch_warnings():
         # SVG text stays text that the browser draws with its own fonts: a glyph
@@ -496,6 +575,24 @@ def figure_svg(fig, prefix: str) -> str:
 
 
 def figure_html(svg: str, caption: str) -> str:
+    """An HTML ``<figure>``: ``svg`` as it is, then ``caption`` (HTML-escaped).
+
+    Parameters
+    ----------
+    svg : str
+        An inline SVG element (:func:`figure_svg`).
+    caption : str
+        Plain text.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> figure_html("<svg></svg>", "P@10 <by> system")
+    '<figure><svg></svg><figcaption>P@10 &lt;by&gt; system</figcaption></figure>'
+    """
     return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
