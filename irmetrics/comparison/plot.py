@@ -94,7 +94,24 @@ def require_matplotlib():
 
 @contextlib.contextmanager
 def style():
-    """Context in which figures are drawn and saved with :data:`STYLE`."""
+    """Context in which figures are drawn and saved with :data:`STYLE`.
+
+    matplotlib's settings are restored on leaving it.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (with the install hint).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> with style():
+    ...     matplotlib.rcParams["svg.hashsalt"], matplotlib.rcParams["text.parse_math"]
+    ('irmetrics', False)
+    >>> matplotlib.rcParams["svg.hashsalt"] == "irmetrics"
+    False
+    """
     with require_matplotlib().rc_context(STYLE):
         yield
 
@@ -125,6 +142,27 @@ def system_colours(n: int) -> list[str]:
     evenly spaced around the colour wheel at three alternating lightnesses, so no two
     systems ever share a colour (and neighbours differ in lightness too).
 
+    Beyond eight, colour ``i`` is the HLS colour of hue ``i / n``, lightness
+    ``(0.32, 0.47, 0.62)[i % 3]`` and saturation 0.8, each RGB channel rounded to
+    ``round(255 * c)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of systems, at least 0.
+
+    Returns
+    -------
+    list of str
+        ``"#rrggbb"`` colours, ``n`` of them.
+
+    Raises
+    ------
+    ParameterError
+        ``n`` is not a non-negative integer.
+
+    Examples
+    --------
     >>> system_colours(2)
     ['#0072b2', '#e69f00']
     >>> len(set(system_colours(40)))
@@ -293,10 +331,26 @@ def _monotone_samples(values: np.ndarray, count: int) -> tuple[np.ndarray, np.nd
 
 
 def discrete_values(scores) -> np.ndarray | None:
-    """The distinct values of ``scores`` when they are few and repeat (at most
+    r"""The distinct values of ``scores`` when they are few and repeat (at most
     :data:`DISCRETE_VALUES`, each query's value shared with others on average: P@1, or
     RR on MS MARCO, mostly 0 and 1); None otherwise.
 
+    With ``U`` the distinct values and ``m`` the number of queries (the last axis), the
+    values are discrete when :math:`|U| \le` :data:`DISCRETE_VALUES` and
+    :math:`m > 2 |U|`.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (systems, queries) or (queries,)
+        Per-query scores.
+
+    Returns
+    -------
+    ndarray of float64 or None
+        ``U``, ascending.
+
+    Examples
+    --------
     >>> discrete_values([[0, 1, 1, 0, 1, 1], [1, 1, 0, 1, 1, 1]]).tolist()
     [0.0, 1.0]
     >>> discrete_values([[0.1, 0.2, 0.3]]) is None
