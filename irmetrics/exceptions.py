@@ -76,6 +76,21 @@ BRIEF_CHARS = 80
 def brief_repr(value, limit: int = BRIEF_CHARS) -> str:
     """``repr(value)``, cut around "..." when longer than ``limit`` characters.
 
+    A cut repr keeps its first ``limit * 2 // 3`` and last ``max(1, limit // 6)``
+    characters and says how long the value was.
+
+    Parameters
+    ----------
+    value : object
+    limit : int, default BRIEF_CHARS
+        Longest repr kept whole.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> brief_repr("q" * 1000, limit=20)
     "'qqqqqqqqqqqq...qq' (1,000 characters)"
     >>> brief_repr("q1")
