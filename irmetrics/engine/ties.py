@@ -49,14 +49,15 @@ def descending_keys(scores: np.ndarray) -> np.ndarray:
     return descending_bits(scores).astype(np.uint64)
 
 
-def descending_bits(scores: np.ndarray) -> np.ndarray:
+def descending_bits(scores: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """uint32 keys of float32 scores (any shape) whose ascending order is score descending.
 
     IEEE-754 bits ``b`` of a float32 order like the floats once negatives have all
     bits flipped and positives the sign bit set; complementing that reverses the
     order: ``b ^ 0x7FFFFFFF`` for positives, ``b`` for negatives. ``-0.0`` is first
     folded into ``+0.0`` because trec_eval compares them equal.
-    :func:`scores_from_descending_bits` inverts the map.
+    :func:`scores_from_descending_bits` inverts the map. ``out`` (uint32, the
+    scores' shape, any strides) receives the keys, saving a copy.
 
     >>> descending_bits(np.array([1.0, 0.0, -2.0], dtype=np.float32))
     array([1082130431, 2147483647, 3221225472], dtype=uint32)
@@ -65,8 +66,10 @@ def descending_bits(scores: np.ndarray) -> np.ndarray:
     flip = bits >> 31  # -1 for negatives, 0 for positives (arithmetic shift)
     np.invert(flip, out=flip)
     flip &= 0x7FFFFFFF
-    flip ^= bits
-    return flip.view(np.uint32)
+    if out is None:
+        out = flip
+    np.bitwise_xor(flip, bits, out=out.view(np.int32))
+    return out.view(np.uint32)
 
 
 def scores_from_descending_bits(keys: np.ndarray) -> np.ndarray:

@@ -93,7 +93,7 @@ class Groups:
 
     def view(self, filter_nonpositive=False):
         """Binary view; with the 1.9 filter, items with pred <= 0 are misses (R unfiltered)."""
-        hits = self.target != 0
+        hits = self.target if self.target.dtype == bool else self.target != 0
         if filter_nonpositive:
             hits = hits & (self.preds > 0)
         return binary_view(self.offsets, hits, self.num_pos, self.num_neg)

@@ -136,10 +136,12 @@ def _key_sorted(values: Tensor, flags: Tensor | None = None) -> np.ndarray:
     rows, n = values.shape
     keys = np.empty((rows, n), dtype=np.uint64)
     high, low = _halves(keys)
-    high[...] = descending_bits(values.numpy())
-    np.left_shift(np.arange(n, dtype=np.uint32), 1, out=low)
-    if flags is not None:
-        low |= flags.numpy()
+    descending_bits(values.numpy(), out=high)
+    columns = np.arange(n, dtype=np.uint32) << np.uint32(1)
+    if flags is None:
+        low[...] = columns
+    else:
+        np.bitwise_or(columns, flags.numpy(), out=low)
     keys.sort(axis=-1)
     return keys
 
@@ -182,7 +184,7 @@ def _topk_ranked(values: Tensor, carried: Tensor, kk: int):
     high, low = (half[:, :kk] for half in _halves(ordered))
     ranked_values = scores_from_descending_bits(high)
     if binary:
-        ranked_carried = (low & np.uint32(1)).astype(bool)
+        ranked_carried = np.bitwise_and(low, 1, dtype=np.uint8).view(bool)
     else:
         ranked_carried = carried.gather(1, _key_columns(ordered[:, :kk])).numpy()
     tied = _tied_rows(ordered, width)
