@@ -13,8 +13,13 @@ This module gives the same order without the loop: it makes the same
 the rows of one matrix and calls the same ``topk``/``argsort`` along its last
 dimension. A CPU kernel works row by row with the row's values, ``n`` and ``k``
 only, so each row comes out as the per-query call gives it. Only what the host
-kernels read crosses to the host: each query's first ``min(k, n)`` entries and
-whole-query totals.
+kernels read crosses to the host: each query's first ``min(k, n)`` entries (a
+binary target as bool) and whole-query totals.
+
+Where ``k`` is too large for ``topk``'s partial sort on a CPU (no cutoff, or a
+cutoff near ``n``), numpy sorts packed uint64 keys (the prediction's order bits,
+the column, a binary target's bit) row by row instead, and ``topk`` runs only on
+the rows whose order it decides: those with tied predictions in the prefix.
 
 Set-valued reads (``argsort(...)[:k]`` read as a set) take a cheap ``topk(k + 1)``
 and run the full ``argsort`` only on rows where rank ``k`` ties with rank ``k + 1``,
@@ -130,8 +135,9 @@ def _key_sorted(values: Tensor, flags: Tensor | None = None) -> np.ndarray:
 
     uint64 keys: :func:`irmetrics.engine.ties.descending_bits` of the value in the
     high half (equal for equal values, -0.0 and 0.0 included), ``column << 1 | flag``
-    in the low half, where ``flags`` (bool, same shape; False if None) rides along
-    with its item so that a binary target comes out in rank order without a gather.
+    in the low half (rows up to ``2**31`` long), where ``flags`` (bool, same shape;
+    False if None) rides along with its item so that a binary target comes out in
+    rank order without a gather.
     """
     rows, n = values.shape
     keys = np.empty((rows, n), dtype=np.uint64)
