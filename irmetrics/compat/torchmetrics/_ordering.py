@@ -46,6 +46,9 @@ from ._kernels import Groups
 
 TIES = ("torchmetrics", "trec_eval", "input_order")
 
+#: Keys sorted per block of rows on a CPU (2 MiB of uint64 keys).
+KEY_BLOCK = 2**18
+
 #: ATen's ``GRAIN_SIZE``: a 1-D integer CPU tensor at least this long is sorted by
 #: fbgemm's radix sort (stable) when torch was built with it.
 RADIX_SORT_MIN = 32768
@@ -152,15 +155,38 @@ def _key_sorted(values: Tensor, flags: Tensor | None = None) -> np.ndarray:
     return keys
 
 
-def _key_columns(keys: np.ndarray) -> Tensor:
-    """The columns of :func:`_key_sorted` keys, as an int64 tensor."""
-    return torch.from_numpy((_halves(keys)[1] >> 1).astype(np.int64))
-
-
 def _tied_rows(ordered: np.ndarray, width: int) -> np.ndarray:
     """Rows of :func:`_key_sorted` keys with a tie among their first ``width`` values."""
     head = _halves(ordered)[0][:, :width]
     return (head[:, 1:] == head[:, :-1]).any(axis=1)
+
+
+def _key_ranked(values: Tensor, carried: Tensor, kk: int):
+    """Host ``(values, carried, tied)``: each CPU row's first ``kk`` entries by value
+    descending (in column order inside ties), and whether the row has a tie among
+    its first ``kk + 1`` values.
+
+    Rows are key-sorted :data:`KEY_BLOCK` keys at a time, so that the temporaries
+    stay in cache and the allocator reuses them. The values are decoded from the
+    keys (-0.0 as +0.0); a bool ``carried`` (a binary target) rides in them, any
+    other is gathered by column.
+    """
+    rows, n = values.shape
+    binary = carried.dtype == torch.bool
+    ranked = np.empty((rows, kk), dtype=np.float32)
+    following = np.empty((rows, kk), dtype=bool if binary else np.int64)  # flags or columns
+    tied = np.empty(rows, dtype=bool)
+    step = max(1, KEY_BLOCK // n)
+    for lo in range(0, rows, step):
+        block = slice(lo, lo + step)
+        ordered = _key_sorted(values[block], carried[block] if binary else None)
+        high, low = (half[:, :kk] for half in _halves(ordered))
+        ranked[block] = scores_from_descending_bits(high)
+        following[block] = low & np.uint32(1) if binary else low >> np.uint32(1)
+        tied[block] = _tied_rows(ordered, min(kk + 1, n))
+    if not binary:
+        following = carried.gather(1, torch.from_numpy(following)).numpy()
+    return ranked, following, tied
 
 
 def _take(values: Tensor, carried: Tensor, local: Tensor):
@@ -172,28 +198,18 @@ def _topk_ranked(values: Tensor, carried: Tensor, kk: int):
     """Host ``(values, carried)`` in the order of
     ``torch.topk(values, kk, dim=-1, sorted=True).indices``, row for row.
 
-    On a CPU, when ``kk`` is too large for topk's partial sort, rows are key-sorted,
-    and only rows with a tie among their first ``kk + 1`` values (the only rows whose
-    top ``kk`` and its order depend on the kernel) are given to ``torch.topk``; when a
-    sample of rows says most rows tie, all go to ``torch.topk`` at once. A bool
-    ``carried`` (a binary target) rides in the keys; the values are decoded from
-    them (-0.0 as +0.0).
+    On a CPU, when ``kk`` is too large for topk's partial sort, rows are key-sorted
+    (:func:`_key_ranked`), and only rows with a tie among their first ``kk + 1``
+    values (the only rows whose top ``kk`` and its order depend on the kernel) are
+    given to ``torch.topk``; when a sample of rows says most rows tie, all go to
+    ``torch.topk`` at once.
     """
     rows, n = values.shape
     if values.device.type != "cpu" or kk * 64 <= n or rows == 0:
         return _take(values, carried, torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices)
-    width = min(kk + 1, n)
-    if rows > 64 and float(_tied_rows(_key_sorted(values[:64]), width).mean()) > 0.5:
+    if rows > 64 and float(_tied_rows(_key_sorted(values[:64]), min(kk + 1, n)).mean()) > 0.5:
         return _take(values, carried, torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices)
-    binary = carried.dtype == torch.bool
-    ordered = _key_sorted(values, carried if binary else None)
-    high, low = (half[:, :kk] for half in _halves(ordered))
-    ranked_values = scores_from_descending_bits(high)
-    if binary:
-        ranked_carried = np.bitwise_and(low, 1, dtype=np.uint8).view(bool)
-    else:
-        ranked_carried = carried.gather(1, _key_columns(ordered[:, :kk])).numpy()
-    tied = _tied_rows(ordered, width)
+    ranked_values, ranked_carried, tied = _key_ranked(values, carried, kk)
     if tied.any():
         tied_values, tied_carried = values[torch.from_numpy(tied)], carried[torch.from_numpy(tied)]
         local = torch.topk(tied_values, kk, dim=-1, largest=True, sorted=True).indices
@@ -201,11 +217,11 @@ def _topk_ranked(values: Tensor, carried: Tensor, kk: int):
     return ranked_values, ranked_carried
 
 
-def _descending_indices(values: Tensor) -> Tensor:
-    """Columns of every row by value descending, in any order inside ties."""
+def _descending_ranked(values: Tensor, carried: Tensor):
+    """Host ``(values, carried)`` of every row by value descending, any order inside ties."""
     if values.device.type == "cpu":
-        return _key_columns(_key_sorted(values))
-    return torch.sort(values, dim=-1, descending=True).indices
+        return _key_ranked(values, carried, values.shape[1])[:2]
+    return _take(values, carried, torch.sort(values, dim=-1, descending=True).indices)
 
 
 def _row_counts(mask: Tensor) -> Tensor:
@@ -250,7 +266,7 @@ def _torchmetrics_block(values: Tensor, carried: Tensor, prefix: Prefix, cut: Te
     # "ties": through the end of the tie group at rank k, any order inside ties
     kk = int(cut[0]) if rows else 0
     if kk >= n:
-        return *_take(values, carried, _descending_indices(values)), cut.cpu().numpy()
+        return *_descending_ranked(values, carried), cut.cpu().numpy()
     top = torch.topk(values, kk + 1, dim=-1, largest=True, sorted=True)
     threshold = top.values[:, kk - 1]
     tied = threshold == top.values[:, kk]
