@@ -168,7 +168,9 @@ def test_long_inputs_take_the_fast_roads_and_stay_exact(shuffle):
             assert same(expected, got), (name, kwargs, expected, got)
 
 
-def test_topk_ranked_equals_torch_topk_row_for_row():
+@pytest.mark.parametrize("key_block", [_ordering.KEY_BLOCK, 700])  # 700: two rows a block
+def test_topk_ranked_equals_torch_topk_row_for_row(key_block, monkeypatch):
+    monkeypatch.setattr(_ordering, "KEY_BLOCK", key_block)
     rng = np.random.default_rng(3)
     for levels, rows in itertools.product((3, 40, 2**24), (50, 200)):  # > 64 rows: sampled
         values = torch.tensor(rng.integers(0, levels, (rows, 300)) / levels, dtype=torch.float32)
