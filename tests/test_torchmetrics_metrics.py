@@ -168,25 +168,36 @@ def test_long_inputs_take_the_fast_roads_and_stay_exact(shuffle):
             assert same(expected, got), (name, kwargs, expected, got)
 
 
-def test_topk_indices_equal_torch_topk_row_for_row():
+@pytest.mark.parametrize("key_block", [_ordering.KEY_BLOCK, 700])  # 700: two rows a block
+def test_topk_ranked_equals_torch_topk_row_for_row(key_block, monkeypatch):
+    monkeypatch.setattr(_ordering, "KEY_BLOCK", key_block)
     rng = np.random.default_rng(3)
     for levels, rows in itertools.product((3, 40, 2**24), (50, 200)):  # > 64 rows: sampled
         values = torch.tensor(rng.integers(0, levels, (rows, 300)) / levels, dtype=torch.float32)
         values[0] = -0.0  # -0.0 and 0.0 tie, as in torch
         values[1, ::2] = 0.0
+        values[2] = -values[2]
+        hits = torch.from_numpy(rng.random((rows, 300)) < 0.3)  # rides in the keys
+        gains = torch.from_numpy(rng.integers(0, 4, (rows, 300)))  # gathered by column
         for k in (5, 299, 300):
-            assert torch.equal(_ordering._topk_indices(values, k),
-                               torch.topk(values, k, dim=-1, sorted=True).indices)
+            local = torch.topk(values, k, dim=-1, sorted=True).indices
+            for carried in (hits, gains):
+                ranked_values, ranked_carried = _ordering._topk_ranked(values, carried, k)
+                assert torch.equal(torch.from_numpy(ranked_values), values.gather(1, local))
+                assert torch.equal(torch.from_numpy(ranked_carried), carried.gather(1, local))
 
 
 def test_index_sort_is_skipped_only_where_it_is_the_identity():
     indexes = torch.repeat_interleave(torch.arange(20), _ordering.RADIX_SORT_MIN // 10)
     if _ordering._cpu_index_sort_is_stable():
-        assert _ordering._index_order(indexes, stable=False) is None
+        perm, ids, sizes = _ordering._grouped(indexes, stable=False)
+        assert perm is None and ids.tolist() == list(range(20)) and set(sizes) == {indexes.numel() // 20}
         assert torch.equal(torch.sort(indexes).indices, torch.arange(indexes.numel()))
     short = torch.tensor([0, 0, 1, 1, 1])  # below the radix threshold: torch's own sort
-    assert _ordering._index_order(short, stable=False) is not None
-    assert _ordering._index_order(short, stable=True) is None
+    assert _ordering._grouped(short, stable=False)[0] is not None
+    assert _ordering._grouped(short, stable=True)[0] is None
+    perm, ids, sizes = _ordering._grouped(torch.tensor([3, 1, 3, 2, 1]), stable=True)
+    assert perm.tolist() == [1, 4, 3, 0, 2] and ids.tolist() == [1, 2, 3] and sizes.tolist() == [2, 1, 2]
 
 
 def test_nonpositive_predictions_are_not_retrieved():

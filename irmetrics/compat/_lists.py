@@ -21,12 +21,15 @@ def binary_view(offsets, hits, num_rel, num_nonrel=None) -> View:
     offsets : ndarray of int64, shape (Q + 1,)
         CSR offsets; query ``q`` owns entries ``offsets[q]:offsets[q + 1]`` in rank order.
     hits : ndarray of bool or {0, 1}, shape (N,)
+        Bool hits become the lists' codes as an int8 view (no copy: the kernels only
+        compare codes); 0/1 integers are copied to int64.
     num_rel : ndarray of int, shape (Q,)
         Number of relevant items of each query (``n_gt``, R), retrieved or not.
     num_nonrel : ndarray of int, shape (Q,), optional
         Number of non-relevant items of each query (fall-out's NR); 0 if omitted.
     """
     offsets = np.asarray(offsets, dtype=np.int64)
+    hits = np.asarray(hits)
     n_q = len(offsets) - 1
     rel_hist = np.zeros((n_q, 2), dtype=np.int64)
     rel_hist[:, 1] = num_rel
@@ -35,7 +38,7 @@ def binary_view(offsets, hits, num_rel, num_nonrel=None) -> View:
     lists = RankedLists(
         query_ids=np.arange(n_q),  # positional; compat callers never read ids
         offsets=offsets,
-        code=np.asarray(hits).astype(np.int64),
+        code=hits.view(np.int8) if hits.dtype == bool else hits.astype(np.int64),
         rel_hist=rel_hist,
         bogus=np.zeros(n_q, dtype=bool),
     )

@@ -49,7 +49,8 @@ class Groups:
 
     Query ``q`` owns entries ``offsets[q]:offsets[q + 1]`` in rank order: all its
     items (numpy API) or the prefix a kernel reads (torch Metrics: ``min(k, n)``
-    entries, whole tie groups for nDCG). ``sizes``, ``num_pos`` and ``target_sum``
+    entries, whole tie groups for nDCG); a binary ``target`` may be bool (the torch
+    Metrics send ``target != 0``). ``sizes``, ``num_pos`` and ``target_sum``
     always count every item of the query, so cutoffs and denominators are right
     whatever the prefix. ``ideal`` is ``(offsets, gains)``: each query's largest
     gains in descending order (at least ``min(k, n)`` of them), for nDCG's ideal;
@@ -93,7 +94,7 @@ class Groups:
 
     def view(self, filter_nonpositive=False):
         """Binary view; with the 1.9 filter, items with pred <= 0 are misses (R unfiltered)."""
-        hits = self.target != 0
+        hits = self.target if self.target.dtype == bool else self.target != 0
         if filter_nonpositive:
             hits = hits & (self.preds > 0)
         return binary_view(self.offsets, hits, self.num_pos, self.num_neg)

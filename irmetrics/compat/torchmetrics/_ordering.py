@@ -13,8 +13,13 @@ This module gives the same order without the loop: it makes the same
 the rows of one matrix and calls the same ``topk``/``argsort`` along its last
 dimension. A CPU kernel works row by row with the row's values, ``n`` and ``k``
 only, so each row comes out as the per-query call gives it. Only what the host
-kernels read crosses to the host: each query's first ``min(k, n)`` entries and
-whole-query totals.
+kernels read crosses to the host: each query's first ``min(k, n)`` entries (a
+binary target as bool) and whole-query totals.
+
+Where ``k`` is too large for ``topk``'s partial sort on a CPU (no cutoff, or a
+cutoff near ``n``), numpy sorts packed uint64 keys (the prediction's order bits,
+the column, a binary target's bit) row by row instead, and ``topk`` runs only on
+the rows whose order it decides: those with tied predictions in the prefix.
 
 Set-valued reads (``argsort(...)[:k]`` read as a set) take a cheap ``topk(k + 1)``
 and run the full ``argsort`` only on rows where rank ``k`` ties with rank ``k + 1``,
@@ -29,16 +34,20 @@ the query (as :func:`irmetrics.adapters.from_flat` numbers them);
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ...engine.ties import descending_keys
+from ...engine.ties import descending_bits, scores_from_descending_bits
 from ._kernels import Groups
 
 TIES = ("torchmetrics", "trec_eval", "input_order")
+
+#: Keys sorted per block of rows on a CPU (2 MiB of uint64 keys).
+KEY_BLOCK = 2**18
 
 #: ATen's ``GRAIN_SIZE``: a 1-D integer CPU tensor at least this long is sorted by
 #: fbgemm's radix sort (stable) when torch was built with it.
@@ -74,15 +83,30 @@ def _cpu_index_sort_is_stable() -> bool:
     return torch.equal(torch.sort(probe).indices, torch.sort(probe, stable=True).indices)
 
 
-def _index_order(indexes: Tensor, stable: bool) -> Tensor | None:
-    """torchmetrics' ``torch.sort(indexes)`` permutation (stable on request), or None
-    where it is provably the identity: nondecreasing indexes and a stable sort."""
-    nondecreasing = indexes.numel() < 2 or bool((indexes[1:] >= indexes[:-1]).all())
-    sort_is_stable = stable or (indexes.device.type == "cpu" and indexes.numel() >= RADIX_SORT_MIN
+def _grouped(indexes: Tensor | list[Tensor], stable: bool):
+    """``(perm, ids, sizes)``: torchmetrics' ``torch.sort(indexes)`` permutation (stable
+    on request), then the distinct indexes in that order and their counts (host).
+
+    ``indexes`` may come in parts (the batches ``update`` stored, in order); they
+    are concatenated only for a sort. ``perm`` is None where the sort is provably
+    the identity: the indexes are nondecreasing (their runs' values strictly
+    increase) and the sort is stable.
+    """
+    parts = [indexes] if isinstance(indexes, Tensor) else indexes
+    runs = [torch.unique_consecutive(part, return_counts=True) for part in parts]
+    unique, where = torch.unique_consecutive(torch.cat([u for u, _ in runs]), return_inverse=True)
+    counts = torch.cat([c for _, c in runs])
+    counts = torch.zeros_like(unique, dtype=counts.dtype).index_add_(0, where, counts)  # runs across parts
+    nondecreasing = bool((unique[1:] > unique[:-1]).all())
+    total = sum(part.numel() for part in parts)
+    sort_is_stable = stable or (unique.device.type == "cpu" and total >= RADIX_SORT_MIN
                                 and _cpu_index_sort_is_stable())
     if nondecreasing and sort_is_stable:
-        return None
-    return torch.sort(indexes, stable=stable).indices
+        return None, unique.cpu().numpy(), counts.cpu().numpy()
+    indexes = torch.cat(parts)
+    perm = torch.sort(indexes, stable=stable).indices
+    unique, counts = torch.unique_consecutive(indexes[perm], return_counts=True)
+    return perm, unique.cpu().numpy(), counts.cpu().numpy()
 
 
 def _size_blocks(sizes: np.ndarray):
@@ -101,51 +125,111 @@ def _trec_columns(n: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------- per block
 
-def _key_sorted(values: Tensor) -> Tensor:
+def _halves(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(high, low)``: uint32 views of the upper and lower halves of uint64 ``keys``."""
+    pairs = keys.view(np.uint32).reshape(keys.shape + (2,))
+    high, low = (1, 0) if sys.byteorder == "little" else (0, 1)
+    return pairs[..., high], pairs[..., low]
+
+
+def _key_sorted(values: Tensor, flags: Tensor | None = None) -> np.ndarray:
     """CPU rows sorted by value descending, then column, by numpy's vectorised sort (far
-    faster than ``torch.topk``/``sort`` over whole rows): uint64 keys holding
-    :func:`irmetrics.engine.ties.descending_keys` in the high half and the column in the low half,
-    viewed as int64. ``key >> 32`` is equal for equal values (-0.0 and 0.0 included);
-    ``key & 0xffffffff`` is the column."""
-    keys = descending_keys(values.numpy()) << np.uint64(32)
-    keys |= np.arange(values.shape[1], dtype=np.uint64)
+    faster than ``torch.topk``/``sort`` over whole rows).
+
+    uint64 keys: :func:`irmetrics.engine.ties.descending_bits` of the value in the
+    high half (equal for equal values, -0.0 and 0.0 included), ``column << 1 | flag``
+    in the low half (rows up to ``2**31`` long), where ``flags`` (bool, same shape;
+    False if None) rides along with its item so that a binary target comes out in
+    rank order without a gather.
+    """
+    rows, n = values.shape
+    keys = np.empty((rows, n), dtype=np.uint64)
+    high, low = _halves(keys)
+    descending_bits(values.numpy(), out=high)
+    columns = np.arange(n, dtype=np.uint32) << np.uint32(1)
+    if flags is None:
+        low[...] = columns
+    else:
+        np.bitwise_or(columns, flags.numpy(), out=low)
     keys.sort(axis=-1)
-    return torch.from_numpy(keys.view(np.int64))
+    return keys
 
 
-def _tied_rows(ordered: Tensor, width: int) -> Tensor:
+def _tied_rows(ordered: np.ndarray, width: int) -> np.ndarray:
     """Rows of :func:`_key_sorted` keys with a tie among their first ``width`` values."""
-    head = ordered[:, :width] >> 32
-    return (head[:, 1:] == head[:, :-1]).any(dim=1)
+    head = _halves(ordered)[0][:, :width]
+    return (head[:, 1:] == head[:, :-1]).any(axis=1)
 
 
-def _topk_indices(values: Tensor, kk: int) -> Tensor:
-    """``torch.topk(values, kk, dim=-1, sorted=True).indices``, row for row.
+def _key_ranked(values: Tensor, carried: Tensor, kk: int):
+    """Host ``(values, carried, tied)``: each CPU row's first ``kk`` entries by value
+    descending (in column order inside ties), and whether the row has a tie among
+    its first ``kk + 1`` values.
+
+    Rows are key-sorted :data:`KEY_BLOCK` keys at a time, so that the temporaries
+    stay in cache and the allocator reuses them. The values are decoded from the
+    keys (-0.0 as +0.0); a bool ``carried`` (a binary target) rides in them, any
+    other is gathered by column.
+    """
+    rows, n = values.shape
+    binary = carried.dtype == torch.bool
+    ranked = np.empty((rows, kk), dtype=np.float32)
+    following = np.empty((rows, kk), dtype=bool if binary else np.int64)  # flags or columns
+    tied = np.empty(rows, dtype=bool)
+    step = max(1, KEY_BLOCK // n)
+    for lo in range(0, rows, step):
+        block = slice(lo, lo + step)
+        ordered = _key_sorted(values[block], carried[block] if binary else None)
+        high, low = (half[:, :kk] for half in _halves(ordered))
+        ranked[block] = scores_from_descending_bits(high)
+        following[block] = low & np.uint32(1) if binary else low >> np.uint32(1)
+        tied[block] = _tied_rows(ordered, min(kk + 1, n))
+    if not binary:
+        following = carried.gather(1, torch.from_numpy(following)).numpy()
+    return ranked, following, tied
+
+
+def _take(values: Tensor, carried: Tensor, local: Tensor):
+    """Host ``(values, carried)`` at each row's columns ``local``, in their order."""
+    return values.gather(1, local).cpu().numpy(), carried.gather(1, local).cpu().numpy()
+
+
+def _topk_ranked(values: Tensor, carried: Tensor, kk: int):
+    """Host ``(values, carried)`` in the order of
+    ``torch.topk(values, kk, dim=-1, sorted=True).indices``, row for row.
 
     On a CPU, when ``kk`` is too large for topk's partial sort, rows are key-sorted
-    and only rows with a tie among their first ``kk + 1`` values (the only rows whose
-    top ``kk`` and its order depend on the kernel) are given to ``torch.topk``; when a
-    sample of rows says most rows tie, all go to ``torch.topk`` at once.
+    (:func:`_key_ranked`), and only rows with a tie among their first ``kk + 1``
+    values (the only rows whose top ``kk`` and its order depend on the kernel) are
+    given to ``torch.topk``; when a sample of rows says most rows tie, all go to
+    ``torch.topk`` at once.
     """
     rows, n = values.shape
     if values.device.type != "cpu" or kk * 64 <= n or rows == 0:
-        return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices
-    width = min(kk + 1, n)
-    if rows > 64 and float(_tied_rows(_key_sorted(values[:64]), width).float().mean()) > 0.5:
-        return torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices
-    ordered = _key_sorted(values)
-    local = ordered[:, :kk] & 0xFFFFFFFF
-    tied = _tied_rows(ordered, width)
-    if bool(tied.any()):
-        local[tied] = torch.topk(values[tied], kk, dim=-1, largest=True, sorted=True).indices
-    return local
+        return _take(values, carried, torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices)
+    if rows > 64 and float(_tied_rows(_key_sorted(values[:64]), min(kk + 1, n)).mean()) > 0.5:
+        return _take(values, carried, torch.topk(values, kk, dim=-1, largest=True, sorted=True).indices)
+    ranked_values, ranked_carried, tied = _key_ranked(values, carried, kk)
+    if tied.any():
+        tied_values, tied_carried = values[torch.from_numpy(tied)], carried[torch.from_numpy(tied)]
+        local = torch.topk(tied_values, kk, dim=-1, largest=True, sorted=True).indices
+        ranked_values[tied], ranked_carried[tied] = _take(tied_values, tied_carried, local)
+    return ranked_values, ranked_carried
 
 
-def _descending_indices(values: Tensor) -> Tensor:
-    """Columns of every row by value descending, in any order inside ties."""
+def _descending_ranked(values: Tensor, carried: Tensor):
+    """Host ``(values, carried)`` of every row by value descending, any order inside ties."""
     if values.device.type == "cpu":
-        return _key_sorted(values) & 0xFFFFFFFF
-    return torch.sort(values, dim=-1, descending=True).indices
+        return _key_ranked(values, carried, values.shape[1])[:2]
+    return _take(values, carried, torch.sort(values, dim=-1, descending=True).indices)
+
+
+def _row_counts(mask: Tensor) -> Tensor:
+    """True entries of each row, int64 (counted by numpy on a CPU: torch reduces bools
+    about ten times slower than int64)."""
+    if mask.device.type == "cpu":
+        return torch.from_numpy(np.count_nonzero(mask.numpy(), axis=1).astype(np.int64, copy=False))
+    return mask.sum(dim=1)
 
 
 def _row_cutoffs(k, n: int, num_pos: Tensor) -> Tensor:
@@ -155,13 +239,13 @@ def _row_cutoffs(k, n: int, num_pos: Tensor) -> Tensor:
     return torch.full_like(num_pos, n if k is None else min(k, n))
 
 
-def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
-    """``(local, lengths)``: each row's prefix as column numbers (rows x width) in
+def _torchmetrics_block(values: Tensor, carried: Tensor, prefix: Prefix, cut: Tensor):
+    """Host ``(values, carried, lengths)``: each row's prefix (rows x width) in
     torchmetrics' order, and its length."""
     rows, n = values.shape
     if prefix.op == "topk":
         kk = int(cut[0]) if rows else 0
-        return _topk_indices(values, kk), cut
+        return *_topk_ranked(values, carried, kk), cut.cpu().numpy()
     if prefix.op == "argsort":
         whole = cut >= n  # the whole row: a set, in any order
         width = int(cut.max()) if rows else 0
@@ -178,65 +262,75 @@ def _torchmetrics_block(values: Tensor, prefix: Prefix, cut: Tensor):
             if bool(tied.any()):  # the set depends on the kernel's order: ask it
                 chosen[tied] = torch.argsort(sub[tied], dim=-1, descending=True)[:, :kmax]
             local[part, :kmax] = chosen
-        return local, cut
+        return *_take(values, carried, local), cut.cpu().numpy()
     # "ties": through the end of the tie group at rank k, any order inside ties
     kk = int(cut[0]) if rows else 0
     if kk >= n:
-        return _descending_indices(values), cut
+        return *_descending_ranked(values, carried), cut.cpu().numpy()
     top = torch.topk(values, kk + 1, dim=-1, largest=True, sorted=True)
     threshold = top.values[:, kk - 1]
     tied = threshold == top.values[:, kk]
     lengths = cut.clone()
     if not bool(tied.any()):
-        return top.indices[:, :kk], lengths
+        return *_take(values, carried, top.indices[:, :kk]), lengths.cpu().numpy()
     lengths[tied] = (values[tied] >= threshold[tied, None]).sum(dim=1)
     width = int(lengths.max())
     local = torch.zeros((rows, width), dtype=torch.long, device=values.device)
     local[:, :kk] = top.indices[:, :kk]
     local[tied] = torch.topk(values[tied], width, dim=-1, largest=True, sorted=True).indices
-    return local, lengths
+    return *_take(values, carried, local), lengths.cpu().numpy()
 
 
-def _stable_block(values: Tensor, prefix: Prefix, cut: Tensor, ties: str):
-    """``(local, lengths)`` in a fixed order: prediction descending, then doc id
-    descending (trec_eval) or input position (input_order)."""
+def _stable_block(values: Tensor, carried: Tensor, prefix: Prefix, cut: Tensor, ties: str):
+    """Host ``(values, carried, lengths)`` in a fixed order: prediction descending,
+    then doc id descending (trec_eval) or input position (input_order)."""
     rows, n = values.shape
     if ties == "trec_eval":
         columns = torch.from_numpy(_trec_columns(n)).to(values.device)
         local = columns[torch.sort(values[:, columns], dim=-1, descending=True, stable=True).indices]
     else:
         local = torch.sort(values, dim=-1, descending=True, stable=True).indices
-    if prefix.op != "ties":
-        return local, cut
-    kk = int(cut[0]) if rows else 0
-    threshold = values.gather(1, local[:, max(kk - 1, 0):kk]).reshape(-1)
-    lengths = (values >= threshold[:, None]).sum(dim=1) if kk else cut
-    return local, lengths
+    lengths = cut
+    if prefix.op == "ties":
+        kk = int(cut[0]) if rows else 0
+        threshold = values.gather(1, local[:, max(kk - 1, 0):kk]).reshape(-1)
+        lengths = (values >= threshold[:, None]).sum(dim=1) if kk else cut
+    return *_take(values, carried, local), lengths.cpu().numpy()
+
+
+@dataclass
+class _Block:
+    """The queries of one length, ranked: host ``(rows, width)`` prefixes."""
+
+    rows: np.ndarray  # query numbers, ascending
+    values: np.ndarray
+    carried: np.ndarray
+    lengths: np.ndarray  # each row's prefix length (<= width)
+    ideal: Tensor | None  # nDCG's largest targets, rows x min(k, n)
 
 
 # --------------------------------------------------------------------------- public
 
-def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix: Prefix, *,
-                  ties: str = "torchmetrics", graded: bool = False) -> Groups:
+def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: Tensor,
+                  prefix: Prefix, *, ties: str = "torchmetrics", graded: bool = False) -> Groups:
     """Queries ranked on ``preds``' device as torchmetrics ranks them; what ``prefix``
     asks for, and whole-query totals, as host :class:`~._kernels.Groups`.
 
-    ``indexes`` None means one query (the functional forms). ``preds`` must be
-    float32 and ``target`` int64 (float for graded), flat, as the Metric stores them.
+    ``indexes`` is flat, or the list of flat batches ``update`` stored; None means one
+    query (the functional forms). ``preds`` must be flat float32 and ``target`` flat
+    int64 or bool (float allowed when ``graded``), as the Metric stores them. A binary
+    target reaches the host as bool (``target != 0``), a graded one as it is.
     """
     device = preds.device
     if indexes is None:
         ids = np.zeros(1, dtype=np.int64)
         sizes = np.array([preds.numel()], dtype=np.int64)
     else:
-        perm = _index_order(indexes, stable=ties != "torchmetrics")
+        perm, ids, sizes = _grouped(indexes, stable=ties != "torchmetrics")
         if perm is not None:
-            indexes, preds, target = indexes[perm], preds[perm], target[perm]
-        unique, counts = torch.unique_consecutive(indexes, return_counts=True)
-        ids, sizes = unique.cpu().numpy(), counts.cpu().numpy()
+            preds, target = preds[perm], target[perm]
     n_q = len(sizes)
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    offsets_dev = torch.from_numpy(offsets).to(device)
+    offsets_dev = torch.from_numpy(np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)).to(device)
     one_block = len(np.unique(sizes)) == 1
     num_pos = torch.empty(n_q, dtype=torch.long, device=device)
     target_sum = torch.empty(n_q, dtype=torch.float64, device=device)
@@ -248,61 +342,59 @@ def ranked_groups(indexes: Tensor | None, preds: Tensor, target: Tensor, prefix:
         else:
             cells = offsets_dev[rows_dev][:, None] + torch.arange(n, device=device)
             block_preds, block_target = preds[cells], target[cells]
-        if block_target.is_floating_point():
-            row_sums = block_target.sum(dim=1, dtype=torch.float64)
+        hits = block_target if block_target.dtype == torch.bool else block_target.ne(0)
+        num_pos[rows_dev] = _row_counts(hits)
+        if not graded:  # 0/1 targets: the sum is the count
+            target_sum[rows_dev] = num_pos[rows_dev].double()
+        elif block_target.is_floating_point():
+            target_sum[rows_dev] = block_target.sum(dim=1, dtype=torch.float64)
         else:
-            row_sums = block_target.sum(dim=1)  # int64: exact, no float64 copy
-        target_sum[rows_dev] = row_sums.double()
-        num_pos[rows_dev] = block_target.ne(0).sum(dim=1) if graded else row_sums.long()
+            target_sum[rows_dev] = block_target.sum(dim=1).double()  # int64: exact, no float64 copy
+        carried = block_target if graded else hits
         cut = _row_cutoffs(prefix.k, n, num_pos[rows_dev])
         if ties != "torchmetrics":
-            local, lengths = _stable_block(block_preds, prefix, cut, ties)
+            ranked = _stable_block(block_preds, carried, prefix, cut, ties)
         else:
-            local, lengths = _torchmetrics_block(block_preds, prefix, cut)
+            ranked = _torchmetrics_block(block_preds, carried, prefix, cut)
         ideal = None
         if prefix.ideal:
             ideal = torch.topk(block_target, int(cut[0]) if len(rows) else 0, dim=-1).values
-        blocks.append((rows, rows_dev, local, lengths.cpu().numpy(), ideal))
-    lengths = np.zeros(n_q, dtype=np.int64)
-    for rows, _, _, block_lengths, _ in blocks:
-        lengths[rows] = block_lengths
-    prefix_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    positions = _gather_positions(blocks, offsets_dev, prefix_offsets, device)
-    groups = Groups(prefix_offsets, preds[positions].cpu().numpy(), target[positions].cpu().numpy(),
-                    sizes=sizes, num_pos=num_pos.cpu().numpy(), target_sum=target_sum.cpu().numpy(),
-                    ids=ids)
+        blocks.append(_Block(rows, *ranked, ideal))
+    prefix_offsets, ranked_preds, ranked_target = _concatenated(blocks, n_q)
+    groups = Groups(prefix_offsets, ranked_preds, ranked_target, sizes=sizes,
+                    num_pos=num_pos.cpu().numpy(), target_sum=target_sum.cpu().numpy(), ids=ids)
     if prefix.ideal:
         groups.ideal = _ideal_gains(blocks, n_q)
     return groups
 
 
-def _gather_positions(blocks, offsets_dev: Tensor, prefix_offsets: np.ndarray, device) -> Tensor:
-    """Flat positions (into the grouped arrays) of every query's prefix, queries in order."""
-    total = int(prefix_offsets[-1])
-    if len(blocks) == 1 and (blocks[0][3] == blocks[0][2].shape[1]).all():
-        _rows, rows_dev, local, _, _ = blocks[0]
-        return (offsets_dev[rows_dev][:, None] + local).reshape(-1)  # rows are 0..Q-1 in order
-    positions = torch.empty(total, dtype=torch.long, device=device)
-    prefix_dev = torch.from_numpy(prefix_offsets).to(device)
-    for _, rows_dev, local, block_lengths, _ in blocks:
-        width = local.shape[1]
-        column = torch.arange(width, device=device)
-        inside = column[None, :] < torch.from_numpy(block_lengths).to(device)[:, None]
-        source = offsets_dev[rows_dev][:, None] + local
-        destination = prefix_dev[rows_dev][:, None] + column
-        positions[destination[inside]] = source[inside]
-    return positions
+def _concatenated(blocks: list[_Block], n_q: int):
+    """CSR ``(offsets, values, carried)`` of the blocks' prefixes, queries in order."""
+    lengths = np.zeros(n_q, dtype=np.int64)
+    for block in blocks:
+        lengths[block.rows] = block.lengths
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    if len(blocks) == 1 and (lengths == blocks[0].values.shape[1]).all():
+        return offsets, blocks[0].values.reshape(-1), blocks[0].carried.reshape(-1)  # rows 0..Q-1
+    values = np.empty(int(offsets[-1]), dtype=blocks[0].values.dtype)
+    carried = np.empty(int(offsets[-1]), dtype=blocks[0].carried.dtype)
+    for block in blocks:
+        column = np.arange(block.values.shape[1])
+        inside = column < block.lengths[:, None]
+        destination = (offsets[block.rows][:, None] + column)[inside]
+        values[destination] = block.values[inside]
+        carried[destination] = block.carried[inside]
+    return offsets, values, carried
 
 
-def _ideal_gains(blocks, n_q: int):
+def _ideal_gains(blocks: list[_Block], n_q: int):
     """CSR ``(offsets, gains)`` of each query's largest targets, descending."""
     widths = np.zeros(n_q, dtype=np.int64)
-    for rows, _, _, _, ideal in blocks:
-        widths[rows] = ideal.shape[1]
+    for block in blocks:
+        widths[block.rows] = block.ideal.shape[1]
     offsets = np.concatenate(([0], np.cumsum(widths))).astype(np.int64)
     gains = np.empty(int(offsets[-1]), dtype=np.float64)
-    for rows, _, _, _, ideal in blocks:
-        width = ideal.shape[1]
-        cells = offsets[rows][:, None] + np.arange(width)
-        gains[cells.reshape(-1)] = ideal.double().cpu().numpy().reshape(-1)
+    for block in blocks:
+        cells = offsets[block.rows][:, None] + np.arange(block.ideal.shape[1])
+        gains[cells.reshape(-1)] = block.ideal.double().cpu().numpy().reshape(-1)
     return offsets, gains

@@ -135,6 +135,11 @@ def _checked_batch(indexes, preds, target, ignore_index, graded: bool):
     return indexes.reshape(-1), preds, target
 
 
+def _parts(state) -> list[Tensor]:
+    """A list state's tensors; a tensor state (as some syncs leave it) as one part."""
+    return state if isinstance(state, list) else [state]
+
+
 def _aggregate(values: Tensor, aggregation, dim: int | None = None) -> Tensor:
     """torchmetrics' aggregation: mean, median (the lower one), min, max or a callable."""
     if aggregation == "mean":
@@ -189,10 +194,11 @@ class _RetrievalMetric(Metric):
 
     def _ranked(self):
         """Every stored query ranked on the device; ``(host groups, concatenated preds)``."""
-        indexes = dim_zero_cat(self.indexes)
         preds = dim_zero_cat(self.preds)
-        target = dim_zero_cat(self.target)
-        groups = ranked_groups(indexes, preds, target, self._prefix(), ties=self.ties,
+        # A binary target is read only as ``target != 0``: a bool copy per batch is
+        # concatenated instead of the int64 batches (an eighth of the bytes).
+        target = dim_zero_cat(self.target if self._graded else [t.ne(0) for t in _parts(self.target)])
+        groups = ranked_groups(_parts(self.indexes), preds, target, self._prefix(), ties=self.ties,
                                graded=self._graded)
         return groups, preds
 
