@@ -119,7 +119,8 @@ def as_tensor(value, name: str, *, like=None):
             array = np.array(array)  # torch wants writable memory; ours is never written
         tensor = torch.from_numpy(array)
     if tensor.is_complex():
-        raise ParameterError(f"`{name}` must hold real numbers; got dtype {tensor.dtype}.")
+        dtype = str(tensor.dtype).removeprefix("torch.")  # the numpy road's words
+        raise ParameterError(f"`{name}` must hold real numbers; got dtype {dtype}.")
     if like is not None and tensor.device != like.device:
         if tensor.device.type != "cpu":
             raise ParameterError(f"`{name}` must be on the device of the other arrays "
