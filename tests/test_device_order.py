@@ -131,6 +131,26 @@ def test_flat_errors_are_the_numpy_roads():
     assert messages[0] == messages[1]
 
 
+
+def test_complex_labels_and_indexes_are_refused_in_the_numpy_roads_words():
+    """Complex labels and query indexes: "must hold integers" (real numbers for graded
+    labels), as the host's checks say it, not the device intake's own words."""
+    cplx = torch.ones(2, 3, dtype=torch.complex64)
+    calls = [lambda rt, be: from_matrix(torch.rand(2, 3), cplx, k=1, relevance_type=rt,
+                                        backend=be),
+             lambda rt, be: from_flat(torch.rand(6), cplx.reshape(-1), torch.arange(6),
+                                      relevance_type=rt, backend=be),
+             lambda rt, be: from_flat(torch.rand(6), torch.arange(6), cplx.reshape(-1),
+                                      relevance_type=rt, backend=be)]
+    for call in calls:
+        for relevance_type in ("int", "float"):
+            messages = set()
+            for backend in ("numpy", "torch"):
+                with pytest.raises(ParameterError) as info:
+                    call(relevance_type, backend)
+                messages.add(str(info.value))
+            assert len(messages) == 1, messages
+
 def test_top_k_rows_against_a_sort():
     rng = np.random.default_rng(3)
     scores = rng.integers(0, 4, (30, 50)).astype(np.float64)

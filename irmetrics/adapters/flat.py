@@ -111,8 +111,8 @@ def _device_flat(preds, target, indexes, ignore_index, relevance_type):
     """:func:`from_flat` on the device road: the same pair, ordered on the device."""
     torch = device.import_torch()
     preds = device.as_tensor(preds, "preds")
-    target = device.as_tensor(target, "target", like=preds)
-    indexes = device.as_tensor(indexes, "indexes", like=preds)
+    target = device.as_tensor(target, "target", like=preds, integers=relevance_type == "int")
+    indexes = device.as_tensor(indexes, "indexes", like=preds, integers=True)
     preds, target, indexes = _flat_arrays(preds, target, indexes, ignore_index)
     bad_preds = preds.is_floating_point() and not bool(torch.isfinite(preds).all())
     bad_indexes = indexes.is_floating_point() and not bool(

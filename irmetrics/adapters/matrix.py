@@ -149,7 +149,8 @@ def _device_matrix(scores, relevance, n, query_ids, doc_ids, k, relevance_type):
     check_choice("relevance_type", relevance_type, ("int", "float"))
     tensor = device.as_tensor(scores, "scores")
     tensor = tensor.reshape(_matrix_shape(tuple(tensor.shape)))
-    labels = device.as_tensor(relevance, "relevance", like=tensor)
+    labels = device.as_tensor(relevance, "relevance", like=tensor,
+                              integers=relevance_type == "int")
     if labels.shape != tensor.shape:
         raise ShapeError(f"`relevance` must have the shape of `scores` {tuple(tensor.shape)}; "
                          f"got {tuple(labels.shape)}.")

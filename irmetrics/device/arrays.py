@@ -94,12 +94,13 @@ def import_torch():
     return torch
 
 
-def as_tensor(value, name: str, *, like=None):
+def as_tensor(value, name: str, *, like=None, integers: bool = False):
     """``value`` as a torch tensor, never copied on its device when it is one already.
 
     torch tensors are detached (never modified); CuPy and other DLPack device arrays
     go through ``torch.from_dlpack``; host arrays become CPU tensors (zero copy for
-    writable numpy arrays), or move to ``like``'s device when it is given.
+    writable numpy arrays), or move to ``like``'s device when it is given. Complex
+    values are refused in the host checks' words (``integers``: labels, ids).
     """
     torch = import_torch()
     if isinstance(value, torch.Tensor):
@@ -120,7 +121,8 @@ def as_tensor(value, name: str, *, like=None):
         tensor = torch.from_numpy(array)
     if tensor.is_complex():
         dtype = str(tensor.dtype).removeprefix("torch.")  # the numpy road's words
-        raise ParameterError(f"`{name}` must hold real numbers; got dtype {dtype}.")
+        kind = "integers" if integers else "real numbers"
+        raise ParameterError(f"`{name}` must hold {kind}; got dtype {dtype}.")
     if like is not None and tensor.device != like.device:
         if tensor.device.type != "cpu":
             raise ParameterError(f"`{name}` must be on the device of the other arrays "
