@@ -170,6 +170,39 @@ def test_block_memory_does_not_change_the_result():
         assert_same_pair(want, got)
 
 
+
+def test_the_device_form_makes_no_float64_copy_of_the_gallery(monkeypatch):
+    """The rows' device form (centred, unit or scaled; the mean; the norms) is made in
+    pieces of FORM_CELLS coordinates: no float64 temporary of the whole gallery (three
+    of them at once, 8x a float32 gallery), and the same pair as in one piece."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from irmetrics.device import knn as device_knn
+
+    class LargestFloat64(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.largest = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for value in out if isinstance(out, (tuple, list)) else [out]:
+                if isinstance(value, torch.Tensor) and value.dtype == torch.float64:
+                    self.largest = max(self.largest, value.numel())
+            return out
+
+    rng = np.random.default_rng(12)
+    gallery = torch.from_numpy(rng.standard_normal((2000, 16)).astype(np.float32)) + 100
+    labels = rng.integers(0, 9, 2000)
+    want = {m: pair(gallery, labels, "torch", k=7, metric=m) for m in ("cosine", "dot",
+                                                                          "euclidean")}
+    monkeypatch.setattr(device_knn, "FORM_CELLS", 4096, raising=False)
+    for metric, unit in (("euclidean", False), ("dot", False), ("cosine", True)):
+        with LargestFloat64() as seen:
+            device_knn._DeviceSide(torch, gallery[:30], gallery, metric, unit)
+        assert seen.largest <= 4096, (metric, seen.largest)
+        assert_same_pair(want[metric], pair(gallery, labels, "torch", k=7, metric=metric))
+
 def test_huge_offsets_keep_the_exact_neighbours():
     rng = np.random.default_rng(16)
     base = rng.standard_normal((150, 8))

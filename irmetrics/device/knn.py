@@ -50,6 +50,9 @@ from .exact import EXACT_DEVICES, exact_sqrt, numpy_row_sums
 
 #: Default device memory for one block's work matrices (distances and masks).
 BLOCK_BYTES = 1 << 28
+#: Coordinates per piece when the rows are brought to the device's form (float64
+#: temporaries of 128 MiB; never a float64 copy of the whole gallery).
+FORM_CELLS = 1 << 24
 #: Largest float64 copy of the host's reference rows that is put on the device to measure
 #: the candidates there; a larger gallery's candidates are measured on the host.
 RESCORE_BYTES = 1 << 32
@@ -350,24 +353,33 @@ class _DeviceSide:
             self.q_exp = self.r_exp = 0
             return
         elif metric == "euclidean":
-            self.mean = reference.to(self.wide).mean(dim=0)
+            total = torch.zeros(self.dim, dtype=self.wide, device=reference.device)
+            for start, stop in self._pieces(reference.shape[0]):
+                total += reference[start:stop].to(self.wide).sum(dim=0)
+            self.mean = total / max(reference.shape[0], 1)
             spread = max(self._max_abs(reference), self._max_abs(query))
             self.q_exp = self.r_exp = _power_of_two_exponent(spread)
         else:
             self.q_exp = _power_of_two_exponent(self._max_abs(query))
             self.r_exp = _power_of_two_exponent(self._max_abs(reference))
         self.R = self._form(reference, self.r_exp, host_reference)
-        r_norms = self.R.to(self.wide).norm(dim=1)
-        self.r_max = float(r_norms.max()) if len(r_norms) else 0.0
+        self.r_max = max((float(self.R[start:stop].to(self.wide).norm(dim=1).max())
+                          for start, stop in self._pieces(self.R.shape[0])), default=0.0)
         if metric == "euclidean":
-            self.r_sq = (self.R * self.R).sum(dim=1)
+            self.r_sq = torch.cat([(self.R[start:stop] * self.R[start:stop]).sum(dim=1)
+                                   for start, stop in self._pieces(self.R.shape[0])]
+                                  or [self.R.new_zeros(0)])
+
+    def _pieces(self, n_rows: int):
+        """``(start, stop)`` of row pieces of at most :data:`FORM_CELLS` coordinates."""
+        step = max(1, FORM_CELLS // max(self.dim, 1))
+        return [(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
     def _max_abs(self, rows) -> float:
         """Largest |coordinate| of the rows in the device's form before scaling (blocks)."""
         top = 0.0
-        step = max(1, (1 << 24) // max(self.dim, 1))
-        for start in range(0, rows.shape[0], step):
-            block = rows[start:start + step].to(self.wide)
+        for start, stop in self._pieces(rows.shape[0]):
+            block = rows[start:stop].to(self.wide)
             if self.mean is not None:
                 block = block - self.mean
             if block.numel():
@@ -376,7 +388,18 @@ class _DeviceSide:
         return top
 
     def _form(self, rows, exponent: int, host_rows=None):
-        """Rows as the device multiplies them: centred or unit, scaled by 2**-exponent."""
+        """Rows as the device multiplies them: centred or unit, scaled by 2**-exponent;
+        made piece by piece (float64 temporaries of :data:`FORM_CELLS` coordinates)."""
+        pieces = self._pieces(rows.shape[0])
+        if len(pieces) == 1:
+            return self._form_piece(rows, exponent, host_rows)
+        out = self.torch.empty(tuple(rows.shape), dtype=self.cdt, device=rows.device)
+        for start, stop in pieces:
+            out[start:stop] = self._form_piece(
+                rows[start:stop], exponent, None if host_rows is None else host_rows[start:stop])
+        return out
+
+    def _form_piece(self, rows, exponent: int, host_rows):
         if self.normalise:
             return self._unit(rows, host_rows)
         wide = rows.to(self.wide)
