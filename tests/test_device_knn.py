@@ -247,6 +247,15 @@ def test_tiny_and_huge_embeddings_equal_the_numpy_road(scale, metric):
         same_outcome(lambda backend: pair(same, [0, 1, 0], backend, k=1, metric=metric))
 
 
+
+@pytest.mark.parametrize("make", [lambda: np.array([["a", "b"], ["c", "d"]]),
+                                  lambda: [[1.0, None], [1.0, 2.0]],
+                                  lambda: iter([[1.0], [2.0]])], ids=["text", "None", "iterator"])
+def test_host_embeddings_are_refused_in_the_numpy_roads_words(make):
+    """Text, objects and iterators taken to the device road (backend="torch") are refused
+    as the numpy road refuses them (not "must hold numbers on the device road")."""
+    same_outcome(lambda backend: pair(make(), [0, 1], backend, k=1))
+
 @pytest.mark.parametrize("scale", [1e-160, 1e-310])
 def test_tiny_embeddings_in_the_drop_ins(scale):
     """PML's cosine reads ``x / max(|x|, 1e-12)``: near-zero unit rows, whose distances
