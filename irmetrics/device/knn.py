@@ -341,27 +341,26 @@ class _DeviceSide:
                                + (self.dim + 4) * math.log1p(self.u))
         self.rho = rho
         self.mean = None
-        # Where a float64 product or squared norm of the host's rows could overflow, the
-        # host's fast distances (and so its refusal to rank them) cannot be reproduced
-        # here: :func:`search` then runs the host's search itself.
-        self.host_overflow = not normalise and (
-            max(self._max_abs(reference), self._max_abs(query))
-            >= math.sqrt(np.finfo(np.float64).max / (64 * max(self.dim, 1))))
         if normalise:  # unit rows: nothing to centre or scale
+            self.host_overflow = False
             self.q_exp = self.r_exp = 0
-        elif self.host_overflow:
-            self.q_exp = self.r_exp = 0
-            return
-        elif metric == "euclidean":
-            total = torch.zeros(self.dim, dtype=self.wide, device=reference.device)
-            for start, stop in self._pieces(reference.shape[0]):
-                total += reference[start:stop].to(self.wide).sum(dim=0)
-            self.mean = total / max(reference.shape[0], 1)
-            spread = max(self._max_abs(reference), self._max_abs(query))
-            self.q_exp = self.r_exp = _power_of_two_exponent(spread)
         else:
-            self.q_exp = _power_of_two_exponent(self._max_abs(query))
-            self.r_exp = _power_of_two_exponent(self._max_abs(reference))
+            q_max, r_max = self._max_abs(query), self._max_abs(reference)
+            # Where a float64 product or squared norm of the host's rows could overflow, the
+            # host's fast distances (and so its refusal to rank them) cannot be reproduced
+            # here: :func:`search` then runs the host's search itself.
+            self.host_overflow = max(q_max, r_max) >= math.sqrt(
+                np.finfo(np.float64).max / (64 * max(self.dim, 1)))
+            if self.host_overflow:
+                return
+            if metric == "euclidean":
+                total = torch.zeros(self.dim, dtype=self.wide, device=reference.device)
+                for start, stop in self._pieces(reference.shape[0]):
+                    total += reference[start:stop].to(self.wide).sum(dim=0)
+                self.mean = total / max(reference.shape[0], 1)
+                q_max = r_max = max(self._max_abs(reference), self._max_abs(query))
+            self.q_exp = _power_of_two_exponent(q_max)
+            self.r_exp = _power_of_two_exponent(r_max)
         self.R = self._form(reference, self.r_exp, host_reference)
         self.r_max = max((float(self.R[start:stop].to(self.wide).norm(dim=1).max())
                           for start, stop in self._pieces(self.R.shape[0])), default=0.0)
