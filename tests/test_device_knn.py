@@ -170,6 +170,39 @@ def test_block_memory_does_not_change_the_result():
         assert_same_pair(want, got)
 
 
+
+def test_the_device_form_makes_no_float64_copy_of_the_gallery(monkeypatch):
+    """The rows' device form (centred, unit or scaled; the mean; the norms) is made in
+    pieces of FORM_CELLS coordinates: no float64 temporary of the whole gallery (three
+    of them at once, 8x a float32 gallery), and the same pair as in one piece."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from irmetrics.device import knn as device_knn
+
+    class LargestFloat64(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.largest = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for value in out if isinstance(out, (tuple, list)) else [out]:
+                if isinstance(value, torch.Tensor) and value.dtype == torch.float64:
+                    self.largest = max(self.largest, value.numel())
+            return out
+
+    rng = np.random.default_rng(12)
+    gallery = torch.from_numpy(rng.standard_normal((2000, 16)).astype(np.float32)) + 100
+    labels = rng.integers(0, 9, 2000)
+    want = {m: pair(gallery, labels, "torch", k=7, metric=m) for m in ("cosine", "dot",
+                                                                          "euclidean")}
+    monkeypatch.setattr(device_knn, "FORM_CELLS", 4096, raising=False)
+    for metric, unit in (("euclidean", False), ("dot", False), ("cosine", True)):
+        with LargestFloat64() as seen:
+            device_knn._DeviceSide(torch, gallery[:30], gallery, metric, unit)
+        assert seen.largest <= 4096, (metric, seen.largest)
+        assert_same_pair(want[metric], pair(gallery, labels, "torch", k=7, metric=metric))
+
 def test_huge_offsets_keep_the_exact_neighbours():
     rng = np.random.default_rng(16)
     base = rng.standard_normal((150, 8))
@@ -179,6 +212,77 @@ def test_huge_offsets_keep_the_exact_neighbours():
         assert_same_pair(pair(x, labels, "numpy", k=5, metric="euclidean"),
                          pair(x, labels, "torch", k=5, metric="euclidean"))
 
+
+
+def same_outcome(call):
+    """``call(backend)`` on both roads: the same pair, or the same error (type, message)."""
+    outcomes = []
+    for backend in ("numpy", "torch"):
+        try:
+            outcomes.append(call(backend))
+        except (ValueError, TypeError) as exc:
+            outcomes.append((type(exc), str(exc)))
+    if isinstance(outcomes[0][0], type) or isinstance(outcomes[1][0], type):
+        assert outcomes[0] == outcomes[1]
+    else:
+        assert_same_pair(*outcomes)
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-100, 1e-160, 1e-200, 1e-310, 1e150, 1e160, 1e308])
+@pytest.mark.parametrize("metric", ["cosine", "dot", "euclidean"])
+def test_tiny_and_huge_embeddings_equal_the_numpy_road(scale, metric):
+    """Norms below 1e-12 (the device clamped them, the adapter does not), float64 products
+    that underflow to ties on the host, subnormal rows (2**1029 overflowed a Python
+    float), and coordinates whose squares or mean overflow (the device returned an empty
+    run where the host refuses): the numpy road's pair, or its error."""
+    rng = np.random.default_rng(21)
+    x = rng.uniform(-1.0, 1.0, (40, 4)) * scale
+    x[5] = x[6]
+    labels = rng.integers(0, 3, 40)
+    with np.errstate(over="ignore"):
+        same_outcome(lambda backend: pair(torch.from_numpy(x), labels, backend, k=3,
+                                          metric=metric))
+    same = torch.from_numpy(np.full((3, 2), scale))  # equal rows: every distance 0
+    with np.errstate(over="ignore"):
+        same_outcome(lambda backend: pair(same, [0, 1, 0], backend, k=1, metric=metric))
+
+
+
+@pytest.mark.parametrize("make", [lambda: np.array([["a", "b"], ["c", "d"]]),
+                                  lambda: [[1.0, None], [1.0, 2.0]],
+                                  lambda: iter([[1.0], [2.0]])], ids=["text", "None", "iterator"])
+def test_host_embeddings_are_refused_in_the_numpy_roads_words(make):
+    """Text, objects and iterators taken to the device road (backend="torch") are refused
+    as the numpy road refuses them (not "must hold numbers on the device road")."""
+    same_outcome(lambda backend: pair(make(), [0, 1], backend, k=1))
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-310])
+def test_tiny_embeddings_in_the_drop_ins(scale):
+    """PML's cosine reads ``x / max(|x|, 1e-12)``: near-zero unit rows, whose distances
+    ``1 - dot`` all round to 1 on the host (ties by index)."""
+    from irmetrics.compat.pml import AccuracyCalculator
+
+    rng = np.random.default_rng(3)
+    x = torch.from_numpy(rng.standard_normal((60, 5)) * scale)
+    labels = np.arange(60) % 4
+    for normalize in (False, True):
+        got = [AccuracyCalculator(k=5, distance="cosine", normalize_embeddings=normalize,
+                                  backend=backend).get_accuracy(x, labels)
+               for backend in ("numpy", "torch")]
+        assert got[0] == got[1]
+
+
+def test_layout_never_changes_the_scores():
+    """numpy sums a row pairwise only where it is contiguous: a transposed (Fortran
+    order) input gave the numpy road other cosine bits than the same values in C order
+    (and than the device road)."""
+    rng = np.random.default_rng(8)
+    x = torch.from_numpy(rng.standard_normal((8, 300)).astype(np.float32)).T  # (300, 8)
+    labels = np.arange(300) % 7
+    want = pair(x.contiguous(), labels, "numpy", k=5)
+    for tensor in (x, x.numpy()):
+        assert_same_pair(want, pair(tensor, labels, "numpy", k=5))
+        assert_same_pair(want, pair(tensor, labels, "torch", k=5))
 
 def test_k_beyond_the_gallery_and_tiny_galleries():
     x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
@@ -222,10 +326,13 @@ def test_errors_are_one_line_and_the_numpy_roads():
             from_embeddings(torch.tensor([[math.nan], [1.0]]), [0, 1], k=1, backend=backend)
         with pytest.raises(ParameterError, match="finite"):
             from_embeddings(torch.tensor([[math.inf], [1.0]]), [0, 1], k=1, backend=backend)
-    with pytest.raises(ParameterError, match="real numbers") as info:
-        from_embeddings(torch.ones(3, 2, dtype=torch.complex64), [0, 1, 2], k=1,
-                        backend="torch")
-    assert "\n" not in str(info.value)
+    messages = set()
+    for backend in ("numpy", "torch"):
+        with pytest.raises(ParameterError, match="real numbers") as info:
+            from_embeddings(torch.ones(3, 2, dtype=torch.complex64), [0, 1, 2], k=1,
+                            backend=backend)
+        messages.add(str(info.value))
+    assert messages == {"`query_embeddings` must hold real numbers; got dtype complex64."}
 
 
 class _FarArray:

@@ -131,6 +131,90 @@ def test_flat_errors_are_the_numpy_roads():
     assert messages[0] == messages[1]
 
 
+
+def test_complex_labels_and_indexes_are_refused_in_the_numpy_roads_words():
+    """Complex labels and query indexes: "must hold integers" (real numbers for graded
+    labels), as the host's checks say it, not the device intake's own words."""
+    cplx = torch.ones(2, 3, dtype=torch.complex64)
+    calls = [lambda rt, be: from_matrix(torch.rand(2, 3), cplx, k=1, relevance_type=rt,
+                                        backend=be),
+             lambda rt, be: from_flat(torch.rand(6), cplx.reshape(-1), torch.arange(6),
+                                      relevance_type=rt, backend=be),
+             lambda rt, be: from_flat(torch.rand(6), torch.arange(6), cplx.reshape(-1),
+                                      relevance_type=rt, backend=be)]
+    for call in calls:
+        for relevance_type in ("int", "float"):
+            messages = set()
+            for backend in ("numpy", "torch"):
+                with pytest.raises(ParameterError) as info:
+                    call(relevance_type, backend)
+                messages.add(str(info.value))
+            assert len(messages) == 1, messages
+
+
+def same_outcome(call):
+    """``call(backend)`` on both roads: the same pair, or the same error and message."""
+    outcomes = []
+    for backend in ("numpy", "torch"):
+        try:
+            outcomes.append(call(backend))
+        except (ValueError, TypeError, NotImplementedError) as exc:
+            outcomes.append((type(exc), str(exc)))
+    if isinstance(outcomes[0][0], type) or isinstance(outcomes[1][0], type):
+        assert outcomes[0] == outcomes[1]
+    else:
+        assert_same_pair(*outcomes)
+
+
+TEXT = np.array(["a", "b"])
+
+
+@pytest.mark.parametrize("relevance_type", ["int", "float"])
+@pytest.mark.parametrize("case", [
+    lambda rt, be: from_matrix(TEXT[None, :], [[0, 1]], k=1, relevance_type=rt, backend=be),
+    lambda rt, be: from_matrix([[0.1, 0.2]], TEXT[None, :], k=1, relevance_type=rt, backend=be),
+    lambda rt, be: from_matrix([[0.1, 0.2]], [[1, None]], k=1, relevance_type=rt, backend=be),
+    lambda rt, be: from_matrix([[math.nan, 0.2]], [[1, 0]], k=1, relevance_type=rt, backend=be),
+    lambda rt, be: from_matrix([[0.1, 0.2]], [[0.5, 1]], k=1, relevance_type=rt, backend=be),
+    lambda rt, be: from_flat(TEXT, [0, 1], [0, 0], relevance_type=rt, backend=be),
+    lambda rt, be: from_flat([0.1, 0.2], TEXT, [0, 0], relevance_type=rt, backend=be),
+    lambda rt, be: from_flat([0.1, 0.2], [0, 1], TEXT, relevance_type=rt, backend=be),
+    lambda rt, be: from_flat(iter([0.1]), [0], [0], relevance_type=rt, backend=be),
+], ids=["text scores", "text labels", "None label", "NaN in a list", "fractional label",
+        "text preds", "text target", "text indexes", "iterator"])
+def test_host_inputs_are_refused_in_the_numpy_roads_words(case, relevance_type):
+    """Lists and numpy arrays taken to the device road (backend="torch"): text, objects
+    and iterators were refused in the device intake's own words ("must hold numbers on
+    the device road"), and a NaN in a list made the host check fail to read the list."""
+    same_outcome(lambda backend: case(relevance_type, backend))
+
+
+@pytest.mark.parametrize("relevance_type", ["int", "float"])
+def test_uint64_labels_and_indexes(relevance_type):
+    """uint64 labels crashed the device (torch has no uint64 comparison on the CPU);
+    uint64 query indexes beyond int64 were taken as negative numbers; float indexes
+    beyond int64 wrapped silently on both roads. Now the numpy road's pair or error,
+    in its order (target before indexes)."""
+    big = 2**64 - 1
+    scores = [[0.1, 0.2, 0.3]]
+    for labels in ([[3, 0, 1]], [[big, 0, 1]]):
+        relevance = np.array(labels, dtype=np.uint64)
+        same_outcome(lambda backend: from_matrix(scores, relevance, k=2, backend=backend,
+                                                 relevance_type=relevance_type))
+    padded = np.array([[3, 0, big]], dtype=np.uint64)  # padding is never read
+    same_outcome(lambda backend: from_matrix(scores, padded, [2], k=2, backend=backend,
+                                             relevance_type=relevance_type))
+    for target in ([1, 0], [big, 0]):
+        for indexes in ([0, 1], [big, 1]):
+            same_outcome(lambda backend: from_flat(
+                [0.1, 0.2], np.array(target, dtype=np.uint64), np.array(indexes, np.uint64),
+                relevance_type=relevance_type, backend=backend))
+    for index in (2.0**63, -2.0**64, 1e30, -2.0**63, 2.0**62):
+        same_outcome(lambda backend: from_flat([0.1, 0.2], [1, 0], np.array([index, 0.0]),
+                                               relevance_type=relevance_type, backend=backend))
+    with pytest.raises(ParameterError, match="fit in int64"):
+        from_flat([0.1], [1], [1e30])
+
 def test_top_k_rows_against_a_sort():
     rng = np.random.default_rng(3)
     scores = rng.integers(0, 4, (30, 50)).astype(np.float64)

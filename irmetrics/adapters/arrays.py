@@ -92,6 +92,11 @@ def check_integral(array: np.ndarray, name: str) -> np.ndarray:
             raise ParameterError(
                 f"`{name}` must hold integers; got {array[where].item()!r} at index {where}."
             )
+        big = (array < -2.0**63) | (array >= 2.0**63)  # the cast would wrap them silently
+        if big.any():
+            where = tuple(int(i) for i in np.argwhere(big)[0])
+            raise ParameterError(f"`{name}` must fit in int64; got {array[where].item()!r} at "
+                                 f"index {where}.")
         return array.astype(INDEX_DTYPE)
     raise ParameterError(f"`{name}` must hold integers; got dtype {array.dtype}.")
 

@@ -25,7 +25,9 @@ def _embeddings(value, name: str) -> np.ndarray:
     values = check_numeric(array, name)
     if not np.isfinite(values).all():
         raise ParameterError(f"`{name}` must be finite; got ±inf.")
-    return values
+    # numpy sums a row pairwise only where it is contiguous: C order makes the scores
+    # independent of the input's layout (a transposed array's, the device road's).
+    return np.ascontiguousarray(values)
 
 
 def _labels(value, name: str, n: int) -> np.ndarray:

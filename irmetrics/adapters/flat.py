@@ -111,23 +111,30 @@ def _device_flat(preds, target, indexes, ignore_index, relevance_type):
     """:func:`from_flat` on the device road: the same pair, ordered on the device."""
     torch = device.import_torch()
     preds = device.as_tensor(preds, "preds")
-    target = device.as_tensor(target, "target", like=preds)
-    indexes = device.as_tensor(indexes, "indexes", like=preds)
+    target = device.as_tensor(target, "target", like=preds, integers=relevance_type == "int")
+    indexes = device.as_tensor(indexes, "indexes", like=preds, integers=True)
     preds, target, indexes = _flat_arrays(preds, target, indexes, ignore_index)
-    bad_preds = preds.is_floating_point() and not bool(torch.isfinite(preds).all())
-    bad_indexes = indexes.is_floating_point() and not bool(
-        (torch.isfinite(indexes) & (indexes == torch.round(indexes))).all())
-    if bad_preds or bad_indexes:  # the host's checks name the first bad element
+    # Where the device finds a bad element, the host's checks name the first one, in the
+    # numpy road's order: preds, target, indexes.
+    if preds.is_floating_point() and not bool(torch.isfinite(preds).all()):
         check_numeric(device.to_host(preds, "preds"), "preds", finite=True)
-        check_integral(device.to_host(indexes, "indexes"), "indexes")
-    if indexes.is_floating_point() or indexes.dtype == torch.bool:
-        indexes = indexes.to(torch.int64)
     # Integer labels need no check: they are gathered in the final order on the device
     # and cross once. Others are checked on the host in input order (exact messages).
     integral = relevance_type == "int" and target.dtype in (torch.int8, torch.int16, torch.int32,
                                                             torch.int64, torch.uint8)
     labels = None if integral else check_labels(device.to_host(target, "target"), "target",
                                                 relevance_type)
+
+    def check_indexes():
+        check_integral(device.to_host(indexes, "indexes"), "indexes")
+
+    if indexes.is_floating_point() and not bool(
+            ((indexes >= -2.0**63) & (indexes < 2.0**63) & (indexes == torch.round(indexes))).all()):
+        check_indexes()
+    if indexes.dtype == getattr(torch, "uint64", None):
+        indexes = device.wide_integers(torch, indexes, check_indexes)
+    if indexes.is_floating_point() or indexes.dtype == torch.bool:
+        indexes = indexes.to(torch.int64)
     vocab = {}
 
     def query_rank(numbers):

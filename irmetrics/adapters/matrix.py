@@ -149,17 +149,25 @@ def _device_matrix(scores, relevance, n, query_ids, doc_ids, k, relevance_type):
     check_choice("relevance_type", relevance_type, ("int", "float"))
     tensor = device.as_tensor(scores, "scores")
     tensor = tensor.reshape(_matrix_shape(tuple(tensor.shape)))
-    labels = device.as_tensor(relevance, "relevance", like=tensor)
+    labels = device.as_tensor(relevance, "relevance", like=tensor,
+                              integers=relevance_type == "int")
     if labels.shape != tensor.shape:
         raise ShapeError(f"`relevance` must have the shape of `scores` {tuple(tensor.shape)}; "
                          f"got {tuple(labels.shape)}.")
     n_rows, n_cols = tensor.shape
     lengths = None if n is None else _checked_lengths(n, n_rows, n_cols)
     graded = relevance_type == "float"
-    table = device.LabelTable(torch, tensor, labels, lengths, graded)
-    if not table.valid_values:  # the host's checks name the first bad cell
-        _checked_matrix(device.to_host(scores, "scores"), device.to_host(relevance, "relevance"),
+
+    def host_checks():  # the numpy road's checks of the same values name the first bad cell
+        _checked_matrix(device.to_host(tensor, "scores"), device.to_host(labels, "relevance"),
                         n, relevance_type)
+
+    wide = labels
+    if not graded and labels.dtype == getattr(torch, "uint64", None):
+        wide = device.wide_integers(torch, labels, host_checks)
+    table = device.LabelTable(torch, tensor, wide, lengths, graded)
+    if not table.valid_values:
+        host_checks()
     docs = (IdVocab.numbered("d", np.arange(n_cols)) if doc_ids is None
             else IdVocab.from_user(doc_ids, "doc_ids", n_cols))
     rows, cols, values = device.top_k_rows(tensor, k, tie_rank=docs.byte_rank,

@@ -32,6 +32,7 @@ from .arrays import (
     on_device,
     to_host,
     wants_device,
+    wide_integers,
 )
 from .knn import search
 from .exact import EXACT_DEVICES, exact_sqrt, numpy_row_sums, unit_rows
@@ -40,4 +41,4 @@ from .order import GroupOrder, sort_groups, top_k_rows
 
 __all__ = ["BACKENDS", "EXACT_DEVICES", "GroupOrder", "LabelTable", "array_library", "as_tensor", "import_torch",
            "exact_sqrt", "numpy_row_sums", "on_device", "search", "sort_groups", "unit_rows",
-           "to_host", "top_k_rows", "wants_device"]
+           "to_host", "top_k_rows", "wants_device", "wide_integers"]

@@ -94,12 +94,13 @@ def import_torch():
     return torch
 
 
-def as_tensor(value, name: str, *, like=None):
+def as_tensor(value, name: str, *, like=None, integers: bool = False):
     """``value`` as a torch tensor, never copied on its device when it is one already.
 
     torch tensors are detached (never modified); CuPy and other DLPack device arrays
     go through ``torch.from_dlpack``; host arrays become CPU tensors (zero copy for
-    writable numpy arrays), or move to ``like``'s device when it is given.
+    writable numpy arrays), or move to ``like``'s device when it is given. Complex
+    values are refused in the host checks' words (``integers``: labels, ids).
     """
     torch = import_torch()
     if isinstance(value, torch.Tensor):
@@ -111,15 +112,20 @@ def as_tensor(value, name: str, *, like=None):
             raise ParameterError(f"`{name}` must be a torch tensor or an array torch reads "
                                  f"through DLPack; got {type(value).__name__} ({exc}).") from exc
     else:
-        array = as_array(value, name, allow_object=True)
-        if array.dtype.kind not in "biuf":
-            raise ParameterError(f"`{name}` must hold numbers on the device road; got dtype "
-                                 f"{array.dtype}.")
+        array = as_array(value, name)  # objects, iterators, ragged lists: the host's words
+        if array.dtype.kind not in "biuf":  # text, dates, ...: as the host's checks say it
+            if integers:
+                raise ParameterError(f"`{name}` must hold integers; got dtype {array.dtype}.")
+            if array.dtype.kind in "US" and array.size:
+                raise text_error(name, array.reshape(-1))
+            raise ParameterError(f"`{name}` must hold real numbers; got dtype {array.dtype}.")
         if not array.flags.writeable or not array.flags.c_contiguous:
             array = np.array(array)  # torch wants writable memory; ours is never written
         tensor = torch.from_numpy(array)
     if tensor.is_complex():
-        raise ParameterError(f"`{name}` must hold real numbers; got dtype {tensor.dtype}.")
+        dtype = str(tensor.dtype).removeprefix("torch.")  # the numpy road's words
+        kind = "integers" if integers else "real numbers"
+        raise ParameterError(f"`{name}` must hold {kind}; got dtype {dtype}.")
     if like is not None and tensor.device != like.device:
         if tensor.device.type != "cpu":
             raise ParameterError(f"`{name}` must be on the device of the other arrays "
@@ -153,6 +159,16 @@ def to_host(value, name: str) -> np.ndarray:
         raise ParameterError(f"`{name}` must be readable on the CPU; got "
                              f"{type(value).__name__}, which could not be copied there "
                              f"({type(exc).__name__}: {exc}).") from exc
+
+
+def wide_integers(torch, tensor, host_check):
+    """A uint64 tensor as int64 (torch has few uint64 kernels); values beyond int64 (they
+    turn negative) are left to ``host_check``, the host's check of the same input,
+    which raises its own message (it may pass: padding the host ignores)."""
+    wide = tensor.to(torch.int64)
+    if wide.numel() and bool((wide < 0).any()):
+        host_check()
+    return wide
 
 
 def compute_dtype(torch, tensor):

@@ -89,5 +89,8 @@ def unit_rows(torch, rows):
     >>> bool((unit.numpy() == x / np.linalg.norm(x, axis=1)[:, None]).all()), bool(zero.any())
     (True, False)
     """
-    norms = exact_sqrt(torch, numpy_row_sums(torch, rows * rows))
+    step = max(1, (1 << 24) // max(rows.shape[1], 1))  # squares in 128 MiB pieces
+    pieces = [rows[start:start + step] for start in range(0, rows.shape[0], step)]
+    norms = torch.cat([exact_sqrt(torch, numpy_row_sums(torch, piece * piece))
+                       for piece in pieces] or [rows.new_zeros(0)])
     return rows / norms[:, None], norms == 0

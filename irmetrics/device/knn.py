@@ -11,9 +11,13 @@ does with its own (float64) candidates. Both roads therefore return the same
 neighbours, distances and order, bit for bit.
 
 The bound. Rows are first brought to the device's form: centred on the reference
-mean (euclidean) or scaled to unit length (cosine), in float64, then scaled by a power
-of two (exact) so that no product can overflow or leave the normal range, and rounded
-to the compute dtype. Each coordinate is then within a relative ``rho`` of the row the
+mean (euclidean) or scaled to unit length (cosine: the host's own unit rows where they
+are on the device, or where tiny norms make the two normalisations part), in float64,
+then scaled by a power of two (exact) so that no product can overflow or leave the
+normal range, and rounded to the compute dtype. Coordinates so large that the host's
+float64 products could overflow (about 1e153) take the host's search itself, which
+refuses them as the numpy road does; float64 products the host underflows (tiny rows)
+are counted in the bound. Each coordinate is then within a relative ``rho`` of the row the
 host reads; a matrix product may round its inputs by ``u_mm`` (TF32, bfloat16) and
 accumulates ``d`` terms in any order with unit roundoff ``u``. So every computed
 product is within ``beta |q| |r|`` of the exact product of the host's rows, with
@@ -39,12 +43,16 @@ from ..engine.knn import (
     pack_candidates,
     rank_candidates,
 )
+from ..engine.knn import search as engine_search
 from ..exceptions import ParameterError, ShapeError
 from .arrays import as_tensor, compute_dtype, import_torch, matmul_rounding
 from .exact import EXACT_DEVICES, exact_sqrt, numpy_row_sums
 
 #: Default device memory for one block's work matrices (distances and masks).
 BLOCK_BYTES = 1 << 28
+#: Coordinates per piece when the rows are brought to the device's form (float64
+#: temporaries of 128 MiB; never a float64 copy of the whole gallery).
+FORM_CELLS = 1 << 24
 #: Largest float64 copy of the host's reference rows that is put on the device to measure
 #: the candidates there; a larger gallery's candidates are measured on the host.
 RESCORE_BYTES = 1 << 32
@@ -109,7 +117,14 @@ def search(query, reference, k: int, *, host_query, host_reference,
     k = int(min(k, n_ref))
     if n_q == 0 or k <= 0:
         return Neighbours(np.zeros(n_q + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
-    side = _DeviceSide(torch, query, reference, metric, metric == "cosine" or unit_rows)
+    side = _DeviceSide(torch, query, reference, metric, metric == "cosine" or unit_rows,
+                       host_reference)
+    if side.host_overflow:  # coordinates near float64's end (rare): the host's search
+        rows = _HostRows(host_query, host_reference)
+        return engine_search(rows.query(), rows.reference(), k, metric=side.host_metric,
+                             block_rows=block_rows, tie_rank=tie_rank, ignore=ignore,
+                             exclude_self=exclude_self, non_finite_error=non_finite_error,
+                             exact_distances=exact_distances)
     if block_rows is None:
         per_row = n_ref * (side.R.element_size() + 3) + 16 * k
         block_rows = max(1, int(block_bytes) // max(per_row, 1))
@@ -125,7 +140,7 @@ def search(query, reference, k: int, *, host_query, host_reference,
     parts_idx, parts_dist, counts = [], [], []
     for start in range(0, n_q, block_rows):
         stop = min(start + block_rows, n_q)
-        fast, q_norm = side.block(query[start:stop])
+        fast, q_norm = side.block(query[start:stop], host_query[start:stop])
         for q_keys, r_keys in keys:
             fast.masked_fill_(q_keys[start:stop, None] == r_keys[None, :], math.inf)
         if exclude_self and start < n_ref:
@@ -292,9 +307,14 @@ def _power_of_two_exponent(value: float) -> int:
 
 
 class _DeviceSide:
-    """The reference rows in the device's form, and how far its products may be off."""
+    """The reference rows in the device's form, and how far its products may be off.
 
-    def __init__(self, torch, query, reference, metric: str, normalise: bool):
+    ``host_reference`` (optional): the rows the host measures; for unit rows, the
+    device's are made from them where its own normalisation could differ from the
+    host's by more than rounding (see :meth:`_unit`)."""
+
+    def __init__(self, torch, query, reference, metric: str, normalise: bool,
+                 host_reference=None):
         self.torch = torch
         self.metric, self.normalise = metric, normalise
         self.host_metric = metric
@@ -322,47 +342,94 @@ class _DeviceSide:
         self.rho = rho
         self.mean = None
         if normalise:  # unit rows: nothing to centre or scale
+            self.host_overflow = False
             self.q_exp = self.r_exp = 0
-        elif metric == "euclidean":
-            self.mean = reference.to(self.wide).mean(dim=0)
-            spread = max(self._max_abs(reference), self._max_abs(query))
-            self.q_exp = self.r_exp = _power_of_two_exponent(spread)
         else:
-            self.q_exp = _power_of_two_exponent(self._max_abs(query))
-            self.r_exp = _power_of_two_exponent(self._max_abs(reference))
-        self.R = self._form(reference, self.r_exp)
-        r_norms = self.R.to(self.wide).norm(dim=1)
-        self.r_max = float(r_norms.max()) if len(r_norms) else 0.0
+            q_max, r_max = self._max_abs(query), self._max_abs(reference)
+            # Where a float64 product or squared norm of the host's rows could overflow, the
+            # host's fast distances (and so its refusal to rank them) cannot be reproduced
+            # here: :func:`search` then runs the host's search itself.
+            self.host_overflow = max(q_max, r_max) >= math.sqrt(
+                np.finfo(np.float64).max / (64 * max(self.dim, 1)))
+            if self.host_overflow:
+                return
+            if metric == "euclidean":
+                total = torch.zeros(self.dim, dtype=self.wide, device=reference.device)
+                for start, stop in self._pieces(reference.shape[0]):
+                    total += reference[start:stop].to(self.wide).sum(dim=0)
+                self.mean = total / max(reference.shape[0], 1)
+                q_max = r_max = max(self._max_abs(reference), self._max_abs(query))
+            self.q_exp = _power_of_two_exponent(q_max)
+            self.r_exp = _power_of_two_exponent(r_max)
+        self.R = self._form(reference, self.r_exp, host_reference)
+        self.r_max = max((float(self.R[start:stop].to(self.wide).norm(dim=1).max())
+                          for start, stop in self._pieces(self.R.shape[0])), default=0.0)
         if metric == "euclidean":
-            self.r_sq = (self.R * self.R).sum(dim=1)
+            self.r_sq = torch.cat([(self.R[start:stop] * self.R[start:stop]).sum(dim=1)
+                                   for start, stop in self._pieces(self.R.shape[0])]
+                                  or [self.R.new_zeros(0)])
+
+    def _pieces(self, n_rows: int):
+        """``(start, stop)`` of row pieces of at most :data:`FORM_CELLS` coordinates."""
+        step = max(1, FORM_CELLS // max(self.dim, 1))
+        return [(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
     def _max_abs(self, rows) -> float:
         """Largest |coordinate| of the rows in the device's form before scaling (blocks)."""
         top = 0.0
-        step = max(1, (1 << 24) // max(self.dim, 1))
-        for start in range(0, rows.shape[0], step):
-            block = rows[start:start + step].to(self.wide)
+        for start, stop in self._pieces(rows.shape[0]):
+            block = rows[start:stop].to(self.wide)
             if self.mean is not None:
                 block = block - self.mean
             if block.numel():
-                top = max(top, float(block.abs().max()))
+                largest = float(block.abs().max())
+                top = max(top, largest if largest == largest else math.inf)  # NaN: overflow
         return top
 
-    def _form(self, rows, exponent: int):
-        """Rows as the device multiplies them: centred or unit, scaled by 2**-exponent."""
-        wide = rows.to(self.wide)
+    def _form(self, rows, exponent: int, host_rows=None):
+        """Rows as the device multiplies them: centred or unit, scaled by 2**-exponent;
+        made piece by piece (float64 temporaries of :data:`FORM_CELLS` coordinates)."""
+        pieces = self._pieces(rows.shape[0])
+        if len(pieces) == 1:
+            return self._form_piece(rows, exponent, host_rows)
+        out = self.torch.empty(tuple(rows.shape), dtype=self.cdt, device=rows.device)
+        for start, stop in pieces:
+            out[start:stop] = self._form_piece(
+                rows[start:stop], exponent, None if host_rows is None else host_rows[start:stop])
+        return out
+
+    def _form_piece(self, rows, exponent: int, host_rows):
         if self.normalise:
-            wide = wide / wide.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        elif self.mean is not None:
+            return self._unit(rows, host_rows)
+        wide = rows.to(self.wide)
+        if self.mean is not None:
             wide = wide - self.mean
-        if exponent:
-            wide = wide * (2.0 ** -exponent)
+        if exponent:  # two exact steps: 2**1029 (subnormal rows) is not a float64
+            half = -exponent // 2
+            wide = wide * (2.0 ** half) * (2.0 ** (-exponent - half))
         return wide.to(self.cdt).contiguous()
 
-    def block(self, query_block):
+    def _unit(self, rows, host_rows):
+        """The host's unit rows (``host_rows``) in the compute dtype: those themselves
+        where they are on the device already, else the rows scaled by their norm here,
+        which is the host's scaling up to rounding when every norm lies between 1e-12
+        (below it the host's ``x / max(|x|, 1e-12)`` (PML) and ``x / |x|`` (adapters)
+        part, and float64 squares lose bits) and 2**500 (no square overflows). Other
+        rows are the host's, copied."""
+        torch = self.torch
+        if host_rows is not None and not isinstance(host_rows, np.ndarray):
+            return host_rows.to(device=rows.device, dtype=self.cdt).contiguous()
+        wide = rows.to(self.wide)
+        norms = wide.norm(dim=1, keepdim=True)
+        if host_rows is None or bool(((norms >= 1e-12) & (norms <= 2.0**500)).all()):
+            return (wide / norms.clamp_min(1e-12)).to(self.cdt).contiguous()
+        host = torch.from_numpy(np.ascontiguousarray(host_rows, dtype=np.float64))
+        return host.to(self.cdt).to(rows.device).contiguous()
+
+    def block(self, query_block, host_block=None):
         """``(fast, q_norm)``: the block's fast distances (device, smaller is nearer; squared
         for euclidean) and the norms of its rows in the device's form (host float64)."""
-        q = self._form(query_block, self.q_exp)
+        q = self._form(query_block, self.q_exp, host_block)
         fast = q @ self.R.T
         if self.metric == "euclidean":
             fast.mul_(-2.0).add_((q * q).sum(dim=1)[:, None]).add_(self.r_sq[None, :])
@@ -375,16 +442,22 @@ class _DeviceSide:
         """Per query row, the bound of |fast - exact distance| in device units."""
         host = error_factor(self.dim) * (1 + self.rho) ** 2
         absolute = (4 * self.dim + 16) * self.tiny
+        # The host's float64 products that underflow lose up to this much each (its own
+        # bound's absolute term), in device units: all of them where the rows are tiny.
+        exponent = 2 * self.q_exp if self.metric == "euclidean" else self.q_exp + self.r_exp
+        with np.errstate(over="ignore"):
+            underflow = np.ldexp((2 * self.dim + 4) * np.finfo(np.float64).tiny, -exponent)
         if self.metric == "euclidean":
-            return (2 * self.beta + host) * (q_norm + self.r_max) ** 2 + 3 * absolute
-        return (2 * self.beta + host) * q_norm * self.r_max + absolute
+            return (2 * self.beta + host) * (q_norm + self.r_max) ** 2 + 3 * absolute + underflow
+        if self.metric == "cosine":  # the host's 1 - dot rounds, whatever the rows' norms
+            underflow += 4 * np.finfo(np.float64).eps
+        return (2 * self.beta + host) * q_norm * self.r_max + absolute + underflow
 
     def to_host_space(self, values: np.ndarray, error: np.ndarray):
         """Fast values and their bound as the host's fast distances (undo the scaling;
         cosine: ``1 - similarity``)."""
-        if self.metric == "cosine":
-            eps = np.finfo(np.float64).eps
-            return 1.0 + values, error + 4 * eps
+        if self.metric == "cosine":  # error() holds the rounding of 1 - dot
+            return 1.0 + values, error
         exponent = self.q_exp + self.r_exp
         with np.errstate(over="ignore"):
             # Subnormal float64 results lose bits: the absolute term covers them.

@@ -93,8 +93,6 @@ class LabelTable:
             bad |= ~torch.isfinite(block_l)
             if not self.graded:
                 bad |= block_l != torch.round(block_l)
-        elif not self.graded and block_l.dtype == getattr(torch, "uint64", None):
-            bad |= block_l > torch.iinfo(torch.int64).max
         valid = self._valid(start, len(block_l))
         if valid is not None:
             bad &= valid
