@@ -104,10 +104,13 @@ def check_embeddings(torch, device, rng, rounds, report):
             continue
         g_labels = rng.integers(0, 20, m)
         want = from_embeddings(x, labels, g, g_labels, k=k, metric=metric, backend="numpy")
-        got = from_embeddings(x.to(device), labels, g.to(device), g_labels, k=k, metric=metric,
-                              backend="torch")
-        report("embeddings", f"gallery {dtype} {metric} n={n} m={m} d={dim} k={k}",
-               same_pair(want, got))
+        # Both on the device; or one side on the host (moved to the other's device).
+        where = ("both", "queries", "gallery")[round_ % 3]
+        q_in = x if where == "gallery" else x.to(device)
+        g_in = g if where == "queries" else g.to(device)
+        got = from_embeddings(q_in, labels, g_in, g_labels, k=k, metric=metric, backend="torch")
+        report("embeddings", f"gallery {dtype} {metric} n={n} m={m} d={dim} k={k} "
+               f"on device: {where}", same_pair(want, got))
 
 
 def check_matrix(torch, device, rng, rounds, report):

@@ -95,11 +95,17 @@ def _exact_knn(queries, gallery, metric, k, self_excluded, chunk_size, doc_byte_
 
 
 def _device_pair(query_embeddings, gallery_embeddings):
-    """The embeddings as tensors on one device (the gallery: the queries' when None)."""
+    """The embeddings as tensors on one device (the gallery: the queries' when None).
+
+    Host inputs (numpy arrays, CPU tensors) go to the other side's device, whichever side
+    is on the host; two different devices are refused (one line)."""
     queries = device.as_tensor(query_embeddings, "query_embeddings")
     if gallery_embeddings is None:
         return queries, queries
-    return queries, device.as_tensor(gallery_embeddings, "gallery_embeddings", like=queries)
+    gallery = device.as_tensor(gallery_embeddings, "gallery_embeddings")
+    if queries.device.type == "cpu" and gallery.device.type != "cpu":
+        return device.as_tensor(queries, "query_embeddings", like=gallery), gallery
+    return queries, device.as_tensor(gallery, "gallery_embeddings", like=queries)
 
 
 def _faiss_knn(queries, gallery, metric, k, self_excluded, chunk_size):
