@@ -49,7 +49,19 @@ supported_nicknames = {
     for name, members in NICKNAMES.items()
 }
 
-_NUMERIC_PARAMS = r"[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
+#: Numeric parameters of a measure (``5``, ``0.5,10``), after its ``.`` or ``_``.
+_NUMERIC_PARAMS = re.compile(r"[0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*")
+
+
+def _numeric_spec(spec: str) -> tuple[str, str] | None:
+    """``(measure, parameters)`` of ``measure.p1,p2`` or ``measure_p1,p2`` with numeric
+    parameters and a supported measure (no two supported measures can split one spec
+    so), else None. One compiled pattern: no pattern per measure to compile."""
+    for i, char in enumerate(spec):
+        if char in "._" and spec[:i] in supported_measures \
+                and _NUMERIC_PARAMS.fullmatch(spec, i + 1):
+            return spec[:i], spec[i + 1:]
+    return None
 
 
 def _combine_measures(measures: Iterable[str]) -> list[str]:
@@ -66,11 +78,9 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
         if spec in supported_measures:
             params.setdefault(spec, set())
             continue
-        base = next((m for m in supported_measures
-                     if re.fullmatch(re.escape(m) + _NUMERIC_PARAMS, spec)), None)
-        if base is not None:
-            matched = re.fullmatch(re.escape(base) + _NUMERIC_PARAMS, spec)
-            params[base].update(matched.group(1).split(",") if matched else ())
+        numeric = _numeric_spec(spec)
+        if numeric is not None:
+            params[numeric[0]].update(numeric[1].split(","))
             continue
         name = spec.split(".", 1)[0]
         if (name in supported_measures and "." in spec) or is_user_spelling(spec):

@@ -30,12 +30,11 @@ and document.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import chain, repeat
-from operator import eq, gt, itemgetter
+from operator import itemgetter
 from struct import Struct
 from struct import error as StructError
 
@@ -78,6 +77,19 @@ def _plain_ids(ids) -> bool:
     except (TypeError, UnicodeEncodeError):
         return False
     return True
+
+
+def _plain_text(ids) -> str:
+    """``"\\0".join(ids)``, once every id is known to be a str of valid Unicode (no lone
+    surrogate); otherwise the general road (``_SlowRoad``). ``ids`` may be an iterable
+    of such joins (a TypeError in making one counts)."""
+    try:
+        text = "\0".join(ids)
+        if not text.isascii():
+            text.encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        raise _SlowRoad from None
+    return text
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,7 +148,7 @@ class JudgmentTable:
         out). Input the fast road does not take is read by
         :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
         error naming the query and document."""
-        qids, doc_lists, labels = [], [], array("q")
+        qids, doc_lists, labels = [], [], []
         try:
             for qid, docs in judgments.items():
                 if not isinstance(docs, Mapping):
@@ -146,12 +158,12 @@ class JudgmentTable:
                 ids = list(docs)
                 if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids):
                     raise _SlowRoad
-                labels.extend(docs.values())
+                labels.append(_longs(len(ids))(*docs.values()))
                 qids.append(qid)
                 doc_lists.append(ids)
-        except (_SlowRoad, TypeError, OverflowError, AttributeError):
+        except (_SlowRoad, TypeError, OverflowError, AttributeError, StructError):
             return cls.from_frame(Qrels.from_dict(judgments).df)
-        return cls._build(qids, doc_lists, np.frombuffer(labels, dtype=np.int64))
+        return cls._build(qids, doc_lists, np.frombuffer(b"".join(labels), dtype=np.int64))
 
     @classmethod
     def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
@@ -291,8 +303,6 @@ class _Reader:
                 chunk.scores.append(_doubles(n)(*docs.values()))
             except (TypeError, AttributeError, OverflowError, StructError):
                 raise _SlowRoad from None
-            if n and not _plain_ids(docs):
-                raise _SlowRoad
             code = code_of(qid, -1)
             if code < 0:
                 self.ignored.append(qid)
@@ -362,6 +372,9 @@ class _Chunk:
 
     def pack(self, sink) -> None:
         reader, table = self.reader, self.reader.table
+        # Every doc id a str of valid Unicode (or the general road): one join in C,
+        # whose text also serves the ties below.
+        text = _plain_text(map("\0".join, filter(None, self.rankings)))
         scores = np.frombuffer(b"".join(self.scores), dtype=np.float64)
         lengths = np.asarray(self.lengths, dtype=np.int64)
         block_code = np.asarray(self.codes, dtype=np.int64)
@@ -369,9 +382,11 @@ class _Chunk:
         kept = np.flatnonzero(block_code >= 0)
         if kept.size == 0:
             return
+        rows = None  # the kept rankings' entries among the chunk's (None: all)
         if kept.size < block_code.size:
             starts = np.cumsum(lengths) - lengths
-            scores = scores[sg.ranges(starts[kept], lengths[kept])]
+            rows = sg.ranges(starts[kept], lengths[kept])
+            scores = scores[rows]
         kept_len = lengths[kept]
         keys = _OrderKeys(scores, kept_len, reader.semantics)
         out = np.full(len(scores), NOT_IN_POOL, dtype=table.codes.dtype)
@@ -393,8 +408,12 @@ class _Chunk:
         out[lo[alone]] = codes[alone]
         if not alone.all():
             tied = np.flatnonzero(~alone)
-            docs = list(chain.from_iterable(self.rankings[b] for b in kept.tolist()))
-            self._place_ties(out, keys, docs, lo[tied], codes[tied], at[found[tied]])
+            entries = _Texts(text, int(lengths.sum()), lambda: chain.from_iterable(
+                self.rankings), rows)
+            judged_ids = _pick(table.flat_docs, at[found[tied]])
+            self._place_ties(out, keys, entries, lo[tied], codes[tied],
+                             _Texts("\0".join(judged_ids), len(judged_ids),
+                                    lambda: judged_ids))
 
         offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
         if reader.max_docs is not None:
@@ -417,17 +436,17 @@ class _Chunk:
                                f"{float(scores[i])!r}", path="<dict>", query_id=qid,
                                doc_id=doc)
 
-    def _place_ties(self, out, keys, docs, lo, codes, judgment) -> None:
+    def _place_ties(self, out, keys, entries, lo, codes, judged) -> None:
         """Put the judged documents of tie groups at their ranks: after the documents of
         their group with a larger doc id (trec_eval), or after those before them in the
         dict (``ties="input_order"``). ``lo``: where each one's group starts in rank
-        order; ``codes``: their codes; ``judgment``: their positions in the table;
-        ``docs``: the doc ids of the chunk's evaluated rankings, of which only those of
-        these groups are read.
+        order; ``codes``: their codes; ``entries``: the doc ids of the chunk's evaluated
+        rankings (of which only those of these groups are read) and ``judged`` those of
+        the judged documents, as :class:`_Texts`.
 
-        A judged document of a small group is compared with each entry of its group (in
-        C, one comparison per pair); those of large groups are placed by one sort of
-        their groups' entries by (group, doc id)."""
+        A judged document of a small group is compared with each entry of its group
+        (8 bytes at a time, all pairs at once); those of large groups are placed by one
+        sort of their groups' entries by (group, doc id)."""
         first = np.sort(lo)  # each group by where it starts in rank order
         first = first[np.concatenate(([True], first[1:] != first[:-1]))]
         group = np.searchsorted(first, lo)  # of each judged document
@@ -441,7 +460,6 @@ class _Chunk:
             member = member[np.argsort(of, kind="stable")]  # by group, dict order within
             size = np.bincount(of, minlength=first.size)
         start = np.cumsum(size) - size  # each group's entries: member[start:start + size]
-        flat_docs = self.reader.table.flat_docs
         before = np.empty(lo.size, dtype=np.int64)
         small = size[group] <= _PAIRWISE_GROUP
         if small.any():
@@ -449,45 +467,46 @@ class _Chunk:
             n = size[group[s]]
             pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
             owner = np.repeat(np.arange(s.size), n)
-            entries = _pick(docs, member[pair])
-            # each judged doc id repeated for its group's entries, by reference
-            judged = chain.from_iterable(map(repeat, _pick(flat_docs, judgment[s]),
-                                             n.tolist()))
+            order = _compare(entries, member[pair], judged, s[owner])
             if self.reader.ties == "input_order":
-                own = np.fromiter(map(eq, entries, judged), dtype=bool, count=pair.size)
+                own = np.flatnonzero(order == 0)
                 before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
             else:
-                larger = np.fromiter(map(gt, entries, judged), dtype=bool, count=pair.size)
-                before[s] = np.bincount(owner, weights=larger, minlength=s.size)
+                before[s] = np.bincount(owner, weights=order > 0, minlength=s.size)
         if not small.all():
             b = np.flatnonzero(~small)
-            big = np.unique(group[b])
+            big = sg.distinct(group[b])
             in_big = sg.ranges(start[big], size[big])
             before[b] = self._sorted_before(
-                np.repeat(np.arange(big.size), size[big]), _pick(docs, member[in_big]),
-                np.searchsorted(big, group[b]), _pick(flat_docs, judgment[b]))
+                np.repeat(np.arange(big.size), size[big]), entries, member[in_big],
+                np.searchsorted(big, group[b]), judged, b)
         out[lo + before] = codes
 
-    def _sorted_before(self, entry_group, entry_docs, judged_group, judged_docs):
+    def _sorted_before(self, entry_group, entries, entry_rows, judged_group, judged,
+                       judged_rows):
         """How many entries of its group come before each judged document: entries
-        (their group, in dict order within it, and doc ids) and judged documents (their
-        group and doc id) sorted together by (group, doc id), each judged document right
-        after its own entry (a stable sort; entries come first)."""
+        (their group, in dict order within it, and doc ids ``entries[entry_rows]``) and
+        judged documents (their group and doc id ``judged[judged_rows]``) sorted together
+        by (group, doc id), each judged document right after its own entry (a stable
+        sort; entries come first)."""
         m = entry_group.size
-        row = pl.DataFrame({
-            "group": np.concatenate((entry_group, judged_group)).astype(np.uint32),
-            "doc": pl.Series((*entry_docs, *judged_docs), dtype=pl.String),
-        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)["row"].to_numpy()
+        words = max(entries.words(entry_rows), judged.words(judged_rows))
+        row = np.lexsort([
+            np.concatenate((np.zeros(m, dtype=bool), np.ones(judged_rows.size, dtype=bool))),
+            np.concatenate((entries.length[entry_rows], judged.length[judged_rows])),
+            *(np.concatenate((entries.word(i, entry_rows), judged.word(i, judged_rows)))
+              for i in reversed(range(words))),
+            np.concatenate((entry_group, judged_group))])
         is_entry = row < m
         at = np.flatnonzero(~is_entry)
-        judged = row[at] - m  # the judged documents in that order
-        group_start = np.searchsorted(entry_group, judged_group[judged])
+        order = row[at] - m  # the judged documents in that order
+        group_start = np.searchsorted(entry_group, judged_group[order])
         before = np.empty(judged_group.size, dtype=np.int64)
         if self.reader.ties == "input_order":  # its entry's place in dict order
-            before[judged] = row[at - 1] - group_start
+            before[order] = row[at - 1] - group_start
         else:  # the group's entries with a larger doc id: those after it in the sort
-            group_end = np.searchsorted(entry_group, judged_group[judged], side="right")
-            before[judged] = group_end - np.cumsum(is_entry)[at]
+            group_end = np.searchsorted(entry_group, judged_group[order], side="right")
+            before[order] = group_end - np.cumsum(is_entry)[at]
         return before
 
 
@@ -514,12 +533,89 @@ def _members(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return candidate[wanted[found] == keys[candidate]]
 
 
+#: ``_KEEP[k]``: the high ``k`` bytes of a 64-bit word.
+_KEEP = np.array([(1 << 64) - (1 << (64 - 8 * k)) for k in range(9)], dtype=np.uint64)
+
+
+class _Texts:
+    """Strings as UTF-8 in one buffer, read 8 bytes at a time as big-endian integers:
+    comparing those words in turn, then the lengths, orders two strings as Python
+    does (UTF-8 keeps code point order; a string before its extensions).
+
+    Parameters
+    ----------
+    text : str
+        The strings joined by ``"\\0"`` (valid Unicode).
+    count : int
+        How many strings.
+    strings : callable
+        Gives the strings again; only read when one holds U+0000 (then the
+        separators do not tell where the strings end).
+    rows : ndarray of int64 or None
+        The strings kept, in that order (None: all).
+    """
+
+    def __init__(self, text: str, count: int, strings, rows=None):
+        data = text.encode()
+        buffer = np.frombuffer(data + bytes(8), dtype=np.uint8)
+        ends = np.flatnonzero(buffer[:len(data)] == 0)
+        if ends.size == count - 1:
+            start = np.concatenate(([0], ends + 1)).astype(np.int64)
+            length = np.concatenate((ends, [len(data)])).astype(np.int64) - start
+        else:  # an id holds U+0000
+            length = np.fromiter(map(len, map(str.encode, strings())), dtype=np.int64,
+                                 count=count)
+            start = np.cumsum(length + 1) - length - 1
+        if rows is not None:
+            start, length = start[rows], length[rows]
+        self.start, self.length, self._last = start, length, len(data)
+        # word k: the 8 bytes from byte k on (unaligned; the buffer's 8 zero bytes last)
+        self._window = np.ndarray((len(data) + 1,), dtype=">u8", buffer=buffer,
+                                  strides=(1,))
+
+    def words(self, rows: np.ndarray) -> int:
+        """How many words the longest of strings ``rows`` spans."""
+        return int(-(-self.length[rows].max() // 8)) if rows.size else 0
+
+    def word(self, i: int, rows: np.ndarray) -> np.ndarray:
+        """Bytes ``8 i .. 8 i + 7`` of strings ``rows`` (zeros past their end), as
+        uint64 whose order is that of the bytes."""
+        at = np.minimum(self.start[rows] + 8 * i, self._last)
+        keep = np.clip(self.length[rows] - 8 * i, 0, 8)
+        return self._window[at].astype(np.uint64) & _KEEP[keep]
+
+
+def _compare(a: _Texts, a_rows: np.ndarray, b: _Texts, b_rows: np.ndarray) -> np.ndarray:
+    """Per pair, the sign of ``a[a_rows] - b[b_rows]`` in string order (int8): words
+    compared in turn, each round only for the pairs still equal."""
+    la, lb = a.length[a_rows], b.length[b_rows]
+    out = np.sign(la - lb).astype(np.int8)  # when every word is equal
+    todo = np.flatnonzero(np.maximum(la, lb) > 0)
+    i = 0
+    while todo.size:
+        x, y = a.word(i, a_rows[todo]), b.word(i, b_rows[todo])
+        differ = x != y
+        out[todo[differ]] = np.where(x[differ] > y[differ], 1, -1)
+        i += 1
+        todo = todo[~differ]
+        todo = todo[np.maximum(la[todo], lb[todo]) > 8 * i]
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _doubles(n: int):
     """``pack(*values)``: ``n`` real numbers as native float64 bytes. Strict where
     ``float()`` is lenient: a str or None raises ``struct.error``, as in pytrec_eval;
     ints, bools and numpy scalars are converted."""
     return Struct(f"{n}d").pack
+
+
+@lru_cache(maxsize=4096)
+def _longs(n: int):
+    """``pack(*values)``: ``n`` integers as native int64 bytes (``struct.error`` for
+    anything else: floats, strs, None, values past 64 bits); bools and numpy integers
+    are converted."""
+    return Struct(f"{n}q").pack
 
 
 def _pick(items: list, positions: np.ndarray) -> tuple:
@@ -546,7 +642,7 @@ class _OrderKeys:
         if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
             # -0.0 + 0.0 is 0.0: equal scores get equal keys
             desc = _descending64(scores + 0.0)
-            self.dense = np.unique(desc)
+            self.dense = sg.distinct(desc)
             low = np.searchsorted(self.dense, desc).astype(np.uint64)
         else:
             low = _descending32(as32).astype(np.uint64)
