@@ -467,7 +467,7 @@ class _Chunk:
             n = size[group[s]]
             pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
             owner = np.repeat(np.arange(s.size), n)
-            order = _compare(entries, member[pair], judged, s[owner])
+            order = _compare(entries, member, pair, judged, s, owner, self_paired=True)
             if self.reader.ties == "input_order":
                 own = np.flatnonzero(order == 0)
                 before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
@@ -580,26 +580,58 @@ class _Texts:
     def word(self, i: int, rows: np.ndarray) -> np.ndarray:
         """Bytes ``8 i .. 8 i + 7`` of strings ``rows`` (zeros past their end), as
         uint64 whose order is that of the bytes."""
-        at = np.minimum(self.start[rows] + 8 * i, self._last)
-        keep = np.clip(self.length[rows] - 8 * i, 0, 8)
-        return self._window[at].astype(np.uint64) & _KEEP[keep]
+        return self.read(np.minimum(self.start[rows] + 8 * i, self._last),
+                         np.clip(self.length[rows] - 8 * i, 0, None))
+
+    def read(self, at: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """The 8 bytes from byte ``at`` on (at most the buffer's end), of which those
+        past the first ``left`` (>= 0) are taken as zeros, as ordered uint64."""
+        return self._window[at].astype(np.uint64) & _KEEP[np.minimum(left, 8)]
 
 
-def _compare(a: _Texts, a_rows: np.ndarray, b: _Texts, b_rows: np.ndarray) -> np.ndarray:
-    """Per pair, the sign of ``a[a_rows] - b[b_rows]`` in string order (int8): words
-    compared in turn, each round only for the pairs still equal."""
-    la, lb = a.length[a_rows], b.length[b_rows]
-    out = np.sign(la - lb).astype(np.int8)  # when every word is equal
-    todo = np.flatnonzero(np.maximum(la, lb) > 0)
+def _compare(a: _Texts, a_rows: np.ndarray, a_pairs: np.ndarray, b: _Texts,
+             b_rows: np.ndarray, b_pairs: np.ndarray, *,
+             self_paired: bool = False) -> np.ndarray:
+    """Per pair ``p``, the sign (int8) of ``a[a_rows[a_pairs[p]]] - b[b_rows[b_pairs[p]]]``
+    in string order.
+
+    Words are compared in turn, each round only for the pairs still equal. The words
+    every string shares (ids often share a prefix: ``clueweb22-``, ``msmarco_doc_``)
+    are found, and the first word that differs read, once per string rather than once
+    per pair. Once one string of a pair has ended with every byte so far equal, the
+    lengths decide. ``self_paired``: every ``b`` string equals exactly one ``a`` string
+    among its pairs; a ``b`` string left with a single undecided pair is then equal to
+    that one.
+    """
+    if a_pairs.size == 0:
+        return np.zeros(0, dtype=np.int8)
+    sa, la = a.start[a_rows], a.length[a_rows]
+    sb, lb = b.start[b_rows], b.length[b_rows]
+    shortest = min(int(la.min()), int(lb.min()))
     i = 0
-    while todo.size:
-        x, y = a.word(i, a_rows[todo]), b.word(i, b_rows[todo])
+    while True:  # (8 i <= shortest: no string ends before byte 8 i)
+        x, y = a.read(sa + 8 * i, la - 8 * i), b.read(sb + 8 * i, lb - 8 * i)
+        if 8 * (i + 1) > shortest or not ((x == x[0]).all() and (y == x[0]).all()):
+            break
+        i += 1
+    la, lb = la[a_pairs], lb[b_pairs]
+    out = np.sign(la - lb).astype(np.int8)  # when every byte of the shorter is equal
+    at = 8 * i
+    todo = np.flatnonzero(np.minimum(la, lb) > at)
+    x, y = x[a_pairs[todo]], y[b_pairs[todo]]
+    while True:
         differ = x != y
         out[todo[differ]] = np.where(x[differ] > y[differ], 1, -1)
-        i += 1
+        at += 8
         todo = todo[~differ]
-        todo = todo[np.maximum(la[todo], lb[todo]) > 8 * i]
-    return out
+        todo = todo[np.minimum(la[todo], lb[todo]) > at]
+        if self_paired and todo.size:
+            undecided = np.bincount(b_pairs[todo])
+            todo = todo[undecided[b_pairs[todo]] > 1]
+        if todo.size == 0:
+            return out
+        x = a.read(sa[a_pairs[todo]] + at, la[todo] - at)
+        y = b.read(sb[b_pairs[todo]] + at, lb[todo] - at)
 
 
 @lru_cache(maxsize=4096)
