@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import compress, repeat
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -117,7 +118,7 @@ def _judged_queries(query_relevance) -> dict:
                                    "a mapping {query_id: {doc_id: relevance}}",
                                    type(query_relevance).__name__)
     for qid, docs in query_relevance.items():
-        if not isinstance(docs, Mapping):
+        if type(docs) is not dict and not isinstance(docs, Mapping):
             raise parameter_type_error(f"query_relevance[{qid!r}]",
                                        "a mapping {doc_id: relevance}", type(docs).__name__)
     return {q: docs for q, docs in query_relevance.items() if len(docs)}
@@ -178,14 +179,22 @@ class RelevanceEvaluator:
         # Queries present with an empty ranking are evaluated (n = 0).
         results = self._evaluator.evaluate_unchecked(
             scores if type(scores) is dict else dict(scores), infinite_scores=True)
-        present = [q if type(q) is str else to_id(q, "query id") for q in scores]
+        present = list(scores)
+        if not set(map(type, present)) <= {str}:
+            present = [q if type(q) is str else to_id(q, "query id") for q in present]
         names = [self._rename.get(name, name) for name in results.names]
         columns = [results.values(name) for name in results.names]
         # relstring is a string per query; pytrec_eval returns 0.0 for it
-        rows = np.column_stack([np.zeros(len(c)) if c.dtype == object else c for c in columns]
-                               or [np.zeros((len(results.query_ids), 0))]).tolist()
-        row_of = dict(zip(results.query_ids.tolist(), range(len(rows))))
-        return {q: dict(zip(names, rows[row_of[q]])) for q in present if q in row_of}
+        table = np.column_stack([np.zeros(len(c)) if c.dtype == object else c for c in columns]
+                                or [np.zeros((len(results.query_ids), 0))])
+        # The evaluated queries (in id order) in the run's order, those without
+        # judgments left out; the dicts built in one pass, in C.
+        row_of = dict(zip(results.query_ids.tolist(), range(len(table))))
+        row = np.fromiter(map(row_of.get, present, repeat(-1)), dtype=np.int64,
+                          count=len(present))
+        kept = row >= 0
+        return dict(zip(compress(present, kept.tolist()),
+                        map(dict, map(zip, repeat(names), table[row[kept]].tolist()))))
 
 
 def _parse_lines(lines: Iterable[str], *, layout: str, exact: bool, value_at: int, convert,

@@ -53,6 +53,7 @@ from .ranked import (
     sorted_query_ids,
 )
 from .stream import StreamedValues, _Evaluated, _Packed
+from .ties import descending_keys
 
 __all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
 
@@ -64,7 +65,6 @@ CHUNK_ENTRIES = 1 << 17
 CHUNK_QUERIES = 1 << 16
 
 _NAN = float("nan")
-_SIGN32 = np.uint32(0x80000000)
 
 
 def _plain_ids(ids) -> bool:
@@ -79,12 +79,18 @@ def _plain_ids(ids) -> bool:
     return True
 
 
+#: Ends a text of :func:`_plain_text`: after its separator, 8 NUL bytes that let
+#: :class:`_Texts` read 8 bytes from any string's start.
+_PAD = "\0" * 7
+
+
 def _plain_text(ids) -> str:
-    """``"\\0".join(ids)``, once every id is known to be a str of valid Unicode (no lone
-    surrogate); otherwise the general road (``_SlowRoad``). ``ids`` may be an iterable
-    of such joins (a TypeError in making one counts)."""
+    """``"\\0".join(ids)`` and 8 NULs (a :class:`_Texts` text), once every id is known to
+    be a str of valid Unicode (no lone surrogate); otherwise the general road
+    (``_SlowRoad``). ``ids`` may be an iterable of such joins (a TypeError in making one
+    counts)."""
     try:
-        text = "\0".join(ids)
+        text = "\0".join(chain(ids, (_PAD,)))
         if not text.isascii():
             text.encode("utf-8")
     except (TypeError, UnicodeEncodeError):
@@ -151,7 +157,7 @@ class JudgmentTable:
         qids, doc_lists, labels = [], [], []
         try:
             for qid, docs in judgments.items():
-                if not isinstance(docs, Mapping):
+                if type(docs) is not dict and not isinstance(docs, Mapping):
                     raise _SlowRoad
                 if not docs:
                     continue
@@ -412,7 +418,7 @@ class _Chunk:
                 self.rankings), rows)
             judged_ids = _pick(table.flat_docs, at[found[tied]])
             self._place_ties(out, keys, entries, lo[tied], codes[tied],
-                             _Texts("\0".join(judged_ids), len(judged_ids),
+                             _Texts(_plain_text(judged_ids), len(judged_ids),
                                     lambda: judged_ids))
 
         offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
@@ -447,9 +453,10 @@ class _Chunk:
         A judged document of a small group is compared with each entry of its group
         (8 bytes at a time, all pairs at once); those of large groups are placed by one
         sort of their groups' entries by (group, doc id)."""
-        first = np.sort(lo)  # each group by where it starts in rank order
-        first = first[np.concatenate(([True], first[1:] != first[:-1]))]
-        group = np.searchsorted(first, lo)  # of each judged document
+        starts = np.zeros(keys.sorted.size, dtype=bool)
+        starts[lo] = True
+        first = np.flatnonzero(starts)  # each group by where it starts in rank order
+        group = (np.cumsum(starts) - 1)[lo]  # of each judged document
         if keys.in_order:  # dict order is rank order: a group's entries are together
             size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
             member = sg.ranges(first, size)
@@ -490,13 +497,34 @@ class _Chunk:
         by (group, doc id), each judged document right after its own entry (a stable
         sort; entries come first)."""
         m = entry_group.size
-        words = max(entries.words(entry_rows), judged.words(judged_rows))
-        row = np.lexsort([
-            np.concatenate((np.zeros(m, dtype=bool), np.ones(judged_rows.size, dtype=bool))),
-            np.concatenate((entries.length[entry_rows], judged.length[judged_rows])),
-            *(np.concatenate((entries.word(i, entry_rows), judged.word(i, judged_rows)))
-              for i in reversed(range(words))),
-            np.concatenate((entry_group, judged_group))])
+        length = np.concatenate((entries.length[entry_rows], judged.length[judged_rows]))
+        shared, x, y = _shared_words(entries, entries.start[entry_rows], length[:m],
+                                     judged, judged.start[judged_rows], length[m:])
+        group = np.concatenate((entry_group, judged_group))
+        word = np.concatenate((x, y))
+        # By (group, first word not shared), where ids mostly differ; then the runs of
+        # equal (group, word), each judged document's own entry among them, by the
+        # remaining words, the length, and entries before judged documents.
+        row = np.lexsort((word, group))
+        word, group = word[row], group[row]
+        same = (word[1:] == word[:-1]) & (group[1:] == group[:-1])
+        if same.any():
+            tied = np.zeros(row.size, dtype=bool)
+            tied[1:] = same
+            tied[:-1] |= same
+            at = np.flatnonzero(tied)
+            run = np.cumsum(~np.concatenate(([False], same)))[at]
+            sub = row[at]
+            judged_sub = sub >= m
+            e_rows = entry_rows[np.where(judged_sub, 0, sub)]
+            j_rows = judged_rows[np.where(judged_sub, sub - m, 0)]
+            tail = length[sub] * 2 + judged_sub  # an equal entry first
+            words = -(-int(length[sub].max()) // 8)
+            row[at] = sub[np.lexsort([
+                tail,
+                *(np.where(judged_sub, judged.word(i, j_rows), entries.word(i, e_rows))
+                  for i in reversed(range(shared + 1, words))),
+                run])]
         is_entry = row < m
         at = np.flatnonzero(~is_entry)
         order = row[at] - m  # the judged documents in that order
@@ -545,9 +573,10 @@ class _Texts:
     Parameters
     ----------
     text : str
-        The strings joined by ``"\\0"`` (valid Unicode).
+        The strings joined by ``"\\0"`` (valid Unicode), then 8 NULs: as
+        :func:`_plain_text` gives them.
     count : int
-        How many strings.
+        How many strings (at least one).
     strings : callable
         Gives the strings again; only read when one holds U+0000 (then the
         separators do not tell where the strings end).
@@ -556,26 +585,25 @@ class _Texts:
     """
 
     def __init__(self, text: str, count: int, strings, rows=None):
-        data = text.encode()
-        buffer = np.frombuffer(data + bytes(8), dtype=np.uint8)
-        ends = np.flatnonzero(buffer[:len(data)] == 0)
+        buffer = np.frombuffer(text.encode(), dtype=np.uint8)
+        last = buffer.size - 8  # where the padding starts
+        ends = np.flatnonzero(buffer[:last] == 0)
         if ends.size == count - 1:
-            start = np.concatenate(([0], ends + 1)).astype(np.int64)
-            length = np.concatenate((ends, [len(data)])).astype(np.int64) - start
+            start = np.empty(count, dtype=np.int64)
+            start[0] = 0
+            np.add(ends, 1, out=start[1:])
+            length = np.empty(count, dtype=np.int64)
+            np.subtract(ends, start[:-1], out=length[:-1])
+            length[-1] = last - start[-1]
         else:  # an id holds U+0000
             length = np.fromiter(map(len, map(str.encode, strings())), dtype=np.int64,
                                  count=count)
             start = np.cumsum(length + 1) - length - 1
         if rows is not None:
             start, length = start[rows], length[rows]
-        self.start, self.length, self._last = start, length, len(data)
-        # word k: the 8 bytes from byte k on (unaligned; the buffer's 8 zero bytes last)
-        self._window = np.ndarray((len(data) + 1,), dtype=">u8", buffer=buffer,
-                                  strides=(1,))
-
-    def words(self, rows: np.ndarray) -> int:
-        """How many words the longest of strings ``rows`` spans."""
-        return int(-(-self.length[rows].max() // 8)) if rows.size else 0
+        self.start, self.length, self._last = start, length, last
+        # word k: the 8 bytes from byte k on (unaligned; the 8 NULs last)
+        self._window = np.ndarray((last + 1,), dtype=">u8", buffer=buffer, strides=(1,))
 
     def word(self, i: int, rows: np.ndarray) -> np.ndarray:
         """Bytes ``8 i .. 8 i + 7`` of strings ``rows`` (zeros past their end), as
@@ -587,6 +615,22 @@ class _Texts:
         """The 8 bytes from byte ``at`` on (at most the buffer's end), of which those
         past the first ``left`` (>= 0) are taken as zeros, as ordered uint64."""
         return self._window[at].astype(np.uint64) & _KEEP[np.minimum(left, 8)]
+
+
+def _shared_words(a: _Texts, sa: np.ndarray, la: np.ndarray, b: _Texts, sb: np.ndarray,
+                  lb: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(i, x, y)``: the strings of ``a`` and ``b`` starting at bytes ``sa`` and ``sb``
+    (lengths ``la`` and ``lb``; at least one string in all) share their first ``i``
+    words, and word ``i`` of each is ``x`` and ``y``."""
+    most = np.iinfo(np.int64).max
+    shortest = min(int(la.min(initial=most)), int(lb.min(initial=most)))
+    i = 0
+    while True:  # (8 i <= shortest: no string ends before byte 8 i)
+        x, y = a.read(sa + 8 * i, la - 8 * i), b.read(sb + 8 * i, lb - 8 * i)
+        first = x[0] if x.size else y[0]
+        if 8 * (i + 1) > shortest or not ((x == first).all() and (y == first).all()):
+            return i, x, y
+        i += 1
 
 
 def _compare(a: _Texts, a_rows: np.ndarray, a_pairs: np.ndarray, b: _Texts,
@@ -607,24 +651,18 @@ def _compare(a: _Texts, a_rows: np.ndarray, a_pairs: np.ndarray, b: _Texts,
         return np.zeros(0, dtype=np.int8)
     sa, la = a.start[a_rows], a.length[a_rows]
     sb, lb = b.start[b_rows], b.length[b_rows]
-    shortest = min(int(la.min()), int(lb.min()))
-    i = 0
-    while True:  # (8 i <= shortest: no string ends before byte 8 i)
-        x, y = a.read(sa + 8 * i, la - 8 * i), b.read(sb + 8 * i, lb - 8 * i)
-        if 8 * (i + 1) > shortest or not ((x == x[0]).all() and (y == x[0]).all()):
-            break
-        i += 1
+    i, x, y = _shared_words(a, sa, la, b, sb, lb)
     la, lb = la[a_pairs], lb[b_pairs]
     out = np.sign(la - lb).astype(np.int8)  # when every byte of the shorter is equal
+    shorter = np.minimum(la, lb)
     at = 8 * i
-    todo = np.flatnonzero(np.minimum(la, lb) > at)
+    todo = np.flatnonzero(shorter > at)
     x, y = x[a_pairs[todo]], y[b_pairs[todo]]
     while True:
         differ = x != y
         out[todo[differ]] = np.where(x[differ] > y[differ], 1, -1)
         at += 8
-        todo = todo[~differ]
-        todo = todo[np.minimum(la[todo], lb[todo]) > at]
+        todo = todo[~differ & (shorter[todo] > at)]
         if self_paired and todo.size:
             undecided = np.bincount(b_pairs[todo])
             todo = todo[undecided[b_pairs[todo]] > 1]
@@ -668,7 +706,6 @@ class _OrderKeys:
     """
 
     def __init__(self, scores: np.ndarray, lengths: np.ndarray, semantics: str):
-        block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
         as32 = _float32(scores)
         self.dense = None
         if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
@@ -677,9 +714,12 @@ class _OrderKeys:
             self.dense = sg.distinct(desc)
             low = np.searchsorted(self.dense, desc).astype(np.uint64)
         else:
-            low = _descending32(as32).astype(np.uint64)
-        self.unsorted = (block << np.uint64(32)) | low
-        del block, low
+            low = descending_keys(as32)
+        del as32
+        self.unsorted = np.repeat(np.arange(lengths.size, dtype=np.uint64) << np.uint64(32),
+                                  lengths)
+        self.unsorted |= low
+        del low
         # Rankings given in rank order (as most systems write them) need no sort.
         self.in_order = bool(np.all(self.unsorted[1:] >= self.unsorted[:-1]))
         self.sorted = self.unsorted if self.in_order else np.sort(self.unsorted)
@@ -689,22 +729,15 @@ class _OrderKeys:
         if self.dense is not None:
             low = np.searchsorted(self.dense, _descending64(scores + 0.0)).astype(np.uint64)
         else:
-            low = _descending32(_float32(scores)).astype(np.uint64)
-        return (block.astype(np.uint64) << np.uint64(32)) | low
+            low = descending_keys(_float32(scores))
+        low |= block.astype(np.uint64) << np.uint64(32)
+        return low
 
 
 def _float32(scores: np.ndarray) -> np.ndarray:
     """C's double → float conversion (beyond float32's range: +-inf), -0.0 made 0.0."""
     with np.errstate(over="ignore"):
         return scores.astype(np.float32) + np.float32(0.0)
-
-
-def _descending32(values: np.ndarray) -> np.ndarray:
-    """uint32 keys ascending as the float32 ``values`` descend (equal values, equal
-    keys; ``-0.0`` must already be ``0.0``)."""
-    bits = values.view(np.uint32)
-    ascending = np.where(bits >= _SIGN32, ~bits, bits | _SIGN32)
-    return ~ascending
 
 
 def _descending64(values: np.ndarray) -> np.ndarray:
