@@ -110,11 +110,13 @@ class JudgmentTable:
         position = query code.
     query_code : dict
         ``{query_id: code}``.
-    doc_lists : list of list of str
-        ``doc_lists[c]``: the judged doc ids of query code ``c``.
+    doc_ids : ndarray of str (object)
+        The judged doc ids (the dicts' own str objects, not copied), query after query
+        in code order; ``starts[c]:starts[c + 1]`` are those of query code ``c``. An
+        array, not lists: the garbage collector does not walk it (walking a list visits
+        each of its strings, a cache miss each).
     labels : ndarray of int64
-        The labels, ``doc_lists`` concatenated in code order; ``starts[c]:starts[c + 1]``
-        are those of query code ``c``.
+        The labels, aligned with ``doc_ids``.
     starts : ndarray of int64, shape (n_queries + 1,)
     rel_hist, rel_levels, positive_total
         As :class:`~irmetrics.engine.pack.EncodedQrels`.
@@ -128,17 +130,17 @@ class JudgmentTable:
 
     query_ids: np.ndarray
     query_code: dict
-    doc_lists: list
+    doc_ids: np.ndarray
     labels: np.ndarray
     starts: np.ndarray
     rel_hist: np.ndarray
     rel_levels: np.ndarray
     positive_total: int
 
-    @cached_property
-    def flat_docs(self) -> list:
-        """``doc_lists`` concatenated (aligned with ``labels``)."""
-        return list(chain.from_iterable(self.doc_lists))
+    @property
+    def doc_lists(self) -> list:
+        """``doc_lists[c]``: the judged doc ids of query code ``c``, as lists."""
+        return list(map(np.ndarray.tolist, np.split(self.doc_ids, self.starts[1:-1])))
 
     @cached_property
     def codes(self) -> np.ndarray:
@@ -154,22 +156,23 @@ class JudgmentTable:
         out). Input the fast road does not take is read by
         :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
         error naming the query and document."""
-        qids, doc_lists, labels = [], [], []
+        qids, rankings, counts, labels = [], [], [], []
         try:
             for qid, docs in judgments.items():
                 if type(docs) is not dict and not isinstance(docs, Mapping):
                     raise _SlowRoad
                 if not docs:
                     continue
-                ids = list(docs)
-                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids):
+                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(docs):
                     raise _SlowRoad
-                labels.append(_longs(len(ids))(*docs.values()))
+                labels.append(_longs(len(docs))(*docs.values()))
                 qids.append(qid)
-                doc_lists.append(ids)
+                rankings.append(docs)
+                counts.append(len(docs))
         except (_SlowRoad, TypeError, OverflowError, AttributeError, StructError):
             return cls.from_frame(Qrels.from_dict(judgments).df)
-        return cls._build(qids, doc_lists, np.frombuffer(b"".join(labels), dtype=np.int64))
+        return cls._build(qids, np.asarray(counts, dtype=np.int64), rankings,
+                          np.frombuffer(b"".join(labels), dtype=np.int64))
 
     @classmethod
     def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
@@ -178,26 +181,32 @@ class JudgmentTable:
         blocks = qrels.with_row_index("row").group_by("query_id", maintain_order=True) \
             .agg(pl.col("row"), pl.col("doc_id"))
         rows = blocks["row"].explode().to_numpy()
-        return cls._build(blocks["query_id"].to_list(), blocks["doc_id"].to_list(),
-                          qrels["relevance"].to_numpy()[rows])
+        return cls._build(blocks["query_id"].to_list(),
+                          blocks["row"].list.len().to_numpy().astype(np.int64),
+                          blocks["doc_id"].to_list(), qrels["relevance"].to_numpy()[rows])
 
     @classmethod
-    def _build(cls, qids: list, doc_lists: list, labels: np.ndarray) -> JudgmentTable:
-        """Order queries by id (their judgments follow); ``labels`` are the doc lists'
-        concatenated in ``qids`` order."""
-        n = np.fromiter(map(len, doc_lists), dtype=np.int64, count=len(doc_lists))
+    def _build(cls, qids: list, counts: np.ndarray, doc_ids: list,
+               labels: np.ndarray) -> JudgmentTable:
+        """Order queries by id (their judgments follow); ``counts`` are the judgments of
+        each of ``qids``, ``doc_ids`` their doc ids (an iterable each) and ``labels``
+        their labels, query after query. The doc ids are put in one array in code order
+        directly: each str is touched once (a cache miss each, on large judgments)."""
+        n = counts
         by_id = sorted(range(len(qids)), key=qids.__getitem__)  # distinct: dict keys
-        first = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+        first = np.cumsum(n) - n
         order = np.asarray(by_id, dtype=np.int64)
         labels = labels[sg.ranges(first[order], n[order])]
         n = n[order]
+        doc_ids = np.fromiter(chain.from_iterable(_pick(doc_ids, order)), dtype=object,
+                              count=int(n.sum()))
         query = np.repeat(np.arange(len(qids)), n)
         hist, levels = label_histogram(query, labels, len(qids))
         query_ids = np.asarray(_pick(qids, order), dtype=object).reshape(-1)
         return cls(
             query_ids=query_ids,
             query_code=dict(zip(query_ids.tolist(), range(len(qids)))),
-            doc_lists=list(_pick(doc_lists, order)),
+            doc_ids=doc_ids,
             labels=labels, starts=np.concatenate(([0], np.cumsum(n))).astype(np.int64),
             rel_hist=hist, rel_levels=levels,
             positive_total=int(np.count_nonzero(labels > 0)))
@@ -208,7 +217,7 @@ class JudgmentTable:
         n = np.diff(self.starts)
         return Qrels.from_df(pl.DataFrame({
             "query_id": pl.Series(np.repeat(self.query_ids, n).tolist(), dtype=pl.String),
-            "doc_id": pl.Series(list(chain.from_iterable(self.doc_lists)), dtype=pl.String),
+            "doc_id": pl.Series(self.doc_ids.tolist(), dtype=pl.String),
             "relevance": self.labels}))
 
 
@@ -298,7 +307,7 @@ class _Reader:
 
     def __iter__(self):
         code_of = self.table.query_code.get
-        doc_lists = self.table.doc_lists
+        doc_ids, bounds = self.table.doc_ids, self.table.starts.tolist()
         present = self.present
         chunk = _Chunk(self)
         for qid, docs in self.run.items():
@@ -316,7 +325,7 @@ class _Reader:
                 raise _SlowRoad
             else:
                 present[code] = True
-                judged = doc_lists[code]
+                judged = doc_ids[bounds[code]:bounds[code + 1]].tolist()
                 try:
                     chunk.judged_scores.append(_doubles(len(judged))(
                         *map(docs.get, judged, repeat(_NAN))))
@@ -352,8 +361,7 @@ class _Reader:
         the pool, unless the qrels judge a document of that name."""
         table = self.table
         codes = np.full(queries.size, NOT_IN_POOL, dtype=np.int64)
-        flat = np.asarray(table.flat_docs, dtype=object)
-        judged = np.flatnonzero(flat == BOGUS_DOC_ID)
+        judged = np.flatnonzero(table.doc_ids == BOGUS_DOC_ID)
         if judged.size:
             of_query = np.full(len(table.query_ids), NOT_IN_POOL, dtype=np.int64)
             of_query[np.searchsorted(table.starts, judged, side="right") - 1] = \
@@ -416,7 +424,7 @@ class _Chunk:
             tied = np.flatnonzero(~alone)
             entries = _Texts(text, int(lengths.sum()), lambda: chain.from_iterable(
                 self.rankings), rows)
-            judged_ids = _pick(table.flat_docs, at[found[tied]])
+            judged_ids = table.doc_ids[at[found[tied]]].tolist()
             self._place_ties(out, keys, entries, lo[tied], codes[tied],
                              _Texts(_plain_text(judged_ids), len(judged_ids),
                                     lambda: judged_ids))
