@@ -413,9 +413,9 @@ class _Chunk:
         block = np.repeat(np.arange(kept.size), judged_count)[found]
         key = keys.of(judged[found], block)
         # where each one's group of equal keys starts (searched in key order: faster)
-        by_key = np.argsort(key)
+        by_key, in_order = _argsort_keys(key, kept.size)
         lo = np.empty(key.size, dtype=np.int64)
-        lo[by_key] = np.searchsorted(keys.sorted, key[by_key], side="left")
+        lo[by_key] = np.searchsorted(keys.sorted, in_order, side="left")
         after = np.minimum(lo + 1, max(len(scores) - 1, 0))
         alone = (lo + 1 == len(scores)) | (keys.sorted[after] != key)
         codes = table.codes[at[found]]
@@ -740,6 +740,24 @@ class _OrderKeys:
             low = descending_keys(_float32(scores))
         low |= block.astype(np.uint64) << np.uint64(32)
         return low
+
+
+def _argsort_keys(key: np.ndarray, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])`` with ``key[order]`` ascending, for keys of
+    :class:`_OrderKeys` (``blocks`` blocks above 32 bits of score key). When the
+    positions fit in the bits the keys leave free, they ride in them and one sort of
+    values does (several times faster than an argsort)."""
+    free = 64 - 32 - int(max(blocks - 1, 0)).bit_length()
+    shift = int(max(key.size - 1, 0)).bit_length()
+    if shift > free:
+        order = np.argsort(key)
+        return order, key[order]
+    packed = key << np.uint64(shift)
+    packed |= np.arange(key.size, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << shift) - 1)).astype(np.int64)
+    packed >>= np.uint64(shift)
+    return order, packed
 
 
 def _float32(scores: np.ndarray) -> np.ndarray:
