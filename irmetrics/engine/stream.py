@@ -530,7 +530,8 @@ def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogu
     each query once; ``scores`` of the entries or None), the blocks moved into
     query-code order."""
     lengths = np.asarray(lengths, dtype=np.int64)
-    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_)
+    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_,
+                          entry_codes=False)
     by_code = np.argsort(query_codes_, kind="stable")
     in_order = query_codes_[by_code]
     return RankedLists(
