@@ -140,6 +140,8 @@ class JudgmentTable:
     @property
     def doc_lists(self) -> list:
         """``doc_lists[c]``: the judged doc ids of query code ``c``, as lists."""
+        if self.query_ids.size == 0:
+            return []
         return list(map(np.ndarray.tolist, np.split(self.doc_ids, self.starts[1:-1])))
 
     @cached_property
@@ -156,23 +158,38 @@ class JudgmentTable:
         out). Input the fast road does not take is read by
         :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
         error naming the query and document."""
-        qids, rankings, counts, labels = [], [], [], []
         try:
-            for qid, docs in judgments.items():
+            # The layout first (queries judging something, in id order: the codes), so
+            # that each query's doc ids go to their place while the loop below has them
+            # in cache (a cache miss per id otherwise, on large judgments).
+            qids = list(judgments)
+            counts = np.fromiter(map(len, judgments.values()), dtype=np.int64,
+                                 count=len(qids))
+            judged = np.flatnonzero(counts)
+            kept = _pick(qids, judged)
+            by_id = np.asarray(sorted(range(len(kept)), key=kept.__getitem__),
+                               dtype=np.int64)  # distinct: dict keys
+            code = np.full(len(qids), -1, dtype=np.int64)
+            code[judged[by_id]] = np.arange(len(kept))
+            n = counts[judged[by_id]]
+            bounds = np.concatenate(([0], np.cumsum(n))).tolist()
+            doc_ids = np.empty(bounds[-1], dtype=object)
+            labels = [b""] * len(kept)
+            for (qid, docs), c in zip(judgments.items(), code.tolist()):
                 if type(docs) is not dict and not isinstance(docs, Mapping):
                     raise _SlowRoad
-                if not docs:
+                if c < 0:
                     continue
-                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(docs):
+                ids = list(docs)
+                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids) \
+                        or len(ids) != bounds[c + 1] - bounds[c]:
                     raise _SlowRoad
-                labels.append(_longs(len(docs))(*docs.values()))
-                qids.append(qid)
-                rankings.append(docs)
-                counts.append(len(docs))
+                doc_ids[bounds[c]:bounds[c + 1]] = ids
+                labels[c] = _longs(len(ids))(*docs.values())
         except (_SlowRoad, TypeError, OverflowError, AttributeError, StructError):
             return cls.from_frame(Qrels.from_dict(judgments).df)
-        return cls._build(qids, np.asarray(counts, dtype=np.int64), rankings,
-                          np.frombuffer(b"".join(labels), dtype=np.int64))
+        return cls._finish(_pick(kept, by_id), n, doc_ids,
+                           np.frombuffer(b"".join(labels), dtype=np.int64))
 
     @classmethod
     def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
@@ -190,8 +207,7 @@ class JudgmentTable:
                labels: np.ndarray) -> JudgmentTable:
         """Order queries by id (their judgments follow); ``counts`` are the judgments of
         each of ``qids``, ``doc_ids`` their doc ids (an iterable each) and ``labels``
-        their labels, query after query. The doc ids are put in one array in code order
-        directly: each str is touched once (a cache miss each, on large judgments)."""
+        their labels, query after query."""
         n = counts
         by_id = sorted(range(len(qids)), key=qids.__getitem__)  # distinct: dict keys
         first = np.cumsum(n) - n
@@ -200,9 +216,16 @@ class JudgmentTable:
         n = n[order]
         doc_ids = np.fromiter(chain.from_iterable(_pick(doc_ids, order)), dtype=object,
                               count=int(n.sum()))
+        return cls._finish(_pick(qids, order), n, doc_ids, labels)
+
+    @classmethod
+    def _finish(cls, qids: tuple, n: np.ndarray, doc_ids: np.ndarray,
+                labels: np.ndarray) -> JudgmentTable:
+        """The table of queries ``qids`` in id order, ``n`` judgments each, their doc ids
+        and labels query after query."""
         query = np.repeat(np.arange(len(qids)), n)
         hist, levels = label_histogram(query, labels, len(qids))
-        query_ids = np.asarray(_pick(qids, order), dtype=object).reshape(-1)
+        query_ids = np.asarray(qids, dtype=object).reshape(-1)
         return cls(
             query_ids=query_ids,
             query_code=dict(zip(query_ids.tolist(), range(len(qids)))),
@@ -464,7 +487,9 @@ class _Chunk:
         starts = np.zeros(keys.sorted.size, dtype=bool)
         starts[lo] = True
         first = np.flatnonzero(starts)  # each group by where it starts in rank order
-        group = (np.cumsum(starts) - 1)[lo]  # of each judged document
+        number = np.empty(keys.sorted.size, dtype=np.int64)
+        number[first] = np.arange(first.size)
+        group = number[lo]  # of each judged document
         if keys.in_order:  # dict order is rank order: a group's entries are together
             size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
             member = sg.ranges(first, size)
