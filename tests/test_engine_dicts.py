@@ -89,6 +89,35 @@ def test_large_tie_groups_and_small_chunks(data, chunk, ranked, **options):
     assert_same_lists(ours, general_road(qrels, run, **options))
 
 
+#: Doc ids tie groups are ordered by, compared 8 UTF-8 bytes at a time: a long shared
+#: prefix, ids that extend others (by NUL too), non-ASCII ones, the empty id.
+LONG_IDS = ["clueweb22-en0003-12-45217", "clueweb22-en0003-12-4521", "clueweb22-en0003-12-4",
+            "clueweb22-en0003-12-45217\x00", "clueweb22-en0003-12-45217\x00a",
+            "clueweb22-en0003-02-99", "clueweb22-ja0001-00-1", "clueweb22-é", "clueweb22-\x7f",
+            "clueweb22-\U0001f600", "clueweb2", "clueweb22", "", "\x00", "a" * 40,
+            "a" * 39 + "b", "a" * 41, "msmarco_doc_00_123", "msmarco_doc_00_1230"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), pairwise=st.sampled_from([0, 2, 16, 1000]), ranked=st.booleans(),
+       ties=st.sampled_from(["trec_eval", "input_order"]))
+def test_tie_groups_order_doc_ids_as_python_compares_them(data, pairwise, ranked, ties):
+    """Small groups (compared pair by pair) and large ones (sorted) alike."""
+    qrels, run = {}, {}
+    for qid in data.draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=1,
+                                  unique=True)):
+        qrels[qid] = data.draw(st.dictionaries(st.sampled_from(LONG_IDS),
+                                               st.integers(-1, 3), min_size=1))
+        ranked_ids = data.draw(st.lists(st.sampled_from(LONG_IDS), unique=True))
+        run[qid] = {d: data.draw(st.sampled_from([1.0, 0.5])) for d in ranked_ids}
+        if ranked:
+            run[qid] = dict(sorted(run[qid].items(), key=lambda item: -item[1]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dicts, "_PAIRWISE_GROUP", pairwise)
+        ours = pack_dict_run(JudgmentTable.from_dict(qrels), run, ties=ties)
+    assert_same_lists(ours, general_road(qrels, run, ties=ties))
+
+
 def test_evaluate_gives_the_numbers_of_the_general_road():
     qrels, run = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}, "q3": {"y": 1}}, \
         {"q2": {"x": 0.5, "z": 0.5}, "q1": {"c": 1.0, "a": 1.0, "e": 3.0}, "zz": {"a": 1.0}}

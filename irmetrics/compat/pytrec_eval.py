@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import compress, repeat
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -49,7 +50,19 @@ supported_nicknames = {
     for name, members in NICKNAMES.items()
 }
 
-_NUMERIC_PARAMS = r"[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
+#: Numeric parameters of a measure (``5``, ``0.5,10``), after its ``.`` or ``_``.
+_NUMERIC_PARAMS = re.compile(r"[0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*")
+
+
+def _numeric_spec(spec: str) -> tuple[str, str] | None:
+    """``(measure, parameters)`` of ``measure.p1,p2`` or ``measure_p1,p2`` with numeric
+    parameters and a supported measure (no two supported measures can split one spec
+    so), else None. One compiled pattern: no pattern per measure to compile."""
+    for i, char in enumerate(spec):
+        if char in "._" and spec[:i] in supported_measures \
+                and _NUMERIC_PARAMS.fullmatch(spec, i + 1):
+            return spec[:i], spec[i + 1:]
+    return None
 
 
 def _combine_measures(measures: Iterable[str]) -> list[str]:
@@ -66,11 +79,9 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
         if spec in supported_measures:
             params.setdefault(spec, set())
             continue
-        base = next((m for m in supported_measures
-                     if re.fullmatch(re.escape(m) + _NUMERIC_PARAMS, spec)), None)
-        if base is not None:
-            matched = re.fullmatch(re.escape(base) + _NUMERIC_PARAMS, spec)
-            params[base].update(matched.group(1).split(",") if matched else ())
+        numeric = _numeric_spec(spec)
+        if numeric is not None:
+            params[numeric[0]].update(numeric[1].split(","))
             continue
         name = spec.split(".", 1)[0]
         if (name in supported_measures and "." in spec) or is_user_spelling(spec):
@@ -107,7 +118,7 @@ def _judged_queries(query_relevance) -> dict:
                                    "a mapping {query_id: {doc_id: relevance}}",
                                    type(query_relevance).__name__)
     for qid, docs in query_relevance.items():
-        if not isinstance(docs, Mapping):
+        if type(docs) is not dict and not isinstance(docs, Mapping):
             raise parameter_type_error(f"query_relevance[{qid!r}]",
                                        "a mapping {doc_id: relevance}", type(docs).__name__)
     return {q: docs for q, docs in query_relevance.items() if len(docs)}
@@ -168,14 +179,22 @@ class RelevanceEvaluator:
         # Queries present with an empty ranking are evaluated (n = 0).
         results = self._evaluator.evaluate_unchecked(
             scores if type(scores) is dict else dict(scores), infinite_scores=True)
-        present = [q if type(q) is str else to_id(q, "query id") for q in scores]
+        present = list(scores)
+        if not set(map(type, present)) <= {str}:
+            present = [q if type(q) is str else to_id(q, "query id") for q in present]
         names = [self._rename.get(name, name) for name in results.names]
         columns = [results.values(name) for name in results.names]
         # relstring is a string per query; pytrec_eval returns 0.0 for it
-        rows = np.column_stack([np.zeros(len(c)) if c.dtype == object else c for c in columns]
-                               or [np.zeros((len(results.query_ids), 0))]).tolist()
-        row_of = dict(zip(results.query_ids.tolist(), range(len(rows))))
-        return {q: dict(zip(names, rows[row_of[q]])) for q in present if q in row_of}
+        table = np.column_stack([np.zeros(len(c)) if c.dtype == object else c for c in columns]
+                                or [np.zeros((len(results.query_ids), 0))])
+        # The evaluated queries (in id order) in the run's order, those without
+        # judgments left out; the dicts built in one pass, in C.
+        row_of = dict(zip(results.query_ids.tolist(), range(len(table))))
+        row = np.fromiter(map(row_of.get, present, repeat(-1)), dtype=np.int64,
+                          count=len(present))
+        kept = row >= 0
+        return dict(zip(compress(present, kept.tolist()),
+                        map(dict, map(zip, repeat(names), table[row[kept]].tolist()))))
 
 
 def _parse_lines(lines: Iterable[str], *, layout: str, exact: bool, value_at: int, convert,

@@ -30,12 +30,11 @@ and document.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import chain, repeat
-from operator import eq, gt, itemgetter
+from operator import itemgetter
 from struct import Struct
 from struct import error as StructError
 
@@ -54,6 +53,7 @@ from .ranked import (
     sorted_query_ids,
 )
 from .stream import StreamedValues, _Evaluated, _Packed
+from .ties import descending_keys
 
 __all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
 
@@ -65,7 +65,6 @@ CHUNK_ENTRIES = 1 << 17
 CHUNK_QUERIES = 1 << 16
 
 _NAN = float("nan")
-_SIGN32 = np.uint32(0x80000000)
 
 
 def _plain_ids(ids) -> bool:
@@ -80,6 +79,25 @@ def _plain_ids(ids) -> bool:
     return True
 
 
+#: Ends a text of :func:`_plain_text`: after its separator, 8 NUL bytes that let
+#: :class:`_Texts` read 8 bytes from any string's start.
+_PAD = "\0" * 7
+
+
+def _plain_text(ids) -> str:
+    """``"\\0".join(ids)`` and 8 NULs (a :class:`_Texts` text), once every id is known to
+    be a str of valid Unicode (no lone surrogate); otherwise the general road
+    (``_SlowRoad``). ``ids`` may be an iterable of such joins (a TypeError in making one
+    counts)."""
+    try:
+        text = "\0".join(chain(ids, (_PAD,)))
+        if not text.isascii():
+            text.encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        raise _SlowRoad from None
+    return text
+
+
 @dataclass(frozen=True, eq=False)
 class JudgmentTable:
     """Judgments held for runs given as dicts: per query code, the judged doc ids and
@@ -92,11 +110,13 @@ class JudgmentTable:
         position = query code.
     query_code : dict
         ``{query_id: code}``.
-    doc_lists : list of list of str
-        ``doc_lists[c]``: the judged doc ids of query code ``c``.
+    doc_ids : ndarray of str (object)
+        The judged doc ids (the dicts' own str objects, not copied), query after query
+        in code order; ``starts[c]:starts[c + 1]`` are those of query code ``c``. An
+        array, not lists: the garbage collector does not walk it (walking a list visits
+        each of its strings, a cache miss each).
     labels : ndarray of int64
-        The labels, ``doc_lists`` concatenated in code order; ``starts[c]:starts[c + 1]``
-        are those of query code ``c``.
+        The labels, aligned with ``doc_ids``.
     starts : ndarray of int64, shape (n_queries + 1,)
     rel_hist, rel_levels, positive_total
         As :class:`~irmetrics.engine.pack.EncodedQrels`.
@@ -110,17 +130,19 @@ class JudgmentTable:
 
     query_ids: np.ndarray
     query_code: dict
-    doc_lists: list
+    doc_ids: np.ndarray
     labels: np.ndarray
     starts: np.ndarray
     rel_hist: np.ndarray
     rel_levels: np.ndarray
     positive_total: int
 
-    @cached_property
-    def flat_docs(self) -> list:
-        """``doc_lists`` concatenated (aligned with ``labels``)."""
-        return list(chain.from_iterable(self.doc_lists))
+    @property
+    def doc_lists(self) -> list:
+        """``doc_lists[c]``: the judged doc ids of query code ``c``, as lists."""
+        if self.query_ids.size == 0:
+            return []
+        return list(map(np.ndarray.tolist, np.split(self.doc_ids, self.starts[1:-1])))
 
     @cached_property
     def codes(self) -> np.ndarray:
@@ -136,22 +158,38 @@ class JudgmentTable:
         out). Input the fast road does not take is read by
         :meth:`~irmetrics.containers.Qrels.from_dict`, which converts it or raises its
         error naming the query and document."""
-        qids, doc_lists, labels = [], [], array("q")
         try:
-            for qid, docs in judgments.items():
-                if not isinstance(docs, Mapping):
+            # The layout first (queries judging something, in id order: the codes), so
+            # that each query's doc ids go to their place while the loop below has them
+            # in cache (a cache miss per id otherwise, on large judgments).
+            qids = list(judgments)
+            counts = np.fromiter(map(len, judgments.values()), dtype=np.int64,
+                                 count=len(qids))
+            judged = np.flatnonzero(counts)
+            kept = _pick(qids, judged)
+            by_id = np.asarray(sorted(range(len(kept)), key=kept.__getitem__),
+                               dtype=np.int64)  # distinct: dict keys
+            code = np.full(len(qids), -1, dtype=np.int64)
+            code[judged[by_id]] = np.arange(len(kept))
+            n = counts[judged[by_id]]
+            bounds = np.concatenate(([0], np.cumsum(n))).tolist()
+            doc_ids = np.empty(bounds[-1], dtype=object)
+            labels = [b""] * len(kept)
+            for (qid, docs), c in zip(judgments.items(), code.tolist()):
+                if type(docs) is not dict and not isinstance(docs, Mapping):
                     raise _SlowRoad
-                if not docs:
+                if c < 0:
                     continue
                 ids = list(docs)
-                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids):
+                if type(qid) is not str or not _plain_ids((qid,)) or not _plain_ids(ids) \
+                        or len(ids) != bounds[c + 1] - bounds[c]:
                     raise _SlowRoad
-                labels.extend(docs.values())
-                qids.append(qid)
-                doc_lists.append(ids)
-        except (_SlowRoad, TypeError, OverflowError, AttributeError):
+                doc_ids[bounds[c]:bounds[c + 1]] = ids
+                labels[c] = _longs(len(ids))(*docs.values())
+        except (_SlowRoad, TypeError, OverflowError, AttributeError, StructError):
             return cls.from_frame(Qrels.from_dict(judgments).df)
-        return cls._build(qids, doc_lists, np.frombuffer(labels, dtype=np.int64))
+        return cls._finish(_pick(kept, by_id), n, doc_ids,
+                           np.frombuffer(b"".join(labels), dtype=np.int64))
 
     @classmethod
     def from_frame(cls, qrels: pl.DataFrame) -> JudgmentTable:
@@ -160,26 +198,38 @@ class JudgmentTable:
         blocks = qrels.with_row_index("row").group_by("query_id", maintain_order=True) \
             .agg(pl.col("row"), pl.col("doc_id"))
         rows = blocks["row"].explode().to_numpy()
-        return cls._build(blocks["query_id"].to_list(), blocks["doc_id"].to_list(),
-                          qrels["relevance"].to_numpy()[rows])
+        return cls._build(blocks["query_id"].to_list(),
+                          blocks["row"].list.len().to_numpy().astype(np.int64),
+                          blocks["doc_id"].to_list(), qrels["relevance"].to_numpy()[rows])
 
     @classmethod
-    def _build(cls, qids: list, doc_lists: list, labels: np.ndarray) -> JudgmentTable:
-        """Order queries by id (their judgments follow); ``labels`` are the doc lists'
-        concatenated in ``qids`` order."""
-        n = np.fromiter(map(len, doc_lists), dtype=np.int64, count=len(doc_lists))
+    def _build(cls, qids: list, counts: np.ndarray, doc_ids: list,
+               labels: np.ndarray) -> JudgmentTable:
+        """Order queries by id (their judgments follow); ``counts`` are the judgments of
+        each of ``qids``, ``doc_ids`` their doc ids (an iterable each) and ``labels``
+        their labels, query after query."""
+        n = counts
         by_id = sorted(range(len(qids)), key=qids.__getitem__)  # distinct: dict keys
-        first = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+        first = np.cumsum(n) - n
         order = np.asarray(by_id, dtype=np.int64)
         labels = labels[sg.ranges(first[order], n[order])]
         n = n[order]
+        doc_ids = np.fromiter(chain.from_iterable(_pick(doc_ids, order)), dtype=object,
+                              count=int(n.sum()))
+        return cls._finish(_pick(qids, order), n, doc_ids, labels)
+
+    @classmethod
+    def _finish(cls, qids: tuple, n: np.ndarray, doc_ids: np.ndarray,
+                labels: np.ndarray) -> JudgmentTable:
+        """The table of queries ``qids`` in id order, ``n`` judgments each, their doc ids
+        and labels query after query."""
         query = np.repeat(np.arange(len(qids)), n)
         hist, levels = label_histogram(query, labels, len(qids))
-        query_ids = np.asarray(_pick(qids, order), dtype=object).reshape(-1)
+        query_ids = np.asarray(qids, dtype=object).reshape(-1)
         return cls(
             query_ids=query_ids,
             query_code=dict(zip(query_ids.tolist(), range(len(qids)))),
-            doc_lists=list(_pick(doc_lists, order)),
+            doc_ids=doc_ids,
             labels=labels, starts=np.concatenate(([0], np.cumsum(n))).astype(np.int64),
             rel_hist=hist, rel_levels=levels,
             positive_total=int(np.count_nonzero(labels > 0)))
@@ -190,7 +240,7 @@ class JudgmentTable:
         n = np.diff(self.starts)
         return Qrels.from_df(pl.DataFrame({
             "query_id": pl.Series(np.repeat(self.query_ids, n).tolist(), dtype=pl.String),
-            "doc_id": pl.Series(list(chain.from_iterable(self.doc_lists)), dtype=pl.String),
+            "doc_id": pl.Series(self.doc_ids.tolist(), dtype=pl.String),
             "relevance": self.labels}))
 
 
@@ -302,7 +352,7 @@ class _Reader:
 
     def __iter__(self):
         code_of = self.table.query_code.get
-        doc_lists = self.table.doc_lists
+        doc_ids, bounds = self.table.doc_ids, self.table.starts.tolist()
         present = self.present
         chunk = _Chunk(self)
         for qid, docs in self.run.items():
@@ -313,8 +363,6 @@ class _Reader:
                 chunk.scores.append(_doubles(n)(*docs.values()))
             except (TypeError, AttributeError, OverflowError, StructError):
                 raise _SlowRoad from None
-            if n and not _plain_ids(docs):
-                raise _SlowRoad
             code = code_of(qid, -1)
             if code < 0:
                 self.ignored.append(qid)
@@ -322,7 +370,7 @@ class _Reader:
                 raise _SlowRoad
             else:
                 present[code] = True
-                judged = doc_lists[code]
+                judged = doc_ids[bounds[code]:bounds[code + 1]].tolist()
                 try:
                     chunk.judged_scores.append(_doubles(len(judged))(
                         *map(docs.get, judged, repeat(_NAN))))
@@ -358,8 +406,7 @@ class _Reader:
         the pool, unless the qrels judge a document of that name."""
         table = self.table
         codes = np.full(queries.size, NOT_IN_POOL, dtype=np.int64)
-        flat = np.asarray(table.flat_docs, dtype=object)
-        judged = np.flatnonzero(flat == BOGUS_DOC_ID)
+        judged = np.flatnonzero(table.doc_ids == BOGUS_DOC_ID)
         if judged.size:
             of_query = np.full(len(table.query_ids), NOT_IN_POOL, dtype=np.int64)
             of_query[np.searchsorted(table.starts, judged, side="right") - 1] = \
@@ -384,6 +431,9 @@ class _Chunk:
 
     def pack(self, sink) -> None:
         reader, table = self.reader, self.reader.table
+        # Every doc id a str of valid Unicode (or the general road): one join in C,
+        # whose text also serves the ties below.
+        text = _plain_text(map("\0".join, filter(None, self.rankings)))
         scores = np.frombuffer(b"".join(self.scores), dtype=np.float64)
         lengths = np.asarray(self.lengths, dtype=np.int64)
         block_code = np.asarray(self.codes, dtype=np.int64)
@@ -391,9 +441,11 @@ class _Chunk:
         kept = np.flatnonzero(block_code >= 0)
         if kept.size == 0:
             return
+        rows = None  # the kept rankings' entries among the chunk's (None: all)
         if kept.size < block_code.size:
             starts = np.cumsum(lengths) - lengths
-            scores = scores[sg.ranges(starts[kept], lengths[kept])]
+            rows = sg.ranges(starts[kept], lengths[kept])
+            scores = scores[rows]
         kept_len = lengths[kept]
         keys = _OrderKeys(scores, kept_len, reader.semantics)
         out = np.full(len(scores), NOT_IN_POOL, dtype=table.codes.dtype)
@@ -406,17 +458,21 @@ class _Chunk:
         block = np.repeat(np.arange(kept.size), judged_count)[found]
         key = keys.of(judged[found], block)
         # where each one's group of equal keys starts (searched in key order: faster)
-        by_key = np.argsort(key)
+        by_key, in_order = _argsort_keys(key, kept.size)
         lo = np.empty(key.size, dtype=np.int64)
-        lo[by_key] = np.searchsorted(keys.sorted, key[by_key], side="left")
+        lo[by_key] = np.searchsorted(keys.sorted, in_order, side="left")
         after = np.minimum(lo + 1, max(len(scores) - 1, 0))
         alone = (lo + 1 == len(scores)) | (keys.sorted[after] != key)
         codes = table.codes[at[found]]
         out[lo[alone]] = codes[alone]
         if not alone.all():
             tied = np.flatnonzero(~alone)
-            docs = list(chain.from_iterable(self.rankings[b] for b in kept.tolist()))
-            self._place_ties(out, keys, docs, lo[tied], codes[tied], at[found[tied]])
+            entries = _Texts(text, int(lengths.sum()), lambda: chain.from_iterable(
+                self.rankings), rows)
+            judged_ids = table.doc_ids[at[found[tied]]].tolist()
+            self._place_ties(out, keys, entries, lo[tied], codes[tied],
+                             _Texts(_plain_text(judged_ids), len(judged_ids),
+                                    lambda: judged_ids))
 
         offsets = np.concatenate(([0], np.cumsum(kept_len))).astype(np.int64)
         if reader.max_docs is not None:
@@ -439,20 +495,23 @@ class _Chunk:
                                f"{float(scores[i])!r}", path="<dict>", query_id=qid,
                                doc_id=doc)
 
-    def _place_ties(self, out, keys, docs, lo, codes, judgment) -> None:
+    def _place_ties(self, out, keys, entries, lo, codes, judged) -> None:
         """Put the judged documents of tie groups at their ranks: after the documents of
         their group with a larger doc id (trec_eval), or after those before them in the
         dict (``ties="input_order"``). ``lo``: where each one's group starts in rank
-        order; ``codes``: their codes; ``judgment``: their positions in the table;
-        ``docs``: the doc ids of the chunk's evaluated rankings, of which only those of
-        these groups are read.
+        order; ``codes``: their codes; ``entries``: the doc ids of the chunk's evaluated
+        rankings (of which only those of these groups are read) and ``judged`` those of
+        the judged documents, as :class:`_Texts`.
 
-        A judged document of a small group is compared with each entry of its group (in
-        C, one comparison per pair); those of large groups are placed by one sort of
-        their groups' entries by (group, doc id)."""
-        first = np.sort(lo)  # each group by where it starts in rank order
-        first = first[np.concatenate(([True], first[1:] != first[:-1]))]
-        group = np.searchsorted(first, lo)  # of each judged document
+        A judged document of a small group is compared with each entry of its group
+        (8 bytes at a time, all pairs at once); those of large groups are placed by one
+        sort of their groups' entries by (group, doc id)."""
+        starts = np.zeros(keys.sorted.size, dtype=bool)
+        starts[lo] = True
+        first = np.flatnonzero(starts)  # each group by where it starts in rank order
+        number = np.empty(keys.sorted.size, dtype=np.int64)
+        number[first] = np.arange(first.size)
+        group = number[lo]  # of each judged document
         if keys.in_order:  # dict order is rank order: a group's entries are together
             size = np.searchsorted(keys.sorted, keys.sorted[first], side="right") - first
             member = sg.ranges(first, size)
@@ -463,7 +522,6 @@ class _Chunk:
             member = member[np.argsort(of, kind="stable")]  # by group, dict order within
             size = np.bincount(of, minlength=first.size)
         start = np.cumsum(size) - size  # each group's entries: member[start:start + size]
-        flat_docs = self.reader.table.flat_docs
         before = np.empty(lo.size, dtype=np.int64)
         small = size[group] <= _PAIRWISE_GROUP
         if small.any():
@@ -471,45 +529,67 @@ class _Chunk:
             n = size[group[s]]
             pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
             owner = np.repeat(np.arange(s.size), n)
-            entries = _pick(docs, member[pair])
-            # each judged doc id repeated for its group's entries, by reference
-            judged = chain.from_iterable(map(repeat, _pick(flat_docs, judgment[s]),
-                                             n.tolist()))
+            order = _compare(entries, member, pair, judged, s, owner, self_paired=True)
             if self.reader.ties == "input_order":
-                own = np.fromiter(map(eq, entries, judged), dtype=bool, count=pair.size)
+                own = np.flatnonzero(order == 0)
                 before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
             else:
-                larger = np.fromiter(map(gt, entries, judged), dtype=bool, count=pair.size)
-                before[s] = np.bincount(owner, weights=larger, minlength=s.size)
+                before[s] = np.bincount(owner, weights=order > 0, minlength=s.size)
         if not small.all():
             b = np.flatnonzero(~small)
-            big = np.unique(group[b])
+            big = sg.distinct(group[b])
             in_big = sg.ranges(start[big], size[big])
             before[b] = self._sorted_before(
-                np.repeat(np.arange(big.size), size[big]), _pick(docs, member[in_big]),
-                np.searchsorted(big, group[b]), _pick(flat_docs, judgment[b]))
+                np.repeat(np.arange(big.size), size[big]), entries, member[in_big],
+                np.searchsorted(big, group[b]), judged, b)
         out[lo + before] = codes
 
-    def _sorted_before(self, entry_group, entry_docs, judged_group, judged_docs):
+    def _sorted_before(self, entry_group, entries, entry_rows, judged_group, judged,
+                       judged_rows):
         """How many entries of its group come before each judged document: entries
-        (their group, in dict order within it, and doc ids) and judged documents (their
-        group and doc id) sorted together by (group, doc id), each judged document right
-        after its own entry (a stable sort; entries come first)."""
+        (their group, in dict order within it, and doc ids ``entries[entry_rows]``) and
+        judged documents (their group and doc id ``judged[judged_rows]``) sorted together
+        by (group, doc id), each judged document right after its own entry (a stable
+        sort; entries come first)."""
         m = entry_group.size
-        row = pl.DataFrame({
-            "group": np.concatenate((entry_group, judged_group)).astype(np.uint32),
-            "doc": pl.Series((*entry_docs, *judged_docs), dtype=pl.String),
-        }).with_row_index("row").sort(["group", "doc"], maintain_order=True)["row"].to_numpy()
+        length = np.concatenate((entries.length[entry_rows], judged.length[judged_rows]))
+        shared, x, y = _shared_words(entries, entries.start[entry_rows], length[:m],
+                                     judged, judged.start[judged_rows], length[m:])
+        group = np.concatenate((entry_group, judged_group))
+        word = np.concatenate((x, y))
+        # By (group, first word not shared), where ids mostly differ; then the runs of
+        # equal (group, word), each judged document's own entry among them, by the
+        # remaining words, the length, and entries before judged documents.
+        row = np.lexsort((word, group))
+        word, group = word[row], group[row]
+        same = (word[1:] == word[:-1]) & (group[1:] == group[:-1])
+        if same.any():
+            tied = np.zeros(row.size, dtype=bool)
+            tied[1:] = same
+            tied[:-1] |= same
+            at = np.flatnonzero(tied)
+            run = np.cumsum(~np.concatenate(([False], same)))[at]
+            sub = row[at]
+            judged_sub = sub >= m
+            e_rows = entry_rows[np.where(judged_sub, 0, sub)]
+            j_rows = judged_rows[np.where(judged_sub, sub - m, 0)]
+            tail = length[sub] * 2 + judged_sub  # an equal entry first
+            words = -(-int(length[sub].max()) // 8)
+            row[at] = sub[np.lexsort([
+                tail,
+                *(np.where(judged_sub, judged.word(i, j_rows), entries.word(i, e_rows))
+                  for i in reversed(range(shared + 1, words))),
+                run])]
         is_entry = row < m
         at = np.flatnonzero(~is_entry)
-        judged = row[at] - m  # the judged documents in that order
-        group_start = np.searchsorted(entry_group, judged_group[judged])
+        order = row[at] - m  # the judged documents in that order
+        group_start = np.searchsorted(entry_group, judged_group[order])
         before = np.empty(judged_group.size, dtype=np.int64)
         if self.reader.ties == "input_order":  # its entry's place in dict order
-            before[judged] = row[at - 1] - group_start
+            before[order] = row[at - 1] - group_start
         else:  # the group's entries with a larger doc id: those after it in the sort
-            group_end = np.searchsorted(entry_group, judged_group[judged], side="right")
-            before[judged] = group_end - np.cumsum(is_entry)[at]
+            group_end = np.searchsorted(entry_group, judged_group[order], side="right")
+            before[order] = group_end - np.cumsum(is_entry)[at]
         return before
 
 
@@ -536,12 +616,131 @@ def _members(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return candidate[wanted[found] == keys[candidate]]
 
 
+#: ``_KEEP[k]``: the high ``k`` bytes of a 64-bit word.
+_KEEP = np.array([(1 << 64) - (1 << (64 - 8 * k)) for k in range(9)], dtype=np.uint64)
+
+
+class _Texts:
+    """Strings as UTF-8 in one buffer, read 8 bytes at a time as big-endian integers:
+    comparing those words in turn, then the lengths, orders two strings as Python
+    does (UTF-8 keeps code point order; a string before its extensions).
+
+    Parameters
+    ----------
+    text : str
+        The strings joined by ``"\\0"`` (valid Unicode), then 8 NULs: as
+        :func:`_plain_text` gives them.
+    count : int
+        How many strings (at least one).
+    strings : callable
+        Gives the strings again; only read when one holds U+0000 (then the
+        separators do not tell where the strings end).
+    rows : ndarray of int64 or None
+        The strings kept, in that order (None: all).
+    """
+
+    def __init__(self, text: str, count: int, strings, rows=None):
+        buffer = np.frombuffer(text.encode(), dtype=np.uint8)
+        last = buffer.size - 8  # where the padding starts
+        ends = np.flatnonzero(buffer[:last] == 0)
+        if ends.size == count - 1:
+            start = np.empty(count, dtype=np.int64)
+            start[0] = 0
+            np.add(ends, 1, out=start[1:])
+            length = np.empty(count, dtype=np.int64)
+            np.subtract(ends, start[:-1], out=length[:-1])
+            length[-1] = last - start[-1]
+        else:  # an id holds U+0000
+            length = np.fromiter(map(len, map(str.encode, strings())), dtype=np.int64,
+                                 count=count)
+            start = np.cumsum(length + 1) - length - 1
+        if rows is not None:
+            start, length = start[rows], length[rows]
+        self.start, self.length, self._last = start, length, last
+        # word k: the 8 bytes from byte k on (unaligned; the 8 NULs last)
+        self._window = np.ndarray((last + 1,), dtype=">u8", buffer=buffer, strides=(1,))
+
+    def word(self, i: int, rows: np.ndarray) -> np.ndarray:
+        """Bytes ``8 i .. 8 i + 7`` of strings ``rows`` (zeros past their end), as
+        uint64 whose order is that of the bytes."""
+        return self.read(np.minimum(self.start[rows] + 8 * i, self._last),
+                         np.clip(self.length[rows] - 8 * i, 0, None))
+
+    def read(self, at: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """The 8 bytes from byte ``at`` on (at most the buffer's end), of which those
+        past the first ``left`` (>= 0) are taken as zeros, as ordered uint64."""
+        return self._window[at].astype(np.uint64) & _KEEP[np.minimum(left, 8)]
+
+
+def _shared_words(a: _Texts, sa: np.ndarray, la: np.ndarray, b: _Texts, sb: np.ndarray,
+                  lb: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(i, x, y)``: the strings of ``a`` and ``b`` starting at bytes ``sa`` and ``sb``
+    (lengths ``la`` and ``lb``; at least one string in all) share their first ``i``
+    words, and word ``i`` of each is ``x`` and ``y``."""
+    most = np.iinfo(np.int64).max
+    shortest = min(int(la.min(initial=most)), int(lb.min(initial=most)))
+    i = 0
+    while True:  # (8 i <= shortest: no string ends before byte 8 i)
+        x, y = a.read(sa + 8 * i, la - 8 * i), b.read(sb + 8 * i, lb - 8 * i)
+        first = x[0] if x.size else y[0]
+        if 8 * (i + 1) > shortest or not ((x == first).all() and (y == first).all()):
+            return i, x, y
+        i += 1
+
+
+def _compare(a: _Texts, a_rows: np.ndarray, a_pairs: np.ndarray, b: _Texts,
+             b_rows: np.ndarray, b_pairs: np.ndarray, *,
+             self_paired: bool = False) -> np.ndarray:
+    """Per pair ``p``, the sign (int8) of ``a[a_rows[a_pairs[p]]] - b[b_rows[b_pairs[p]]]``
+    in string order.
+
+    Words are compared in turn, each round only for the pairs still equal. The words
+    every string shares (ids often share a prefix: ``clueweb22-``, ``msmarco_doc_``)
+    are found, and the first word that differs read, once per string rather than once
+    per pair. Once one string of a pair has ended with every byte so far equal, the
+    lengths decide. ``self_paired``: every ``b`` string equals exactly one ``a`` string
+    among its pairs; a ``b`` string left with a single undecided pair is then equal to
+    that one.
+    """
+    if a_pairs.size == 0:
+        return np.zeros(0, dtype=np.int8)
+    sa, la = a.start[a_rows], a.length[a_rows]
+    sb, lb = b.start[b_rows], b.length[b_rows]
+    i, x, y = _shared_words(a, sa, la, b, sb, lb)
+    la, lb = la[a_pairs], lb[b_pairs]
+    out = np.sign(la - lb).astype(np.int8)  # when every byte of the shorter is equal
+    shorter = np.minimum(la, lb)
+    at = 8 * i
+    todo = np.flatnonzero(shorter > at)
+    x, y = x[a_pairs[todo]], y[b_pairs[todo]]
+    while True:
+        differ = x != y
+        out[todo[differ]] = np.where(x[differ] > y[differ], 1, -1)
+        at += 8
+        todo = todo[~differ & (shorter[todo] > at)]
+        if self_paired and todo.size:
+            undecided = np.bincount(b_pairs[todo])
+            todo = todo[undecided[b_pairs[todo]] > 1]
+        if todo.size == 0:
+            return out
+        x = a.read(sa[a_pairs[todo]] + at, la[todo] - at)
+        y = b.read(sb[b_pairs[todo]] + at, lb[todo] - at)
+
+
 @lru_cache(maxsize=4096)
 def _doubles(n: int):
     """``pack(*values)``: ``n`` real numbers as native float64 bytes. Strict where
     ``float()`` is lenient: a str or None raises ``struct.error``, as in pytrec_eval;
     ints, bools and numpy scalars are converted."""
     return Struct(f"{n}d").pack
+
+
+@lru_cache(maxsize=4096)
+def _longs(n: int):
+    """``pack(*values)``: ``n`` integers as native int64 bytes (``struct.error`` for
+    anything else: floats, strs, None, values past 64 bits); bools and numpy integers
+    are converted."""
+    return Struct(f"{n}q").pack
 
 
 def _pick(items: list, positions: np.ndarray) -> tuple:
@@ -562,18 +761,20 @@ class _OrderKeys:
     """
 
     def __init__(self, scores: np.ndarray, lengths: np.ndarray, semantics: str):
-        block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
         as32 = _float32(scores)
         self.dense = None
         if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
             # -0.0 + 0.0 is 0.0: equal scores get equal keys
             desc = _descending64(scores + 0.0)
-            self.dense = np.unique(desc)
+            self.dense = sg.distinct(desc)
             low = np.searchsorted(self.dense, desc).astype(np.uint64)
         else:
-            low = _descending32(as32).astype(np.uint64)
-        self.unsorted = (block << np.uint64(32)) | low
-        del block, low
+            low = descending_keys(as32)
+        del as32
+        self.unsorted = np.repeat(np.arange(lengths.size, dtype=np.uint64) << np.uint64(32),
+                                  lengths)
+        self.unsorted |= low
+        del low
         # Rankings given in rank order (as most systems write them) need no sort.
         self.in_order = bool(np.all(self.unsorted[1:] >= self.unsorted[:-1]))
         self.sorted = self.unsorted if self.in_order else np.sort(self.unsorted)
@@ -583,22 +784,33 @@ class _OrderKeys:
         if self.dense is not None:
             low = np.searchsorted(self.dense, _descending64(scores + 0.0)).astype(np.uint64)
         else:
-            low = _descending32(_float32(scores)).astype(np.uint64)
-        return (block.astype(np.uint64) << np.uint64(32)) | low
+            low = descending_keys(_float32(scores))
+        low |= block.astype(np.uint64) << np.uint64(32)
+        return low
+
+
+def _argsort_keys(key: np.ndarray, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])`` with ``key[order]`` ascending, for keys of
+    :class:`_OrderKeys` (``blocks`` blocks above 32 bits of score key). When the
+    positions fit in the bits the keys leave free, they ride in them and one sort of
+    values does (several times faster than an argsort)."""
+    free = 64 - 32 - int(max(blocks - 1, 0)).bit_length()
+    shift = int(max(key.size - 1, 0)).bit_length()
+    if shift > free:
+        order = np.argsort(key)
+        return order, key[order]
+    packed = key << np.uint64(shift)
+    packed |= np.arange(key.size, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << shift) - 1)).astype(np.int64)
+    packed >>= np.uint64(shift)
+    return order, packed
 
 
 def _float32(scores: np.ndarray) -> np.ndarray:
     """C's double → float conversion (beyond float32's range: +-inf), -0.0 made 0.0."""
     with np.errstate(over="ignore"):
         return scores.astype(np.float32) + np.float32(0.0)
-
-
-def _descending32(values: np.ndarray) -> np.ndarray:
-    """uint32 keys ascending as the float32 ``values`` descend (equal values, equal
-    keys; ``-0.0`` must already be ``0.0``)."""
-    bits = values.view(np.uint32)
-    ascending = np.where(bits >= _SIGN32, ~bits, bits | _SIGN32)
-    return ~ascending
 
 
 def _descending64(values: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..checks import parameter_error
+from . import segments as sg
 from .libm import log2_int_table
 from .ranked import NOT_IN_POOL
 
@@ -170,7 +171,7 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     has_judged = nz.any(axis=1)
     # The largest judged label (nlev - 1, kept below 2**63); -1 for a query with none.
     top = np.where(has_judged, levels[width - 1 - np.argmax(nz[:, ::-1], axis=1)], -1)
-    distinct = np.unique(top)
+    distinct = sg.distinct(top)
     named = named_entries(tuple(pairs))
     # Named levels that can be codes (int64), for the entry lookup below.
     lookup_levels = np.array(sorted({lv for lv, _ in named if -2**63 <= lv < 2**63}),

@@ -481,9 +481,11 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     return order, ranked_q, ranked_scores
 
 
-def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray):
+def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray, *,
+               entry_codes: bool = True):
     """Permutation moving whole blocks (``starts``, ``lengths``) into ascending ``codes``
-    order, the order inside each block unchanged; returns ``(order, code of each entry)``."""
+    order, the order inside each block unchanged; returns ``(order, code of each entry)``
+    (None for the codes unless ``entry_codes``)."""
     by_code = np.argsort(codes, kind="stable")
     b_start, b_len = starts[by_code], lengths[by_code]
     total = int(b_len.sum())
@@ -492,7 +494,7 @@ def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray):
     before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
     order = np.repeat((b_start - before).astype(index), b_len)
     order += np.arange(total, dtype=index)
-    return order, np.repeat(codes[by_code], b_len)
+    return order, np.repeat(codes[by_code], b_len) if entry_codes else None
 
 
 def break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:

@@ -37,6 +37,20 @@ def ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-d array, ascending: ``np.unique(values)`` without its
+    check for masked arrays, whose first use imports ``numpy.ma`` (tens of milliseconds
+    in a fresh process, on a road that is timed against C).
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    out = np.sort(np.asarray(values).reshape(-1))
+    if out.size > 1:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out
+
+
 def segment_ids(offsets: np.ndarray) -> np.ndarray:
     """Segment index of every entry (``seg`` in the design); 32-bit (half the memory of
     this per-entry array) unless there are 2**31 segments or more."""

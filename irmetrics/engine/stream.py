@@ -484,7 +484,7 @@ class _Chunks:
         evaluated = block_code >= 0
         kept_blocks = np.flatnonzero(evaluated)
         kept_codes = block_code[kept_blocks]
-        if self.present[kept_codes].any() or np.unique(kept_codes).size != kept_codes.size:
+        if self.present[kept_codes].any() or sg.distinct(kept_codes).size != kept_codes.size:
             raise _SplitBlocks  # a query in several blocks: partition the run by query
         self.present[kept_codes] = True
         row_block = np.repeat(np.arange(len(lengths)), lengths)
@@ -504,7 +504,7 @@ class _Chunks:
         codes = lookup_codes(
             self.qrels, qcode, hashes[rows],
             lambda at: doc_col.gather(rows if at is None else rows[at]),
-            queries=np.unique(kept_codes))
+            queries=sg.distinct(kept_codes))
         if self.ties_by_doc_id:
             _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
@@ -530,7 +530,8 @@ def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogu
     each query once; ``scores`` of the entries or None), the blocks moved into
     query-code order."""
     lengths = np.asarray(lengths, dtype=np.int64)
-    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_)
+    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_,
+                          entry_codes=False)
     by_code = np.argsort(query_codes_, kind="stable")
     in_order = query_codes_[by_code]
     return RankedLists(
