@@ -30,7 +30,7 @@ and document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import chain, repeat
@@ -214,9 +214,9 @@ class JudgmentTable:
         order = np.asarray(by_id, dtype=np.int64)
         labels = labels[sg.ranges(first[order], n[order])]
         n = n[order]
-        doc_ids = np.fromiter(chain.from_iterable(_pick(doc_ids, order)), dtype=object,
-                              count=int(n.sum()))
-        return cls._finish(_pick(qids, order), n, doc_ids, labels)
+        flat_ids = np.fromiter(chain.from_iterable(_pick(doc_ids, order)), dtype=object,
+                               count=int(n.sum()))
+        return cls._finish(_pick(qids, order), n, flat_ids, labels)
 
     @classmethod
     def _finish(cls, qids: tuple, n: np.ndarray, doc_ids: np.ndarray,
@@ -743,7 +743,7 @@ def _longs(n: int):
     return Struct(f"{n}q").pack
 
 
-def _pick(items: list, positions: np.ndarray) -> tuple:
+def _pick(items: Sequence, positions: np.ndarray) -> tuple:
     """``tuple(items[i] for i in positions)``, in C."""
     if positions.size == 0:
         return ()

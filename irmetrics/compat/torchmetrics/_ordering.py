@@ -359,7 +359,8 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
         ideal = None
         if prefix.ideal:
             ideal = torch.topk(block_target, int(cut[0]) if len(rows) else 0, dim=-1).values
-        blocks.append(_Block(rows, *ranked, ideal))
+        ranked_values, ranked_carried, lengths = ranked
+        blocks.append(_Block(rows, ranked_values, ranked_carried, lengths, ideal))
     prefix_offsets, ranked_preds, ranked_target = _concatenated(blocks, n_q)
     groups = Groups(prefix_offsets, ranked_preds, ranked_target, sizes=sizes,
                     num_pos=num_pos.cpu().numpy(), target_sum=target_sum.cpu().numpy(), ids=ids)
@@ -389,12 +390,13 @@ def _concatenated(blocks: list[_Block], n_q: int):
 
 def _ideal_gains(blocks: list[_Block], n_q: int):
     """CSR ``(offsets, gains)`` of each query's largest targets, descending."""
+    ideals = [block.ideal for block in blocks if block.ideal is not None]  # all of them
     widths = np.zeros(n_q, dtype=np.int64)
-    for block in blocks:
-        widths[block.rows] = block.ideal.shape[1]
+    for block, ideal in zip(blocks, ideals):
+        widths[block.rows] = ideal.shape[1]
     offsets = np.concatenate(([0], np.cumsum(widths))).astype(np.int64)
     gains = np.empty(int(offsets[-1]), dtype=np.float64)
-    for block in blocks:
-        cells = offsets[block.rows][:, None] + np.arange(block.ideal.shape[1])
-        gains[cells.reshape(-1)] = block.ideal.double().cpu().numpy().reshape(-1)
+    for block, ideal in zip(blocks, ideals):
+        cells = offsets[block.rows][:, None] + np.arange(ideal.shape[1])
+        gains[cells.reshape(-1)] = ideal.double().cpu().numpy().reshape(-1)
     return offsets, gains
