@@ -31,6 +31,7 @@ from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsError
                           IrMetricsWarning, MissingQueriesWarning, QueryAlignmentWarning)
 from ..measures.parse import parse_measures
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
+from ..io.output import file_inputs
 from ..io.per_query import PerQueryScores
 from ..results import Results
 from . import formatting as fmt
@@ -550,12 +551,8 @@ def _named_runs(runs) -> dict:
 
 def _sources(qrels, named: dict) -> dict:
     """``{what: path}`` of every input read from a file."""
-    sources = {"qrels": qrels} if isinstance(qrels, (str, os.PathLike)) else {}
-    for name, run in named.items():
-        path = run if isinstance(run, (str, os.PathLike)) else getattr(run, "source", None)
-        if isinstance(path, (str, os.PathLike)) and os.fspath(path) != "-":
-            sources[f"run {name!r}"] = path
-    return sources
+    qrels_path = {"qrels": qrels} if isinstance(qrels, (str, os.PathLike)) else {}
+    return {**qrels_path, **file_inputs("run", named)}
 
 
 def _label_of(run) -> str:

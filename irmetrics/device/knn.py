@@ -189,10 +189,11 @@ class _DeviceRescorer:
     :func:`irmetrics.engine.knn.pair_distances` in the same order (elementwise IEEE
     products and differences, :func:`numpy_row_sums`, a correctly rounded square
     root), so its bits are the host's. Only devices whose float64 arithmetic is known to
-    be IEEE (CUDA; the CPU, where numpy takes the square roots) measure there. The candidates hold every reference that could
-    be among a row's first ``k``, so ordering them by (exact distance, tie rank) gives
-    what :func:`~irmetrics.engine.knn.rank_candidates` gives, and only the first ``k``
-    per row cross to the host.
+    be IEEE (CUDA; the CPU, where numpy takes the square roots) measure there. The
+    candidates hold every reference that could be among a row's first ``k``, so ordering
+    them by (exact distance, tie rank) gives what
+    :func:`~irmetrics.engine.knn.rank_candidates` gives, and only the first ``k`` per row
+    cross to the host.
     """
 
     def __init__(self, torch, device, metric: str, host_query, host_reference, tie_rank,

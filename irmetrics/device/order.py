@@ -191,17 +191,17 @@ def sort_groups(values, groups, *, group_rank=None, ordinal_tie_rank=None,
     order = order[_stable_argsort(torch, rank[order])]
     carried = tuple(to_host_in(torch, as_tensor(c, f"carry[{i}]", like=values).reshape(-1),
                                order) for i, c in enumerate(carry))
-    return GroupOrder(order=_indices_to_host(torch, order),
-                      codes=_indices_to_host(torch, codes[order]),
-                      ordinals=_indices_to_host(torch, ordinals[order]),
+    return GroupOrder(order=_indices_to_host(torch, order, n),
+                      codes=_indices_to_host(torch, codes[order], n),
+                      ordinals=_indices_to_host(torch, ordinals[order], n),
                       values=to_host_in(torch, scores, order).astype(np.float64), ids=host_ids,
                       counts=counts.cpu().numpy().astype(np.int64), carried=carried)
 
 
-def _indices_to_host(torch, indices) -> np.ndarray:
-    """Non-negative int64 indices as a host int64 array; below 2**31 they cross as int32
-    (half the bytes over the bus, widened on the host)."""
-    if indices.numel() and int(indices.max()) < 2**31:
+def _indices_to_host(torch, indices, n: int) -> np.ndarray:
+    """int64 indices in ``[0, n)`` as a host int64 array; for ``n <= 2**31`` they cross as
+    int32 (half the bytes over the bus, widened on the host)."""
+    if n <= 2**31:
         return indices.to(torch.int32).cpu().numpy().astype(np.int64)
     return indices.cpu().numpy()
 

@@ -86,6 +86,24 @@ def check_not_input(name: str, path, inputs) -> None:
                                   " would be overwritten)", os.fspath(path))
 
 
+def file_inputs(what: str, named: dict) -> dict:
+    """``{"<what> 'name'": path}`` of the named inputs read from a file: the paths, and
+    readers that name theirs (``.source``); standard input (``-``) is no file. What an
+    output must never overwrite (:func:`check_not_input`).
+
+    Examples
+    --------
+    >>> file_inputs("run", {"a": "a.run", "b": {"q1": {"d1": 1.0}}, "c": "-"})
+    {"run 'a'": 'a.run'}
+    """
+    found = {}
+    for name, value in named.items():
+        path = value if isinstance(value, (str, os.PathLike)) else getattr(value, "source", None)
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) != "-":
+            found[f"{what} {name!r}"] = path
+    return found
+
+
 def write_text(path, text: str, *, name: str = "path", inputs=None) -> None:
     """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path``, atomically when it is (or
     will be) a regular file; refuse when it is one of ``inputs``.
@@ -158,4 +176,4 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["check_not_input", "same_file", "write_text"]
+__all__ = ["check_not_input", "file_inputs", "same_file", "write_text"]

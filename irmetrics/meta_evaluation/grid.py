@@ -24,6 +24,7 @@ from ..comparison import MAX_RESAMPLES
 from ..evaluate import Evaluator, evaluate_each
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
+from ..io.output import file_inputs
 from ..measures.registry import MEAN, STRING
 from ..results import listed_ids, report_query_set
 
@@ -543,13 +544,8 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                       " complete=True evaluates them as trec_eval -c)",
                       MissingQueriesWarning, stacklevel=2)
     return Grid(named_qrels, named_runs, ordered,
-                sources={**_file_inputs("qrels", named_qrels), **_file_inputs("run", named_runs)})
+                sources={**file_inputs("qrels", named_qrels), **file_inputs("run", named_runs)})
 
-
-def _file_inputs(what: str, named: dict) -> dict:
-    """``{"what 'name'": path}`` of the inputs given as paths (not ``-``, standard input)."""
-    return {f"{what} {name!r}": value for name, value in named.items()
-            if isinstance(value, (str, os.PathLike)) and os.fspath(value) != "-"}
 
 
 __all__ = ["EVALUATE_OPTIONS", "Grid", "LEADERBOARD", "agreement_columns", "evaluate_grid",
