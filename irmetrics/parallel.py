@@ -1,0 +1,267 @@
+"""Every core, the same bytes: the one place that decides how many threads run, and how.
+
+Every heavy road of irmetrics (the file road's chunks, the cells of a grid, the blocks of a
+resampling test) cuts its work into pieces that do not depend on the number of threads, runs
+them here, and joins the results in a fixed order. ``threads=1`` and ``threads=64`` therefore
+give the same numbers, bit for bit; only the wall time changes.
+
+The thread count is resolved once per call by :func:`resolve_threads`:
+
+* ``threads=None`` (the default everywhere) means every core this process may run on: its
+  CPU affinity (``os.sched_getaffinity``), not the machine's count, so a job pinned to 4 of
+  64 cores by a scheduler uses 4. The environment variable ``IRMETRICS_THREADS`` overrides
+  that default (a positive integer), for clusters that pin nothing.
+* ``threads=1`` is fully sequential: the work runs in the caller's thread, no helper thread
+  is started.
+* anything else must be an integer from 1 to :data:`MAX_THREADS`.
+
+Threads (not processes) are the unit: numpy, polars and the parsers release the interpreter
+lock for their heavy steps, and threads share the qrels' encoded tables without copying.
+
+>>> resolve_threads(1)
+1
+>>> map_ordered(lambda x: x * x, [1, 2, 3], threads=2)
+[1, 4, 9]
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import numpy as np
+
+from irmetrics.checks import check_int, parameter_error
+
+__all__ = [
+    "MAX_THREADS",
+    "THREADS_ENV",
+    "available_cores",
+    "resolve_threads",
+    "map_ordered",
+    "imap_ordered",
+    "block_generators",
+    "chunked",
+]
+
+#: The largest thread count accepted: more is a typo, not a machine.
+MAX_THREADS = 1024
+
+#: Environment variable that sets the default thread count (``threads=None``).
+THREADS_ENV = "IRMETRICS_THREADS"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def available_cores() -> int:
+    """The number of cores this process may run on.
+
+    Returns
+    -------
+    int
+        ``len(os.sched_getaffinity(0))`` where the platform has it (Linux: the affinity
+        mask a scheduler or ``taskset`` set), else ``os.cpu_count()``; at least 1.
+
+    Examples
+    --------
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows: no affinity mask
+        count = os.cpu_count() or 1
+    return max(1, count)
+
+
+def resolve_threads(threads: Any = None) -> int:
+    """The thread count a call runs with: the one rule every road and option shares.
+
+    Parameters
+    ----------
+    threads : int or None
+        ``None``: the environment variable ``IRMETRICS_THREADS`` when set, else
+        :func:`available_cores`. Otherwise an integer from 1 to :data:`MAX_THREADS`
+        (``True``/``False`` and floats are refused).
+
+    Returns
+    -------
+    int
+        The thread count, ``1 <= n <= MAX_THREADS``.
+
+    Raises
+    ------
+    irmetrics.exceptions.ParameterError
+        ``threads`` (or ``IRMETRICS_THREADS``) is not an integer from 1 to 1024.
+
+    Examples
+    --------
+    >>> resolve_threads(4)
+    4
+    >>> resolve_threads(0)
+    Traceback (most recent call last):
+    ...
+    irmetrics.exceptions.ParameterError: `threads` must be an integer between 1 and 1024; got 0.
+    """
+    if threads is None:
+        env = os.environ.get(THREADS_ENV, "").strip()
+        if not env:
+            return min(available_cores(), MAX_THREADS)
+        try:
+            threads = int(env)
+        except ValueError:
+            raise parameter_error(THREADS_ENV, "an integer between 1 and 1024", env) from None
+        name = THREADS_ENV
+    else:
+        name = "threads"
+    return check_int(name, threads, min=1, max=MAX_THREADS)
+
+
+def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None = None) -> list[R]:
+    """``[fn(item) for item in items]`` on ``threads`` threads, results in item order.
+
+    Every item runs, even when one fails, so that no piece of work is left half done in the
+    background; then the exception of the *first* failing item (in item order, not in time
+    order) is raised, so the error a user sees does not depend on the thread count.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per item; must be safe to run in several threads at once.
+    items : iterable
+        The pieces of work; consumed at once.
+    threads : int or None
+        See :func:`resolve_threads`. With 1 (or a single item) everything runs in the
+        caller's thread.
+
+    Returns
+    -------
+    list
+        ``fn(item)`` for each item, in the order of ``items``.
+
+    Examples
+    --------
+    >>> map_ordered(str.upper, ["a", "b"], threads=1)
+    ['A', 'B']
+    """
+    items = list(items)
+    n = resolve_threads(threads)
+    if n == 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(n, len(items))) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        for future in futures:  # wait for all before raising: nothing runs on unseen
+            future.exception()
+    return [future.result() for future in futures]
+
+
+def imap_ordered(fn: Callable[[T], R], items: Iterable[T], *,
+                 threads: int | None = None, ahead: int | None = None) -> Iterator[R]:
+    """Lazily ``fn(item)`` for each item, on ``threads`` threads, yielded in item order.
+
+    At most ``ahead`` items are in flight at once (submitted and not yet yielded), so
+    memory stays bounded by ``ahead`` results whatever the length of ``items``: this is
+    the streaming form of :func:`map_ordered`, for chunks of a file. ``items`` is read in
+    the caller's thread only. When a result raises, the items still in flight are finished
+    (their results dropped) before the exception propagates.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per item, possibly in several threads at once.
+    items : iterable
+        Consumed lazily, in the caller's thread.
+    threads : int or None
+        See :func:`resolve_threads`. With 1, each item is computed in the caller's thread
+        when it is asked for (no helper thread).
+    ahead : int or None
+        Items in flight at most; default ``threads + 1`` (one waiting per worker, plus the
+        one being consumed).
+
+    Yields
+    ------
+    object
+        ``fn(item)``, in the order of ``items``.
+
+    Examples
+    --------
+    >>> list(imap_ordered(len, iter(["ab", "c", ""]), threads=2))
+    [2, 1, 0]
+    """
+    n = resolve_threads(threads)
+    if n == 1:
+        for item in items:
+            yield fn(item)
+        return
+    window = n + 1 if ahead is None else check_int("ahead", ahead, min=1)
+    pending: deque[Future[R]] = deque()
+    source = iter(items)
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        try:
+            for item in source:
+                pending.append(pool.submit(fn, item))
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:  # an error or an abandoned generator: finish, drop
+                future.cancel()
+            for future in pending:
+                if not future.cancelled():
+                    future.exception()
+
+
+def block_generators(seed: Any, n_blocks: int) -> list[np.random.Generator]:
+    """One independent random generator per block of resamples, whatever the thread count.
+
+    Resampling statistics cut their resamples into blocks of a fixed size (a function of
+    the data and the number of resamples only, never of the thread count) and draw block
+    ``i`` from generator ``i``. The generators come from
+    ``numpy.random.SeedSequence(seed).spawn(n_blocks)``, so block ``i``'s draws are the
+    same whether it runs first, last, or beside other blocks.
+
+    Parameters
+    ----------
+    seed : int, None or numpy.random.Generator
+        A non-negative integer (reproducible), ``None`` (fresh entropy), or a
+        ``Generator``, from which one 128-bit seed is drawn (its state advances by that
+        draw only).
+    n_blocks : int
+        How many generators.
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        ``n_blocks`` independent generators.
+
+    Examples
+    --------
+    >>> a = block_generators(7, 3)
+    >>> b = block_generators(7, 3)
+    >>> [int(g.integers(100)) for g in a] == [int(g.integers(100)) for g in b]
+    True
+    """
+    n_blocks = check_int("n_blocks", n_blocks, min=0)
+    if isinstance(seed, np.random.Generator):
+        entropy: Any = [int(x) for x in seed.integers(0, 2**32, size=4, dtype=np.uint64)]
+    elif seed is None:
+        entropy = None
+    else:
+        entropy = check_int("seed", seed, min=0)
+    children = np.random.SeedSequence(entropy).spawn(n_blocks)
+    return [np.random.default_rng(child) for child in children]
+
+
+def chunked(sequence: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``sequence`` cut into consecutive pieces of ``size`` (the last may be shorter).
+
+    >>> chunked([1, 2, 3, 4, 5], 2)
+    [[1, 2], [3, 4], [5]]
+    """
+    size = check_int("size", size, min=1)
+    return [sequence[i:i + size] for i in range(0, len(sequence), size)]

@@ -1,0 +1,86 @@
+"""irmetrics.parallel: the one rule for thread counts, ordered maps, seeded resample blocks."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+from irmetrics.exceptions import ParameterError
+from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generators,
+                                chunked, imap_ordered, map_ordered, resolve_threads)
+
+
+@pytest.mark.parametrize("bad", [0, -1, MAX_THREADS + 1, 2.0, True, "4"])
+def test_bad_thread_counts_are_clear_errors(bad):
+    with pytest.raises(ParameterError, match="`threads` must be"):
+        resolve_threads(bad)
+
+
+def test_default_is_affinity_or_environment(monkeypatch):
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert resolve_threads(None) == min(available_cores(), MAX_THREADS)
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert resolve_threads(None) == 3
+    assert resolve_threads(5) == 5  # an explicit count wins over the environment
+    monkeypatch.setenv(THREADS_ENV, "many")
+    with pytest.raises(ParameterError, match=THREADS_ENV):
+        resolve_threads(None)
+
+
+def test_one_thread_starts_no_helper_thread():
+    seen = set()
+    map_ordered(lambda _: seen.add(threading.get_ident()), range(10), threads=1)
+    list(imap_ordered(lambda _: seen.add(threading.get_ident()), range(10), threads=1))
+    assert seen == {threading.get_ident()}
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4, 7])
+def test_results_in_item_order(threads):
+    items = list(range(50))
+    assert map_ordered(lambda i: i * i, items, threads=threads) == [i * i for i in items]
+    assert list(imap_ordered(lambda i: -i, iter(items), threads=threads)) == [-i for i in items]
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_first_failing_item_is_raised_whatever_the_timing(threads):
+    def fn(i):
+        if i in (3, 7):
+            raise ValueError(f"item {i}")
+        return i
+    with pytest.raises(ValueError, match="item 3"):
+        map_ordered(fn, range(10), threads=threads)
+    with pytest.raises(ValueError, match="item 3"):
+        list(imap_ordered(fn, range(10), threads=threads))
+
+
+def test_streaming_map_keeps_a_bounded_window():
+    consumed = []
+
+    def source():
+        for i in itertools.count():
+            consumed.append(i)
+            yield i
+
+    it = imap_ordered(lambda i: i, source(), threads=4, ahead=3)
+    assert [next(it) for _ in range(5)] == [0, 1, 2, 3, 4]
+    assert len(consumed) <= 5 + 3  # never more than `ahead` items beyond what was taken
+    it.close()
+
+
+def test_block_generators_are_reproducible_and_independent():
+    a = [g.random(4) for g in block_generators(11, 3)]
+    b = [g.random(4) for g in block_generators(11, 3)]
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not np.array_equal(a[0], a[1])
+    g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+    assert np.array_equal(block_generators(g1, 2)[1].random(3), block_generators(g2, 2)[1].random(3))
+    with pytest.raises(ParameterError):
+        block_generators(-1, 2)
+
+
+def test_chunked():
+    assert chunked(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert chunked([], 3) == []
