@@ -191,6 +191,23 @@ def listed_ids(ids, limit: int = LISTED_IDS) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def lacking_summary(missing: dict) -> str:
+    """`` run 'a' lacks 2 ('q1', 'q2')``, from ``{run: [query ids it lacks]}``; runs
+    lacking the same queries share one clause (the warnings of ``compare`` and
+    ``agree``)."""
+    by_set: dict = {}
+    for system, qids in missing.items():
+        by_set.setdefault(tuple(qids), []).append(system)
+    parts = []
+    for qids, systems in by_set.items():
+        many = len(systems) > LISTED_IDS
+        who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
+               f"runs {', '.join(map(repr, systems[:LISTED_IDS]))}"
+               f"{f' and {len(systems) - LISTED_IDS} more' if many else ''} lack")
+        parts.append(f" {who} {len(qids)} ({listed_ids(qids)})")
+    return ";".join(parts)
+
+
 def report_query_set(results: Results, *, stacklevel: int) -> Results:
     """Refuse an evaluation of zero queries and warn about skipped qrels queries.
 

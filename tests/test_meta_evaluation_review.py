@@ -341,7 +341,7 @@ def test_a_qrels_set_named_leaderboard_is_a_qrels_set(small):
 def test_qrels_option_without_a_file(small):
     tmp, runs = small
     status, _, err = cli("agree", "--qrels", "human=", "--qrels", tmp / "l.txt", *runs)
-    assert status == 1 and "--qrels 'human=': no file after '='" in err
+    assert status == 1 and "--qrels 'human=': NAME=PATH needs a name and a path" in err
 
 
 def test_gate_messages_write_counts_as_counts(small):

@@ -22,9 +22,9 @@ from ..comparison import CORRECTIONS, MAX_RESAMPLES, check_alpha
 from ..meta_evaluation import Condition, meta_evaluate
 from ..meta_evaluation.report import GATE_STATISTICS
 from ..stats import POWER_TESTS
-from .compare_cmd import _parse_float, _require_matplotlib, _write
+from .compare_cmd import _parse_float, _require_matplotlib, _run_names, _write
 from ..io.output import check_not_input
-from .inputs import open_lines
+from .inputs import open_lines, read_files, split_name, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
                       load_measure_files,
                       add_output, add_version, evaluation_options, parse_int)
@@ -106,7 +106,9 @@ def build_parser() -> CliParser:
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
                            " (repeatable)")
     add_evaluation(p, complete="", level="; also the judges' Jaccard")
-    p.add_argument("runs", nargs="+", metavar="run", help="the runs ranked (two or more)")
+    p.add_argument("runs", nargs="+", metavar="run",
+                   help="the runs ranked (two or more); a run as NAME=PATH is called NAME"
+                        " (e.g. BM25=bm25.run)")
     return p
 
 
@@ -138,16 +140,19 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
-    inputs = [*qrels.values(), *args.runs] + ([args.leaderboard] if args.leaderboard else [])
+    given_names, run_paths = split_names(args.runs)
+    runs = dict(zip(_run_names(run_paths, given_names), run_paths))
+    inputs = read_files([*qrels.values(), *run_paths]
+                        + ([args.leaderboard] if args.leaderboard else []), args.measures_from)
     if args.output is not None:
         # Before any work: the output must not be one of the inputs.
-        check_not_input("-o", args.output, {f"input {p!r}": p for p in inputs})
+        check_not_input("-o", args.output, inputs)
     load_measure_files(args.measures_from, stderr, "irmetrics agree")
     options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         meta = meta_evaluate(
-            qrels, list(args.runs), list(args.measures or DEFAULT_MEASURES),
+            qrels, runs, list(args.measures or DEFAULT_MEASURES),
             reference=args.reference,
             leaderboard=None if args.leaderboard is None else _read_leaderboard(args.leaderboard),
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
@@ -180,12 +185,9 @@ def _named_qrels(values: list[str]) -> dict:
     """``{name: path}`` of ``--qrels [NAME=]FILE`` values (names from the file names)."""
     named = {}
     for value in values:
-        name, eq, path = value.partition("=")
-        if not eq or not name or os.path.exists(value) or os.sep in name:
-            name, path = os.path.basename(value) or value, value
-        if not path:
-            raise CliError(f"--qrels {value!r}: no file after '=' (--qrels NAME=FILE)",
-                           EXIT_USAGE)
+        name, path = split_name(value, "--qrels ")
+        if name is None:
+            name = os.path.basename(path) or path
         if name in named:
             raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
                            EXIT_USAGE)

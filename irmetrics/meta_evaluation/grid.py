@@ -26,7 +26,7 @@ from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
 from ..io.output import file_inputs
 from ..measures.registry import MEAN, STRING
-from ..results import listed_ids, report_query_set
+from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
 EVALUATE_OPTIONS = ("relevance_level", "judged_only", "max_docs", "complete", "semantics",
@@ -212,6 +212,33 @@ class Grid:
                 columns.append(column)
             out[q] = np.stack(columns, axis=1)
         return common.astype(object), out
+
+    def alignment_note(self) -> str | None:
+        """One message for every query some table of this grid leaves out (a run did
+        not answer it, or a qrels set does not judge it), naming the run that lacks
+        each; None when every run is scored on every query under every qrels set.
+        :func:`irmetrics.meta_evaluate` warns with it once, instead of once per table."""
+        have = {r: [np.asarray(self.results[(q, r)].query_ids, dtype=str)
+                    for q in self.qrels_names] for r in self.run_names}
+        unanswered = [np.asarray(res.missing_query_ids, dtype=str)
+                      for res in self.results.values()]
+        union = np.unique(np.concatenate([v for ids in have.values() for v in ids]
+                                         + unanswered))
+        lacking = {}
+        common = union
+        for run, ids in have.items():
+            scored = union
+            for v in ids:
+                scored = np.intersect1d(scored, v, assume_unique=True)
+            common = np.intersect1d(common, scored, assume_unique=True)
+            if len(scored) < len(union):
+                lacking[run] = np.setdiff1d(union, scored, assume_unique=True).tolist()
+        if not lacking:
+            return None
+        return (f"{len(union) - len(common)} of {len(union)} queries are not scored for every"
+                f" run under every qrels set and are left out of the rankings:"
+                f"{lacking_summary(lacking)}; complete=True (trec_eval -c) scores a query a"
+                " run did not answer as an empty ranking")
 
     # -- agreement between leaderboards ------------------------------------------------
 
