@@ -25,6 +25,7 @@ from ..evaluate import Evaluator, evaluate_each
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
 from ..io.output import file_inputs
+from ..measures.parse import output_name
 from ..measures.registry import MEAN, STRING
 from ..results import lacking_summary, listed_ids, report_query_set
 
@@ -153,7 +154,8 @@ class Grid:
                 and res.measure_of(n).printed != STRING and not res.is_bookkeeping(n)]
 
     def _measure(self, measure) -> str:
-        return check_choice("measure", measure, self.names)
+        # any spelling of a measure of the grid: "P.10", "P_10" and "P@10" alike
+        return output_name(measure, self.names)
 
     def _measures(self, measures) -> list[str]:
         if measures is None:

@@ -9,6 +9,8 @@ ranking agreement, discriminative power, swap rate) and of
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
 import math
 import re
@@ -20,7 +22,7 @@ import polars as pl
 from ..checks import check_choice, check_int, parameter_error
 from ..comparison import MAX_RESAMPLES
 from ..comparison import formatting as fmt
-from ..exceptions import MissingQueriesWarning, QueryAlignmentWarning
+from ..exceptions import MissingQueriesWarning, ParameterTypeError, QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
@@ -420,8 +422,14 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     """
     unknown = [name for name in evaluate_options if name not in EVALUATE_OPTIONS]
     if unknown:
-        raise TypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
-                        f" (the evaluation options are {', '.join(EVALUATE_OPTIONS)})")
+        # resamples= for n_resamples=: name the parameter meant, not only the options
+        own = [name for name in inspect.signature(meta_evaluate).parameters
+               if name not in ("qrels", "runs", "measures", "evaluate_options")]
+        close = difflib.get_close_matches(unknown[0], [*own, *EVALUATE_OPTIONS], n=1)
+        meant = f"did you mean {close[0]!r}? " if close else ""
+        raise ParameterTypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
+                        f" ({meant}its parameters are {', '.join(own)}; the evaluation"
+                        f" options are {', '.join(EVALUATE_OPTIONS)})")
     check_choice("test", test, POWER_TESTS)
     # Before the grid is evaluated (the tables check them again).
     check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
