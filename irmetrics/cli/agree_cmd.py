@@ -21,6 +21,7 @@ from ..checks import parameter_error
 from ..comparison import CORRECTIONS, MAX_RESAMPLES, check_alpha
 from ..meta_evaluation import Condition, meta_evaluate
 from ..meta_evaluation.report import GATE_STATISTICS
+from ..progress import is_terminal
 from ..stats import POWER_TESTS
 from .compare_cmd import _parse_float, _require_matplotlib, _run_names, _write
 from ..io.output import check_not_input
@@ -101,6 +102,9 @@ def build_parser() -> CliParser:
     g.add_argument("--bin-width", default="0.01", metavar="W",
                    help="width of the difference bins of the swap rate (default 0.01)")
     add_output(g, html="a self-contained page with plots")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bars on stderr (shown, when stderr is a terminal, while"
+                        " a long qrels or run file is read; never in a pipe)")
     gate = p.add_argument_group("gate")
     gate.add_argument("--fail-if", action="append", default=[], metavar="CONDITION",
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
@@ -158,7 +162,8 @@ def run(argv: list[str], stdout, stderr) -> int:
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
-            swap_trials=swap_trials, swap_bin_width=bin_width, **options)
+            swap_trials=swap_trials, swap_bin_width=bin_width,
+            progress=not args.quiet and is_terminal(stderr), **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             stderr.write(f"irmetrics agree: warning: {warning.message}\n")

@@ -31,7 +31,8 @@ from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
 EVALUATE_OPTIONS = ("relevance_level", "judged_only", "max_docs", "complete", "semantics",
-                    "num_docs_in_coll", "qrels_columns", "run_columns", "ties", "relevance")
+                    "num_docs_in_coll", "qrels_columns", "run_columns", "ties", "relevance",
+                    "progress")
 
 #: Name of a reference leaderboard given as values (not as a qrels set).
 LEADERBOARD = "leaderboard"
@@ -484,7 +485,7 @@ def _agreement_frame(rows: list) -> pl.DataFrame:
 def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False,
                   max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                   qrels_columns=None, run_columns=None, ties="trec_eval",
-                  relevance="int") -> Grid:
+                  relevance="int", progress=False) -> Grid:
     """Evaluate every run against every qrels set, each run read once.
 
     Parameters
@@ -499,6 +500,9 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll,
     qrels_columns, run_columns, ties, relevance
         As for :func:`irmetrics.evaluate`, the same for every cell.
+    progress : {False, True, "auto"}, default False
+        Show each qrels file's and each run file's read on stderr, as
+        :func:`irmetrics.evaluate` does (``irmetrics agree``: ``"auto"``).
 
     Returns
     -------
@@ -549,7 +553,7 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
     options = dict(relevance_level=relevance_level, judged_only=judged_only,
                    max_docs=max_docs, complete=complete, semantics=semantics,
                    num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
-                   run_columns=run_columns, ties=ties, relevance=relevance)
+                   run_columns=run_columns, ties=ties, relevance=relevance, progress=progress)
     evaluators = [Evaluator(q, measures, **options) for q in named_qrels.values()]
     if not evaluators[0].requests:
         raise parameter_error("measures", "at least one measure name", measures)
