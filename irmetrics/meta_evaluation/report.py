@@ -395,7 +395,7 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance``
-        as for :func:`irmetrics.evaluate`.
+        as for :func:`irmetrics.evaluate`; ``progress`` as for :func:`evaluate_grid`.
 
     Returns
     -------
