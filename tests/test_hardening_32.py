@@ -77,6 +77,11 @@ def test_torchmetrics_metrics_and_functions_take_predictions_that_require_grad()
         torch.testing.assert_close(got, expected.float(), rtol=0, atol=1e-6)
     precision, recall, top_k = drop_in.retrieval_precision_recall_curve(single, relevant, max_k=3)
     assert precision.shape == recall.shape == top_k.shape == (3,)
+    # the numpy face (importable beside torch) reads such tensors too
+    from irmetrics.compat.torchmetrics import numpy_api
+
+    assert numpy_api.retrieval_average_precision(single, relevant) == pytest.approx(
+        float(drop_in.retrieval_average_precision(single, relevant)), abs=1e-6)
     # the graph the metrics read from is untouched: a real backward pass next to them
     loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target.float())
     loss.backward()
