@@ -662,7 +662,13 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
                 encoded, lambda: columnar.run_batches(run, first.run_columns), per_chunk,
                 text_bytes=lambda: columnar.text_bytes(run), **options)
         elif isinstance(run, (str, os.PathLike)):
-            streamed = evaluate_run_file_fanout(encoded, run, per_chunk, **options)
+            # the first Evaluator's progress= shows the one read of the file
+            meter = progress_for(first.progress)
+            try:
+                streamed = evaluate_run_file_fanout(encoded, run, per_chunk, progress=meter,
+                                                    **options)
+            finally:
+                meter.close()
         if streamed is not None:
             return [ev.results(values, values.columns,
                                {name: req.measure for req in ev.requests

@@ -10,6 +10,7 @@ import polars as pl
 
 from .checks import parameter_error
 from .exceptions import MissingQueriesWarning, NoQueriesError, brief_repr
+from .measures.parse import find_output_name
 from .measures.registry import GEOMETRIC, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
 
 #: How many query ids a warning or error message lists before "and N more".
@@ -62,17 +63,21 @@ class Results:
         return (f"Results({len(self.query_ids)} queries, {len(self.names)} values: "
                 f"{', '.join(self.names[:6])}{', ...' if len(self.names) > 6 else ''})")
 
-    def _check_name(self, name) -> None:
-        if not isinstance(name, str) or name not in self._columns:
+    def _check_name(self, name) -> str:
+        """``name``, or the output name it spells (``P.10`` for ``P_10``)."""
+        if isinstance(name, str) and name in self._columns:
+            return name
+        found = find_output_name(name, self.names)
+        if found is None:
             listed = ", ".join(repr(n) for n in self.names[:10])
             more = ", ..." if len(self.names) > 10 else ""
             raise parameter_error("name", f"an output of this evaluation ({listed}{more})",
                                   name)
+        return found
 
     def measure_of(self, name: str):
-        """The measure declaration that produced output ``name``."""
-        self._check_name(name)
-        return self._specs[name]
+        """The measure declaration that produced output ``name`` (any spelling of it)."""
+        return self._specs[self._check_name(name)]
 
     def values(self, name: str) -> np.ndarray:
         """Per-query values of output ``name`` (aligned with ``query_ids``).
@@ -80,14 +85,16 @@ class Results:
         Raises
         ------
         ParameterError
-            ``name`` is not one of :attr:`names` (e.g. ``"P_10"`` when only ``P.5``
-            was asked for).
+            ``name`` is not one of :attr:`names`, nor a spelling of one (``"P.10"``
+            and ``"P@10"`` for ``"P_10"``; ``"P_10"`` when only ``P.5`` was asked for
+            is refused).
         """
-        self._check_name(name)
-        return self._columns[name]
+        return self._columns[self._check_name(name)]
 
     def summary_value(self, name: str):
-        """The value trec_eval prints on the ``all`` line for ``name`` (None if none)."""
+        """The value trec_eval prints on the ``all`` line for ``name`` (None if none;
+        any spelling of it)."""
+        name = self._check_name(name)
         m = self._specs[name]
         v = self._columns[name]
         n_q = len(self.query_ids)
@@ -189,6 +196,23 @@ def listed_ids(ids, limit: int = LISTED_IDS) -> str:
     """``'a', 'b' and 3 more``: the first ``limit`` ids of a (long) list, for messages."""
     shown = ", ".join(brief_repr(q) for q in list(ids[:limit]))
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def lacking_summary(missing: dict) -> str:
+    """`` run 'a' lacks 2 ('q1', 'q2')``, from ``{run: [query ids it lacks]}``; runs
+    lacking the same queries share one clause (the warnings of ``compare`` and
+    ``agree``)."""
+    by_set: dict = {}
+    for system, qids in missing.items():
+        by_set.setdefault(tuple(qids), []).append(system)
+    parts = []
+    for qids, systems in by_set.items():
+        many = len(systems) > LISTED_IDS
+        who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
+               f"runs {', '.join(map(repr, systems[:LISTED_IDS]))}"
+               f"{f' and {len(systems) - LISTED_IDS} more' if many else ''} lack")
+        parts.append(f" {who} {len(qids)} ({listed_ids(qids)})")
+    return ";".join(parts)
 
 
 def report_query_set(results: Results, *, stacklevel: int) -> Results:

@@ -632,7 +632,7 @@ def test_parameters_must_be_typed_and_free(scratch):
         irm.evaluate(QRELS, RUN_A, ["UmTyped"])
     with pytest.raises(ParameterError, match="`count` in .* must be an integer"):
         irm.evaluate(QRELS, RUN_A, ["UmTyped(alpha=1, count=1.5)"])
-    with pytest.raises(UnknownMeasureError, match=r"did you mean 'UmTyped\(alpha=<float>"):
+    with pytest.raises(ParameterError, match=r"takes no cutoff .* spelled 'UmTyped\(alpha=<float>"):
         irm.evaluate(QRELS, RUN_A, ["UmTyped(alpha=1)@3"])  # defined with cutoff=False
     # replace=True redefines; remove_measure refuses built-in and unknown names
     irm.define_measure("UmTyped", lambda view: view.num_ret * 0.0, replace=True)

@@ -51,7 +51,7 @@ TORCH_MODULES = {"irmetrics.compat.torchmetrics.metrics", "irmetrics.compat.torc
 @pytest.mark.parametrize("name", ALL_MODULES)
 def test_docstring_examples(name):
     if name in TORCH_MODULES:
-        pytest.importorskip("torchmetrics", reason="needs torch and torchmetrics (irmetrics[torchmetrics])")
+        pytest.importorskip("torchmetrics", reason="needs torch and torchmetrics (irmetrics-exact[torchmetrics])")
     module = importlib.import_module(name)
     missing = _missing_optional(module)
     if missing:

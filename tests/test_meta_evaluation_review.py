@@ -293,7 +293,8 @@ def test_meta_evaluate_names_an_unknown_option():
     runs = {"x": {"q1": {"a": 2, "b": 1}, "q2": {"c": 2, "d": 1}},
             "y": {"q1": {"b": 2, "a": 1}, "q2": {"d": 2, "c": 1}}}
     with pytest.raises(TypeError, match=r"meta_evaluate\(\) got an unexpected keyword argument"
-                                        r" 'relevance_levle' \(the evaluation options are"):
+                                        r" 'relevance_levle' \(did you mean 'relevance_level'\?.*"
+                                        r" the evaluation options are"):
         irm.meta_evaluate({"h": human, "l": human}, runs, "P.1", relevance_levle=2)
 
 
@@ -341,7 +342,7 @@ def test_a_qrels_set_named_leaderboard_is_a_qrels_set(small):
 def test_qrels_option_without_a_file(small):
     tmp, runs = small
     status, _, err = cli("agree", "--qrels", "human=", "--qrels", tmp / "l.txt", *runs)
-    assert status == 1 and "--qrels 'human=': no file after '='" in err
+    assert status == 1 and "--qrels 'human=': NAME=PATH needs a name and a path" in err
 
 
 def test_gate_messages_write_counts_as_counts(small):

@@ -21,10 +21,11 @@ from ..checks import parameter_error
 from ..comparison import CORRECTIONS, MAX_RESAMPLES, check_alpha
 from ..meta_evaluation import Condition, meta_evaluate
 from ..meta_evaluation.report import GATE_STATISTICS
+from ..progress import is_terminal
 from ..stats import POWER_TESTS
-from .compare_cmd import _parse_float, _require_matplotlib, _write
+from .compare_cmd import _parse_float, _require_matplotlib, _run_names, _write
 from ..io.output import check_not_input
-from .inputs import open_lines
+from .inputs import open_lines, read_files, split_name, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
                       load_measure_files,
                       add_output, add_version, evaluation_options, parse_int)
@@ -101,12 +102,17 @@ def build_parser() -> CliParser:
     g.add_argument("--bin-width", default="0.01", metavar="W",
                    help="width of the difference bins of the swap rate (default 0.01)")
     add_output(g, html="a self-contained page with plots")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bars on stderr (shown, when stderr is a terminal, while"
+                        " a long qrels or run file is read; never in a pipe)")
     gate = p.add_argument_group("gate")
     gate.add_argument("--fail-if", action="append", default=[], metavar="CONDITION",
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
                            " (repeatable)")
     add_evaluation(p, complete="", level="; also the judges' Jaccard")
-    p.add_argument("runs", nargs="+", metavar="run", help="the runs ranked (two or more)")
+    p.add_argument("runs", nargs="+", metavar="run",
+                   help="the runs ranked (two or more); a run as NAME=PATH is called NAME"
+                        " (e.g. BM25=bm25.run)")
     return p
 
 
@@ -138,22 +144,26 @@ def run(argv: list[str], stdout, stderr) -> int:
                        f" ({', '.join(qrels)})", EXIT_USAGE)
     if len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
-    inputs = [*qrels.values(), *args.runs] + ([args.leaderboard] if args.leaderboard else [])
+    given_names, run_paths = split_names(args.runs)
+    runs = dict(zip(_run_names(run_paths, given_names), run_paths))
+    inputs = read_files([*qrels.values(), *run_paths]
+                        + ([args.leaderboard] if args.leaderboard else []), args.measures_from)
     if args.output is not None:
         # Before any work: the output must not be one of the inputs.
-        check_not_input("-o", args.output, {f"input {p!r}": p for p in inputs})
+        check_not_input("-o", args.output, inputs)
     load_measure_files(args.measures_from, stderr, "irmetrics agree")
     options = evaluation_options(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         meta = meta_evaluate(
-            qrels, list(args.runs), list(args.measures or DEFAULT_MEASURES),
+            qrels, runs, list(args.measures or DEFAULT_MEASURES),
             reference=args.reference,
             leaderboard=None if args.leaderboard is None else _read_leaderboard(args.leaderboard),
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
-            swap_trials=swap_trials, swap_bin_width=bin_width, **options)
+            swap_trials=swap_trials, swap_bin_width=bin_width,
+            progress=not args.quiet and is_terminal(stderr), **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             stderr.write(f"irmetrics agree: warning: {warning.message}\n")
@@ -180,12 +190,9 @@ def _named_qrels(values: list[str]) -> dict:
     """``{name: path}`` of ``--qrels [NAME=]FILE`` values (names from the file names)."""
     named = {}
     for value in values:
-        name, eq, path = value.partition("=")
-        if not eq or not name or os.path.exists(value) or os.sep in name:
-            name, path = os.path.basename(value) or value, value
-        if not path:
-            raise CliError(f"--qrels {value!r}: no file after '=' (--qrels NAME=FILE)",
-                           EXIT_USAGE)
+        name, path = split_name(value, "--qrels ")
+        if name is None:
+            name = os.path.basename(path) or path
         if name in named:
             raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
                            EXIT_USAGE)

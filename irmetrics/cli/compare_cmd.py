@@ -24,7 +24,7 @@ from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
 from ..io.output import check_not_input, same_file, write_text
 from ..comparison.formatting import printable
-from .inputs import open_lines
+from .inputs import open_lines, read_files, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_evaluation, add_output, add_version, evaluation_options,
                       load_measure_files, parse_int)
@@ -128,10 +128,11 @@ def run(argv: list[str], stdout, stderr) -> int:
         _require_matplotlib()
 
     load_measure_files(args.measures_from, stderr, "irmetrics compare")
-    given_names, paths = _split_names(args.files)
+    given_names, paths = split_names(args.files)
+    read = read_files(paths, args.measures_from)
     if args.output is not None:
         # Before any work: the output must not be one of the inputs.
-        check_not_input("-o", args.output, {f"input {p!r}": p for p in paths})
+        check_not_input("-o", args.output, read)
     qrels, runs = _inputs(paths)
     if qrels is None:
         _refuse_evaluation_options(args)
@@ -155,7 +156,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's
         stderr.write(f"irmetrics compare: warning: {warning.message}\n")
-    _write(_render(comparison, args.format), args.output, stdout, paths)
+    _write(_render(comparison, args.format), args.output, stdout, read)
     if args.fail_if_worse:
         regressions = comparison.regressions(margin=margin)
         for regression in regressions:
@@ -215,33 +216,16 @@ def _require_matplotlib() -> None:
                        f" {INSTALL_HINT}", EXIT_USAGE) from None
 
 
-def _write(text: str, output: str | None, stdout, inputs: list[str]) -> None:
+def _write(text: str, output: str | None, stdout, inputs: dict) -> None:
+    """``text`` to ``output`` (never one of ``inputs``, :func:`.inputs.read_files`), or to
+    ``stdout``."""
     if output is None:
         stdout.write(text)
         return
     try:
-        write_text(output, text, name="-o", inputs={f"input {p!r}": p for p in inputs})
+        write_text(output, text, name="-o", inputs=inputs)
     except OSError as exc:
         raise CliError(f"cannot write {output!r}: {exc.strerror or exc}", EXIT_INPUT) from None
-
-
-def _split_names(files: list[str]) -> tuple[list, list[str]]:
-    """``NAME=PATH`` arguments as (names, paths); None where no name is given. An
-    argument that is an existing file is a path even if it holds '='."""
-    names: list[str | None] = []
-    paths: list[str] = []
-    for text in files:
-        name, equals, path = text.partition("=")
-        if not equals or text == "-" or os.path.exists(text):
-            names.append(None)
-            paths.append(text)
-            continue
-        if not name or not path:
-            raise CliError(f"{brief_repr(text)}: NAME=PATH needs a name and a path (e.g."
-                           " BM25=bm25.run)", EXIT_USAGE)
-        names.append(name)
-        paths.append(path)
-    return names, paths
 
 
 def _parse_float(option: str, text: str) -> float:

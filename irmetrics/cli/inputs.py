@@ -8,12 +8,14 @@ document inside the top ``-M``; irmetrics refuses it anywhere (docs/semantics.md
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Callable
 
 from ..containers import Qrels, Run
 from ..io.diversity import read_diversity_qrels
 from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
-from .options import EXIT_INPUT, CliError
+from ..exceptions import brief_repr
+from .options import EXIT_INPUT, EXIT_USAGE, CliError
 
 #: ``-R`` values trec_eval accepts (spec §2.5), and their readers; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
@@ -48,3 +50,38 @@ def open_lines(path: str):
     opener = gzip.open if magic == b"\x1f\x8b" else open
     with opener(path, "rb") as fh:
         yield from fh
+
+
+def split_name(text: str, option: str = "") -> tuple[str | None, str]:
+    """``NAME=PATH`` as ``(NAME, PATH)``; ``(None, text)`` for a plain path: one without
+    ``=``, ``-``, an existing file, or one whose ``=`` follows a folder separator
+    (``runs/a=b.run``). ``compare``'s runs and ``agree``'s ``--qrels`` and runs read
+    their arguments with it; ``option`` (``"--qrels "``) starts the error message.
+
+    Raises
+    ------
+    CliError
+        ``=PATH`` or ``NAME=``: "NAME=PATH needs a name and a path" (exit 1).
+    """
+    name, equals, path = text.partition("=")
+    if not equals or text == "-" or os.path.exists(text) or "/" in name or os.sep in name:
+        return None, text
+    if not name or not path:
+        example = "--qrels human=qrels.txt" if option else "BM25=bm25.run"
+        raise CliError(f"{option}{brief_repr(text)}: NAME=PATH needs a name and a path (e.g."
+                       f" {example})", EXIT_USAGE)
+    return name, path
+
+
+def split_names(texts: list[str], option: str = "") -> tuple[list, list[str]]:
+    """:func:`split_name` of every argument: ``(names, paths)``, None where no name is
+    given."""
+    pairs = [split_name(text, option) for text in texts]
+    return [name for name, _ in pairs], [path for _, path in pairs]
+
+
+def read_files(paths: list[str], measures_from: list[str]) -> dict:
+    """``{description: path}`` of every file a command reads, the ``--measures-from``
+    files included: what its ``-o`` must never overwrite."""
+    return {**{f"input {p!r}": p for p in paths},
+            **{f"measures file {p!r}": p for p in measures_from}}

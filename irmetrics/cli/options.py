@@ -38,6 +38,18 @@ class CliError(Exception):
         self.verbatim = verbatim
 
 
+#: trec_eval 10's own long options (its ``getopt_long`` table). A prefix unique among
+#: them means that option, as in trec_eval, even where an irmetrics option shares it
+#: (``--meas`` is ``--measure``, not ``--measures-from``; ``--q`` is
+#: ``--query_eval_wanted``, not ``--quiet``).
+TREC_EVAL_LONG_OPTIONS = (
+    "--help", "--version", "--query_eval_wanted", "--measure", "--complete_rel_info_wanted",
+    "--level_for_rel", "--nosummary", "--Debug_level", "--Judged_docs_only",
+    "--Number_docs_in_coll", "--Max_retrieved_per_topic", "--Rel_info_format",
+    "--Results_format", "--Zscore", "--Output_old_results_format",
+)
+
+
 class CliParser(argparse.ArgumentParser):
     """argparse with trec_eval's usage status and a one-line error message."""
 
@@ -46,7 +58,25 @@ class CliParser(argparse.ArgumentParser):
 
     def parse(self, argv):
         """Parse with GNU permutation; ``--help``/``--version`` raise SystemExit(0)."""
-        return self.parse_intermixed_args(argv)
+        return self.parse_intermixed_args(self._trec_eval_prefixes(argv))
+
+    def _trec_eval_prefixes(self, argv):
+        """``argv`` with each long-option prefix that only trec_eval's table resolves
+        (:data:`TREC_EVAL_LONG_OPTIONS`) spelled out; ``--`` ends the options."""
+        known = set(self._option_string_actions)
+        own = [o for o in TREC_EVAL_LONG_OPTIONS if o in known]
+        out = []
+        for i, token in enumerate(argv):
+            if token == "--":
+                return out + list(argv[i:])
+            option, equals, value = token.partition("=")
+            if option.startswith("--") and len(option) > 2 and option not in known:
+                matches = [o for o in known if o.startswith(option)]
+                trec_eval = [o for o in own if o.startswith(option)]
+                if len(matches) > 1 and len(trec_eval) == 1:
+                    token = trec_eval[0] + equals + value
+            out.append(token)
+        return out
 
 
 class _VersionToStderr(argparse.Action):

@@ -24,9 +24,8 @@ import contextlib
 
 import numpy as np
 
-from ..checks import check_choice, check_int, parameter_error
-from ..exceptions import IrMetricsError
-from ..measures.parse import parse_measures
+from ..checks import check_int, parameter_error
+from ..measures.parse import output_name
 from . import formatting as fmt
 
 #: How to install what this module needs, for error messages.
@@ -125,16 +124,8 @@ def new_figure(width: float, height: float):
 def _measure(comparison, measure):
     if measure is None:
         return comparison.measures[0]
-    if isinstance(measure, str) and measure not in comparison.measures:
-        # The spelling given to compare ("ndcg_cut.10") names the column "ndcg_cut_10".
-
-        try:
-            names = parse_measures([measure])[0].output_names
-        except IrMetricsError:
-            names = ()
-        if len(names) == 1:
-            measure = names[0]
-    return check_choice("measure", measure, comparison.measures)
+    # The spelling given to compare ("ndcg_cut.10") names the column "ndcg_cut_10".
+    return output_name(measure, comparison.measures)
 
 
 def system_colours(n: int) -> list[str]:

@@ -33,7 +33,7 @@ from ..measures.parse import parse_measures
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.output import file_inputs
 from ..io.per_query import PerQueryScores
-from ..results import Results
+from ..results import Results, lacking_summary
 from . import formatting as fmt
 from .report import html_report
 
@@ -706,11 +706,11 @@ def _align(scored: dict, systems: list, names: list):
             missing[s] = lacking.tolist()
     if len(common) == 0:
         raise ComparisonError("the runs have no query in common, nothing to compare:"
-                              + _missing_summary(missing))
+                              + lacking_summary(missing))
     if missing:
         warnings.warn(f"{len(union) - len(common)} of {len(union)} queries are not scored for"
                       " every system and are left out of the comparison:"
-                      f"{_missing_summary(missing)}; complete=True (trec_eval -c) scores a"
+                      f"{lacking_summary(missing)}; complete=True (trec_eval -c) scores a"
                       " query a run did not answer as an empty ranking",
                       QueryAlignmentWarning, stacklevel=3)
     positions = {}
@@ -732,22 +732,6 @@ def _align(scored: dict, systems: list, names: list):
             rows.append(values)
         scores[name] = np.vstack(rows)
     return common.astype(object), scores, missing
-
-
-def _missing_summary(missing: dict) -> str:
-    """`` run 'a' lacks 2 ('q1', 'q2')``; runs lacking the same queries share one clause."""
-    by_set: dict = {}
-    for system, qids in missing.items():
-        by_set.setdefault(tuple(qids), []).append(system)
-    parts = []
-    for qids, systems in by_set.items():
-        shown = ", ".join(brief_repr(q) for q in qids[:_LIST])
-        more = f" and {len(qids) - _LIST} more" if len(qids) > _LIST else ""
-        who = (f"run {systems[0]!r} lacks" if len(systems) == 1 else
-               f"runs {', '.join(map(repr, systems[:_LIST]))}"
-               f"{f' and {len(systems) - _LIST} more' if len(systems) > _LIST else ''} lack")
-        parts.append(f" {who} {len(qids)} ({shown}{more})")
-    return ";".join(parts)
 
 
 def _pairs(systems: list, baselines: list | None) -> list[tuple[int, int]]:

@@ -67,6 +67,10 @@ def _numeric_spec(spec: str) -> tuple[str, str] | None:
 
 def _combine_measures(measures: Iterable[str]) -> list[str]:
     """pytrec_eval's measure-name normalisation, reproduced (see module docstring)."""
+    if isinstance(measures, (str, bytes)):
+        # iterated, a string would be its letters ("unknown measure 'm'")
+        raise parameter_type_error("measures", "a set or list of measure names, such as "
+                                   "{'map'}", measures)
     expanded: list[str] = []
     for spec in measures:
         if not isinstance(spec, str):
@@ -124,6 +128,14 @@ def _judged_queries(query_relevance) -> dict:
     return {q: docs for q, docs in query_relevance.items() if len(docs)}
 
 
+def _false(value) -> bool:
+    """``not value``, False where truth is ambiguous (pandas frames, numpy arrays)."""
+    try:
+        return not value
+    except (ValueError, TypeError):
+        return False
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator on irmetrics' engine.
 
@@ -168,13 +180,18 @@ class RelevanceEvaluator:
 
         The queries come in the run's own order, those without judgments left out; each
         query's values in pytrec_eval's measure order. An empty run (``{}``, or anything
-        false such as None) gives ``{}``, as in pytrec_eval.
+        false such as None) gives ``{}``, as in pytrec_eval; any other non-mapping (a
+        pandas DataFrame, an array) raises :class:`~irmetrics.exceptions.ParameterTypeError`.
         """
+        if not isinstance(scores, Mapping):
+            if _false(scores):
+                return {}
+            raise parameter_type_error(
+                "scores", "a mapping {query_id: {doc_id: score}} (a table of query_id, doc_id, "
+                "score columns: irmetrics.evaluate or irmetrics.compat.ir_measures)",
+                type(scores).__name__)
         if not scores:
             return {}
-        if not isinstance(scores, Mapping):
-            raise parameter_type_error("scores", "a mapping {query_id: {doc_id: score}}",
-                                       type(scores).__name__)
         # Unchecked: silent about skipped queries, and {} for none, as pytrec_eval is.
         # Queries present with an empty ranking are evaluated (n = 0).
         results = self._evaluator.evaluate_unchecked(

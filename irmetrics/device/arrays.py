@@ -24,7 +24,7 @@ BACKENDS = ("auto", "numpy", "torch")
 #: DLPack device type of host memory (``kDLCPU``); any other type is a device.
 _DLPACK_CPU = 1
 
-_INSTALL_HINT = "the device road needs torch: pip install torch (or pip install 'irmetrics[torch]')"
+_INSTALL_HINT = 'the device road needs torch: pip install "irmetrics-exact[torch]"'
 
 
 def array_library(value) -> str | None:

@@ -18,19 +18,21 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ..containers.trec_text import NotPlain, plain_chunks
+from ..progress import NO_PROGRESS, Progress
 from .pack import EncodedQrels
-from .stream import (StreamedValues, _Chunks, _Evaluated, _read_ahead, _SplitBlocks,
+from .stream import (StreamedValues, _Chunks, _counted, _Evaluated, _read_ahead, _SplitBlocks,
                      _text_bytes, _whole_queries, partition_by_query)
 
 
 def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: list, *,
                              max_docs: int | None = None, complete: bool = False,
-                             semantics: str = "trec_eval",
-                             ties: str = "trec_eval") -> list[StreamedValues] | None:
+                             semantics: str = "trec_eval", ties: str = "trec_eval",
+                             progress: Progress = NO_PROGRESS) -> list[StreamedValues] | None:
     """Per-query values of the run file at ``path`` against each of ``qrels`` (with the
     matching function of ``evaluate_lists``), the file read once; or None when the
     general road is needed. One qrels gives what
-    :func:`~irmetrics.engine.stream.evaluate_run_file` gives.
+    :func:`~irmetrics.engine.stream.evaluate_run_file` gives. ``progress`` shows the
+    bytes read and the lines and queries done (:mod:`irmetrics.progress`).
 
     Examples
     --------
@@ -54,17 +56,19 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
     size = _text_bytes(path)
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
+    source = os.fsdecode(os.fspath(path))
+    progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
     return evaluate_run_batches_fanout(
-        qrels, lambda: plain_chunks(path, "run"), evaluate_lists, text_bytes=size,
-        max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
-        source=os.fsdecode(os.fspath(path)))
+        qrels, lambda: plain_chunks(path, "run", on_read=progress.read_to), evaluate_lists,
+        text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, source=source, progress=progress)
 
 
 def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluate_lists: list,
                                 *, text_bytes=0, max_docs: int | None = None,
                                 complete: bool = False, semantics: str = "trec_eval",
-                                ties: str = "trec_eval",
-                                source: str | None = None) -> list[StreamedValues] | None:
+                                ties: str = "trec_eval", source: str | None = None,
+                                progress: Progress = NO_PROGRESS) -> list[StreamedValues] | None:
     """:func:`evaluate_run_file_fanout` of a run given as batches of rows, as
     :func:`~irmetrics.engine.stream.evaluate_run_batches` takes it (``open_batches()`` is
     called a second time only to partition the run by query)."""
@@ -74,27 +78,36 @@ def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluat
     try:
         try:
             return _stream_all(qrels, evaluate_lists, open_batches(), source=source,
-                               **options)
+                               progress=progress, **options)
         except _SplitBlocks:
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
             size = text_bytes() if callable(text_bytes) else text_bytes
-            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
-            frames = (_whole_queries(part) for part in parts)
+            progress.again("partitioning by query")
+            parts, run_name = partition_by_query(_counted(open_batches(), progress), directory,
+                                                text_bytes=size)
+            progress.phase("evaluating partitions", total=len(parts), unit="partitions")
+            frames = (_whole_queries(part, progress) for part in parts)
             return _stream_all(qrels, evaluate_lists, frames, whole=True, run_name=run_name,
-                               **options)
+                               progress=progress, **options)
     except NotPlain:
         return None
 
 
 def _stream_all(qrels, evaluate_lists, frames, *, max_docs, complete, semantics, ties,
-                whole=False, run_name=None, source=None) -> list[StreamedValues]:
-    """Every frame of ``frames`` (read once) through one packer per qrels."""
+                whole=False, run_name=None, source=None,
+                progress: Progress = NO_PROGRESS) -> list[StreamedValues]:
+    """Every frame of ``frames`` (read once) through one packer per qrels; the first
+    packer counts the queries done for ``progress``."""
     with ThreadPoolExecutor(max_workers=2) as helpers:
         packers = [_Chunks(q, _Evaluated(q, f), max_docs=max_docs, semantics=semantics,
-                           ties=ties, helpers=helpers) for q, f in zip(qrels, evaluate_lists)]
+                           ties=ties, helpers=helpers,
+                           progress=progress if i == 0 else NO_PROGRESS)
+                   for i, (q, f) in enumerate(zip(qrels, evaluate_lists))]
         try:
             for frame in _read_ahead(frames, helpers):
+                if not whole:  # rows of a partition were counted while partitioning
+                    progress.rows(frame.height)
                 for packer in packers:
                     packer.add(frame, whole=whole)
         except NotPlain as signal:

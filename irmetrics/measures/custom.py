@@ -568,7 +568,8 @@ def define_measure(name: str, function: Callable | None = None, *, per_query: bo
         ``function(rankings, **params)`` returning one real number per query (an array
         of shape (Q,); (Q, 1) is accepted), or with ``per_query=True``
         ``function(query, **params)`` returning one real number. Omitted: returns a
-        decorator.
+        decorator. ``@define_measure`` without parentheses registers the decorated
+        function under its own name (``def GradedP(...)`` is ``GradedP``).
     per_query : bool, default False
         Call ``function`` once per query (a Python loop over queries, for quick
         experiments; the vectorised form is the fast one).
@@ -623,7 +624,13 @@ def define_measure(name: str, function: Callable | None = None, *, per_query: bo
     {'GradedP@2': 0.75, 'GradedP(max_label=1)@2': 1.0}
     >>> irm.remove_measure("GradedP")
     """
+    if function is None and callable(name):
+        # the bare decorator, ``@define_measure`` on ``def GradedP(...)``: its own name
+        return define_measure(getattr(name, "__name__", name), name, per_query=per_query,
+                              cutoff=cutoff, aggregate=aggregate, allow_nan=allow_nan,
+                              replace=replace)
     if function is None:
+        _checked_name(name)  # at the decoration, not at the first evaluation
         return lambda f: define_measure(name, f, per_query=per_query, cutoff=cutoff,
                                         aggregate=aggregate, allow_nan=allow_nan,
                                         replace=replace)

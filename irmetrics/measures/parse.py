@@ -20,8 +20,8 @@ from typing import Any
 from dataclasses import dataclass
 
 from ._cparse import LONG_MAX
-from ..checks import parameter_error
-from ..exceptions import ParameterError, UnknownMeasureError
+from ..checks import check_choice, parameter_error
+from ..exceptions import IrMetricsError, ParameterError, UnknownMeasureError
 from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams
 from .registry import NICKNAMES, REGISTRY, MeasureDef
 
@@ -202,6 +202,53 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
     return requests
 
 
+def output_name(spelling, names, param: str = "measure") -> str:
+    """The name among the output names ``names`` that ``spelling`` denotes: itself, or
+    any spelling of the same measure (``P.10``, ``P_10`` and ``P@10``; ``map`` and
+    ``AP``; ``ndcg_cut.10`` and ``nDCG@10``): the measure, its parameters, relevance
+    level, ``judged_only`` and options all equal. One registry, every spelling.
+
+    Raises
+    ------
+    ParameterError
+        No name (or two) of ``names`` is that measure: "`measure` must be one of ...".
+
+    Examples
+    --------
+    >>> output_name("P.10", ["map", "P_10"]), output_name("nDCG@10", ["ndcg_cut_10"])
+    ('P_10', 'ndcg_cut_10')
+    """
+    names = list(names)
+    found = find_output_name(spelling, names)
+    return found if found is not None else check_choice(param, spelling, names)
+
+
+def find_output_name(spelling, names) -> str | None:
+    """:func:`output_name`, or None where it would raise."""
+    if isinstance(spelling, str) and spelling in names:
+        return spelling
+    key = _spelling_key(spelling)
+    if key is not None:
+        found = [n for n in names if _spelling_key(n) == key]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _spelling_key(spelling):
+    """What a spelling of one output computes (None when it is not one such spelling)."""
+    if not isinstance(spelling, str):
+        return None
+    try:
+        requests = parse_measures([spelling])
+    except IrMetricsError:
+        return None
+    if len(requests) != 1 or len(requests[0].output_names) != 1:
+        return None
+    r = requests[0]
+    return (id(r.measure), repr(r.params), r.relevance_level, r.judged_only, repr(r.options))
+
+
 def _friendly_args(spec: str, args: str | None) -> dict:
     """``key=value`` arguments of a friendly spelling as Python literals (never evaluated
     as code: ``ast.literal_eval`` of each value)."""
@@ -264,6 +311,10 @@ def _parse_friendly(spec: str) -> Request:
     base, cut = match.group("base"), match.group("cut")
     candidates = friendly_index().get((base.lower(), cut is not None))
     if not candidates:
+        uncut = friendly_index().get((base.lower(), False)) if cut is not None else None
+        if uncut:
+            raise ParameterError(f"{spec!r}: {uncut[0].friendly} takes no cutoff (@k), it is"
+                                 f" spelled {friendly_spelling(uncut[0])!r}; got @{cut}.")
         raise _unknown(spec)
     args = _friendly_args(spec, match.group("args"))
     reasons = []

@@ -25,12 +25,14 @@ from ..evaluate import Evaluator, evaluate_each
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
 from ..io.output import file_inputs
+from ..measures.parse import output_name
 from ..measures.registry import MEAN, STRING
-from ..results import listed_ids, report_query_set
+from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
 EVALUATE_OPTIONS = ("relevance_level", "judged_only", "max_docs", "complete", "semantics",
-                    "num_docs_in_coll", "qrels_columns", "run_columns", "ties", "relevance")
+                    "num_docs_in_coll", "qrels_columns", "run_columns", "ties", "relevance",
+                    "progress")
 
 #: Name of a reference leaderboard given as values (not as a qrels set).
 LEADERBOARD = "leaderboard"
@@ -153,7 +155,8 @@ class Grid:
                 and res.measure_of(n).printed != STRING and not res.is_bookkeeping(n)]
 
     def _measure(self, measure) -> str:
-        return check_choice("measure", measure, self.names)
+        # any spelling of a measure of the grid: "P.10", "P_10" and "P@10" alike
+        return output_name(measure, self.names)
 
     def _measures(self, measures) -> list[str]:
         if measures is None:
@@ -212,6 +215,33 @@ class Grid:
                 columns.append(column)
             out[q] = np.stack(columns, axis=1)
         return common.astype(object), out
+
+    def alignment_note(self) -> str | None:
+        """One message for every query some table of this grid leaves out (a run did
+        not answer it, or a qrels set does not judge it), naming the run that lacks
+        each; None when every run is scored on every query under every qrels set.
+        :func:`irmetrics.meta_evaluate` warns with it once, instead of once per table."""
+        have = {r: [np.asarray(self.results[(q, r)].query_ids, dtype=str)
+                    for q in self.qrels_names] for r in self.run_names}
+        unanswered = [np.asarray(res.missing_query_ids, dtype=str)
+                      for res in self.results.values()]
+        union = np.unique(np.concatenate([v for ids in have.values() for v in ids]
+                                         + unanswered))
+        lacking = {}
+        common = union
+        for run, ids in have.items():
+            scored = union
+            for v in ids:
+                scored = np.intersect1d(scored, v, assume_unique=True)
+            common = np.intersect1d(common, scored, assume_unique=True)
+            if len(scored) < len(union):
+                lacking[run] = np.setdiff1d(union, scored, assume_unique=True).tolist()
+        if not lacking:
+            return None
+        return (f"{len(union) - len(common)} of {len(union)} queries are not scored for every"
+                f" run under every qrels set and are left out of the rankings:"
+                f"{lacking_summary(lacking)}; complete=True (trec_eval -c) scores a query a"
+                " run did not answer as an empty ranking")
 
     # -- agreement between leaderboards ------------------------------------------------
 
@@ -455,7 +485,7 @@ def _agreement_frame(rows: list) -> pl.DataFrame:
 def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False,
                   max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                   qrels_columns=None, run_columns=None, ties="trec_eval",
-                  relevance="int") -> Grid:
+                  relevance="int", progress=False) -> Grid:
     """Evaluate every run against every qrels set, each run read once.
 
     Parameters
@@ -470,6 +500,9 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll,
     qrels_columns, run_columns, ties, relevance
         As for :func:`irmetrics.evaluate`, the same for every cell.
+    progress : {False, True, "auto"}, default False
+        Show each qrels file's and each run file's read on stderr, as
+        :func:`irmetrics.evaluate` does (``irmetrics agree``: ``"auto"``).
 
     Returns
     -------
@@ -520,7 +553,7 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
     options = dict(relevance_level=relevance_level, judged_only=judged_only,
                    max_docs=max_docs, complete=complete, semantics=semantics,
                    num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
-                   run_columns=run_columns, ties=ties, relevance=relevance)
+                   run_columns=run_columns, ties=ties, relevance=relevance, progress=progress)
     evaluators = [Evaluator(q, measures, **options) for q in named_qrels.values()]
     if not evaluators[0].requests:
         raise parameter_error("measures", "at least one measure name", measures)

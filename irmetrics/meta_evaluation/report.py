@@ -9,6 +9,8 @@ ranking agreement, discriminative power, swap rate) and of
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
 import math
 import re
@@ -20,7 +22,7 @@ import polars as pl
 from ..checks import check_choice, check_int, parameter_error
 from ..comparison import MAX_RESAMPLES
 from ..comparison import formatting as fmt
-from ..exceptions import QueryAlignmentWarning
+from ..exceptions import MissingQueriesWarning, ParameterTypeError, QueryAlignmentWarning
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
@@ -393,7 +395,7 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance``
-        as for :func:`irmetrics.evaluate`.
+        as for :func:`irmetrics.evaluate`; ``progress`` as for :func:`evaluate_grid`.
 
     Returns
     -------
@@ -420,14 +422,24 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     """
     unknown = [name for name in evaluate_options if name not in EVALUATE_OPTIONS]
     if unknown:
-        raise TypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
-                        f" (the evaluation options are {', '.join(EVALUATE_OPTIONS)})")
+        # resamples= for n_resamples=: name the parameter meant, not only the options
+        own = [name for name in inspect.signature(meta_evaluate).parameters
+               if name not in ("qrels", "runs", "measures", "evaluate_options")]
+        close = difflib.get_close_matches(unknown[0], [*own, *EVALUATE_OPTIONS], n=1)
+        meant = f"did you mean {close[0]!r}? " if close else ""
+        raise ParameterTypeError(f"meta_evaluate() got an unexpected keyword argument {unknown[0]!r}"
+                        f" ({meant}its parameters are {', '.join(own)}; the evaluation"
+                        f" options are {', '.join(EVALUATE_OPTIONS)})")
     check_choice("test", test, POWER_TESTS)
     # Before the grid is evaluated (the tables check them again).
     check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
     check_int("n_resamples", n_resamples, min=0, max=MAX_RESAMPLES)
     named_qrels = named_inputs(qrels, "qrels")
-    grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
+    with warnings.catch_warnings():
+        # Queries left out are said once, below (Grid.alignment_note), with the runs
+        # that lack them.
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
     ranked = grid.scored_measures()
     if not ranked:
         raise parameter_error("measures", "at least one measure averaged over queries"
@@ -435,18 +447,18 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     if leaderboard is None and len(grid.qrels_names) < 2:
         raise parameter_error("qrels", "two or more qrels sets (or a leaderboard to compare"
                               " one with)", grid.qrels_names)
-    with warnings.catch_warnings(record=True) as caught:
-        # Topics left out of a comparison are said once each, below, not per table.
-        warnings.simplefilter("always", QueryAlignmentWarning)
+    with warnings.catch_warnings():
+        # Topics left out of a comparison are said once, below, not per table.
+        warnings.simplefilter("ignore", QueryAlignmentWarning)
         rankings = grid.ranking_agreement(reference, leaderboard=leaderboard, measures=ranked,
                                           k=k, n_resamples=n_resamples, seed=seed, level=level)
         power = grid.discriminative_power(measures=ranked, test=test, alpha=alpha,
                                           correction=correction, seed=seed)
         swaps = grid.swap_rate(measures=ranked, n_trials=swap_trials,
                                bin_width=swap_bin_width, seed=seed)
-    for message in dict.fromkeys(str(w.message) for w in caught
-                                 if issubclass(w.category, QueryAlignmentWarning)):
-        warnings.warn(message, QueryAlignmentWarning, stacklevel=2)
+    note = grid.alignment_note()
+    if note is not None:
+        warnings.warn(note, QueryAlignmentWarning, stacklevel=2)
     stability = power.join(swaps, on=["qrels", "measure"], how="left", maintain_order="left")
     reference_name = LEADERBOARD if leaderboard is not None else (
         grid.qrels_names[0] if reference is None else reference)

@@ -2,7 +2,7 @@
 
 Two faces, one set of names (``RetrievalMAP`` ... ``retrieval_auroc``):
 
-* with **torch and torchmetrics installed** (``pip install irmetrics[torchmetrics]``)
+* with **torch and torchmetrics installed** (``pip install "irmetrics-exact[torchmetrics]"``)
   the classes are real :class:`torchmetrics.Metric` objects and the functions take
   and return tensors (:mod:`irmetrics.compat.torchmetrics.metrics`): ``.to(device)``,
   ``clone``, ``state_dict``, ``MetricCollection``, Lightning logging and DDP

@@ -72,7 +72,9 @@ __all__ = [
 # --------------------------------------------------------------------------- input checks
 
 def _as_tensor(value) -> Tensor:
-    return value if isinstance(value, Tensor) else torch.as_tensor(value)
+    # Detached: predictions of a training step require grad, and the metrics are not
+    # differentiable (torchmetrics returns the same detached value).
+    return value.detach() if isinstance(value, Tensor) else torch.as_tensor(value)
 
 
 def _checked_values(preds: Tensor, target: Tensor, graded: bool):
