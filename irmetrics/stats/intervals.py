@@ -78,7 +78,8 @@ def confidence_interval(
         boot_means = np.concatenate(_bootstrap_blocks(
             matrix - mean, n_resamples, seed, threads, lambda sums, _: mean + sums / n,
             squares=False))
-        low, high = _bootstrap_interval(matrix, mean, sd, boot_means, level, "two-sided", bootstrap_ci)
+        low, high = _bootstrap_interval(matrix, mean, sd, boot_means, level, "two-sided",
+                                        bootstrap_ci, threads)
         ci_method, used = bootstrap_ci, n_resamples
     return ConfidenceInterval(
         mean=_shaped(mean, one_d), low=_shaped(low, one_d), high=_shaped(high, one_d),
