@@ -414,6 +414,22 @@ def test_cli_bad_threads(command, bad):
                    f" got {bad!r}.\n")
 
 
+def test_docs_page_sessions_run(monkeypatch):
+    import doctest
+
+    doc = (ROOT / "docs" / "all_cores.md").read_text()
+    sessions = [part.split("\n```", 1)[0] for part in doc.split("```pycon\n")[1:]]
+    assert len(sessions) == 2
+    monkeypatch.chdir(ROOT)
+    for i, session in enumerate(sessions):
+        test = doctest.DocTestParser().get_doctest(session, {}, f"all_cores.md[{i}]", None, 0)
+        runner = doctest.DocTestRunner()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runner.run(test)
+        assert runner.failures == 0 and runner.tries >= 7
+
+
 # --------------------------------------------------------------------------- Spark
 
 
