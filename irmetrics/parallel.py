@@ -175,6 +175,11 @@ def map_ordered_warnings(fn: Callable[[T], R], items: Iterable[T], *,
     warnings of the items before it and its own are issued, then its exception raised
     (as a sequential loop would have left it).
 
+    Calls nest: an item may itself call :func:`map_ordered_warnings`, whose warnings then
+    count as that item's. While a call runs, the process' warning filters let everything
+    through to it (a warning of another thread is shown unfiltered); one call at a time
+    per process, besides nested ones.
+
     Parameters
     ----------
     fn, items, threads
@@ -204,36 +209,51 @@ def map_ordered_warnings(fn: Callable[[T], R], items: Iterable[T], *,
     items = list(items)
     held: list[list[tuple]] = [[] for _ in items]
     failed: list[int] = []
-    local = threading.local()
 
     def call(index: int) -> R:
-        local.index = index
+        outer = getattr(_ITEM, "held", None)
+        _ITEM.held = held[index]
         try:
             return fn(items[index])
         except BaseException:
             failed.append(index)
             raise
         finally:
-            local.index = None
+            _ITEM.held = outer
 
-    def hold(message, category, filename, lineno, file=None, line=None):
-        index = getattr(local, "index", None)
-        if index is None:  # not from an item (another thread of the caller's): as usual
-            shown(message, category, filename, lineno, file, line)
-        else:
-            held[index].append((message, category, filename, lineno))
-
-    try:
-        with warnings.catch_warnings():
-            shown = warnings.showwarning
-            warnings.simplefilter("always")  # the caller's filters apply when issued again
-            warnings.showwarning = hold
-            return map_ordered(call, range(len(items)), threads=threads)
-    finally:
+    def issue() -> None:
         last = min(failed) if failed else len(items) - 1
         for message, category, filename, lineno in (w for item in held[:last + 1] for w in item):
             if not issubclass(category, ignore):
                 warnings.warn_explicit(message, category, filename, lineno)
+
+    if getattr(_ITEM, "held", None) is not None:
+        # Called from an item of an outer call: its hook is in place, and what this call
+        # issues at the end lands, in order, in that item's warnings.
+        try:
+            return map_ordered(call, range(len(items)), threads=threads)
+        finally:
+            issue()
+    try:
+        with warnings.catch_warnings():
+            shown = warnings.showwarning
+
+            def hold(message, category, filename, lineno, file=None, line=None):
+                into = getattr(_ITEM, "held", None)
+                if into is None:  # not from an item (another thread): shown as usual
+                    shown(message, category, filename, lineno, file, line)
+                else:
+                    into.append((message, category, filename, lineno))
+
+            warnings.simplefilter("always")  # the caller's filters apply when issued again
+            warnings.showwarning = hold
+            return map_ordered(call, range(len(items)), threads=threads)
+    finally:
+        issue()
+
+
+#: The warnings of the item of :func:`map_ordered_warnings` this thread is running.
+_ITEM = threading.local()
 
 
 def imap_ordered(fn: Callable[[T], R], items: Iterable[T], *,

@@ -257,6 +257,28 @@ def test_warnings_come_in_item_order_whatever_the_timing(threads):
         m for i in range(7) for m in (f"item {i}",) + ((f"dropped {i}",) if i % 3 == 0 else ())]
 
 
+@pytest.mark.parametrize("threads", [1, 4])
+def test_nested_calls_keep_the_order(threads):
+    import time
+
+    def inner(pair):
+        i, j = pair
+        time.sleep(0.001 * (6 - i - j))
+        warnings.warn(f"{i}.{j}", UserWarning)
+        return i * 10 + j
+
+    def outer(i):
+        warnings.warn(f"{i} starts", UserWarning)
+        return map_ordered_warnings(inner, [(i, j) for j in range(3)], threads=threads)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert map_ordered_warnings(outer, range(3), threads=threads) == [
+            [10 * i + j for j in range(3)] for i in range(3)]
+    assert [str(w.message) for w in caught] == [
+        m for i in range(3) for m in [f"{i} starts"] + [f"{i}.{j}" for j in range(3)]]
+
+
 # --------------------------------------------------------------------------- grids
 
 
