@@ -527,7 +527,7 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
 
     Memory: the per-query values of every cell (``qrels x runs x queries x measures``
     floats) and the encoded qrels sets; the run files are never held whole on the
-    bounded-memory road.
+    bounded-memory road, and ``threads`` runs are read at a time.
 
     Examples
     --------
