@@ -27,6 +27,8 @@ lock for their heavy steps, and threads share the qrels' encoded tables without 
 from __future__ import annotations
 
 import os
+import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,6 +44,7 @@ __all__ = [
     "available_cores",
     "resolve_threads",
     "map_ordered",
+    "map_ordered_warnings",
     "imap_ordered",
     "block_generators",
     "chunked",
@@ -157,6 +160,100 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, threads: int | None
         for future in futures:  # wait for all before raising: nothing runs on unseen
             future.exception()
     return [future.result() for future in futures]
+
+
+def map_ordered_warnings(fn: Callable[[T], R], items: Iterable[T], *,
+                         threads: int | None = None,
+                         ignore: tuple[type[Warning], ...] = ()) -> list[R]:
+    """:func:`map_ordered`, with the warnings of each item issued in item order.
+
+    Warnings raised in worker threads would reach the caller in the order the threads
+    happen to run, and ``warnings.catch_warnings`` (which silences or records them) is
+    not thread-safe. Here every warning an item raises is held, then issued again after
+    the work, item by item in item order, through the caller's filters: the caller sees
+    the same warnings in the same order for any thread count. When an item fails, the
+    warnings of the items before it and its own are issued, then its exception raised
+    (as a sequential loop would have left it).
+
+    Calls nest: an item may itself call :func:`map_ordered_warnings`, whose warnings then
+    count as that item's. While a call runs, the process' warning filters let everything
+    through to it (a warning of another thread is shown unfiltered); one call at a time
+    per process, besides nested ones.
+
+    Parameters
+    ----------
+    fn, items, threads
+        As for :func:`map_ordered`; ``fn`` must not use ``warnings.catch_warnings``.
+    ignore : tuple of Warning classes
+        Categories dropped instead of issued (what the caller would have silenced
+        around each item).
+
+    Returns
+    -------
+    list
+        ``fn(item)`` for each item, in the order of ``items``.
+
+    Examples
+    --------
+    >>> def check(x):
+    ...     if x < 0:
+    ...         warnings.warn(f"{x} is negative")
+    ...     return abs(x)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     map_ordered_warnings(check, [-1, 2, -3], threads=2)
+    [1, 2, 3]
+    >>> [str(w.message) for w in caught]
+    ['-1 is negative', '-3 is negative']
+    """
+    items = list(items)
+    held: list[list[tuple]] = [[] for _ in items]
+    failed: list[int] = []
+
+    def call(index: int) -> R:
+        outer = getattr(_ITEM, "held", None)
+        _ITEM.held = held[index]
+        try:
+            return fn(items[index])
+        except BaseException:
+            failed.append(index)
+            raise
+        finally:
+            _ITEM.held = outer
+
+    def issue() -> None:
+        last = min(failed) if failed else len(items) - 1
+        for message, category, filename, lineno in (w for item in held[:last + 1] for w in item):
+            if not issubclass(category, ignore):
+                warnings.warn_explicit(message, category, filename, lineno)
+
+    if getattr(_ITEM, "held", None) is not None:
+        # Called from an item of an outer call: its hook is in place, and what this call
+        # issues at the end lands, in order, in that item's warnings.
+        try:
+            return map_ordered(call, range(len(items)), threads=threads)
+        finally:
+            issue()
+    try:
+        with warnings.catch_warnings():
+            shown = warnings.showwarning
+
+            def hold(message, category, filename, lineno, file=None, line=None):
+                into = getattr(_ITEM, "held", None)
+                if into is None:  # not from an item (another thread): shown as usual
+                    shown(message, category, filename, lineno, file, line)
+                else:
+                    into.append((message, category, filename, lineno))
+
+            warnings.simplefilter("always")  # the caller's filters apply when issued again
+            warnings.showwarning = hold
+            return map_ordered(call, range(len(items)), threads=threads)
+    finally:
+        issue()
+
+
+#: The warnings of the item of :func:`map_ordered_warnings` this thread is running.
+_ITEM = threading.local()
 
 
 def imap_ordered(fn: Callable[[T], R], items: Iterable[T], *,

@@ -14,6 +14,7 @@ import irmetrics as irm
 from irmetrics import stats
 from irmetrics.cli import main
 from irmetrics.exceptions import ParameterError
+from irmetrics.parallel import block_generators
 
 HUMAN = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 d1 1\nq2 0 d4 0\nq2 0 d2 2\nq3 0 d3 1\nq3 0 d1 0\n"
 LLM = "q1 0 d1 2\nq1 0 d2 2\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\nq2 0 d2 2\nq3 0 d3 0\nq3 0 d1 1\n"
@@ -70,10 +71,10 @@ def test_swap_rate_tallies_per_block_equal_one_histogram():
     scores = rng.random((12, 4))
     res = stats.swap_rate(scores, n_trials=700, bin_width=0.05, seed=5)
     # The same trials drawn as the function draws them, binned in one histogram.
-    draw = np.random.default_rng(5)
     abs_d, swapped = [], []
     pairs = stats.system_pairs(4)
-    for start in range(0, 700, 256):
+    # blocks of 256 trials, block i from generator i
+    for start, draw in zip(range(0, 700, 256), block_generators(5, 3)):
         size = min(256, 700 - start)
         order = np.argsort(draw.random((size, 12)), axis=1, kind="stable")
         for row in order:

@@ -19,6 +19,7 @@ from scipy import stats as sps
 
 from irmetrics import stats
 from irmetrics.exceptions import ParameterError, ShapeError
+from irmetrics.parallel import block_generators
 
 FAST = settings(max_examples=80, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -193,7 +194,11 @@ def test_ranking_agreement_bootstrap_equals_a_plain_loop():
     x = np.round(rng.random((n, m)) * 8) / 8  # dyadic: every mean is exact
     y = np.clip(x + np.round(rng.normal(scale=0.2, size=(n, m)) * 8) / 8, 0, 1)
     res = stats.ranking_agreement(x, y, k=2, n_resamples=B, seed=11, level=0.9)
-    draw = np.random.default_rng(11).integers(0, n, size=(B, n))  # scipy.stats.bootstrap's draws
+    # scipy.stats.bootstrap's draws, block i from generator i (the documented stream)
+    rows = stats._common._block_rows(n + 2 * m, B)
+    starts = range(0, B, rows)
+    draw = np.concatenate([g.integers(0, n, size=(min(rows, B - s), n)) for s, g in
+                           zip(starts, block_generators(11, len(starts)))])
     samples = []
     for picks in draw:
         mx, my = x[picks].mean(axis=0), y[picks].mean(axis=0)
@@ -386,11 +391,11 @@ def test_swap_rate_equals_the_procedure_written_as_loops():
     n, m, trials, width = 12, 4, 300, 0.05
     scores = np.round(rng.random((n, m)) * 16) / 16  # dyadic: exact subset means
     res = stats.swap_rate(scores, subset_size=5, n_trials=trials, bin_width=width, seed=21)
-    draws = np.random.default_rng(21)
     counts, swaps = {}, {}
     done = 0
-    while done < trials:
-        size = min(256, trials - done)  # the documented block of trials
+    # the documented blocks of 256 trials, block i from generator i
+    for draws in block_generators(21, -(-trials // 256)):
+        size = min(256, trials - done)
         for u in draws.random((size, n)):
             order = np.argsort(u, kind="stable")
             q, r = order[:5], order[5:10]

@@ -22,6 +22,7 @@ from scipy.special import ndtri
 
 import irmetrics.stats as ist
 from irmetrics.exceptions import ParameterError, ShapeError
+from irmetrics.parallel import block_generators
 from irmetrics.stats import ALTERNATIVES, confidence_interval, paired_test, tukey_hsd
 
 TOL = 100 * np.finfo(np.float64).eps
@@ -29,14 +30,21 @@ TOL = 100 * np.finfo(np.float64).eps
 
 @pytest.fixture
 def one_block(monkeypatch):
-    """All resamples in one block: one ``rng.integers(0, n, (B, n))`` call, as scipy draws them."""
+    """All resamples in one block: one ``rng.integers(0, n, (B, n))`` call, as scipy draws
+    them, from the block's generator (:func:`_stream`)."""
     monkeypatch.setattr(ist._common, "_BLOCK_ELEMENTS", 1 << 40)
+    monkeypatch.setattr(ist._common, "_TARGET_BLOCKS", 1)
+
+
+def _stream(seed, block=0, n_blocks=1):
+    """The generator block ``block`` of ``n_blocks`` draws from (the documented stream)."""
+    return block_generators(seed, n_blocks)[block]
 
 
 def _scipy_bootstrap(d, method, B, seed, level=0.95, alternative="two-sided"):
     return sps.bootstrap((d,), lambda x, axis: np.mean(x, axis=axis), n_resamples=B, method=method,
                          confidence_level=level, alternative=alternative, vectorized=True,
-                         rng=np.random.default_rng(seed)).confidence_interval
+                         rng=_stream(seed)).confidence_interval
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -110,7 +118,7 @@ def _reference_bootstrap_p(d, B, seed, alternative):
     n = d.size
     centred = d - d.mean()
     t_obs = d.mean() / (d.std(ddof=1) / math.sqrt(n))
-    picks = np.random.default_rng(seed).integers(0, n, size=(B, n))
+    picks = _stream(seed).integers(0, n, size=(B, n))
     count = 0
     for b in range(B):
         x = centred[picks[b]]
@@ -196,10 +204,10 @@ def _unrank(rank, m):
 def _reference_tukey(scores, B, seed):
     """Plain loops over resamples, queries and systems, drawing the documented stream."""
     m, n = scores.shape
-    rng = np.random.default_rng(seed)
     rows = ist._common._block_rows(n * m * ist.tukey._TUKEY_COLUMN_GROUP, B)
-    ranks = np.concatenate([rng.integers(0, math.factorial(m), size=min(rows, B - s) * n)
-                            for s in range(0, B, rows)]).reshape(B, n)
+    starts = range(0, B, rows)
+    ranks = np.concatenate([_stream(seed, i, len(starts)).integers(0, math.factorial(m), size=min(rows, B - s) * n)
+                            for i, s in enumerate(starts)]).reshape(B, n)
     means = [sum(scores[i, q] for q in range(n)) / n for i in range(m)]
     ranges, pair_diffs = [], []
     for b in range(B):
@@ -341,8 +349,10 @@ def test_repeated_calls_give_identical_bytes_and_seed_matters():
         assert first.p_value.tobytes() == again.p_value.tobytes()
         assert first.ci_low.tobytes() == again.ci_low.tobytes()
         assert first.p_value.tobytes() != other.p_value.tobytes()
+    # A Generator seeds the blocks with one draw of its own: the same state, the same bytes.
     generator = paired_test(a, b, test="bootstrap", n_resamples=999, seed=np.random.default_rng(7))
-    assert generator.p_value.tobytes() == paired_test(a, b, test="bootstrap", n_resamples=999, seed=7).p_value.tobytes()
+    assert generator.p_value.tobytes() == paired_test(a, b, test="bootstrap", n_resamples=999,
+                                                      seed=np.random.default_rng(7)).p_value.tobytes()
     digest = hashlib.sha256(tukey_hsd(np.stack([a[:, 0], b[:, 0]]), n_resamples=300).p_values.tobytes()).hexdigest()
     assert digest == hashlib.sha256(tukey_hsd(np.stack([a[:, 0], b[:, 0]]), n_resamples=300).p_values.tobytes()).hexdigest()
 

@@ -28,7 +28,8 @@ from ..io.output import check_not_input
 from .inputs import open_lines, read_files, split_name, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
                       load_measure_files,
-                      add_output, add_version, evaluation_options, parse_int)
+                      add_output, add_threads, add_version, evaluation_options, parse_int,
+                      parse_threads)
 
 #: Exit status when a ``--fail-if`` condition holds.
 EXIT_FAILED = 3
@@ -105,6 +106,7 @@ def build_parser() -> CliParser:
     g.add_argument("--quiet", action="store_true",
                    help="no progress bars on stderr (shown, when stderr is a terminal, while"
                         " a long qrels or run file is read; never in a pipe)")
+    add_threads(g)
     gate = p.add_argument_group("gate")
     gate.add_argument("--fail-if", action="append", default=[], metavar="CONDITION",
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
@@ -130,6 +132,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     bin_width = _parse_float("--bin-width", args.bin_width)
     if bin_width <= 0.0:
         raise parameter_error("--bin-width", "a real number > 0", args.bin_width)
+    threads = parse_threads(args.threads)
     conditions = [_condition(text) for text in args.fail_if]
     if args.format == "html":
         _require_matplotlib()
@@ -163,6 +166,7 @@ def run(argv: list[str], stdout, stderr) -> int:
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
             swap_trials=swap_trials, swap_bin_width=bin_width,
+            threads=threads,
             progress=not args.quiet and is_terminal(stderr), **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):

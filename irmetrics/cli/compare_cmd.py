@@ -27,7 +27,7 @@ from ..comparison.formatting import printable
 from .inputs import open_lines, read_files, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_evaluation, add_output, add_version, evaluation_options,
-                      load_measure_files, parse_int)
+                      add_threads, load_measure_files, parse_int, parse_threads)
 
 #: Exit status when ``--fail-if-worse`` finds a candidate worse than its baseline.
 EXIT_WORSE = 3
@@ -92,6 +92,7 @@ def build_parser() -> CliParser:
                         " (default 10000)")
     g.add_argument("--seed", default="0", metavar="S",
                    help="random seed; the same seed gives the same numbers (default 0)")
+    add_threads(g)
     add_output(g, html="a self-contained report with plots")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
@@ -119,6 +120,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         raise parameter_error("--resamples", f"an integer between 1 and {MAX_RESAMPLES}",
                               args.resamples)
     seed = parse_int("--seed", args.seed, minimum=0)
+    threads = parse_threads(args.threads)
     if args.fail_if_worse and not args.baseline:
         raise CliError("--fail-if-worse needs --baseline (which run is the reference?)",
                        EXIT_USAGE)
@@ -151,7 +153,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,
                              test=args.test, correction=args.correction, alpha=alpha,
-                             n_resamples=n_resamples, seed=seed, **options)
+                             n_resamples=n_resamples, seed=seed, threads=threads, **options)
     for warning in caught:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's

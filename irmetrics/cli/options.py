@@ -17,6 +17,7 @@ import sys
 from .. import __version__
 from ..engine.pack import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
+from ..parallel import MAX_THREADS, THREADS_ENV, resolve_threads
 
 #: trec_eval's exit statuses (spec §1).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_COMPUTE, EXIT_NO_QUERIES = 0, 1, 2, 4, 7
@@ -123,6 +124,26 @@ def parse_int(option: str, text: str, *, minimum: int | None = None,
     if minimum is not None and value < minimum or maximum is not None and value > maximum:
         raise error
     return value
+
+
+def add_threads(group) -> None:
+    """``--threads N``: how many threads the command runs on (its output does not change)."""
+    group.add_argument("--threads", metavar="N",
+                       help="threads to run on (default: every core this process may use,"
+                            f" or ${THREADS_ENV}); the output is the same for any N")
+
+
+def parse_threads(text: str | None) -> int:
+    """The ``--threads`` value (None: the default of :func:`irmetrics.parallel.resolve_threads`).
+
+    Raises
+    ------
+    ParameterError
+        "`--threads` must be an integer between 1 and 1024; got '0'."
+    """
+    if text is None:
+        return resolve_threads(None)
+    return parse_int("--threads", text, minimum=1, maximum=MAX_THREADS)
 
 
 def check_measure_syntax(specs: list[str]) -> None:

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from ..evaluate import Evaluator
 from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsError, brief_repr,
                           IrMetricsWarning, MissingQueriesWarning, QueryAlignmentWarning)
 from ..measures.parse import parse_measures
+from ..parallel import map_ordered_warnings, resolve_threads
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.output import file_inputs
 from ..io.per_query import PerQueryScores
@@ -384,7 +386,7 @@ class Comparison:
 
 
 def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm",
-            alpha=0.05, n_resamples=10_000, seed=0, progress=None,
+            alpha=0.05, n_resamples=10_000, seed=0, progress=None, threads=None,
             **evaluate_options) -> Comparison:
     """Test whether systems differ, measure by measure, on the same queries.
 
@@ -417,6 +419,11 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         For the resampling tests. Same inputs and seed give identical results.
     progress : bool, optional
         Report evaluation progress on stderr; default: when stderr is a terminal.
+    threads : int or None
+        Threads evaluating the runs (a run per thread at a time, each read once) and
+        drawing the resamples (:func:`irmetrics.parallel.resolve_threads`: default every
+        core the process may use; 1 runs in the caller's thread). The comparison, its
+        warnings and errors do not depend on it.
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance`` as
@@ -462,6 +469,7 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         raise parameter_error("n_resamples", f"at most {MAX_RESAMPLES:,} (the Monte Carlo error"
                               " is already below 2e-4)", n_resamples)
     seed = check_int("seed", seed, min=0)
+    threads = resolve_threads(threads)
     if progress is not None:
         progress = check_bool("progress", progress)
     else:
@@ -480,7 +488,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress)
+            scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress,
+                                               threads)
             names = _comparable_measures(scored, measures)
             query_ids, scores, missing = _align(scored, systems, names)
             if len(query_ids) < 2 and test in ("t", "bootstrap"):
@@ -499,7 +508,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                 sys.stderr.write(f"irmetrics compare: {test} test, {len(pairs) * len(names)}"
                                  f" comparisons on {len(query_ids)} queries{resampled}\n")
             table = _test_pairs(scores, names, systems, pairs, test=test, correction=correction,
-                                alpha=alpha, n_resamples=n_resamples, seed=seed)
+                                alpha=alpha, n_resamples=n_resamples, seed=seed,
+                                threads=threads)
             _warn_undecided(table, test)
     finally:
         for warning in caught:
@@ -581,9 +591,11 @@ def _baselines(baseline, systems: list) -> list | None:
     return chosen
 
 
-def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool):
-    """Per-query values of every system: evaluated (one Evaluator, qrels encoded once)
-    or taken as given; and that Evaluator (None when nothing needed evaluating)."""
+def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool,
+                   threads: int = 1):
+    """Per-query values of every system: evaluated (one Evaluator, qrels encoded once;
+    a run per thread at a time, each read once) or taken as given; and that Evaluator
+    (None when nothing needed evaluating)."""
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
                                        "complete", "semantics", "num_docs_in_coll",
@@ -591,26 +603,32 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
     if unknown:
         raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
     evaluator = None
-    scored = {}
-    for i, (name, run) in enumerate(named.items(), start=1):
-        if isinstance(run, (Results, PerQueryScores)):
-            scored[name] = run
-            continue
-        if evaluator is None:
-            if qrels is None:
-                raise parameter_error("qrels", f"judgments to evaluate run {name!r} (None only"
-                                      " when every run is given as per-query values)", qrels)
-            evaluator = Evaluator(qrels, measures, **evaluate_options)
+    to_evaluate = [name for name, run in named.items()
+                   if not isinstance(run, (Results, PerQueryScores))]
+    if to_evaluate:
+        if qrels is None:
+            raise parameter_error("qrels", f"judgments to evaluate run {to_evaluate[0]!r} (None"
+                                  " only when every run is given as per-query values)", qrels)
+        evaluator = Evaluator(qrels, measures, **evaluate_options)
+    done = iter(range(1, len(to_evaluate) + 1))
+    lock = threading.Lock()
+
+    def evaluate(name: str):
+        assert evaluator is not None  # made above whenever a run needs evaluating
+        result = evaluator.evaluate(named[name])
         if progress:
-            sys.stderr.write(f"\rirmetrics compare: evaluating {i}/{len(named)}: {name}\x1b[K")
-            sys.stderr.flush()
-        with warnings.catch_warnings():
-            # The alignment below reports every missing query once, naming the run.
-            warnings.simplefilter("ignore", MissingQueriesWarning)
-            scored[name] = evaluator.evaluate(run)
+            with lock:  # runs finish in any order: count them as they do
+                sys.stderr.write(f"\rirmetrics compare: evaluated {next(done)}/"
+                                 f"{len(to_evaluate)} runs: {name}\x1b[K")
+                sys.stderr.flush()
+        return result
+
+    # The alignment below reports every missing query once, naming the run.
+    evaluated = dict(zip(to_evaluate, map_ordered_warnings(
+        evaluate, to_evaluate, threads=threads, ignore=(MissingQueriesWarning,))))
     if progress and evaluator is not None:
         sys.stderr.write("\n")
-    return scored, evaluator
+    return {name: evaluated.get(name, run) for name, run in named.items()}, evaluator
 
 
 def _comparable_measures(scored: dict, measures) -> list[str]:
@@ -745,7 +763,8 @@ def _pairs(systems: list, baselines: list | None) -> list[tuple[int, int]]:
 # -- statistics -------------------------------------------------------------------------
 
 def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: str,
-                correction: str, alpha: float, n_resamples: int, seed: int) -> pl.DataFrame:
+                correction: str, alpha: float, n_resamples: int, seed: int,
+                threads: int) -> pl.DataFrame:
     """Every (measure, pair) tested in one vectorised call; corrections per measure."""
 
     n_pairs = len(pairs)
@@ -755,12 +774,13 @@ def _test_pairs(scores: dict, names: list, systems: list, pairs: list, *, test: 
     a = np.hstack([scores[n][system_index].T for n in names])
     b = np.hstack([scores[n][baseline_index].T for n in names])
     paired = stats.paired_test(a, b, test="t" if test == "tukey" else test,
-                               n_resamples=n_resamples, seed=seed, level=1.0 - alpha)
+                               n_resamples=n_resamples, seed=seed, level=1.0 - alpha,
+                               threads=threads)
     p_value = np.asarray(paired.p_value, dtype=np.float64).reshape(len(names), n_pairs)
     statistic = np.asarray(paired.statistic, dtype=np.float64).reshape(len(names), n_pairs)
     if test == "tukey":
         stacked = np.stack([scores[n] for n in names], axis=-1)  # (systems, queries, measures)
-        hsd = stats.tukey_hsd(stacked, n_resamples=n_resamples, seed=seed)
+        hsd = stats.tukey_hsd(stacked, n_resamples=n_resamples, seed=seed, threads=threads)
         hsd_p = np.asarray(hsd.p_values)
         p_value = np.stack([hsd_p[system_index, baseline_index, m] for m in range(len(names))])
         statistic = np.stack([np.asarray(hsd.statistic)[system_index, baseline_index, m]

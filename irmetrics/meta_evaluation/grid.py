@@ -27,6 +27,7 @@ from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
 from ..io.output import file_inputs
 from ..measures.parse import output_name
 from ..measures.registry import MEAN, STRING
+from ..parallel import map_ordered, map_ordered_warnings, resolve_threads
 from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
@@ -247,7 +248,7 @@ class Grid:
 
     def ranking_agreement(self, reference=None, *, leaderboard=None, measures=None,
                           k: int = 3, n_resamples: int = 1000, seed=0,
-                          level: float = 0.95) -> pl.DataFrame:
+                          level: float = 0.95, threads: int | None = None) -> pl.DataFrame:
         """How far the leaderboard of each qrels set agrees with a reference, per measure.
 
         Parameters
@@ -266,6 +267,9 @@ class Grid:
         k, n_resamples, seed, level
             As :func:`irmetrics.stats.ranking_agreement` (``k`` at most the number of
             runs: a smaller grid compares all of its runs).
+        threads : int or None
+            Threads for the cells (:func:`irmetrics.parallel.resolve_threads`); the table
+            does not depend on it.
 
         Returns
         -------
@@ -280,7 +284,8 @@ class Grid:
         measures = self._measures(measures)
         k = self._top(k)
         n_resamples = _resample_count("n_resamples", n_resamples, 0)
-        rows = []
+        # The cells' scores are taken here (they warn); their statistics run in parallel.
+        cells = []
         if leaderboard is not None:
             if reference is not None:
                 raise parameter_error("reference", "None when a leaderboard is given",
@@ -289,44 +294,47 @@ class Grid:
                 board = self.leaderboard_values(leaderboard, measure)
                 for qrels in self.qrels_names:
                     _, scores = self.scores(measure, [qrels])
-                    res = stats.ranking_agreement(board, scores[qrels], k=k,
-                                                  n_resamples=n_resamples, seed=seed,
-                                                  level=level)
-                    rows.append(_agreement_row(LEADERBOARD, qrels, measure, res))
-            return _agreement_frame(rows)
-        reference = self.qrels_names[0] if reference is None else self._qrels(reference)
-        others = [q for q in self.qrels_names if q != reference]
-        if not others:
-            raise parameter_error("qrels", "at least two qrels sets to compare (or a"
-                                  " leaderboard)", self.qrels_names)
-        for measure in measures:
-            for qrels in others:
-                _, scores = self.scores(measure, [reference, qrels])
-                res = stats.ranking_agreement(scores[reference], scores[qrels], k=k,
-                                              n_resamples=n_resamples, seed=seed, level=level)
-                rows.append(_agreement_row(reference, qrels, measure, res))
-        return _agreement_frame(rows)
+                    cells.append((LEADERBOARD, qrels, measure, board, scores[qrels]))
+        else:
+            reference = self.qrels_names[0] if reference is None else self._qrels(reference)
+            others = [q for q in self.qrels_names if q != reference]
+            if not others:
+                raise parameter_error("qrels", "at least two qrels sets to compare (or a"
+                                      " leaderboard)", self.qrels_names)
+            for measure in measures:
+                for qrels in others:
+                    _, scores = self.scores(measure, [reference, qrels])
+                    cells.append((reference, qrels, measure, scores[reference], scores[qrels]))
+
+        def agreement(cell, inner: int) -> dict:
+            against, qrels, measure, x, y = cell
+            return _agreement_row(against, qrels, measure, stats.ranking_agreement(
+                x, y, k=k, n_resamples=n_resamples, seed=seed, level=level, threads=inner))
+
+        return _agreement_frame(_map_cells(agreement, cells, threads))
 
     def measure_agreement(self, reference: str, other: str, *, qrels=None, k: int = 3,
-                          n_resamples: int = 1000, seed=0, level: float = 0.95) -> pl.DataFrame:
+                          n_resamples: int = 1000, seed=0, level: float = 0.95,
+                          threads: int | None = None) -> pl.DataFrame:
         """How far the leaderboard of measure ``other`` agrees with that of measure
         ``reference``, under each qrels set (or those of ``qrels``); the columns of
         :meth:`ranking_agreement`, with ``reference`` and ``measure`` naming the two
-        measures."""
+        measures; ``threads`` as there."""
         reference, other = self._measure(reference), self._measure(other)
         k = self._top(k)
         n_resamples = _resample_count("n_resamples", n_resamples, 0)
         chosen = self.qrels_names if qrels is None else [self._qrels(q) for q in
                                                          ([qrels] if isinstance(qrels, str)
                                                           else qrels)]
-        rows = []
+        cells = []
         for q in chosen:
             _, a = self.scores(reference, [q])
             _, b = self.scores(other, [q])
-            res = stats.ranking_agreement(a[q], b[q], k=k, n_resamples=n_resamples, seed=seed,
-                                          level=level)
-            rows.append(_agreement_row(reference, q, other, res))
-        return _agreement_frame(rows)
+            cells.append((q, a[q], b[q]))
+        return _agreement_frame(_map_cells(
+            lambda cell, inner: _agreement_row(reference, cell[0], other, stats.ranking_agreement(
+                cell[1], cell[2], k=k, n_resamples=n_resamples, seed=seed, level=level,
+                threads=inner)), cells, threads))
 
     def leaderboard_values(self, leaderboard, measure: str) -> np.ndarray:
         """The values of a leaderboard (``{run: value}`` or ``{measure: {run: value}}``)
@@ -358,10 +366,10 @@ class Grid:
 
     def discriminative_power(self, *, measures=None, test: str = "t", alpha: float = 0.05,
                              correction: str = "none", n_resamples: int = 10_000,
-                             seed=0) -> pl.DataFrame:
+                             seed=0, threads: int | None = None) -> pl.DataFrame:
         """Discriminative power of each (qrels, measure)
         (:func:`irmetrics.stats.discriminative_power`, on the queries all runs share
-        under that qrels set).
+        under that qrels set). ``threads``: as :meth:`ranking_agreement`.
 
         Returns
         -------
@@ -371,17 +379,20 @@ class Grid:
         """
         measures = self._measures(measures)
         n_resamples = _resample_count("n_resamples", n_resamples, 1)
-        rows = []
-        for qrels in self.qrels_names:
-            for measure in measures:
-                _, scores = self.scores(measure, [qrels])
-                res = stats.discriminative_power(scores[qrels], test=test, alpha=alpha,
-                                                 correction=correction,
-                                                 n_resamples=n_resamples, seed=seed)
-                rows.append({"qrels": qrels, "measure": measure, "test": res.test,
-                             "correction": res.correction, "alpha": res.alpha,
-                             "n_topics": res.n_topics, "pairs": len(res.pairs),
-                             "significant": res.count, "power": res.power})
+        cells = [(qrels, measure, self.scores(measure, [qrels])[1][qrels])
+                 for qrels in self.qrels_names for measure in measures]
+
+        def power(cell, inner: int) -> dict:
+            qrels, measure, scores = cell
+            res = stats.discriminative_power(scores, test=test, alpha=alpha,
+                                             correction=correction, n_resamples=n_resamples,
+                                             seed=seed, threads=inner)
+            return {"qrels": qrels, "measure": measure, "test": res.test,
+                    "correction": res.correction, "alpha": res.alpha,
+                    "n_topics": res.n_topics, "pairs": len(res.pairs),
+                    "significant": res.count, "power": res.power}
+
+        rows = _map_cells(power, cells, threads)
         return pl.DataFrame(rows, schema={
             "qrels": pl.String, "measure": pl.String, "test": pl.String,
             "correction": pl.String, "alpha": pl.Float64, "n_topics": pl.Int64,
@@ -389,8 +400,9 @@ class Grid:
 
     def swap_rate(self, *, measures=None, subset_size=None, n_trials: int = 1000,
                   bin_width: float = 0.01, threshold: float = 0.05, seed=0,
-                  per_bin: bool = False) -> pl.DataFrame:
-        """Swap rate of each (qrels, measure) (:func:`irmetrics.stats.swap_rate`).
+                  per_bin: bool = False, threads: int | None = None) -> pl.DataFrame:
+        """Swap rate of each (qrels, measure) (:func:`irmetrics.stats.swap_rate`);
+        ``threads`` as :meth:`ranking_agreement`.
 
         Returns
         -------
@@ -405,30 +417,28 @@ class Grid:
         """
         measures = self._measures(measures)
         n_trials = _resample_count("n_trials", n_trials, 1)
-        rows: list[dict] = []
-        for qrels in self.qrels_names:
-            for measure in measures:
-                _, scores = self.scores(measure, [qrels])
-                if len(scores[qrels]) < 2:
-                    # Two disjoint topic sets need two topics: undefined, not an error
-                    # that would stop every other table.
-                    if not per_bin:
-                        rows.append({"qrels": qrels, "measure": measure, "subset_size": 0,
-                                     "n_trials": 0, "swap_rate": np.nan,
-                                     "min_difference": np.nan})
-                    continue
-                res = stats.swap_rate(scores[qrels], subset_size=subset_size,
-                                      n_trials=n_trials, bin_width=bin_width, seed=seed)
-                if per_bin:
-                    rows.extend({"qrels": qrels, "measure": measure, "bin_low": float(low),
-                                 "count": int(c), "swaps": int(s), "rate": float(r)}
-                                for low, c, s, r in zip(res.bin_low, res.counts, res.swaps,
-                                                        res.rate))
-                else:
-                    rows.append({"qrels": qrels, "measure": measure,
-                                 "subset_size": res.subset_size, "n_trials": res.n_trials,
-                                 "swap_rate": res.overall,
-                                 "min_difference": res.min_difference(threshold)})
+        cells = [(qrels, measure, self.scores(measure, [qrels])[1][qrels])
+                 for qrels in self.qrels_names for measure in measures]
+
+        def swaps(cell, inner: int) -> list[dict]:
+            qrels, measure, scores = cell
+            if len(scores) < 2:
+                # Two disjoint topic sets need two topics: undefined, not an error that
+                # would stop every other table.
+                return [] if per_bin else [{"qrels": qrels, "measure": measure,
+                                            "subset_size": 0, "n_trials": 0,
+                                            "swap_rate": np.nan, "min_difference": np.nan}]
+            res = stats.swap_rate(scores, subset_size=subset_size, n_trials=n_trials,
+                                  bin_width=bin_width, seed=seed, threads=inner)
+            if per_bin:
+                return [{"qrels": qrels, "measure": measure, "bin_low": float(low),
+                         "count": int(c), "swaps": int(s), "rate": float(r)}
+                        for low, c, s, r in zip(res.bin_low, res.counts, res.swaps, res.rate)]
+            return [{"qrels": qrels, "measure": measure, "subset_size": res.subset_size,
+                     "n_trials": res.n_trials, "swap_rate": res.overall,
+                     "min_difference": res.min_difference(threshold)}]
+
+        rows = [row for cell_rows in _map_cells(swaps, cells, threads) for row in cell_rows]
         if per_bin:
             return pl.DataFrame(rows, schema={"qrels": pl.String, "measure": pl.String,
                                               "bin_low": pl.Float64, "count": pl.Int64,
@@ -437,6 +447,18 @@ class Grid:
                                           "subset_size": pl.Int64, "n_trials": pl.Int64,
                                           "swap_rate": pl.Float64,
                                           "min_difference": pl.Float64})
+
+
+def _map_cells(fn, cells: list, threads) -> list:
+    """``[fn(cell, inner) for cell in cells]`` on ``threads`` threads, in cell order.
+
+    With at least as many cells as threads each cell runs on one thread (``inner = 1``);
+    with fewer, each cell's own resamples share the threads instead. The statistics do not
+    depend on their thread count, so neither does the table.
+    """
+    n = resolve_threads(threads)
+    inner = 1 if len(cells) >= n else n
+    return map_ordered(lambda cell: fn(cell, inner), cells, threads=n)
 
 
 def _resample_count(name: str, value, minimum: int) -> int:
@@ -485,7 +507,7 @@ def _agreement_frame(rows: list) -> pl.DataFrame:
 def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False,
                   max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                   qrels_columns=None, run_columns=None, ties="trec_eval",
-                  relevance="int", progress=False) -> Grid:
+                  relevance="int", progress=False, threads=None) -> Grid:
     """Evaluate every run against every qrels set, each run read once.
 
     Parameters
@@ -503,6 +525,11 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
     progress : {False, True, "auto"}, default False
         Show each qrels file's and each run file's read on stderr, as
         :func:`irmetrics.evaluate` does (``irmetrics agree``: ``"auto"``).
+    threads : int or None
+        Threads reading the qrels sets and evaluating the runs, one run (against every
+        qrels set) per thread at a time (:func:`irmetrics.parallel.resolve_threads`:
+        default every core the process may use; 1 runs in the caller's thread). The grid,
+        its warnings and errors do not depend on it.
 
     Returns
     -------
@@ -533,7 +560,7 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
 
     Memory: the per-query values of every cell (``qrels x runs x queries x measures``
     floats) and the encoded qrels sets; the run files are never held whole on the
-    bounded-memory road.
+    bounded-memory road, and ``threads`` runs are read at a time.
 
     Examples
     --------
@@ -554,13 +581,18 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                    max_docs=max_docs, complete=complete, semantics=semantics,
                    num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
                    run_columns=run_columns, ties=ties, relevance=relevance, progress=progress)
-    evaluators = [Evaluator(q, measures, **options) for q in named_qrels.values()]
+    threads = resolve_threads(threads)
+    evaluators = map_ordered_warnings(lambda q: Evaluator(q, measures, **options),
+                                      named_qrels.values(), threads=threads)
     if not evaluators[0].requests:
         raise parameter_error("measures", "at least one measure name", measures)
+    # Each run read once, against every qrels set; a run per thread at a time.
+    evaluated = map_ordered_warnings(lambda run: evaluate_each(evaluators, run),
+                                     named_runs.values(), threads=threads)
     results = {}
     missing = 0
-    for run_name, run in named_runs.items():
-        for qrels_name, res in zip(named_qrels, evaluate_each(evaluators, run)):
+    for run_name, each in zip(named_runs, evaluated):
+        for qrels_name, res in zip(named_qrels, each):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", MissingQueriesWarning)

@@ -23,6 +23,7 @@ from ..checks import check_choice, check_int, parameter_error
 from ..comparison import MAX_RESAMPLES
 from ..comparison import formatting as fmt
 from ..exceptions import MissingQueriesWarning, ParameterTypeError, QueryAlignmentWarning
+from ..parallel import resolve_threads
 from ..stats import POWER_TESTS, RANKING_STATISTICS
 from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
 from .cells import FOOTNOTE, cell, printable
@@ -358,7 +359,7 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
                   n_resamples: int = 1000, seed=0, level: float = 0.95, test: str = "t",
                   alpha: float = 0.05, correction: str = "none", swap_trials: int = 1000,
                   swap_bin_width: float = 0.01, judge_relevance_level=None,
-                  **evaluate_options) -> MetaEvaluation:
+                  threads=None, **evaluate_options) -> MetaEvaluation:
     r"""Compare judgment sets through the leaderboards they give and the labels they hold.
 
     Evaluates every run against every qrels set (:func:`evaluate_grid`, each run read
@@ -392,6 +393,10 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     judge_relevance_level : int or float, optional
         Lowest relevant label for the judges' Jaccard overlap (default: the evaluation's
         ``relevance_level``, 1).
+    threads : int or None
+        Threads for the grid's runs and the statistics' cells and resamples
+        (:func:`irmetrics.parallel.resolve_threads`: default every core the process may
+        use). The tables do not depend on it, byte for byte.
     **evaluate_options
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance``
@@ -435,11 +440,13 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
     check_int("n_resamples", n_resamples, min=0, max=MAX_RESAMPLES)
     named_qrels = named_inputs(qrels, "qrels")
+    threads = resolve_threads(threads)
     with warnings.catch_warnings():
         # Queries left out are said once, below (Grid.alignment_note), with the runs
         # that lack them.
         warnings.simplefilter("ignore", MissingQueriesWarning)
-        grid = evaluate_grid(named_qrels, runs, measures, **evaluate_options)
+        grid = evaluate_grid(named_qrels, runs, measures, threads=threads,
+                             **evaluate_options)
     ranked = grid.scored_measures()
     if not ranked:
         raise parameter_error("measures", "at least one measure averaged over queries"
@@ -451,11 +458,12 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
         # Topics left out of a comparison are said once, below, not per table.
         warnings.simplefilter("ignore", QueryAlignmentWarning)
         rankings = grid.ranking_agreement(reference, leaderboard=leaderboard, measures=ranked,
-                                          k=k, n_resamples=n_resamples, seed=seed, level=level)
+                                          k=k, n_resamples=n_resamples, seed=seed, level=level,
+                                          threads=threads)
         power = grid.discriminative_power(measures=ranked, test=test, alpha=alpha,
-                                          correction=correction, seed=seed)
+                                          correction=correction, seed=seed, threads=threads)
         swaps = grid.swap_rate(measures=ranked, n_trials=swap_trials,
-                               bin_width=swap_bin_width, seed=seed)
+                               bin_width=swap_bin_width, seed=seed, threads=threads)
     note = grid.alignment_note()
     if note is not None:
         warnings.warn(note, QueryAlignmentWarning, stacklevel=2)

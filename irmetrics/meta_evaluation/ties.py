@@ -13,6 +13,7 @@ from ..engine.ties import order_within_ties, tie_groups, truncated
 from ..evaluate import Evaluator
 from ..measures.dcg import gains_for, label_gain
 from ..measures.expected import ORDER_FREE
+from ..parallel import map_ordered, resolve_threads
 from ..results import report_query_set
 
 #: The four values reported per measure, in column order.
@@ -53,7 +54,8 @@ class TieReport:
 
 
 def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
-               complete=False, semantics="trec_eval", relevance="int") -> TieReport:
+               complete=False, semantics="trec_eval", relevance="int",
+               threads=None) -> TieReport:
     """Each measure under trec_eval's tie order, in expectation, at best and at worst.
 
     A tie group is a set of documents of one query with equal scores. For every
@@ -69,6 +71,9 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
         ``ties="expected"`` accepts (:func:`irmetrics.measures.expected.accepted_names`).
     relevance_level, judged_only, max_docs, complete, semantics, relevance
         See :class:`irmetrics.Evaluator`.
+    threads : int or None
+        Threads computing the best and worst orders, a measure per thread at a time
+        (:func:`irmetrics.parallel.resolve_threads`); the report does not depend on it.
 
     Returns
     -------
@@ -97,13 +102,14 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     ev = Evaluator(qrels, measures, relevance_level=relevance_level,
                    judged_only=judged_only, max_docs=max_docs, complete=complete,
                    semantics=semantics, ties="expected", relevance=relevance)
-    return report_ties(ev, run, stacklevel=3)
+    return report_ties(ev, run, stacklevel=3, threads=threads)
 
 
-def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
+def report_ties(ev: Evaluator, run, *, stacklevel: int = 2, threads=None) -> TieReport:
     """:func:`tie_report` of ``run`` with the qrels, measures and options of ``ev``
     (an :class:`~irmetrics.Evaluator` made with ``ties="expected"``), so that several
-    runs share one reading of the qrels."""
+    runs share one reading of the qrels; ``threads`` as there."""
+    threads = resolve_threads(threads)
     if not ev.requests:
         raise parameter_error("measures", "at least one measure name", [])
     run_query_ids = list(run) if isinstance(run, dict) else None
@@ -114,19 +120,26 @@ def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
     results["trec_eval"] = ev.results(cut, *ev.columns(cut, ev.requests, expected=False),
                                       id_encoding)
     report_query_set(results["trec_eval"], stacklevel=stacklevel)
-    bounds: dict[str, tuple[dict, dict]] = {"best": ({}, {}), "worst": ({}, {})}
-    tied = {}
-    for req in ev.requests:
+
+    def bounded(req) -> tuple[dict, dict]:
+        """The best and worst columns of one measure, and its tied entries."""
         level = ev.relevance_level if req.relevance_level is None else req.relevance_level
         key = _order_key(whole, req, level)
+        columns = {policy: ev.columns(truncated(order_within_ties(
+            whole, key, best=policy == "best"), ev.max_docs), [req], expected=False)
+            for policy in ("best", "worst")}
+        judged_only = ev.judged_only if req.judged_only is None else req.judged_only
+        return columns, _tied_entries(whole, key, req, level, judged_only, ev.max_docs)
+
+    # A measure per thread; merged in the measures' order.
+    bounds: dict[str, tuple[dict, dict]] = {"best": ({}, {}), "worst": ({}, {})}
+    tied = {}
+    for columns_of, tied_of in map_ordered(bounded, ev.requests, threads=threads):
         for policy, (columns, specs) in bounds.items():
-            ordered = truncated(order_within_ties(whole, key, best=policy == "best"),
-                                ev.max_docs)
-            more_columns, more_specs = ev.columns(ordered, [req], expected=False)
+            more_columns, more_specs = columns_of[policy]
             columns.update(more_columns)
             specs.update(more_specs)
-        judged_only = ev.judged_only if req.judged_only is None else req.judged_only
-        tied.update(_tied_entries(whole, key, req, level, judged_only, ev.max_docs))
+        tied.update(tied_of)
     for policy, (columns, specs) in bounds.items():
         results[policy] = ev.results(whole, columns, specs, id_encoding)
     summaries = {p: results[p].aggregate() for p in POLICIES}

@@ -85,7 +85,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     qrels : pyspark.sql.DataFrame or path
         Columns ``query_id``, ``doc_id`` (strings or integers) and ``relevance``
         (integers, booleans or whole floats); a path is read with
-        ``spark.read.parquet``. Other columns are ignored.
+        ``spark.read.parquet`` (by the active SparkSession; with none, a local one on
+        every core is started: master ``local[*]``). Other columns are ignored.
     run : pyspark.sql.DataFrame or path
         Columns ``query_id``, ``doc_id`` and ``score`` (any numeric type); a path is
         read with ``spark.read.parquet``. Rows need no order: each query is ranked by
@@ -144,7 +145,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     Examples
     --------
     >>> from pyspark.sql import SparkSession                          # doctest: +SKIP
-    >>> spark = SparkSession.builder.master("local[2]").getOrCreate()  # doctest: +SKIP
+    >>> spark = SparkSession.builder.master("local[*]").getOrCreate()  # doctest: +SKIP
     >>> qrels = spark.createDataFrame([("q1", "d1", 1), ("q1", "d2", 0)],
     ...                               ["query_id", "doc_id", "relevance"])  # doctest: +SKIP
     >>> run = spark.createDataFrame([("q1", "d1", 0.3), ("q1", "d2", 0.9)],
@@ -241,7 +242,8 @@ def _workers_python(spark):
 
 
 def _session(*inputs):
-    """The SparkSession of the first DataFrame among ``inputs``, else the active one."""
+    """The SparkSession of the first DataFrame among ``inputs``, else the active one,
+    else a new local one on every core (:data:`LOCAL_MASTER`)."""
     from pyspark.sql import DataFrame, SparkSession
 
     for value in inputs:
@@ -249,9 +251,13 @@ def _session(*inputs):
             return value.sparkSession
     spark = SparkSession.getActiveSession()
     if spark is None:
-        raise parameter_error("run", "a Spark DataFrame, or a path with a SparkSession"
-                              " active", inputs[0])
+        # Paths and no session: a local one on every core, as Spark's local[*] gives.
+        spark = SparkSession.builder.master(LOCAL_MASTER).appName("irmetrics").getOrCreate()
     return spark
+
+
+#: The master of the session :func:`evaluate` starts when given paths and none is active.
+LOCAL_MASTER = "local[*]"
 
 
 #: Columns each input must have, and the type they are cast to for the engine.

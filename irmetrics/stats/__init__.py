@@ -21,9 +21,11 @@ stacked by the caller): input of shape ``(n,)`` gives scalar (0-d array) fields,
 shape ``(n, k)`` gives fields of shape ``(k,)``; the columns are independent tests that
 share the random resamples.
 
-Randomness comes from ``numpy.random.default_rng(seed)`` and is drawn in blocks whose size
-depends only on the data shape, never on the thread count, so the same inputs and seed give
-bit-identical results on any machine set-up. Resampled statistics are compared with the
+Randomness is drawn in blocks whose size depends only on the data shape and the number of
+resamples, block ``i`` from generator ``i`` of :func:`irmetrics.parallel.block_generators`
+(``numpy.random.SeedSequence(seed).spawn``); the blocks run on ``threads`` threads and are
+joined in block order, so the same inputs and seed give bit-identical results for any
+thread count and any machine set-up. Resampled statistics are compared with the
 observed one with a tolerance of ``100 * eps`` (scipy.stats.permutation_test's factor)
 times the scale at which their sums round: ``sum |d_i|`` for sign flips, the observed t for
 the studentised bootstrap, the difference plus the mean absolute score for Tukey HSD. So

@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
+from irmetrics.parallel import block_generators, map_ordered
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -27,9 +29,17 @@ CI_METHODS = ("t", "bootstrap")
 #: numbers in a different order still tie.
 _REL_TOL = 100 * np.finfo(np.float64).eps
 
-#: Resamples are drawn in blocks of about this many float64 elements (16 MiB). The block
-#: size depends on the data shape only, which keeps results independent of thread count.
+#: Resamples are drawn in blocks of at most about this many float64 elements (16 MiB).
+#: The block size depends on the data shape and the number of resamples only, and block
+#: ``i`` draws from generator ``i`` of :func:`irmetrics.parallel.block_generators`, which
+#: keeps results independent of the thread count.
 _BLOCK_ELEMENTS = 1 << 21
+
+#: Resamples are cut into about this many blocks, so that 16 or more threads have work...
+_TARGET_BLOCKS = 64
+#: ...unless a block would then hold fewer elements than this (its Python overhead would
+#: outweigh its work).
+_MIN_BLOCK_ELEMENTS = 1 << 15
 
 #: Randomization test: enumerate all 2**n sign flips up to this n unless told otherwise,
 #: and never beyond _MAX_EXACT_N (the meet-in-the-middle tables grow as 2**(n/2)).
@@ -198,17 +208,37 @@ def _check_level(level: Any) -> float:
     return float(level)
 
 
-def _make_rng(seed: Any) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is not None:
+def _check_seed(seed: Any) -> Any:
+    """``seed`` as given, once it is None, a Generator or a non-negative int."""
+    if seed is not None and not isinstance(seed, np.random.Generator):
         check_int("seed", seed, min=0)
-    return np.random.default_rng(seed)
+    return seed
 
 
 def _block_rows(row_elements: int, total: int) -> int:
-    """Resamples per block: about _BLOCK_ELEMENTS elements, a function of the shape only."""
-    return max(1, min(total, _BLOCK_ELEMENTS // max(1, row_elements)))
+    """Resamples per block, a function of the shape and ``total`` only: ``total`` cut into
+    about _TARGET_BLOCKS blocks of at least _MIN_BLOCK_ELEMENTS and at most
+    _BLOCK_ELEMENTS elements (each resample holding ``row_elements``)."""
+    row_elements = max(1, row_elements)
+    rows = max(-(-total // _TARGET_BLOCKS), _MIN_BLOCK_ELEMENTS // row_elements)
+    return max(1, min(total, rows, _BLOCK_ELEMENTS // row_elements))
+
+
+def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_elements: int,
+                seed: Any, threads: Any) -> list:
+    """``fn(size, rng)`` for each block of ``total`` resamples, in block order.
+
+    The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
+    (block ``i`` draws from generator ``i`` of
+    :func:`irmetrics.parallel.block_generators`) do not depend on ``threads``, and the
+    results come back in block order, so whatever ``fn`` computes from its own draws is
+    the same for any thread count.
+    """
+    rows = _block_rows(row_elements, total)
+    sizes = [min(rows, total - start) for start in range(0, total, rows)]
+    generators = block_generators(seed, len(sizes))
+    return map_ordered(lambda i: fn(sizes[i], generators[i]), range(len(sizes)),
+                       threads=threads)
 
 
 def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:

@@ -39,8 +39,9 @@ import numpy as np
 
 from irmetrics.checks import check_bool, check_choice, check_int, parameter_error
 from irmetrics.exceptions import ShapeError
-from ._common import _check_level, _make_rng
-from .paired import _bootstrap_sums, _fixed_point_parts
+from irmetrics.parallel import resolve_threads
+from ._common import _check_level, _check_seed
+from .paired import _bootstrap_blocks, _fixed_point_parts
 
 #: The statistics :func:`ranking_agreement` reports, in order.
 RANKING_STATISTICS = ("tau_b", "tau_ap", "spearman", "pearson", "swaps", "top_k")
@@ -491,7 +492,8 @@ def _as_scores(name: str, values: Any) -> np.ndarray:
 
 
 def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
-                      seed: Any = 0, level: float = 0.95) -> RankingAgreement:
+                      seed: Any = 0, level: float = 0.95,
+                      threads: int | None = None) -> RankingAgreement:
     r"""Agreement between two rankings of the same systems, with bootstrap intervals.
 
     ``x`` and ``y`` give the scores of ``m`` systems under two conditions, ``x`` being the
@@ -521,6 +523,9 @@ def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
     seed : int, numpy.random.Generator or None, default 0
         Same inputs and seed give identical results on any machine and thread count.
     level : float, default 0.95
+    threads : int or None
+        Threads drawing the resamples (:func:`irmetrics.parallel.resolve_threads`); the
+        result does not depend on it.
 
     Returns
     -------
@@ -532,7 +537,8 @@ def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
     :func:`paired_test`), so systems whose per-topic scores are the same values tie
     exactly, whatever the order of the topics; the bootstrap draws the same indices as
     ``scipy.stats.bootstrap`` (``rng.integers(0, n, (B, n))``) in blocks whose size depends
-    on the data shape only.
+    on the data shape and ``n_resamples`` only, block ``i`` from generator ``i`` of
+    :func:`irmetrics.parallel.block_generators`.
 
     Examples
     --------
@@ -558,7 +564,8 @@ def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
     k = check_int("k", k, min=1, max=m)
     n_resamples = check_int("n_resamples", n_resamples, min=0)
     level = _check_level(level)
-    rng = _make_rng(seed)
+    _check_seed(seed)
+    resolve_threads(threads)
     x_means = _exact_means(x) if x.ndim == 2 else x
     y_means = _exact_means(y) if y.ndim == 2 else y
     estimate = _all_statistics(x_means[None], y_means[None], k)[0]
@@ -569,13 +576,15 @@ def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
         return RankingAgreement(RANKING_STATISTICS, estimate, nan, nan.copy(), x_means,
                                 y_means, m, n, 0, k, level, seed)
     joined = np.hstack(resampled)  # the resampled sides' columns, resampled together
-    blocks = []
-    for sums, _ in _bootstrap_sums(joined, n_resamples, rng, squares=False):
+
+    def block(sums, _):
         means = sums / n
         bx = means[:, :m] if x.ndim == 2 else np.broadcast_to(x_means, (len(means), m))
         by = means[:, -m:] if y.ndim == 2 else np.broadcast_to(y_means, (len(means), m))
-        blocks.append(_all_statistics(np.ascontiguousarray(bx), np.ascontiguousarray(by), k))
-    samples = np.concatenate(blocks)
+        return _all_statistics(np.ascontiguousarray(bx), np.ascontiguousarray(by), k)
+
+    samples = np.concatenate(_bootstrap_blocks(joined, n_resamples, seed, threads, block,
+                                               squares=False))
     tail = (1.0 - level) / 2.0
     low, high = _finite_quantiles(samples, tail), _finite_quantiles(samples, 1.0 - tail)
     return RankingAgreement(RANKING_STATISTICS, estimate, low, high, x_means, y_means, m, n,

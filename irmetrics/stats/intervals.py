@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int
+from irmetrics.parallel import resolve_threads
 from ._common import (
-    BOOTSTRAP_CIS, CI_METHODS, ConfidenceInterval, _as_columns, _check_level, _make_rng,
+    BOOTSTRAP_CIS, CI_METHODS, ConfidenceInterval, _as_columns, _check_level, _check_seed,
     _mean_var, _shaped, _t_interval,
 )
-from .paired import _bootstrap_interval, _bootstrap_sums
+from .paired import _bootstrap_blocks, _bootstrap_interval
 
 
 def confidence_interval(
@@ -22,6 +23,7 @@ def confidence_interval(
     n_resamples: int = 10_000,
     seed: Any = 0,
     bootstrap_ci: str = "bca",
+    threads: int | None = None,
 ) -> ConfidenceInterval:
     r"""Mean of one system's per-query scores with a confidence interval.
 
@@ -39,7 +41,11 @@ def confidence_interval(
         In (0, 1).
     n_resamples : int
     seed : int, numpy.random.Generator or None
+        Seed of the resamples; the same seed gives the same interval whatever ``threads``.
     bootstrap_ci : {"bca", "percentile"}
+    threads : int or None
+        Threads drawing the resamples (:func:`irmetrics.parallel.resolve_threads`); the
+        result does not depend on it.
 
     Returns
     -------
@@ -60,7 +66,8 @@ def confidence_interval(
     level = _check_level(level)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     bootstrap_ci = check_choice("bootstrap_ci", bootstrap_ci, BOOTSTRAP_CIS)
-    rng = _make_rng(seed)
+    seed = _check_seed(seed)
+    resolve_threads(threads)
     n = matrix.shape[0]
     mean, var = _mean_var(matrix)
     sd = np.sqrt(var)
@@ -68,9 +75,11 @@ def confidence_interval(
         low, high = _t_interval(mean, sd, n, level, "two-sided")
         ci_method, used = "t", 0
     else:
-        boot_means = np.concatenate(
-            [mean + sums / n for sums, _ in _bootstrap_sums(matrix - mean, n_resamples, rng, squares=False)])
-        low, high = _bootstrap_interval(matrix, mean, sd, boot_means, level, "two-sided", bootstrap_ci)
+        boot_means = np.concatenate(_bootstrap_blocks(
+            matrix - mean, n_resamples, seed, threads, lambda sums, _: mean + sums / n,
+            squares=False))
+        low, high = _bootstrap_interval(matrix, mean, sd, boot_means, level, "two-sided",
+                                        bootstrap_ci, threads)
         ci_method, used = bootstrap_ci, n_resamples
     return ConfidenceInterval(
         mean=_shaped(mean, one_d), low=_shaped(low, one_d), high=_shaped(high, one_d),

@@ -10,10 +10,11 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
+from irmetrics.parallel import map_ordered, resolve_threads
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
-    _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _block_rows, _check_finite,
-    _check_level, _make_rng, _mean_var, _one_sided, _shaped, _t_interval,
+    _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
+    _check_seed, _map_blocks, _mean_var, _one_sided, _shaped, _t_interval,
     _tail_probabilities,
 )
 
@@ -29,6 +30,7 @@ def paired_test(
     level: float = 0.95,
     exact: bool | None = None,
     bootstrap_ci: str = "bca",
+    threads: int | None = None,
 ) -> PairedTest:
     r"""Paired significance test of ``a`` against ``b``, with CI and effect size.
 
@@ -69,7 +71,8 @@ def paired_test(
     n_resamples : int
         Random resamples for the randomization (when not enumerated) and bootstrap tests.
     seed : int, numpy.random.Generator or None
-        Seed of ``numpy.random.default_rng``. The same seed gives the same result.
+        Seed of the resamples (:func:`irmetrics.parallel.block_generators`). The same seed
+        gives the same result, whatever ``threads``.
     alternative : {"two-sided", "less", "greater"}
         "greater": the mean of ``a - b`` is greater than 0.
     level : float
@@ -79,6 +82,11 @@ def paired_test(
         False always samples, None enumerates when n <= 20.
     bootstrap_ci : {"bca", "percentile"}
         Interval of the bootstrap test.
+    threads : int or None
+        Threads drawing the resamples (:func:`irmetrics.parallel.resolve_threads`:
+        default every core the process may use; 1 runs in the caller's thread). The
+        resamples come in blocks of a size fixed by the data and ``n_resamples``, block
+        ``i`` drawn from generator ``i``, so the result does not depend on it.
 
     Returns
     -------
@@ -123,6 +131,20 @@ def paired_test(
     >>> float(r.p_value), r.n_resamples, r.exact
     (0.125, 64, True)
     """
+    result = _paired_test(a, b, test=test, n_resamples=n_resamples, seed=seed,
+                          alternative=alternative, level=level, exact=exact,
+                          bootstrap_ci=bootstrap_ci, threads=threads)
+    if test in ("wilcoxon", "sign"):
+        warnings.warn(
+            f"the {test} test is less reliable than the t, randomization or bootstrap tests "
+            "on IR data (Smucker et al. 2007; Urbano et al. 2019).",
+            UnreliableTestWarning, stacklevel=2)
+    return result
+
+
+def _paired_test(a, b, *, test, n_resamples, seed, alternative, level, exact, bootstrap_ci,
+                 threads) -> PairedTest:
+    """:func:`paired_test` without its warning (which is not thread-safe to silence)."""
     A, one_d = _as_columns("a", a)
     B, b_one_d = _as_columns("b", b)
     if A.shape != B.shape or one_d != b_one_d:
@@ -141,7 +163,8 @@ def paired_test(
     if exact and n > _MAX_EXACT_N:
         raise parameter_error(
             "exact", f"False or None when n > {_MAX_EXACT_N} (2**n sign flips; here n = {n})", exact)
-    rng = _make_rng(seed)
+    seed = _check_seed(seed)
+    resolve_threads(threads)
 
     with np.errstate(over="ignore"):  # reported just below, as a parameter error
         d = A - B
@@ -165,18 +188,16 @@ def paired_test(
             p_value = _sign_flip_exact_p(d, alternative)
             used_resamples, is_exact = 2**n, True
         else:
-            p_value = _sign_flip_monte_carlo_p(d, alternative, n_resamples, rng)
+            p_value = _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads)
             used_resamples = n_resamples
     elif test == "bootstrap":
         statistic = mean.copy()
-        p_value, boot_means = _bootstrap_test(d, mean, sd, alternative, n_resamples, rng)
-        ci_low, ci_high = _bootstrap_interval(d, mean, sd, boot_means, level, alternative, bootstrap_ci)
+        p_value, boot_means = _bootstrap_test(d, mean, sd, alternative, n_resamples, seed,
+                                              threads)
+        ci_low, ci_high = _bootstrap_interval(d, mean, sd, boot_means, level, alternative,
+                                              bootstrap_ci, threads)
         ci_method, used_resamples = bootstrap_ci, n_resamples
     else:
-        warnings.warn(
-            f"the {test} test is less reliable than the t, randomization or bootstrap tests "
-            "on IR data (Smucker et al. 2007; Urbano et al. 2019).",
-            UnreliableTestWarning, stacklevel=2)
         if test == "wilcoxon":
             statistic, p_value, is_exact = _wilcoxon(d, all_zero, alternative)
         else:
@@ -291,43 +312,52 @@ def _all_flip_sums(d: np.ndarray) -> np.ndarray:
     return signs @ d if h else np.zeros((1, d.shape[1]))
 
 
-def _sign_flip_monte_carlo_p(d, alternative, n_resamples, rng):
-    """Monte Carlo sign-flip p-value ``(c + 1) / (B + 1)``; one ±1 block serves all columns."""
+def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
+    """Monte Carlo sign-flip p-value ``(c + 1) / (B + 1)``; one ±1 block serves all columns.
+
+    Blocks of flips run on ``threads`` threads (:func:`_map_blocks`); the counts are
+    integers, so their sum does not depend on the order the blocks finish in.
+    """
     n, k = d.shape
     observed = d.sum(axis=0)
     gamma = _flip_tolerance(d)
-    counts = np.zeros(k, dtype=np.int64)
-    rows = _block_rows(n, n_resamples)
-    for start in range(0, n_resamples, rows):
-        size = min(rows, n_resamples - start)
+
+    def block(size, rng):
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8)
         signs = 1.0 - 2.0 * flips
-        counts += _at_least_as_extreme(signs @ d, observed, alternative, gamma)
+        return _at_least_as_extreme(signs @ d, observed, alternative, gamma)
+
+    counts = np.zeros(k, dtype=np.int64)
+    for hits in _map_blocks(block, n_resamples, n + k, seed, threads):
+        counts += hits
     return (counts + 1.0) / (n_resamples + 1.0)
 
 
-def _bootstrap_sums(centred, n_resamples, rng, *, squares):
-    """Bootstrap resample sums of ``centred`` (n, k): ``W @ centred`` and ``W @ centred**2``.
+def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
+    """``fn(sums, sums_sq)`` for each block of bootstrap resamples of ``centred`` (n, k),
+    in block order: ``sums = W @ centred`` and ``sums_sq = W @ centred**2`` (or None).
 
     ``W`` holds the multinomial counts of one resample per row, built from
     ``rng.integers(0, n, (rows, n))`` (the index draws of scipy.stats.bootstrap) so a matrix
     product replaces fancy indexing. ``W @ centred`` feeds the confidence interval, so it is
     computed exactly on fixed-point parts (:func:`_fixed_point_parts`): a threaded BLAS
     sums in a thread-dependent order, and exact sums have no order. The sums of squares
-    only feed p-value counts, which the comparison tolerance protects. Yields (sums, sums
-    of squares or None) per block.
+    only feed p-value counts, which the comparison tolerance protects. Blocks (their size
+    fixed by the shape and ``n_resamples``, block ``i`` drawn from generator ``i``) run on
+    ``threads`` threads, ``fn`` with them.
     """
-    n = centred.shape[0]
+    n, k = centred.shape
     parts = _fixed_point_parts(centred)
     centred_sq = centred * centred if squares else None
-    rows = _block_rows(n, n_resamples)
-    for start in range(0, n_resamples, rows):
-        size = min(rows, n_resamples - start)
+
+    def block(size, rng):
         picks = rng.integers(0, n, size=(size, n))
         picks += (np.arange(size) * n)[:, None]
         weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         sums = sum((weights @ part) * scale for part, scale in parts)
-        yield sums, (weights @ centred_sq if squares else None)
+        return fn(sums, weights @ centred_sq if squares else None)
+
+    return _map_blocks(block, n_resamples, n + k, seed, threads)
 
 
 def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -351,33 +381,33 @@ def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return parts
 
 
-def _bootstrap_test(d, mean, sd, alternative, n_resamples, rng):
+def _bootstrap_test(d, mean, sd, alternative, n_resamples, seed, threads):
     """Studentised shift-bootstrap p-value; also returns the (B, k) bootstrap means of d."""
     n, k = d.shape
-    centred = d - mean
-    boot_means = np.empty((n_resamples, k))
-    counts = np.zeros(k, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_observed = mean / (sd / math.sqrt(n))
         t_gamma = np.where(np.isfinite(t_observed), _REL_TOL * np.abs(t_observed), 0.0)
-        start = 0
-        for sums, sums_sq in _bootstrap_sums(centred, n_resamples, rng, squares=True):
-            size = sums.shape[0]
-            boot_means[start:start + size] = mean + sums / n
-            start += size
-            if n < 2:
-                continue
+
+    def block(sums, sums_sq):
+        boot_means = mean + sums / n
+        if n < 2:
+            return boot_means, np.zeros(k, dtype=np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
             variance = np.maximum(sums_sq - sums * sums / n, 0.0) / (n - 1)
             # 0/0 (a resample of centred zeros) is a mean exactly at H0: t* = 0.
             t_null = np.where(sums == 0, 0.0, (sums / n) / np.sqrt(variance / n))
-            counts += _at_least_as_extreme(t_null, t_observed, alternative, t_gamma)
+        return boot_means, _at_least_as_extreme(t_null, t_observed, alternative, t_gamma)
+
+    blocks = _bootstrap_blocks(d - mean, n_resamples, seed, threads, block, squares=True)
+    boot_means = np.concatenate([means for means, _ in blocks])
+    counts = np.sum([hits for _, hits in blocks], axis=0, dtype=np.int64)
     p_value = (counts + 1.0) / (n_resamples + 1.0)
     if n < 2:
         p_value = np.full(k, np.nan)
     return p_value, boot_means
 
 
-def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind):
+def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threads=1):
     """Percentile or BCa interval of the mean from its bootstrap distribution.
 
     BCa (Efron & Tibshirani 1993, eq. 14.10-14.15), as scipy.stats.bootstrap computes it:
@@ -386,7 +416,8 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind):
     :math:`a = \\sum u_i^3 / (6 (\\sum u_i^2)^{3/2})` with :math:`u_i = d_i - \\bar d`; the
     ends are the quantiles (linear interpolation) at
     :math:`\\Phi(z_0 + (z_0 + z_\\alpha) / (1 - a (z_0 + z_\\alpha)))`.
-    Columns with :math:`s_d = 0` get ``[mean, mean]``; n = 1 gives NaN.
+    Columns with :math:`s_d = 0` get ``[mean, mean]``; n = 1 gives NaN. The sorting
+    runs on ``threads`` threads, a group of columns each (exact, so the same ends).
     """
     from scipy import special
 
@@ -405,7 +436,7 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind):
             accel = (u**3).sum(axis=0) / (6.0 * (u**2).sum(axis=0) ** 1.5)
             z = special.ndtri(probabilities) + z0
             probabilities = special.ndtr(z0 + z / (1.0 - accel * z))
-    low, high = _column_quantiles(boot_means, probabilities)
+    low, high = _column_quantiles(boot_means, probabilities, threads)
     constant = sd == 0
     low, high = np.where(constant, mean, low), np.where(constant, mean, high)
     if n < 2:
@@ -413,12 +444,23 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind):
     return _one_sided(low, high, alternative)
 
 
-def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
+                      threads: Any = 1) -> np.ndarray:
     """Quantiles of each column of ``samples`` (B, k) at per-column ``probabilities`` (q, k).
 
     Linear interpolation between order statistics (Hyndman & Fan type 7, numpy's and
-    scipy.stats.quantile's default); NaN probabilities give NaN.
+    scipy.stats.quantile's default); NaN probabilities give NaN. Groups of columns are
+    sorted on ``threads`` threads: every step is per column and element-wise, so the
+    grouping cannot change a value.
     """
+    k = samples.shape[1]
+    n = resolve_threads(threads)
+    if n > 1 and k > 1:
+        step = -(-k // n)
+        groups = [slice(i, i + step) for i in range(0, k, step)]
+        return np.concatenate(map_ordered(
+            lambda cols: _column_quantiles(samples[:, cols], probabilities[:, cols]),
+            groups, threads=n), axis=1)
     ordered = np.sort(samples, axis=0)
     last = ordered.shape[0] - 1
     valid = np.isfinite(probabilities)

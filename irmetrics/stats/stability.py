@@ -7,7 +7,6 @@ retrieval.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,16 +15,18 @@ import numpy as np
 from irmetrics.checks import (check_choice, check_float, check_int, check_positive_int,
                               parameter_error)
 from irmetrics.exceptions import ShapeError
-from ._common import CORRECTIONS, TESTS, UnreliableTestWarning, _check_finite, _make_rng
+from irmetrics.parallel import block_generators, map_ordered, resolve_threads
+from ._common import CORRECTIONS, TESTS, _check_finite, _check_seed
 from .corrections import adjust_pvalues
-from .paired import _fixed_point_parts, paired_test
+from .paired import _fixed_point_parts, _paired_test
 from .tukey import tukey_hsd
 
 #: Tests :func:`discriminative_power` runs: those of :func:`paired_test`, and randomised
 #: Tukey HSD over all systems at once.
 POWER_TESTS = TESTS + ("tukey",)
 
-#: Trials drawn per block by :func:`swap_rate` (a function of nothing but this constant).
+#: Trials drawn per block by :func:`swap_rate` (a function of nothing but this constant);
+#: block ``i`` draws from generator ``i`` of :func:`irmetrics.parallel.block_generators`.
 _TRIAL_BLOCK = 256
 
 #: Most bins of ``|d|`` :func:`swap_rate` makes (a bin width far below the differences
@@ -100,7 +101,7 @@ class DiscriminativePower:
 
 def discriminative_power(scores: Any, *, test: str = "t", alpha: float = 0.05,
                          correction: str = "none", n_resamples: int = 10_000,
-                         seed: Any = 0) -> DiscriminativePower:
+                         seed: Any = 0, threads: int | None = None) -> DiscriminativePower:
     r"""Share of system pairs that a significance test tells apart (Sakai, SIGIR 2006).
 
     Every pair of the ``m`` systems is tested on the topics: a paired test of
@@ -125,6 +126,9 @@ def discriminative_power(scores: Any, *, test: str = "t", alpha: float = 0.05,
         Applied over all pairs (not for ``"tukey"``, which needs none).
     n_resamples, seed
         For the resampling tests; the same seed gives the same result.
+    threads : int or None
+        Threads drawing the resamples (:func:`irmetrics.parallel.resolve_threads`); the
+        result does not depend on it.
 
     Returns
     -------
@@ -144,15 +148,14 @@ def discriminative_power(scores: Any, *, test: str = "t", alpha: float = 0.05,
     n_resamples = check_positive_int("n_resamples", n_resamples)
     pairs = system_pairs(scores.shape[1])
     if test == "tukey":
-        hsd = tukey_hsd(scores.T, n_resamples=n_resamples, seed=seed)
+        hsd = tukey_hsd(scores.T, n_resamples=n_resamples, seed=seed, threads=threads)
         p_values = np.asarray(hsd.p_values)[pairs[:, 0], pairs[:, 1]]
         correction, used = "none", n_resamples
     else:
-        with warnings.catch_warnings():
-            # The caller asked for this test by name; the warning is paired_test's advice.
-            warnings.simplefilter("ignore", UnreliableTestWarning)
-            result = paired_test(scores[:, pairs[:, 0]], scores[:, pairs[:, 1]], test=test,
-                                 n_resamples=n_resamples, seed=seed)
+        # The caller asked for this test by name: paired_test's advice is not repeated.
+        result = _paired_test(scores[:, pairs[:, 0]], scores[:, pairs[:, 1]], test=test,
+                              n_resamples=n_resamples, seed=seed, alternative="two-sided",
+                              level=0.95, exact=None, bootstrap_ci="bca", threads=threads)
         p_values = adjust_pvalues(np.asarray(result.p_value, dtype=np.float64), correction)
         used = result.n_resamples
     significant = p_values <= alpha
@@ -206,7 +209,8 @@ class SwapRate:
 
 
 def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 1000,
-              bin_width: float = 0.01, seed: Any = 0) -> SwapRate:
+              bin_width: float = 0.01, seed: Any = 0,
+              threads: int | None = None) -> SwapRate:
     r"""How often two disjoint topic sets order a pair of systems oppositely.
 
     The swap method of Voorhees & Buckley (SIGIR 2002), as Sakai (SIGIR 2006) uses it,
@@ -230,7 +234,10 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     bin_width : float, default 0.01
     seed : int, numpy.random.Generator or None, default 0
         The same seed gives the same result on any machine and thread count (subset means
-        are exact sums, drawn in blocks of fixed size).
+        are exact sums; trials are drawn in blocks of 256, block ``i`` from generator
+        ``i`` of :func:`irmetrics.parallel.block_generators`).
+    threads : int or None
+        Threads running the blocks of trials (:func:`irmetrics.parallel.resolve_threads`).
 
     Returns
     -------
@@ -254,16 +261,17 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     bin_width = check_float("bin_width", bin_width, min=0.0)
     if bin_width <= 0.0:
         raise parameter_error("bin_width", "a real number > 0", bin_width)
-    rng = _make_rng(seed)
+    seed = _check_seed(seed)
+    threads = resolve_threads(threads)
     pairs = system_pairs(m)
     parts = _fixed_point_parts(scores)
-    # Per-bin tallies grow with the largest difference seen, block by block: memory does
-    # not grow with the number of trials.
-    counts = np.zeros(1, dtype=np.int64)
-    swaps = np.zeros(1, dtype=np.int64)
-    for start in range(0, n_trials, _TRIAL_BLOCK):
-        size = min(_TRIAL_BLOCK, n_trials - start)
-        order = np.argsort(rng.random((size, n)), axis=1, kind="stable")
+    sizes = [min(_TRIAL_BLOCK, n_trials - start) for start in range(0, n_trials, _TRIAL_BLOCK)]
+    generators = block_generators(seed, len(sizes))
+
+    def block(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Observations and swaps per bin of one block of trials."""
+        size = sizes[i]
+        order = np.argsort(generators[i].random((size, n)), axis=1, kind="stable")
         first = np.zeros((size, n))
         second = np.zeros((size, n))
         rows = np.arange(size)[:, None]
@@ -289,15 +297,23 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
                                   f" {MAX_SWAP_BINS:,} bins)", bin_width)
         swapped = np.sign(d) * np.sign(d2) < 0
         bins = np.floor(scaled).astype(np.int64)
-        n_bins = max(len(counts), int(bins.max()) + 1)
-        counts = np.pad(counts, (0, n_bins - len(counts)))
-        swaps = np.pad(swaps, (0, n_bins - len(swaps)))
-        counts += np.bincount(bins, minlength=n_bins)
-        swaps += np.bincount(bins, weights=swapped.ravel(), minlength=n_bins).astype(
-            np.int64)
+        return (np.bincount(bins), np.bincount(bins, weights=swapped.ravel()).astype(np.int64))
+
+    # Per-bin tallies grow with the largest difference seen, block by block: memory does
+    # not grow with the number of trials (at most ``threads`` blocks are in flight).
+    counts = np.zeros(1, dtype=np.int64)
+    swaps = np.zeros(1, dtype=np.int64)
+    for start in range(0, len(sizes), 4 * threads):
+        for block_counts, block_swaps in map_ordered(
+                block, range(start, min(len(sizes), start + 4 * threads)), threads=threads):
+            n_bins = max(len(counts), len(block_counts))
+            counts = np.pad(counts, (0, n_bins - len(counts)))
+            swaps = np.pad(swaps, (0, n_bins - len(swaps)))
+            counts[:len(block_counts)] += block_counts
+            swaps[:len(block_swaps)] += block_swaps
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(counts > 0, swaps / np.maximum(counts, 1), np.nan)
-    return SwapRate(bin_low=np.arange(n_bins) * bin_width, counts=counts, swaps=swaps,
+    return SwapRate(bin_low=np.arange(len(counts)) * bin_width, counts=counts, swaps=swaps,
                     rate=rate, overall=float(swaps.sum() / counts.sum()), subset_size=c,
                     n_trials=n_trials, bin_width=bin_width)
 

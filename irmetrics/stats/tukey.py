@@ -10,10 +10,12 @@ import numpy as np
 
 from irmetrics.checks import check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
-from ._common import (TukeyHSD, _REL_TOL, _block_rows, _check_finite, _make_rng)
+from irmetrics.parallel import resolve_threads
+from ._common import TukeyHSD, _REL_TOL, _check_finite, _check_seed, _map_blocks
 
 
-def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> TukeyHSD:
+def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0,
+              threads: int | None = None) -> TukeyHSD:
     r"""Randomised Tukey HSD over systems, blocked on topics (Carterette, TOIS 2012).
 
     ``scores[i, q]`` is system ``i`` on query ``q``; :math:`\bar x_i` the system means.
@@ -35,6 +37,10 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
         share the same permutations.
     n_resamples : int
     seed : int, numpy.random.Generator or None
+        Seed of the permutations; the same seed gives the same p-values whatever
+        ``threads``.
+    threads : int or None
+        Threads drawing the permutations (:func:`irmetrics.parallel.resolve_threads`).
 
     Returns
     -------
@@ -42,9 +48,10 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
 
     Notes
     -----
-    Cost is O(B n m k); m = 10, n = 7000, k = 5, B = 10,000 takes about 13 s of one core. The
-    permutations are drawn in blocks of resamples whose size depends on ``n, m, k`` only:
-    per block one ``rng.integers(0, m!, size=(rows, n))`` call (m <= 20) gives a rank per
+    Cost is O(B n m k); m = 10, n = 7000, k = 5, B = 10,000 takes about 13 s of one core,
+    shared by ``threads``. The permutations are drawn in blocks of resamples whose size
+    depends on ``n, m`` and ``B`` only, block ``i`` from generator ``i`` of
+    :func:`irmetrics.parallel.block_generators`: per block one ``rng.integers(0, m!, size=(rows, n))`` call (m <= 20) gives a rank per
     query, decoded by Fisher-Yates (rank digits in the mixed radix ``m, m-1, ..., 2`` are
     the swap positions). With ``m = 2`` this is the paired randomization (sign-flip) test
     of the two systems.
@@ -72,12 +79,13 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
     cube = array[:, :, None] if two_d else array
     _check_finite("scores", cube.reshape(cube.shape[0], -1))
     n_resamples = check_positive_int("n_resamples", n_resamples)
-    rng = _make_rng(seed)
+    seed = _check_seed(seed)
+    resolve_threads(threads)
 
     m, n, k = cube.shape
     means = cube.mean(axis=1)                               # (m, k)
     statistic = means[:, None, :] - means[None, :, :]       # (m, m, k)
-    ranges = _permuted_ranges(cube, n_resamples, rng)       # (B, k)
+    ranges = _permuted_ranges(cube, n_resamples, seed, threads)  # (B, k)
     observed = np.abs(statistic)
     # Sums of n scores round at the scale of the scores, not of their (maybe tiny) difference.
     threshold = observed - _REL_TOL * (observed + np.abs(cube).mean(axis=(0, 1)))
@@ -92,25 +100,28 @@ def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0) -> Tukey
     return TukeyHSD(means=means, statistic=statistic, p_values=p_values, n_resamples=n_resamples)
 
 
-def _permuted_ranges(cube: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _permuted_ranges(cube: np.ndarray, n_resamples: int, seed: Any, threads: Any) -> np.ndarray:
     """Range of the system means for each resample; labels permuted within each query.
 
-    The block of resamples depends on ``n`` and ``m`` only, so a column's p-values do not
-    change when other columns are added; columns are gathered in groups to bound memory.
+    The block of resamples depends on ``n``, ``m`` and ``B`` only, so a column's p-values
+    do not change when other columns are added; columns are gathered in groups to bound
+    memory. Blocks run on ``threads`` threads.
     """
     m, n, k = cube.shape
     by_query = np.ascontiguousarray(cube.transpose(1, 0, 2)).reshape(n * m, k)  # row q*m + i
     row_base = (np.arange(n, dtype=np.intp) * m)[:, None]
-    ranges = np.empty((n_resamples, k))
-    rows = _block_rows(n * m * _TUKEY_COLUMN_GROUP, n_resamples)
-    for start in range(0, n_resamples, rows):
-        size = min(rows, n_resamples - start)
+
+    def block(size, rng):
         picks = _random_permutations(rng, size * n, m).reshape(size, n, m) + row_base
+        ranges = np.empty((size, k))
         for first in range(0, k, _TUKEY_COLUMN_GROUP):
             columns = by_query[:, first:first + _TUKEY_COLUMN_GROUP]
             sums = np.take(columns, picks, axis=0).sum(axis=1)   # (size, m, group)
-            ranges[start:start + size, first:first + _TUKEY_COLUMN_GROUP] = (sums.max(axis=1) - sums.min(axis=1)) / n
-    return ranges
+            ranges[:, first:first + _TUKEY_COLUMN_GROUP] = (sums.max(axis=1) - sums.min(axis=1)) / n
+        return ranges
+
+    return np.concatenate(_map_blocks(block, n_resamples, n * m * _TUKEY_COLUMN_GROUP, seed,
+                                      threads))
 
 
 #: Columns gathered together by the Tukey resampling (memory: rows * n * m * this).

@@ -1,0 +1,268 @@
+#!/usr/bin/env python
+"""Scaling of irmetrics' parallel roads with the thread count, outputs checked byte for byte.
+
+    python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3]
+                                       [--cases grid,randomization,bootstrap,tukey,power,swap,eval]
+                                       [--topics 250] [--systems 20] [--eval-data DIR]
+
+Every measurement runs in a fresh process (``--worker``), which imports irmetrics, loads
+its inputs, warms up on a small slice (imports, first calls), then times the case alone
+and prints its wall and CPU seconds and the SHA-256 of its output; the thread counts are alternated within each round (forward, then backward in
+the next round), so that a machine shared with other work loads them alike. The table
+gives the median per (case, threads), the speed-up and parallel efficiency against
+``threads=1``, and whether the output's bytes equal those of ``threads=1``. Thread counts
+above the cores this process may use are skipped. BLAS is held to one thread in the
+workers (``OMP_NUM_THREADS`` etc. = 1), so that the thread count measured is irmetrics'
+own.
+
+Cases (seeded data, written once to a temporary directory):
+
+* ``grid``: :func:`irmetrics.evaluate_grid` over 40 qrels sets x 30 runs x 3 measures
+  (``ndcg_cut.10``, ``map``, ``recall.100``), LLM-judge shaped: TREC DL-sized topics (43
+  x 1,000 documents per run, ~215 judgments per topic), the qrels sets noisy relabellings
+  of the first (the data of ``bench_meta_evaluation.py``); output: the per-query table.
+* ``randomization``, ``bootstrap``: :func:`irmetrics.stats.paired_test`, 10,000
+  resamples, every pair of ``--systems`` systems on ``--topics`` topics (one call, a
+  column per pair); output: p-values and intervals.
+* ``tukey``: :func:`irmetrics.stats.discriminative_power` with randomised Tukey HSD,
+  10,000 resamples; ``power``: the same with the randomization test; ``swap``:
+  :func:`irmetrics.stats.swap_rate`, 10,000 trials; output: the p-values / bin counts.
+* ``eval``: ``irmetrics eval --threads N`` on the 7M-line MS MARCO-shaped run of
+  ``benchmarks/generate.py --queries 7000`` (``--eval-data``: the folder holding its
+  ``qrels.txt`` and ``run.txt``); skipped with a note when ``irmetrics eval`` has no
+  ``--threads`` option or no data is given; output: stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+CASES = ("grid", "randomization", "bootstrap", "tukey", "power", "swap", "eval")
+GRID_MEASURES = ["ndcg_cut.10", "map", "recall.100"]
+EVAL_MEASURES = ["map", "ndcg_cut.10", "P.10", "recall.1000", "recip_rank", "Rprec"]
+RESAMPLES = 10_000
+BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def make_data(folder: Path, topics: int, systems: int) -> None:
+    """The grid's files (bench_meta_evaluation's generator) and the systems' scores."""
+    from bench_meta_evaluation import make_data as grid_data
+
+    qrels, runs = grid_data(folder, 40, 30, 43, 1000)
+    (folder / "grid.json").write_text(json.dumps(
+        {"qrels": {k: str(v) for k, v in qrels.items()},
+         "runs": {k: str(v) for k, v in runs.items()}}))
+    # Per-topic scores of systems of graded quality, 4 decimals (ties between systems).
+    rng = np.random.default_rng(33)
+    difficulty = rng.beta(2, 3, size=(topics, 1))
+    quality = np.linspace(0.0, 0.15, systems)[None, :]
+    scores = np.clip(difficulty + quality + rng.normal(scale=0.12, size=(topics, systems)),
+                     0.0, 1.0)
+    np.save(folder / "scores.npy", np.round(scores, 4))
+
+
+# --------------------------------------------------------------------------- worker
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for array in arrays:
+        h.update(np.ascontiguousarray(np.asarray(array)).tobytes())
+    return h.hexdigest()
+
+
+def _frame_digest(df) -> str:
+    h = hashlib.sha256()
+    for column in df.columns:
+        series = df[column]
+        h.update(series.to_numpy().tobytes() if series.dtype.is_numeric()
+                 else "\x00".join(series.to_list()).encode())
+    return h.hexdigest()
+
+
+def worker(case: str, threads: int, data: Path, eval_data: Path | None, *,
+           scores_=None, warm: bool = False) -> dict:
+    """Run one case once in this process: ``{"seconds": ..., "digest": ...}``."""
+    if case == "eval":
+        argv = [sys.executable, "-m", "irmetrics", "eval", "--threads", str(threads),
+                *[a for m in EVAL_MEASURES for a in ("-m", m)],
+                str(eval_data / "qrels.txt"), str(eval_data / "run.txt")]
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, check=True, cwd=ROOT,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        children = os.times()
+        return {"seconds": time.perf_counter() - start,
+                "cpu": children.children_user + children.children_system,
+                "digest": hashlib.sha256(done.stdout).hexdigest()}
+    import irmetrics as irm
+    from irmetrics import stats
+
+    if case == "grid":
+        files = json.loads((data / "grid.json").read_text())
+        first = {k: files["qrels"][k] for k in list(files["qrels"])[:1]}
+        irm.evaluate_grid(first, dict(list(files["runs"].items())[:2]), GRID_MEASURES,
+                          threads=threads)  # warm-up: imports, first calls
+        start, cpu = time.perf_counter(), time.process_time()
+        grid = irm.evaluate_grid(files["qrels"], files["runs"], GRID_MEASURES, threads=threads)
+        return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+                "digest": _frame_digest(grid.per_query())}
+    scores = np.load(data / "scores.npy")
+    if not warm:  # the same case on a slice first: scipy's imports are not timed
+        worker(case, threads, data, eval_data, scores_=scores[:12, :4], warm=True)
+    scores = scores if scores_ is None else scores_
+    pairs = stats.system_pairs(scores.shape[1])
+    start, cpu = time.perf_counter(), time.process_time()
+    if case in ("randomization", "bootstrap"):
+        res = stats.paired_test(scores[:, pairs[:, 0]], scores[:, pairs[:, 1]], test=case,
+                                n_resamples=RESAMPLES, exact=False if case == "randomization"
+                                else None, threads=threads)
+        out = (res.p_value, res.ci_low, res.ci_high)
+    elif case in ("tukey", "power"):
+        res = stats.discriminative_power(scores, test="tukey" if case == "tukey"
+                                         else "randomization", n_resamples=RESAMPLES,
+                                         threads=threads)
+        out = (res.p_values,)
+    elif case == "swap":
+        res = stats.swap_rate(scores, n_trials=RESAMPLES, threads=threads)
+        out = (res.counts, res.swaps)
+    else:
+        raise SystemExit(f"unknown case {case!r}")
+    return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "digest": _digest(*out)}
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def machine() -> str:
+    from irmetrics.parallel import available_cores
+
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{model}; {available_cores()} cores available to this process"
+            f" ({os.cpu_count()} on the machine); Python {platform.python_version()},"
+            f" numpy {np.__version__}")
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def eval_has_threads() -> bool:
+    done = subprocess.run([sys.executable, "-m", "irmetrics", "eval", "--help"],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return "--threads" in done.stdout + done.stderr
+
+
+def measure(case: str, threads: int, data: Path, eval_data: Path | None) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{v: "1" for v in BLAS_VARIABLES})
+    argv = [sys.executable, __file__, "--worker", case, "--threads", str(threads),
+            "--data", str(data)] + (["--eval-data", str(eval_data)] if eval_data else [])
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise SystemExit(f"{case} on {threads} threads failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", default="1,2,4,8,16")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--topics", type=int, default=250)
+    parser.add_argument("--systems", type=int, default=20)
+    parser.add_argument("--eval-data", type=Path, default=None)
+    parser.add_argument("--data", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, int(args.threads), args.data, args.eval_data)))
+        return
+
+    from irmetrics.parallel import available_cores
+
+    cores = available_cores()
+    counts = [t for t in (int(x) for x in args.threads.split(",")) if t <= cores]
+    if 1 not in counts:
+        counts.insert(0, 1)
+    cases = [c for c in args.cases.split(",") if c]
+    notes = []
+    if "eval" in cases:
+        if args.eval_data is None or not (args.eval_data / "run.txt").exists():
+            cases.remove("eval")
+            notes.append("eval: skipped (no --eval-data folder with qrels.txt and run.txt;"
+                         " benchmarks/generate.py --queries 7000 writes one)")
+        elif not eval_has_threads():
+            cases.remove("eval")
+            notes.append("eval: skipped (`irmetrics eval` has no --threads option in this"
+                         " checkout)")
+    print(f"# machine: {machine()}")
+    print(f"# load average at start: {load()}")
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder)
+        start = time.perf_counter()
+        make_data(data, args.topics, args.systems)
+        print(f"# data written in {time.perf_counter() - start:.1f} s"
+              f" ({args.topics} topics x {args.systems} systems for the statistics)")
+        times: dict = {(c, t): [] for c in cases for t in counts}
+        cpus: dict = {(c, t): [] for c in cases for t in counts}
+        digests: dict = {}
+        for round_ in range(args.repeat):
+            order = counts if round_ % 2 == 0 else counts[::-1]
+            for case in cases:
+                for threads in order:
+                    res = measure(case, threads, data, args.eval_data)
+                    times[(case, threads)].append(res["seconds"])
+                    cpus[(case, threads)].append(res["cpu"])
+                    digests.setdefault((case, threads), set()).add(res["digest"])
+                    print(f"# round {round_ + 1} {case} threads={threads}:"
+                          f" {res['seconds']:.3f} s (CPU {res['cpu']:.3f} s)", file=sys.stderr)
+    print(f"# load average at end: {load()}")
+    print()
+    print("| case | threads | median wall s | speed-up | efficiency | median CPU s |"
+          " same bytes as threads=1 |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for case in cases:
+        base = statistics.median(times[(case, 1)])
+        for threads in counts:
+            median = statistics.median(times[(case, threads)])
+            same = digests[(case, threads)] == digests[(case, 1)] and \
+                len(digests[(case, 1)]) == 1
+            cpu = statistics.median(cpus[(case, threads)])
+            print(f"| {case} | {threads} | {median:.3f} | {base / median:.2f}x |"
+                  f" {base / median / threads:.0%} | {cpu:.3f} | {'yes' if same else 'NO'} |")
+    for note in notes:
+        print(f"\n{note}")
+
+
+if __name__ == "__main__":
+    main()
