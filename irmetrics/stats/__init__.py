@@ -14,7 +14,14 @@ This package knows nothing about retrieval. Arrays go in, numbers come out:
   over topics: :func:`ranking_agreement`) and between judges (Cohen's kappa,
   Krippendorff's alpha, Jaccard, confusion matrices);
 * :mod:`~irmetrics.stats.stability` - discriminative power and swap rate of a
-  leaderboard (Sakai; Voorhees & Buckley).
+  leaderboard (Sakai; Voorhees & Buckley);
+* :mod:`~irmetrics.stats.similarity` - how alike two rankings of items are, per query:
+  rank-biased overlap with ties (:func:`rbo`; Corsi & Urbano), tau-b and tau_AP on the
+  shared items, Jaccard, overlap and recall at k;
+* :mod:`~irmetrics.stats.rank_intervals` - simultaneous intervals of the rank of every
+  system on one collection or aggregated over many, the systems tied with the best;
+* :mod:`~irmetrics.stats.topic_set_size` - how many topics a test collection needs
+  (Sakai's topic set size design).
 
 Every function is vectorised over a trailing "columns" axis (measures, or system pairs
 stacked by the caller): input of shape ``(n,)`` gives scalar (0-d array) fields, input of
@@ -43,6 +50,7 @@ from .agreement import (ALPHA_LEVELS, KAPPA_WEIGHTS, RANKING_STATISTICS, Ranking
                         ranking_agreement, spearman_rho, swapped_pairs, tau_ap, top_k_overlap)
 from .stability import (POWER_TESTS, DiscriminativePower, SwapRate, discriminative_power,
                         swap_rate, system_pairs)
+from .similarity import RBO_TIES, RBOResult, rbo
 from ._common import (ALTERNATIVES, BOOTSTRAP_CIS, CI_METHODS, CORRECTIONS, TESTS, ConfidenceInterval,
                       PairedTest, TukeyHSD, UnreliableTestWarning)
 
@@ -84,4 +92,7 @@ __all__ = [
     "discriminative_power",
     "swap_rate",
     "system_pairs",
+    "RBO_TIES",
+    "RBOResult",
+    "rbo",
 ]
