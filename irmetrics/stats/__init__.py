@@ -51,6 +51,8 @@ from .agreement import (ALPHA_LEVELS, KAPPA_WEIGHTS, RANKING_STATISTICS, Ranking
 from .stability import (POWER_TESTS, DiscriminativePower, SwapRate, discriminative_power,
                         swap_rate, system_pairs)
 from .similarity import RBO_TIES, RBOResult, rbo
+from .rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS, RankIntervals, aggregate_rank_intervals
+from .topic_set_size import DESIGNS, TopicSetSize, anova_power, pilot_variance, t_test_power, topic_set_sizes
 from ._common import (ALTERNATIVES, BOOTSTRAP_CIS, CI_METHODS, CORRECTIONS, TESTS, ConfidenceInterval,
                       PairedTest, TukeyHSD, UnreliableTestWarning)
 
@@ -95,4 +97,14 @@ __all__ = [
     "RBO_TIES",
     "RBOResult",
     "rbo",
+    "AGGREGATIONS",
+    "RESAMPLING_LEVELS",
+    "RankIntervals",
+    "aggregate_rank_intervals",
+    "DESIGNS",
+    "TopicSetSize",
+    "pilot_variance",
+    "t_test_power",
+    "anova_power",
+    "topic_set_sizes",
 ]
