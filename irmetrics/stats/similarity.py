@@ -36,6 +36,7 @@ __all__ = [
     "rbo",
     "rbo_rankings",
     "overlap_at_k",
+    "shared_items",
     "shared_rank_correlation",
 ]
 
@@ -507,6 +508,18 @@ def rbo(x: Any, y: Any, *, p: float = 0.9, ties: str = "a", x_scores: Any = None
     r = rbo_rankings(rx, ry, p=p, ties=ties)
     return RBOResult(ext=r.ext.reshape(()), min=r.min.reshape(()), max=r.max.reshape(()),
                      res=r.res.reshape(()), p=r.p, ties=r.ties)
+
+
+def shared_items(x: TiedRankings, y: TiedRankings) -> np.ndarray:
+    """Items both rankings of each pair hold: shape (Q,).
+
+    Examples
+    --------
+    >>> shared_items(rankings([0, 1, 2], [0, 3]), rankings([2, 5, 0], [0, 3])).tolist()
+    [2]
+    """
+    ix, _ = _match(x, y)
+    return np.bincount(x.seg[ix], minlength=len(x.offsets) - 1)
 
 
 def overlap_at_k(x: TiedRankings, y: TiedRankings, k: int) -> dict[str, np.ndarray]:
