@@ -146,3 +146,23 @@ def test_overlap_and_correlations_against_brute_force(pairs, k):
         np.testing.assert_allclose(corr["tau_b"][q], want_tau, atol=1e-12)
         want_ap = stats.tau_ap(sa, sb) if len(shared) >= 2 else np.nan
         np.testing.assert_allclose(corr["tau_ap"][q], want_ap, atol=1e-12)
+
+
+def test_blocks_and_threads_give_the_same_numbers(monkeypatch):
+    from irmetrics.stats import similarity as sim
+
+    rng = np.random.default_rng(4)
+
+    def draw():
+        lengths = rng.integers(0, 30, size=60)
+        items = np.concatenate([rng.permutation(50)[:n] for n in lengths]).astype(np.int64)
+        scores = rng.integers(0, 6, size=items.size).astype(float)
+        return rankings(items, np.concatenate([[0], np.cumsum(lengths)]), scores)
+
+    x, y = draw(), draw()
+    whole = rbo_rankings(x, y, p=0.8, ties="b", threads=1)
+    monkeypatch.setattr(sim, "_SLOT_BLOCK", 37)  # many blocks, cut between rankings
+    for threads in (1, 3):
+        cut = rbo_rankings(x, y, p=0.8, ties="b", threads=threads)
+        for form in ("ext", "min", "max", "res"):
+            np.testing.assert_array_equal(getattr(cut, form), getattr(whole, form))

@@ -167,7 +167,7 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
         sides.append(rankings(part["doc"].to_numpy(), offsets, part["score"].to_numpy(),
                               name="a" if side == 0 else "b"))
     x, y = sides
-    r = rbo_rankings(x, y, p=p, ties=ties)
+    r = rbo_rankings(x, y, p=p, ties=ties, threads=threads)
     sets = overlap_at_k(x, y, k)
     columns: dict[str, Any] = {"query_id": common, "rbo": r.ext, "rbo_min": r.min,
                                "rbo_max": r.max, "rbo_res": r.res}

@@ -27,6 +27,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_float, check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
+from irmetrics.parallel import map_ordered
 
 __all__ = [
     "RBO_TIES",
@@ -42,6 +43,10 @@ __all__ = [
 
 #: The tie-aware variants of RBO (Corsi & Urbano 2024): equality, average, corrected.
 RBO_TIES = ("w", "a", "b")
+
+#: Depths (slots of the longer ranking of each pair) per block of :func:`rbo_rankings`:
+#: bounds its working memory (a few dozen arrays of this many elements).
+_SLOT_BLOCK = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,7 +242,8 @@ def _segment_sum(values: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(seg, weights=values, minlength=n)
 
 
-def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str = "a") -> RBOResult:
+def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str = "a",
+                 threads: Any = None) -> RBOResult:
     r"""Rank-biased overlap of Q pairs of rankings with ties, every form at once.
 
     With :math:`X_d` the overlap of the two rankings at depth :math:`d` and :math:`A_d`
@@ -268,6 +274,9 @@ def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str 
         ``"w"`` when a tie means equality, ``"a"`` when it means "order unknown" (the
         expected RBO over random tie breaks), ``"b"`` to also correct for the
         information the ties lose (:math:`RBO^b(X, X) = 1`).
+    threads : int or None
+        Blocks of rankings run on this many threads
+        (:func:`irmetrics.parallel.resolve_threads`); the numbers do not depend on it.
 
     Returns
     -------
@@ -276,7 +285,9 @@ def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str 
 
     Notes
     -----
-    The sums run in :math:`O(N)` for N entries whatever the ties: at a depth at most one
+    Rankings are processed in blocks of about :data:`_SLOT_BLOCK` depths, so memory stays
+    bounded whatever Q. The sums run in :math:`O(N)` for N entries whatever the ties: at
+    a depth at most one
     tie group of each ranking is partly seen, so :math:`X_d` is four integer counts (items
     fully seen in both, partly in one, partly in both) weighted by the two ramps.
     Equal to Corsi & Urbano's reference script to 1e-12 (tests record its outputs) and to
@@ -296,6 +307,30 @@ def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str 
     n_q = len(x.offsets) - 1
     if len(y.offsets) - 1 != n_q:
         raise ShapeError(f"`y` must hold as many rankings as `x` ({n_q}); got {len(y.offsets) - 1}.")
+    slots = np.cumsum(np.maximum(x.lengths, y.lengths))
+    cuts = [0]
+    while cuts[-1] < n_q:  # blocks of whole rankings, about _SLOT_BLOCK depths each
+        done = slots[cuts[-1] - 1] if cuts[-1] else 0
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(slots, done + _SLOT_BLOCK, "right"))))
+    parts = map_ordered(lambda q: _rbo_block(_rows(x, q[0], q[1]), _rows(y, q[0], q[1]), p, ties),
+                        list(zip(cuts[:-1], cuts[1:])), threads=threads)
+    if not parts:
+        parts = [_rbo_block(x, y, p, ties)]
+    ext, low, high = (np.concatenate([part[i] for part in parts]) for i in range(3))
+    return RBOResult(ext=ext, min=low, max=high, res=high - low, p=p, ties=ties)
+
+
+def _rows(r: TiedRankings, q0: int, q1: int) -> TiedRankings:
+    """Rankings q0 .. q1 - 1 of ``r``, their own CSR (entries of a ranking are contiguous
+    both in rank order and in (ranking, item) order)."""
+    lo, hi = int(r.offsets[q0]), int(r.offsets[q1])
+    return TiedRankings(offsets=r.offsets[q0:q1 + 1] - lo, items=r.items[lo:hi],
+                        top=r.top[lo:hi], bottom=r.bottom[lo:hi], by_item=r.by_item[lo:hi] - lo)
+
+
+def _rbo_block(x: TiedRankings, y: TiedRankings, p: float, ties: str) -> tuple:
+    """(ext, min, max) of the rankings of one block (see :func:`rbo_rankings`)."""
+    n_q = len(x.offsets) - 1
     len_x, len_y = x.lengths, y.lengths
     swap = len_x >= len_y  # the reference's choice: S is y unless y is longer
     s = np.where(swap, len_y, len_x)
@@ -443,8 +478,7 @@ def rbo_rankings(x: TiedRankings, y: TiedRankings, *, p: float = 0.9, ties: str 
     rbo_max = scale * (base_max + sec3_max)
     rbo_ext = scale * (base_ext + sec3_ext)
     empty = l_ == 0
-    rbo_min, rbo_max, rbo_ext = (np.where(empty, np.nan, v) for v in (rbo_min, rbo_max, rbo_ext))
-    return RBOResult(ext=rbo_ext, min=rbo_min, max=rbo_max, res=rbo_max - rbo_min, p=p, ties=ties)
+    return tuple(np.where(empty, np.nan, v) for v in (rbo_ext, rbo_min, rbo_max))
 
 
 def _one_ranking(name: str, ranking: Any, scores: Any, codes: dict) -> tuple[list, list]:
