@@ -104,3 +104,14 @@ def test_cli_similarity(capsys, tmp_path):
     assert len(data["per_query"]) == 50 and data["summary"][0]["statistic"] == "rbo"
     assert main(["similarity", "-p", "1.5", f"{RUNS}/bm25.run", f"{RUNS}/dense.run"]) == 2
     assert "`p` must be a number strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_neighbour_tensors():
+    torch = pytest.importorskip("torch")
+    exact = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    ann = torch.tensor([[2, 1, 9], [6, 5, 4]])
+    s = run_similarity(exact, ann, k=3, n_resamples=50)
+    assert s.per_query["recall"].to_list() == [2 / 3, 1.0]
+    assert s.per_query["tau_b"].to_list()[1] == -1.0
+    with pytest.raises(irm.exceptions.ShapeError, match="2-D integer neighbour ids"):
+        run_similarity(torch.zeros(3), ann)
