@@ -115,3 +115,14 @@ def test_neighbour_tensors():
     assert s.per_query["tau_b"].to_list()[1] == -1.0
     with pytest.raises(irm.exceptions.ShapeError, match="2-D integer neighbour ids"):
         run_similarity(torch.zeros(3), ann)
+
+
+def test_comparison_rank_intervals_are_the_stats_ones():
+    from irmetrics.stats.rank_intervals import rank_intervals
+
+    runs = {n: f"{RUNS}/{n}.run" for n in ("bm25", "dense", "tweak")}
+    c = irm.compare(f"{RUNS}/qrels.txt", runs, ["map"])
+    got = c.rank_intervals("map", n_resamples=300)
+    want = rank_intervals(c.scores["map"].T, level=c.level, n_resamples=300, seed=c.seed)
+    assert got.low.tolist() == want.low.tolist() and got.high.tolist() == want.high.tolist()
+    assert [row["system"] for row in got.rows(c.systems)][0] == "dense"

@@ -459,17 +459,13 @@ class _Page:
 
     def ranks_section(self) -> str:
         """Per measure, the simultaneous rank interval of every system (topic bootstrap)."""
-        from ..stats.rank_intervals import rank_intervals
-
         c = self.cmp
         figures = []
         for measure in c.measures:
-            scores = c.scores[measure]
-            if scores.shape[1] < 2:
+            if c.scores[measure].shape[1] < 2:
                 continue
-            intervals = rank_intervals(scores.T, level=c.level,
-                                       n_resamples=max(1, min(c.n_resamples, RANK_RESAMPLES)),
-                                       seed=c.seed)
+            intervals = c.rank_intervals(measure,
+                                         n_resamples=max(1, min(c.n_resamples, RANK_RESAMPLES)))
             tied = [c.systems[j] for j in intervals.order if intervals.tied_with_best[j]]
             figures.append(self.svg(
                 plot.rank_intervals(intervals, c.systems, title=f"{measure}: rank intervals"),
