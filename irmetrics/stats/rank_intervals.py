@@ -154,6 +154,14 @@ def _aggregate(task_means: np.ndarray, aggregation: str) -> np.ndarray:
     return -ranks.mean(axis=-2)
 
 
+def _resample_counts(rng: np.random.Generator, count: int, n: int) -> np.ndarray:
+    """``count`` bootstrap resamples of ``n`` rows as multiplicities, shape (count, n)
+    (index draws, as scipy.stats.bootstrap makes them, counted per row)."""
+    draws = rng.integers(0, n, size=(count, n))
+    draws += (np.arange(count) * n)[:, None]
+    return np.bincount(draws.ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
+
+
 def _exact_means(weights: np.ndarray, parts: list, n: int) -> np.ndarray:
     """``weights @ scores / n`` summed exactly on fixed-point parts (order-free sums)."""
     return sum((weights @ part) * scale for part, scale in parts) / n
@@ -232,10 +240,7 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                 if not rows.size:
                     continue
                 n_t = matrix.shape[0]
-                draws = rng.integers(0, n_t, size=(rows.size, n_t))
-                draws += (np.arange(rows.size) * n_t)[:, None]
-                weights = np.bincount(draws.ravel(), minlength=rows.size * n_t).reshape(
-                    rows.size, n_t).astype(np.float64)
+                weights = _resample_counts(rng, rows.size, n_t)
                 slot_means[rows, cols] = _exact_means(weights, parts[t], n_t)
         return _aggregate(slot_means, aggregation)
 
@@ -462,9 +467,7 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
 
     def block(index: int) -> np.ndarray:
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
-        draws = generators[index].integers(0, n, size=(size, n))
-        draws += (np.arange(size) * n)[:, None]
-        weights = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        weights = _resample_counts(generators[index], size, n)
         with np.errstate(invalid="ignore", divide="ignore"):
             return _exact_means(weights, parts, 1) / (weights @ present)
 
