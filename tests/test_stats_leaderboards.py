@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from statsmodels.stats.power import FTestAnovaPower, TTestPower
 
 from irmetrics.exceptions import DegenerateTestWarning, ParameterError, ShapeError
@@ -82,7 +84,8 @@ def test_clear_leaders_and_ties():
     assert r.tied_with_best.tolist() == [True, True, False, False]
     assert r.n_separable == 2 and r.separable.tolist()[1:] == [True, True]
     assert [row["system"] for row in r.rows("abcd")][2:] == ["c", "d"]
-    flat = ri.rank_intervals(np.full((10, 3), 0.5), n_resamples=100)  # nothing to tell apart
+    with pytest.warns(DegenerateTestWarning, match="no system can be told apart"):
+        flat = ri.rank_intervals(np.full((10, 3), 0.5), n_resamples=100)
     assert flat.low.tolist() == [1, 1, 1] and flat.high.tolist() == [3, 3, 3]
 
 
@@ -107,7 +110,7 @@ def test_bad_input_is_named():
     with pytest.raises(ShapeError, match="the 2 systems of the first task"):
         ri.aggregate_rank_intervals([np.ones((3, 2)), np.ones((3, 3))])
     with pytest.warns(DegenerateTestWarning, match=r"tasks \[1\] have one topic"):
-        ri.aggregate_rank_intervals([np.ones((3, 2)), np.ones((1, 2))], resampling="topics",
+        ri.aggregate_rank_intervals([np.eye(3, 2), np.ones((1, 2))], resampling="topics",
                                     n_resamples=50)
     with pytest.raises(ParameterError, match="`resampling` must be one of"):
         ri.aggregate_rank_intervals([np.ones((3, 2))], resampling="both")
@@ -164,3 +167,23 @@ def test_design_errors():
         tss.pilot_variance([[0.1, 0.2]])
     rows = tss.topic_set_sizes(np.random.default_rng(0).random((30, 3)), [0.05, 0.2])
     assert rows[0].t > rows[1].t and rows[0].anova > rows[1].anova and rows[0].ci > rows[1].ci
+
+
+grid = st.integers(0, 4).map(lambda v: v / 4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda m: st.lists(st.lists(grid, min_size=m, max_size=m),
+                                                    min_size=1, max_size=12)),
+       st.sampled_from(ri.AGGREGATIONS))
+def test_observed_rank_lies_in_its_interval(rows, aggregation):
+    scores = np.array(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateTestWarning)
+        r = ri.aggregate_rank_intervals([scores, scores[::-1]], aggregation=aggregation,
+                                        resampling="topics", n_resamples=60, seed=1)
+    m = scores.shape[1]
+    assert np.all((1 <= r.low) & (r.low <= r.rank) & (r.rank <= r.high) & (r.high <= m))
+    assert r.tied_with_best[r.order[0]] and r.n_separable <= m - 1
+    better = r.surely_better
+    assert not np.any(better & better.T)  # never both ways

@@ -384,7 +384,8 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     -----
     Resampling tasks asks the benchmark to stand for tasks like its own; with few tasks
     (fewer than about 10) that level of the bootstrap is coarse, and a warning says so. A
-    task with one topic has no within-task variability (warned and kept).
+    task with one topic has no within-task variability (warned and kept). Scores equal
+    for every system everywhere tell nothing apart (warned; every interval is [1, m]).
 
     Examples
     --------
@@ -406,6 +407,11 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     if resampling != "topics" and len(matrices) < 10:
         warnings.warn(f"only {len(matrices)} tasks: a bootstrap over tasks is coarse with "
                       "fewer than about 10.", DegenerateTestWarning, stacklevel=2)
+    same = [t for t, matrix in enumerate(matrices) if np.all(matrix == matrix[:, :1])]
+    if len(same) == len(matrices):
+        warnings.warn("every system has the same score on every topic of every task: no"
+                      " system can be told apart (every interval is [1, m]).",
+                      DegenerateTestWarning, stacklevel=2)
     observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
     boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed, threads)
     return _result(observed, boot, level, aggregation, resampling)
