@@ -126,3 +126,14 @@ def test_comparison_rank_intervals_are_the_stats_ones():
     want = rank_intervals(c.scores["map"].T, level=c.level, n_resamples=300, seed=c.seed)
     assert got.low.tolist() == want.low.tolist() and got.high.tolist() == want.high.tolist()
     assert [row["system"] for row in got.rows(c.systems)][0] == "dense"
+
+
+def test_similarity_errors_are_clear():
+    from irmetrics.exceptions import NoQueriesError, ParameterError
+
+    with pytest.raises(NoQueriesError, match="the runs share no query"):
+        run_similarity({"q1": {"d": 1.0}}, {"q2": {"d": 1.0}})
+    with pytest.raises(ParameterError, match="`k` must be a positive integer"):
+        run_similarity({"q1": {"d": 1.0}}, {"q1": {"d": 1.0}}, k=0)
+    with pytest.raises(ParameterError, match="'a' is there twice"):
+        rbo(["a", "b", "a"], ["a"])

@@ -23,7 +23,7 @@ from irmetrics.checks import check_bool, check_positive_int
 from irmetrics.containers import Run
 from irmetrics.device.arrays import as_array
 from irmetrics.evaluate import as_run
-from irmetrics.exceptions import ShapeError
+from irmetrics.exceptions import NoQueriesError, ShapeError
 from irmetrics.stats.rank_intervals import bootstrap_mean_intervals
 from irmetrics.stats.similarity import (overlap_at_k, rankings, rbo_rankings,
                                         shared_items, shared_rank_correlation)
@@ -131,6 +131,11 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     -------
     RunSimilarity
 
+    Raises
+    ------
+    irmetrics.exceptions.NoQueriesError
+        The runs share no query.
+
     Examples
     --------
     >>> a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d1": 1.0, "d4": 0.5}}
@@ -147,6 +152,9 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     queries_a = set(fa["query_id"].unique().to_list())
     queries_b = set(fb["query_id"].unique().to_list())
     common = sorted(queries_a & queries_b)
+    if not common:
+        raise NoQueriesError(f"the runs share no query (A has {len(queries_a)}, B has "
+                             f"{len(queries_b)}): nothing to compare")
     both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int8)),
                       fb.with_columns(side=pl.lit(1, pl.Int8))])
     both = both.filter(pl.col("query_id").is_in(common))
@@ -161,7 +169,8 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     for side in (0, 1):
         part = both.filter(pl.col("side") == side)
         counts = (part.group_by("query_id", maintain_order=True).len()
-                  .join(pl.DataFrame({"query_id": common}), on="query_id", how="right")
+                  .join(pl.DataFrame({"query_id": pl.Series(common, dtype=pl.String)}),
+                        on="query_id", how="right")
                   .fill_null(0))
         offsets = np.concatenate([[0], np.cumsum(counts["len"].to_numpy().astype(np.int64))])
         sides.append(rankings(part["doc"].to_numpy(), offsets, part["score"].to_numpy(),
@@ -183,11 +192,8 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
                    shared=shared)
     per_query = pl.DataFrame(columns).with_columns(pl.col("shared").cast(pl.Int64))
     matrix = per_query.select(SIMILARITY_STATISTICS).to_numpy().astype(np.float64)
-    if n_q:
-        mean, low, high = bootstrap_mean_intervals(matrix, level=level, n_resamples=n_resamples,
-                                                   seed=seed, threads=threads)
-    else:
-        mean = low = high = np.full(len(SIMILARITY_STATISTICS), np.nan)
+    mean, low, high = bootstrap_mean_intervals(matrix, level=level, n_resamples=n_resamples,
+                                               seed=seed, threads=threads)
     summary = pl.DataFrame({"statistic": list(SIMILARITY_STATISTICS), "mean": mean, "low": low,
                             "high": high,
                             "queries": np.isfinite(matrix).sum(axis=0).astype(np.int64)})

@@ -495,11 +495,16 @@ def _one_ranking(name: str, ranking: Any, scores: Any, codes: dict) -> tuple[lis
             items.append(codes.setdefault(item, len(codes)))
             values.append(score)
         return items, values
+    seen: set = set()
     for position, entry in enumerate(ranking):
         group = entry if isinstance(entry, (set, frozenset)) else [entry]
         for item in group:
             if not isinstance(item, Hashable):
                 raise parameter_error(name, "a sequence of items or sets of tied items", entry)
+            if item in seen:
+                raise parameter_error(name, f"a ranking holding each item once ({item!r} is"
+                                      " there twice)", item)
+            seen.add(item)
             items.append(codes.setdefault(item, len(codes)))
             values.append(-float(position))
     return items, values
