@@ -137,3 +137,16 @@ def test_similarity_errors_are_clear():
         run_similarity({"q1": {"d": 1.0}}, {"q1": {"d": 1.0}}, k=0)
     with pytest.raises(ParameterError, match="'a' is there twice"):
         rbo(["a", "b", "a"], ["a"])
+
+
+def test_mteb_two_revisions_of_one_model_are_refused(tmp_path):
+    import shutil
+
+    model = tmp_path / "example-org__model-a"
+    source = f"{FIX}/mteb/example-org__model-a/0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(source, model / "rev1")
+    shutil.copytree(source, model / "rev2")
+    with pytest.raises(InputFormatError, match="pass one revision folder per model"):
+        lb.from_mteb(tmp_path)
+    with pytest.raises(InputFormatError, match="fewer than two systems"):  # one model alone
+        lb.from_mteb(model / "rev1")

@@ -194,6 +194,7 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
         else:
             files.append(root)
     rows = []
+    where: dict = {}
     for path in files:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -212,6 +213,11 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
             model = path.parent.parent.name.replace("__", "/")
         value = (float(np.mean(main)) if all(isinstance(m, (int, float)) for m in main)
                  else float("nan"))
+        key = (model, data["task_name"])
+        if key in where:  # several revisions of one model: the user must choose
+            raise InputFormatError(f"{path}: model {model!r} has task {key[1]!r} in"
+                                   f" {where[key]} too; pass one revision folder per model.")
+        where[key] = path
         rows.append({"task": data["task_name"], "topic": "all", "system": model, "score": value})
     if not rows:
         raise InputFormatError(f"no MTEB result with split {split!r} under {roots}.")
