@@ -150,3 +150,21 @@ def test_mteb_two_revisions_of_one_model_are_refused(tmp_path):
         lb.from_mteb(tmp_path)
     with pytest.raises(InputFormatError, match="fewer than two systems"):  # one model alone
         lb.from_mteb(model / "rev1")
+
+
+def test_cli_leaderboard(capsys, tmp_path):
+    assert main(["leaderboard", "--resamples", "300", f"{FIX}/benchmark.csv"]) == 0
+    captured = capsys.readouterr()
+    assert "tied with the best: sys-a" in captured.out and "adjacent pairs separable" in captured.out
+    assert "sys-l (no t8)" in captured.err and "warning: only 8 tasks" in captured.err
+    target = tmp_path / "board.json"
+    assert main(["leaderboard", "--mteb", "--format", "json", "-o", str(target),
+                 "--resamples", "300", f"{FIX}/mteb"]) == 0
+    data = json.loads(target.read_text())
+    assert data["resampling"] == "tasks" and data["adjacent_pairs"] == 7
+    assert len(data["systems"]) == 8 and data["systems"][0]["rank"] == 1
+    assert main(["leaderboard", "--all-resamplings", "--format", "csv", "--resamples", "200",
+                 f"{FIX}/benchmark.csv"]) == 0
+    assert capsys.readouterr().out.startswith("system,rank,low_two-level")
+    assert main(["leaderboard", "--columns", "a,b", f"{FIX}/benchmark.csv"]) == 2
+    assert "`--columns` must be four comma-separated column names" in capsys.readouterr().err
