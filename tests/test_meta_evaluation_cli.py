@@ -116,7 +116,8 @@ def test_html_page(tmp_path):
                           "--format", "html", "-o", str(target))
     page = target.read_text()
     assert status == 0 and page.startswith("<!DOCTYPE html>")
-    assert page.count("<svg") == 2  # the scatter of means, the label confusion
+    # the scatter of means, the label confusion, the rank intervals under each qrels set
+    assert page.count("<svg") == 4 and page.count("ndcg_cut_10 under ") >= 2
     assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page
     again = tmp_path / "again.html"
     _agree("-m", "ndcg_cut.10", "--resamples", "50", "--swap-trials", "20", "--format", "html",

@@ -145,9 +145,11 @@ def test_report_of_the_fixtures_is_self_contained_and_has_every_plot(baseline_pa
                                                                      baseline_cmp):
     parsed = assert_self_contained(baseline_page)
     assert baseline_page.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
-    # Per measure: per-query differences and score distributions; then the PR curves.
-    assert baseline_page.count("<svg") == 2 * len(baseline_cmp.measures) + 1
-    assert parsed.tags.count("figure") == parsed.tags.count("figcaption") == 5
+    # Per measure: per-query differences and score distributions; then (three systems or
+    # more) the rank intervals of each measure; then the PR curves.
+    assert baseline_page.count("<svg") == 3 * len(baseline_cmp.measures) + 1
+    assert parsed.tags.count("figure") == parsed.tags.count("figcaption") == 7
+    assert "<h2>Rank intervals</h2>" in baseline_page and "Tied with the best:" in baseline_page
     for measure in baseline_cmp.measures:
         assert f"{measure}: dense.run - bm25.run" not in baseline_page  # names as given
         assert f"{measure}: dense - bm25" in baseline_page

@@ -14,11 +14,12 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import agree_cmd, compare_cmd, eval_cmd, validate_cmd
+from . import agree_cmd, compare_cmd, eval_cmd, leaderboard_cmd, similarity_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
-            "agree": agree_cmd.run}
+            "agree": agree_cmd.run, "similarity": similarity_cmd.run,
+            "leaderboard": leaderboard_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -37,6 +38,12 @@ commands:
   agree      do judgment sets (human, LLM) agree? leaderboard correlations with
              intervals, judge agreement, discriminative power, and a gate (--fail-if)
              e.g.  irmetrics agree --qrels human=h.txt --qrels llm=l.txt a.run b.run c.run
+  similarity how alike are two runs? rank-biased overlap with ties, tau, Jaccard,
+             overlap and recall at k, per query and with intervals over queries
+             e.g.  irmetrics similarity bm25.run bm25-rerun.run
+  leaderboard which ranks could each system hold? simultaneous rank intervals of a
+             benchmark (long table, or MTEB result files), systems tied with the best
+             e.g.  irmetrics leaderboard benchmark.csv
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option

@@ -16,6 +16,8 @@ and query ids longer than 20 are shortened to their start and end around an elli
   with every query as a point.
 * :func:`precision_recall` -- interpolated precision-recall curves (trec_eval's
   ``iprec_at_recall``) of every system.
+* :func:`rank_intervals` -- each system's simultaneous rank interval (best first), the
+  systems tied with the best, the separable adjacent pairs.
 """
 
 from __future__ import annotations
@@ -512,4 +514,60 @@ def precision_recall(comparison):
 
 
 __all__ = ["DISCRETE_VALUES", "INSTALL_HINT", "STYLE", "discrete_values", "per_query_differences",
-           "precision_recall", "score_distributions", "style", "system_colours"]
+           "precision_recall", "rank_intervals", "score_distributions", "style",
+           "system_colours"]
+
+
+def rank_intervals(intervals, systems, *, title: str = "Rank intervals"):
+    """Each system's simultaneous rank interval as a bar, best first, observed rank a dot.
+
+    Systems statistically tied with the best (interval reaching rank 1) are drawn in
+    blue, the others in grey; a horizontal rule marks each separable adjacent pair.
+
+    Parameters
+    ----------
+    intervals : irmetrics.stats.RankIntervals
+        From :func:`irmetrics.stats.rank_intervals.rank_intervals` or
+        :func:`irmetrics.stats.aggregate_rank_intervals`.
+    systems : sequence of str
+        The systems' names, in the columns' order.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from irmetrics.stats.rank_intervals import rank_intervals as intervals_of
+    >>> r = intervals_of([[0.9, 0.5, 0.1], [0.8, 0.4, 0.2], [0.7, 0.6, 0.3]], n_resamples=200)
+    >>> fig = rank_intervals(r, ["a", "b", "c"])
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a', 'b', 'c']
+    """
+    require_matplotlib()
+    order = np.asarray(intervals.order)
+    m = len(order)
+    labels = system_labels([systems[j] for j in order])
+    with style():
+        fig = new_figure(5.6, max(1.8, 0.8 + 0.28 * m))
+        ax = fig.add_subplot()
+        y = np.arange(m)
+        colours = [WIN if intervals.tied_with_best[j] else TIE for j in order]
+        ax.hlines(y, intervals.low[order] - 0.35, intervals.high[order] + 0.35, colors=colours,
+                  linewidth=6, alpha=0.55)
+        ax.scatter(intervals.rank[order], y, color="#222222", s=14, zorder=3)
+        for i in np.flatnonzero(intervals.separable):
+            ax.axhline(i + 0.5, color="#bbbbbb", linewidth=0.6, linestyle="--")
+        ax.set_yticks(y, labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0.4, m + 0.6)
+        ticks = np.arange(1, m + 1) if m <= 20 else np.unique(np.linspace(1, m, 11).round())
+        ax.set_xticks(ticks)
+        ax.set_xlabel("rank (1 = best)")
+        ax.set_title(f"{title}\n{fmt.percent(intervals.level)} simultaneous; blue: tied with the"
+                     f" best; dashed: separable pairs ({intervals.n_separable} of {m - 1})",
+                     loc="left", fontsize=9)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.5)
+        ax.set_axisbelow(True)
+    return fig

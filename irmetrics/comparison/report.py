@@ -33,6 +33,13 @@ TOP_QUERIES = 5
 MAX_PAIRS = 12
 
 
+#: From this many systems on, the page shows the rank interval of every system.
+RANKED_SYSTEMS = 3
+
+#: Resamples of the rank intervals at most (the comparison's own count when lower).
+RANK_RESAMPLES = 2000
+
+
 def html_report(comparison, path=None) -> str:
     """The comparison as one self-contained HTML page.
 
@@ -210,6 +217,8 @@ class _Page:
             sections.append(self.measure_section(index, measure))
         if c.baselines is None:
             sections.append(self.pairs_section())
+        if len(c.systems) >= RANKED_SYSTEMS:
+            sections.append(self.ranks_section())
         sections.append(self.curves_section())
         if c.missing_queries:
             sections.append(self.missing_section())
@@ -263,6 +272,8 @@ class _Page:
         links += [f"<a href=\"#{_slug(i, m)}\">{_e(m)}</a>" for i, m in enumerate(c.measures)]
         if c.baselines is None:
             links.append("<a href=\"#pairs\">All pairs</a>")
+        if len(c.systems) >= RANKED_SYSTEMS:
+            links.append("<a href=\"#ranks\">Rank intervals</a>")
         links.append("<a href=\"#curves\">Precision-recall</a>")
         if c.missing_queries:
             links.append("<a href=\"#left-out\">Queries left out</a>")
@@ -445,6 +456,28 @@ class _Page:
                      " column's system is better.</p>")
         parts.append("</section>")
         return "\n".join(parts)
+
+    def ranks_section(self) -> str:
+        """Per measure, the simultaneous rank interval of every system (topic bootstrap)."""
+        c = self.cmp
+        figures = []
+        for measure in c.measures:
+            if c.scores[measure].shape[1] < 2:
+                continue
+            intervals = c.rank_intervals(measure,
+                                         n_resamples=max(1, min(c.n_resamples, RANK_RESAMPLES)))
+            tied = [c.systems[j] for j in intervals.order if intervals.tied_with_best[j]]
+            figures.append(self.svg(
+                plot.rank_intervals(intervals, c.systems, title=f"{measure}: rank intervals"),
+                f"Ranks each system could hold by {measure}, all at once with"
+                f" {fmt.percent(c.level)} confidence (bootstrap over queries, max-t over all"
+                f" pairs; Mogstad et al. 2024); dot: observed rank. Tied with the best:"
+                f" {', '.join(tied)}. Separable adjacent pairs: {intervals.n_separable} of"
+                f" {len(c.systems) - 1}."))
+        if not figures:
+            return ""
+        return ("<section id=\"ranks\">\n<h2>Rank intervals</h2>\n"
+                f"<div class=\"plots\">{''.join(figures)}</div>\n</section>")
 
     def curves_section(self) -> str:
 

@@ -157,6 +157,19 @@ class Comparison:
             data[name] = self.scores[name].mean(axis=1)
         return pl.DataFrame(data)
 
+    def rank_intervals(self, measure: str | None = None, *, n_resamples: int = 2000,
+                       threads: Any = None) -> stats.RankIntervals:
+        """Simultaneous rank intervals of the systems by ``measure`` (default: the first),
+        at the comparison's confidence level and seed, from a bootstrap over its common
+        queries (:func:`irmetrics.stats.rank_intervals.rank_intervals`); ``rows(self.systems)``
+        names them. The HTML report draws them for three systems or more."""
+        from ..stats.rank_intervals import rank_intervals
+
+        name = self.measures[0] if measure is None else check_choice("measure", measure,
+                                                                      self.measures)
+        return rank_intervals(self.scores[name].T, level=self.level, n_resamples=n_resamples,
+                              seed=self.seed, threads=threads)
+
     def regressions(self, *, margin: float | None = None) -> list[Regression]:
         """Rows where the system is worse than its baseline: significantly worse
         (``diff < 0`` and ``significant``: ``p_adjusted <= alpha`` on a row the test can

@@ -8,10 +8,12 @@ reference, the same meta-evaluation giving the same bytes. Every name is HTML-es
 from __future__ import annotations
 
 import html
+import warnings
 
 from .. import __version__
-from ..comparison.report import CSS, figure_html, figure_svg, finish_page
-from ..comparison.plot import require_matplotlib
+from ..comparison.report import CSS, RANK_RESAMPLES, RANKED_SYSTEMS, figure_html, figure_svg, finish_page
+from ..comparison.plot import rank_intervals as rank_interval_plot, require_matplotlib
+from ..stats.rank_intervals import rank_intervals
 from . import plot
 from .cells import FOOTNOTE, cell
 
@@ -110,7 +112,8 @@ def html_page(meta, path=None) -> str:
                     f"{_table(*by_title[title])}\n</section>")
     boards = [t for t, *_ in tables if t.startswith("Leaderboard:")]
     sections.append("<section id=\"leaderboards\">\n<h2>Leaderboards</h2>\n" + "\n".join(
-        f"<h3>{_e(t)}</h3>{_table(*by_title[t])}" for t in boards) + "\n</section>")
+        f"<h3>{_e(t)}</h3>{_table(*by_title[t])}" for t in boards)
+        + _rank_interval_figures(meta, svg) + "\n</section>")
     grid = meta.grid
     page_title = f"Meta-evaluation of {', '.join(grid.qrels_names)}"
     settings = [("Qrels sets", ", ".join(grid.qrels_names)), ("Reference", meta.reference),
@@ -133,6 +136,33 @@ def html_page(meta, path=None) -> str:
         f" html</code>). {_e(FOOTNOTE)}</footer>\n"
         "</body>\n</html>\n")
     return finish_page(text, path, inputs=meta.grid.sources)
+
+
+def _rank_interval_figures(meta, svg) -> str:
+    """Per measure and qrels set, the runs' simultaneous rank intervals (three runs or
+    more): does a judgment set separate the systems it ranks?"""
+    grid = meta.grid
+    settings = meta.settings
+    if len(grid.run_names) < RANKED_SYSTEMS or settings.get("n_resamples", 1000) < 1:
+        return ""
+    figures = []
+    for measure in meta.measures:
+        with warnings.catch_warnings():  # left-out queries were reported with the tables
+            warnings.simplefilter("ignore")
+            _, scores = grid.scores(measure)
+        for qrels, matrix in scores.items():
+            intervals = rank_intervals(
+                matrix, level=settings.get("level", 0.95),
+                n_resamples=max(1, min(settings.get("n_resamples", 1000), RANK_RESAMPLES)),
+                seed=settings.get("seed", 0))
+            figures.append(svg(
+                rank_interval_plot(intervals, grid.run_names,
+                                   title=f"{measure} under {qrels}: rank intervals"),
+                f"Ranks each run could hold by {measure} under {qrels}, all at once (bootstrap"
+                f" over the shared queries; Mogstad et al. 2024); dot: observed rank;"
+                f" {intervals.n_separable} of {len(grid.run_names) - 1} adjacent pairs"
+                " separable."))
+    return "<h3>Rank intervals</h3>\n<div class=\"plots\">" + "".join(figures) + "</div>"
 
 
 __all__ = ["html_page"]

@@ -14,7 +14,14 @@ This package knows nothing about retrieval. Arrays go in, numbers come out:
   over topics: :func:`ranking_agreement`) and between judges (Cohen's kappa,
   Krippendorff's alpha, Jaccard, confusion matrices);
 * :mod:`~irmetrics.stats.stability` - discriminative power and swap rate of a
-  leaderboard (Sakai; Voorhees & Buckley).
+  leaderboard (Sakai; Voorhees & Buckley);
+* :mod:`~irmetrics.stats.similarity` - how alike two rankings of items are, per query:
+  rank-biased overlap with ties (:func:`rbo`; Corsi & Urbano), tau-b and tau_AP on the
+  shared items, Jaccard, overlap and recall at k;
+* :mod:`~irmetrics.stats.rank_intervals` - simultaneous intervals of the rank of every
+  system on one collection or aggregated over many, the systems tied with the best;
+* :mod:`~irmetrics.stats.topic_set_size` - how many topics a test collection needs
+  (Sakai's topic set size design).
 
 Every function is vectorised over a trailing "columns" axis (measures, or system pairs
 stacked by the caller): input of shape ``(n,)`` gives scalar (0-d array) fields, input of
@@ -45,6 +52,9 @@ from .agreement import (ALPHA_LEVELS, KAPPA_WEIGHTS, RANKING_STATISTICS, Ranking
                         ranking_agreement, spearman_rho, swapped_pairs, tau_ap, top_k_overlap)
 from .stability import (POWER_TESTS, DiscriminativePower, SwapRate, discriminative_power,
                         swap_rate, system_pairs)
+from .similarity import RBO_TIES, RBOResult, rbo
+from .rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS, RankIntervals, aggregate_rank_intervals
+from .topic_set_size import DESIGNS, TopicSetSize, anova_power, pilot_variance, t_test_power, topic_set_sizes
 from ._common import (ALTERNATIVES, BOOTSTRAP_CIS, CI_METHODS, CORRECTIONS, TESTS, ConfidenceInterval,
                       PairedTest, TukeyHSD, UnreliableTestWarning)
 
@@ -86,4 +96,17 @@ __all__ = [
     "discriminative_power",
     "swap_rate",
     "system_pairs",
+    "RBO_TIES",
+    "RBOResult",
+    "rbo",
+    "AGGREGATIONS",
+    "RESAMPLING_LEVELS",
+    "RankIntervals",
+    "aggregate_rank_intervals",
+    "DESIGNS",
+    "TopicSetSize",
+    "pilot_variance",
+    "t_test_power",
+    "anova_power",
+    "topic_set_sizes",
 ]

@@ -1,0 +1,145 @@
+"""``irmetrics leaderboard``: a benchmark's leaderboard with simultaneous rank intervals,
+the systems tied with the best and the separable adjacent pairs. See docs/leaderboards.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import warnings
+
+from ..checks import parameter_error
+from ..leaderboards import from_long_table, from_mteb, rank_systems, resampling_disagreements
+from ..stats.rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS
+from .compare_cmd import _parse_float, _write
+from .inputs import read_files
+from .options import EXIT_OK, CliParser, add_version, parse_int
+
+FORMATS = ("table", "markdown", "json", "csv")
+
+DESCRIPTION = """\
+Which ranks could each system hold? Reads a benchmark (a long table task,topic,system,score
+in CSV or Parquet, or a folder of MTEB result files with --mteb) and prints the
+leaderboard with each system's simultaneous rank interval, the systems tied with the best
+and how many adjacent pairs are separable.
+
+  irmetrics leaderboard [options] benchmark.csv
+  irmetrics leaderboard --mteb [options] results/"""
+
+EPILOG = """\
+examples:
+  irmetrics leaderboard fixtures/leaderboards/benchmark.csv
+  irmetrics leaderboard --aggregation borda --resampling tasks benchmark.parquet
+  irmetrics leaderboard --mteb fixtures/leaderboards/mteb
+  irmetrics leaderboard --all-resamplings benchmark.csv   # two-level, tasks, topics
+
+What readers leave out (systems missing from a task, topics with a missing or NaN score)
+is listed on stderr.
+exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter."""
+
+
+def build_parser() -> CliParser:
+    p = CliParser(prog="irmetrics leaderboard", description=DESCRIPTION, epilog=EPILOG,
+                  formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
+    g = p.add_argument_group("leaderboard")
+    g.add_argument("-h", "--help", action="help", help="show this help and exit")
+    add_version(g)
+    g.add_argument("--mteb", action="store_true", help="read MTEB result files (a folder)")
+    g.add_argument("--split", default="test", help="MTEB split (default test)")
+    g.add_argument("--columns", metavar="TASK,TOPIC,SYSTEM,SCORE",
+                   default="task,topic,system,score", help="the long table's column names")
+    g.add_argument("--aggregation", default="mean", choices=AGGREGATIONS,
+                   help="mean of task means (default), Borda points, or mean rank")
+    g.add_argument("--resampling", choices=RESAMPLING_LEVELS,
+                   help="bootstrap levels (default: two-level; tasks when each task has one"
+                        " score, as MTEB's files)")
+    g.add_argument("--all-resamplings", action="store_true",
+                   help="the interval under each resampling level, side by side")
+    g.add_argument("--format", default="table", choices=FORMATS, help="output format")
+    g.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    g.add_argument("--level", default="0.95", help="confidence level (default 0.95)")
+    g.add_argument("--resamples", default="2000", help="bootstrap resamples (default 2000)")
+    g.add_argument("--seed", default="0", help="random seed (default 0)")
+    g.add_argument("--threads", metavar="N", help="threads (default: every core)")
+    p.add_argument("benchmark", help="long table (CSV, Parquet) or, with --mteb, a folder")
+    return p
+
+
+def _lines(header: list[str], rows: list[list], fmt: str) -> str:
+    cells = [header] + [[str(c) for c in row] for row in rows]
+    if fmt == "csv":
+        return "\n".join(",".join(row) for row in cells) + "\n"
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for i, row in enumerate(cells):
+        text = ("  " if fmt == "table" else " | ").join(c.ljust(w) for c, w in zip(row, widths))
+        out.append(text.rstrip() if fmt == "table" else f"| {text} |")
+        if i == 0 and fmt == "markdown":
+            out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(out) + "\n"
+
+
+def run(argv: list[str], stdout, stderr) -> int:
+    args = build_parser().parse(argv)
+    level = _parse_float("--level", args.level)
+    if not 0.0 < level < 1.0:
+        raise parameter_error("--level", "a number strictly between 0 and 1", args.level)
+    options = dict(level=level, n_resamples=parse_int("--resamples", args.resamples, minimum=1,
+                                                      maximum=1_000_000),
+                   seed=parse_int("--seed", args.seed, minimum=0),
+                   threads=None if args.threads is None else parse_int("--threads", args.threads,
+                                                                       minimum=1),
+                   aggregation=args.aggregation)
+    if args.mteb:
+        if not os.path.exists(args.benchmark):
+            raise FileNotFoundError(2, "No such file or directory", args.benchmark)
+        bench = from_mteb(args.benchmark, split=args.split)
+    else:
+        names = args.columns.split(",")
+        if len(names) != 4 or not all(names):
+            raise parameter_error("--columns", "four comma-separated column names", args.columns)
+        if not os.path.exists(args.benchmark):
+            raise FileNotFoundError(2, "No such file or directory", args.benchmark)
+        bench = from_long_table(args.benchmark, task=names[0], topic=names[1], system=names[2],
+                                score=names[3])
+    for line in bench.describe_left_out():
+        stderr.write(f"irmetrics leaderboard: {line}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = _render(bench, args, options)
+    for note in dict.fromkeys(str(w.message) for w in caught):  # each once, in order
+        stderr.write(f"irmetrics leaderboard: warning: {note}\n")
+    _write(text, args.output, stdout, read_files([args.benchmark], []))
+    return EXIT_OK
+
+
+def _render(bench, args, options) -> str:
+    if args.all_resamplings:
+        frame = resampling_disagreements(bench, **options)
+        return (json.dumps(frame.to_dicts(), indent=1) + "\n" if args.format == "json"
+                else _lines(list(frame.columns), [list(r) for r in frame.iter_rows()],
+                            args.format))
+    r = rank_systems(bench, resampling=args.resampling, **options)
+    rows = r.rows(bench.systems)
+    tied = [row["system"] for row in rows if row["tied_with_best"]]
+    m = len(bench.systems)
+    if args.format == "json":
+        text = json.dumps({"aggregation": r.aggregation, "resampling": r.resampling,
+                           "level": r.level, "n_resamples": r.n_resamples, "systems": rows,
+                           "tied_with_best": tied, "separable_pairs": r.n_separable,
+                           "adjacent_pairs": m - 1, "left_out": bench.describe_left_out()},
+                          indent=1) + "\n"
+    else:
+        lines = _lines(["system", "score", "rank", "low", "high", "tied_with_best"],
+                       [[row["system"], f"{row['score']:.4f}", row["rank"], row["low"],
+                         row["high"], "yes" if row["tied_with_best"] else ""] for row in rows],
+                       args.format)
+        if args.format == "csv":
+            text = lines
+        else:
+            text = (f"{len(bench.tasks)} tasks, {m} systems; {r.aggregation} aggregation;"
+                    f" {r.resampling} bootstrap, {r.n_resamples:,} resamples;"
+                    f" {r.level:.0%} simultaneous rank intervals\n\n{lines}\n"
+                    f"{r.n_separable} of {m - 1} adjacent pairs separable;"
+                    f" tied with the best: {', '.join(tied)}\n")
+    return text

@@ -1,0 +1,307 @@
+"""Leaderboards you can trust: benchmarks of many systems over many tasks, read from a long
+table, from MTEB's published result files or from irmetrics Results, ranked with
+simultaneous rank intervals (:mod:`irmetrics.stats.rank_intervals`).
+
+A :class:`Benchmark` holds, per task, the per-topic scores of the same systems (tasks may
+have different topics and sizes). Readers say what they left out and why: systems missing
+from some task, topics where some system has no (or a NaN) score, tasks left empty.
+See docs/leaderboards.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irmetrics.checks import check_choice, parameter_error
+from irmetrics.exceptions import InputFormatError, ShapeError
+from irmetrics.stats.rank_intervals import (AGGREGATIONS, RESAMPLING_LEVELS, RankIntervals,
+                                            aggregate_rank_intervals)
+
+__all__ = ["Benchmark", "from_long_table", "from_mteb", "from_results", "rank_systems",
+           "resampling_disagreements"]
+
+
+@dataclass(frozen=True, eq=False)
+class Benchmark:
+    """Per-task per-topic scores of the same systems.
+
+    Attributes
+    ----------
+    systems : list of str
+        The columns of every task's matrix.
+    tasks : list of str
+    scores : list of ndarray
+        ``scores[t]`` has shape (topics of task t, len(systems)), finite.
+    topics : list of list of str
+        The row labels of each task.
+    left_out : dict of str to list
+        ``"systems"``: ``(system, [tasks it lacks])``; ``"topics"``: ``(task, topic)``
+        rows with a missing or NaN score; ``"tasks"``: tasks with no complete topic.
+    """
+
+    systems: list
+    tasks: list
+    scores: list
+    topics: list
+    left_out: dict = field(default_factory=dict)
+
+    def describe_left_out(self) -> list[str]:
+        """One sentence per kind of thing left out (empty when nothing was)."""
+        lines = []
+        gone = self.left_out.get("systems", [])
+        if gone:
+            lines.append(f"{len(gone)} systems left out (missing from some tasks): " + "; ".join(
+                f"{name} (no {', '.join(tasks[:3])}{' ...' if len(tasks) > 3 else ''})"
+                for name, tasks in gone[:10]))
+        rows = self.left_out.get("topics", [])
+        if rows:
+            lines.append(f"{len(rows)} topics left out (a system has no score or NaN): "
+                         + ", ".join(f"{t}/{q}" for t, q in rows[:10])
+                         + (" ..." if len(rows) > 10 else ""))
+        if self.left_out.get("tasks"):
+            lines.append("tasks left out (no complete topic): " + ", ".join(self.left_out["tasks"]))
+        return lines
+
+
+def _read_table(table: Any) -> pl.DataFrame:
+    if isinstance(table, pl.DataFrame):
+        return table
+    if isinstance(table, pl.LazyFrame):
+        return table.collect()
+    if isinstance(table, (str, os.PathLike)):
+        path = os.fspath(table)
+        if path.endswith((".parquet", ".pq")):
+            return pl.read_parquet(path)
+        return pl.read_csv(path, infer_schema_length=10000)
+    if hasattr(table, "columns"):  # pandas and the like
+        return pl.from_pandas(table) if hasattr(table, "iloc") else pl.DataFrame(table)
+    raise parameter_error("table", "a CSV/Parquet path or a DataFrame", table)
+
+
+def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
+                    system: str = "system", score: str = "score") -> Benchmark:
+    """A benchmark from a long table: one row per (task, topic, system) with its score.
+
+    Parameters
+    ----------
+    table : path (CSV, Parquet) or DataFrame (polars, pandas)
+    task, topic, system, score : str
+        Column names.
+
+    Returns
+    -------
+    Benchmark
+        Systems missing from any task are left out (listed), then topics where a kept
+        system has no score or a NaN (listed), then tasks left without topics (listed).
+
+    Raises
+    ------
+    irmetrics.exceptions.InputFormatError
+        A column is missing, a (task, topic, system) appears twice, or fewer than two
+        systems remain.
+
+    Examples
+    --------
+    >>> b = from_long_table(pl.DataFrame({"task": ["t1"] * 4 + ["t2"] * 2,
+    ...     "topic": ["1", "1", "2", "2", "9", "9"], "system": ["a", "b"] * 3,
+    ...     "score": [0.5, 0.4, 0.7, float("nan"), 0.2, 0.3]}))
+    >>> b.systems, [m.shape for m in b.scores], b.left_out["topics"]
+    (['a', 'b'], [(1, 2), (1, 2)], [('t1', '2')])
+    """
+    frame = _read_table(table)
+    source = os.fspath(table) if isinstance(table, (str, os.PathLike)) else "the table"
+    missing = [c for c in (task, topic, system, score) if c not in frame.columns]
+    if missing:
+        raise InputFormatError(f"{source}: no column {missing[0]!r} (columns: "
+                               f"{', '.join(frame.columns)}).")
+    frame = frame.select(pl.col(task).cast(pl.String).alias("task"),
+                         pl.col(topic).cast(pl.String).alias("topic"),
+                         pl.col(system).cast(pl.String).alias("system"),
+                         pl.col(score).cast(pl.Float64).alias("score"))
+    twice = frame.filter(pl.struct("task", "topic", "system").is_duplicated())
+    if twice.height:
+        row = twice.row(0, named=True)
+        raise InputFormatError(f"{source}: task {row['task']!r}, topic {row['topic']!r}, "
+                               f"system {row['system']!r} appears twice.")
+    tasks = frame["task"].unique(maintain_order=True).to_list()
+    systems = frame["system"].unique(maintain_order=True).to_list()
+    present = frame.group_by("system").agg(pl.col("task").unique())
+    have = {r["system"]: set(r["task"]) for r in present.iter_rows(named=True)}
+    gone = [(s, [t for t in tasks if t not in have[s]]) for s in systems if len(have[s]) < len(tasks)]
+    kept = [s for s in systems if len(have[s]) == len(tasks)]
+    if len(kept) < 2:
+        raise InputFormatError(f"{source}: fewer than two systems have scores on every task "
+                               f"({len(kept)} of {len(systems)}).")
+    frame = frame.filter(pl.col("system").is_in(kept))
+    wide = frame.pivot(on="system", index=["task", "topic"], values="score", maintain_order=True)
+    values = wide.select(kept).to_numpy().astype(np.float64)
+    complete = np.isfinite(values).all(axis=1)
+    dropped_rows = [(t, q) for t, q, ok in zip(wide["task"].to_list(), wide["topic"].to_list(),
+                                                complete) if not ok]
+    scores, topics, names, empty = [], [], [], []
+    task_col = np.asarray(wide["task"].to_list(), dtype=object)
+    topic_col = wide["topic"].to_list()
+    for t in tasks:
+        rows = np.flatnonzero((task_col == t) & complete)
+        if not rows.size:
+            empty.append(t)
+            continue
+        names.append(t)
+        scores.append(values[rows])
+        topics.append([topic_col[i] for i in rows])
+    if not names:
+        raise InputFormatError(f"{source}: no task has a topic every system scored.")
+    return Benchmark(systems=kept, tasks=names, scores=scores, topics=topics,
+                     left_out={"systems": gone, "topics": dropped_rows, "tasks": empty})
+
+
+def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
+    """A benchmark from MTEB's published result files (one task score per model).
+
+    MTEB writes one JSON file per (model, task), ``<model>/<revision>/<Task>.json``, with
+    ``task_name`` and ``scores: {split: [{hf_subset, languages, main_score, ...}]}`` (a
+    ``model_meta.json`` beside them names the model). A task's score is the mean
+    ``main_score`` over its subsets in ``split``. Published files carry no per-query
+    scores, so every task is one "topic": rank intervals then come from resampling tasks.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Result files, or folders searched recursively for them.
+    split : str, default "test"
+
+    Returns
+    -------
+    Benchmark
+
+    Examples
+    --------
+    >>> b = from_mteb("fixtures/leaderboards/mteb")  # doctest: +SKIP
+    """
+    roots = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    files: list[Path] = []
+    for root in map(Path, roots):
+        if root.is_dir():
+            files.extend(sorted(p for p in root.rglob("*.json") if p.name != "model_meta.json"))
+        else:
+            files.append(root)
+    rows = []
+    where: dict = {}
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputFormatError(f"{path}: not an MTEB result file ({exc}).") from None
+        if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:
+            raise InputFormatError(f"{path}: not an MTEB result file (no task_name/scores).")
+        entries = data["scores"].get(split)
+        if not entries:
+            continue
+        main = [e.get("main_score") for e in entries]
+        meta = path.parent / "model_meta.json"
+        if meta.exists():
+            model = json.loads(meta.read_text(encoding="utf-8")).get("name") or path.parent.parent.name
+        else:
+            model = path.parent.parent.name.replace("__", "/")
+        value = (float(np.mean(main)) if all(isinstance(m, (int, float)) for m in main)
+                 else float("nan"))
+        key = (model, data["task_name"])
+        if key in where:  # several revisions of one model: the user must choose
+            raise InputFormatError(f"{path}: model {model!r} has task {key[1]!r} in"
+                                   f" {where[key]} too; pass one revision folder per model.")
+        where[key] = path
+        rows.append({"task": data["task_name"], "topic": "all", "system": model, "score": value})
+    if not rows:
+        raise InputFormatError(f"no MTEB result with split {split!r} under {roots}.")
+    return from_long_table(pl.DataFrame(rows))
+
+
+def from_results(results: Mapping[str, Mapping[str, Any]], measure: str) -> Benchmark:
+    """A benchmark from irmetrics :class:`~irmetrics.Results`: ``{task: {system: Results}}``.
+
+    The per-query values of ``measure`` are the topics of each task (query ids aligned
+    across systems; a query some system lacks is left out and listed).
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> q = {"1": {"d": 1}, "2": {"e": 1}}
+    >>> res = {"t": {"a": irm.evaluate(q, {"1": {"d": 1.0}, "2": {"e": 1.0}}, ["map"]),
+    ...              "b": irm.evaluate(q, {"1": {"e": 1.0}, "2": {"e": 1.0}}, ["map"])}}
+    >>> from_results(res, "map").scores[0].tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    frames = []
+    for task, systems in results.items():
+        for name, res in systems.items():
+            per = res.per_query().filter(pl.col("measure") == measure)
+            if not per.height:
+                raise parameter_error("measure", f"a measure of every Results (task {task!r}, "
+                                      f"system {name!r} has none named so)", measure)
+            frames.append(per.select(pl.lit(str(task)).alias("task"),
+                                     pl.col("query_id").alias("topic"),
+                                     pl.lit(str(name)).alias("system"),
+                                     pl.col("value").alias("score")))
+    if not frames:
+        raise ShapeError("`results` must hold at least one task with systems.")
+    return from_long_table(pl.concat(frames))
+
+
+def rank_systems(benchmark: Benchmark, *, aggregation: str = "mean",
+                 resampling: str | None = None, level: float = 0.95, n_resamples: int = 2000,
+                 seed: Any = 0, threads: Any = None) -> RankIntervals:
+    """Rank intervals of a benchmark's systems (:func:`aggregate_rank_intervals`).
+
+    ``resampling`` defaults to ``"two-level"`` when tasks have several topics, and to
+    ``"tasks"`` when every task has one (published task scores: nothing within tasks to
+    resample).
+
+    Examples
+    --------
+    >>> b = Benchmark(systems=["a", "b"], tasks=["t"], topics=[["1", "2", "3"]],
+    ...               scores=[np.array([[0.9, 0.1], [0.8, 0.2], [0.85, 0.15]])])
+    >>> rank_systems(b, resampling="topics", n_resamples=200).rows(b.systems)[0]["system"]
+    'a'
+    """
+    if resampling is None:
+        one = all(m.shape[0] == 1 for m in benchmark.scores)
+        resampling = "tasks" if one else "two-level"
+    check_choice("aggregation", aggregation, AGGREGATIONS)
+    check_choice("resampling", resampling, RESAMPLING_LEVELS)
+    return aggregate_rank_intervals(benchmark.scores, aggregation=aggregation,
+                                    resampling=resampling, level=level,
+                                    n_resamples=n_resamples, seed=seed, threads=threads)
+
+
+def resampling_disagreements(benchmark: Benchmark, *, levels: Sequence[str] = RESAMPLING_LEVELS,
+                             **options: Any) -> pl.DataFrame:
+    """Each system's rank interval under each resampling level, and where they differ.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``system``, ``rank``, then ``low_<level>``/``high_<level>`` per level, and
+        ``differ`` (the intervals are not all equal).
+    """
+    levels = [check_choice("levels", lvl, RESAMPLING_LEVELS) for lvl in levels]
+    if not levels:
+        raise parameter_error("levels", "one or more resampling levels", levels)
+    results = [rank_systems(benchmark, resampling=lvl, **options) for lvl in levels]
+    first = results[0]
+    columns: dict[str, Any] = {}
+    for lvl, r in zip(levels, results):
+        columns[f"low_{lvl}"] = r.low[first.order]
+        columns[f"high_{lvl}"] = r.high[first.order]
+    lows = np.stack([columns[f"low_{lvl}"] for lvl in levels])
+    highs = np.stack([columns[f"high_{lvl}"] for lvl in levels])
+    differ = (lows != lows[0]).any(axis=0) | (highs != highs[0]).any(axis=0)
+    return pl.DataFrame({"system": [benchmark.systems[j] for j in first.order],
+                         "rank": first.rank[first.order], **columns, "differ": differ})

@@ -1,0 +1,486 @@
+"""Which ranks a system could hold: simultaneous rank intervals on one collection or many.
+
+A leaderboard orders systems by a mean over topics (or by an aggregate over tasks), and
+every one of those means has sampling error. :func:`rank_intervals` turns the per-topic
+scores of ``m`` systems into an interval of ranks per system that holds for all systems at
+once with probability ``level``, the set of systems statistically tied with the best, and
+which adjacent pairs of the leaderboard are separable. :func:`aggregate_rank_intervals`
+does the same for a benchmark of several tasks (each with its own topics), aggregated as
+the benchmark does (mean of task means, Borda count, mean rank), with the bootstrap over
+tasks and topics within tasks (two-level), or over one level only for comparison.
+
+The method is the simultaneous confidence set for ranks of Mogstad, Romano, Shaikh &
+Wilhelm ("Inference for ranks with applications to mobility across neighbourhoods and
+academic achievement across countries", Review of Economic Studies 2024): simultaneous
+intervals for every pairwise difference of aggregate scores from a bootstrap max-t
+statistic, and then the rank interval of system j counts the systems surely above it and
+surely below it. Arrays go in, numbers come out; resamples are drawn in blocks, one seeded
+generator per block (:func:`irmetrics.parallel.block_generators`), so any ``threads`` gives
+the same numbers.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irmetrics.checks import check_choice, check_positive_int, parameter_error
+from irmetrics.exceptions import DegenerateTestWarning, ShapeError
+from irmetrics.parallel import block_generators, map_ordered
+from ._common import _check_level
+from .paired import _fixed_point_parts
+
+__all__ = [
+    "AGGREGATIONS",
+    "RESAMPLING_LEVELS",
+    "RankIntervals",
+    "rank_intervals",
+    "aggregate_rank_intervals",
+    "aggregate_scores",
+    "bootstrap_mean_intervals",
+]
+
+#: How a benchmark turns per-task scores into one leaderboard score.
+AGGREGATIONS = ("mean", "borda", "mean_rank")
+
+#: What the bootstrap resamples: tasks and topics within them, tasks only, topics only.
+RESAMPLING_LEVELS = ("two-level", "tasks", "topics")
+
+#: Resamples per block: fixed, so the blocks (and their seeds) never depend on threads.
+_RESAMPLE_BLOCK = 128
+
+
+@dataclass(frozen=True, eq=False)
+class RankIntervals:
+    """Result of :func:`rank_intervals` and :func:`aggregate_rank_intervals`.
+
+    Arrays are indexed by system (the columns of the scores), not by rank.
+
+    Attributes
+    ----------
+    score : ndarray, shape (m,)
+        The leaderboard score: mean (of task means), mean Borda points, or mean rank
+        (lower is better for ``"mean_rank"`` only).
+    rank : ndarray of int, shape (m,)
+        Observed rank, 1 = best; equal scores share the best of their ranks.
+    low, high : ndarray of int, shape (m,)
+        The rank interval: every system's true rank lies in ``[low, high]`` at once, with
+        probability ``level``.
+    tied_with_best : ndarray of bool, shape (m,)
+        ``low == 1``: no system is surely better (the confidence set for the best).
+    order : ndarray of int, shape (m,)
+        System indices, best first (stable on equal scores).
+    separable : ndarray of bool, shape (m - 1,)
+        Adjacent pair ``(order[i], order[i + 1])`` is separated: the upper one is surely
+        better.
+    surely_better : ndarray of bool, shape (m, m)
+        ``[j, k]``: system j's aggregate is above system k's by the simultaneous intervals.
+    n_separable : int
+        ``separable.sum()``.
+    level : float
+    aggregation, resampling : str
+    n_resamples : int
+    critical_value : float
+        The ``level`` quantile of the bootstrap max-t statistic.
+    """
+
+    score: np.ndarray
+    rank: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    tied_with_best: np.ndarray
+    order: np.ndarray
+    separable: np.ndarray
+    surely_better: np.ndarray
+    n_separable: int
+    level: float
+    aggregation: str
+    resampling: str
+    n_resamples: int
+    critical_value: float
+
+    def rows(self, names: Sequence[str] | None = None) -> list[dict]:
+        """One dict per system, best first: name, score, rank, low, high, tied_with_best.
+
+        Examples
+        --------
+        >>> r = rank_intervals([[0.1, 0.5], [0.2, 0.6], [0.3, 0.4]], n_resamples=200)
+        >>> [row["system"] for row in r.rows(["a", "b"])]
+        ['b', 'a']
+        """
+        labels = list(names) if names is not None else [str(i) for i in range(len(self.score))]
+        return [{"system": labels[j], "score": float(self.score[j]), "rank": int(self.rank[j]),
+                 "low": int(self.low[j]), "high": int(self.high[j]),
+                 "tied_with_best": bool(self.tied_with_best[j])} for j in self.order]
+
+
+def _task_matrix(name: str, values: Any, m: int | None) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise parameter_error(name, "an array of real numbers (topics x systems)", values) from None
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 2:
+        raise ShapeError(f"`{name}` must be 2-D (n topics >= 1, m systems >= 2); got shape "
+                         f"{array.shape}.")
+    if m is not None and array.shape[1] != m:
+        raise ShapeError(f"`{name}` must have the {m} systems of the first task as columns; "
+                         f"got shape {array.shape}.")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row, column = np.argwhere(bad)[0]
+        raise parameter_error(name, f"finite everywhere (topic row {row}, system column "
+                              f"{column} is not)", float(array[row, column]))
+    return array
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis, 1 = highest value (ties share the mean rank)."""
+    from scipy.stats import rankdata
+
+    return rankdata(-values, axis=-1, method="average")
+
+
+def _aggregate(task_means: np.ndarray, aggregation: str) -> np.ndarray:
+    """(..., T, m) per-task means -> (..., m) leaderboard scores, higher is better."""
+    if aggregation == "mean":
+        return task_means.mean(axis=-2)
+    ranks = _ranks(task_means)
+    if aggregation == "borda":
+        return (task_means.shape[-1] - ranks).mean(axis=-2)
+    return -ranks.mean(axis=-2)
+
+
+def _resample_counts(rng: np.random.Generator, count: int, n: int) -> np.ndarray:
+    """``count`` bootstrap resamples of ``n`` rows as multiplicities, shape (count, n)
+    (index draws, as scipy.stats.bootstrap makes them, counted per row)."""
+    draws = rng.integers(0, n, size=(count, n))
+    draws += (np.arange(count) * n)[:, None]
+    return np.bincount(draws.ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
+
+
+def _exact_means(weights: np.ndarray, parts: list, n: int) -> np.ndarray:
+    """``weights @ scores / n`` summed exactly on fixed-point parts (order-free sums)."""
+    return sum((weights @ part) * scale for part, scale in parts) / n
+
+
+def _check_tasks(tasks: Any) -> list[np.ndarray]:
+    if isinstance(tasks, np.ndarray) and tasks.ndim == 2:
+        tasks = [tasks]
+    try:
+        items = list(tasks)
+    except TypeError:
+        raise parameter_error("tasks", "a sequence of (topics x systems) arrays", tasks) from None
+    if not items:
+        raise parameter_error("tasks", "a non-empty sequence of (topics x systems) arrays", tasks)
+    out: list[np.ndarray] = []
+    for t, values in enumerate(items):
+        out.append(_task_matrix(f"tasks[{t}]", values, out[0].shape[1] if out else None))
+    return out
+
+
+def aggregate_scores(tasks: Any, *, aggregation: str = "mean") -> np.ndarray:
+    r"""The leaderboard score of each system over tasks, as a benchmark computes it.
+
+    With :math:`\bar x_{ts}` the mean of system ``s`` over the topics of task ``t`` and
+    :math:`r_{ts}` its rank in task ``t`` (1 = best, ties averaged), over ``T`` tasks:
+
+    .. math:: \mathrm{mean}_s = \frac1T \sum_t \bar x_{ts}, \quad
+              \mathrm{borda}_s = \frac1T \sum_t (m - r_{ts}), \quad
+              \mathrm{mean\_rank}_s = \frac1T \sum_t r_{ts}
+
+    Parameters
+    ----------
+    tasks : sequence of array-like, each (n_t topics, m systems)
+        The same systems in the same column order in every task.
+    aggregation : {"mean", "borda", "mean_rank"}
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        For ``"mean_rank"`` lower is better; for the others higher is.
+
+    Examples
+    --------
+    >>> aggregate_scores([[[0.2, 0.4]], [[0.9, 0.1], [0.7, 0.3]]], aggregation="mean_rank")
+    array([1.5, 1.5])
+    """
+    aggregation = check_choice("aggregation", aggregation, AGGREGATIONS)
+    matrices = _check_tasks(tasks)
+    score = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
+    return -score if aggregation == "mean_rank" else score
+
+
+def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: str,
+                      n_resamples: int, seed: Any, threads: Any) -> np.ndarray:
+    """(n_resamples, m) bootstrap leaderboard scores (higher is better), block by block."""
+    n_tasks = len(matrices)
+    means = np.stack([t.mean(axis=0) for t in matrices])
+    parts = [_fixed_point_parts(t) for t in matrices]
+    n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
+    generators = block_generators(seed, n_blocks)
+
+    def block(index: int) -> np.ndarray:
+        rng = generators[index]
+        size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
+        if resampling == "topics":
+            picked = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
+        else:
+            picked = rng.integers(0, n_tasks, size=(size, n_tasks))
+        if resampling == "tasks":
+            slot_means = means[picked]
+        else:
+            slot_means = np.empty((size, n_tasks, means.shape[1]))
+            # one topic resample per slot, even where a task is drawn twice
+            for t, matrix in enumerate(matrices):
+                rows, cols = np.nonzero(picked == t)
+                if not rows.size:
+                    continue
+                n_t = matrix.shape[0]
+                weights = _resample_counts(rng, rows.size, n_t)
+                slot_means[rows, cols] = _exact_means(weights, parts[t], n_t)
+        return _aggregate(slot_means, aggregation)
+
+    return np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+
+
+def _intervals(observed: np.ndarray, boot: np.ndarray, level: float) -> tuple:
+    """Max-t simultaneous intervals of all pairwise differences -> rank bounds."""
+    m = observed.size
+    cov = np.cov(boot, rowvar=False, ddof=1)
+    var = np.diag(cov)
+    se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0))
+    diff = observed[:, None] - observed[None, :]
+    i, j = np.triu_indices(m, k=1)
+    se_pairs = se[i, j]
+    spread = 100 * np.finfo(np.float64).eps * np.maximum(np.abs(boot).max(axis=0), 1e-300)
+    # a pair whose difference never varies carries no sampling error: its t is 0
+    live = se_pairs > spread[i] + spread[j]
+    stat = np.zeros(boot.shape[0])
+    for lo in range(0, boot.shape[0], _RESAMPLE_BLOCK):
+        chunk = boot[lo:lo + _RESAMPLE_BLOCK]
+        d = chunk[:, i[live]] - chunk[:, j[live]]
+        t = np.abs(d - diff[i[live], j[live]]) / se_pairs[live]
+        stat[lo:lo + _RESAMPLE_BLOCK] = t.max(axis=1) if t.shape[1] else 0.0
+    critical = float(np.quantile(stat, level, method="higher"))
+    margin = np.where(se > 0, critical * se, 0.0)
+    tol = 100 * np.finfo(np.float64).eps * (np.abs(observed)[:, None] + np.abs(observed)[None, :])
+    better = diff - margin > tol
+    np.fill_diagonal(better, False)
+    low = 1 + better.sum(axis=0)
+    high = m - better.sum(axis=1)
+    return low, high, better, critical
+
+
+def _result(observed: np.ndarray, boot: np.ndarray, level: float, aggregation: str,
+            resampling: str) -> RankIntervals:
+    low, high, better, critical = _intervals(observed, boot, level)
+    order = np.argsort(-observed, kind="stable")
+    rank = 1 + (observed[None, :] > observed[:, None]).sum(axis=1)
+    separable = better[order[:-1], order[1:]]
+    score = -observed if aggregation == "mean_rank" else observed
+    return RankIntervals(score=score, rank=rank, low=low, high=high, tied_with_best=low == 1,
+                         order=order, separable=separable, surely_better=better,
+                         n_separable=int(separable.sum()), level=level,
+                         aggregation=aggregation, resampling=resampling,
+                         n_resamples=boot.shape[0], critical_value=critical)
+
+
+def rank_intervals(scores: Any, *, level: float = 0.95, n_resamples: int = 2000,
+                   seed: Any = 0, threads: Any = None) -> RankIntervals:
+    r"""Simultaneous rank intervals of ``m`` systems from their per-topic scores.
+
+    The systems are ranked by their mean score :math:`\hat\theta_s`. ``n_resamples``
+    bootstrap resamples of the topics give :math:`\hat\theta^*_s`; with
+    :math:`\hat\sigma_{jk}` the bootstrap standard deviation of
+    :math:`\hat\theta^*_j - \hat\theta^*_k` and :math:`c` the ``level`` quantile of
+
+    .. math:: T^* = \max_{j < k} \frac{|(\hat\theta^*_j - \hat\theta^*_k)
+              - (\hat\theta_j - \hat\theta_k)|}{\hat\sigma_{jk}}
+
+    system j is *surely better* than k when :math:`\hat\theta_j - \hat\theta_k >
+    c\,\hat\sigma_{jk}`, and its rank interval is
+
+    .. math:: [\,1 + \#\{k: k \text{ surely better than } j\},\;
+              m - \#\{k: j \text{ surely better than } k\}\,]
+
+    All intervals hold at once with probability ``level`` (asymptotically; Mogstad,
+    Romano, Shaikh & Wilhelm 2024). The systems with lower end 1 are those statistically
+    tied with the best.
+
+    Parameters
+    ----------
+    scores : array-like, shape (n topics, m systems)
+        Finite per-topic scores, rows aligned (the same topics for every system).
+    level : float, default 0.95
+    n_resamples : int, default 2000
+    seed : int, numpy.random.Generator or None, default 0
+    threads : int or None
+        See :func:`irmetrics.parallel.resolve_threads`; the result does not depend on it.
+
+    Returns
+    -------
+    RankIntervals
+
+    Notes
+    -----
+    Simulated leaderboards (benchmarks/bench_rank_intervals.py; docs/leaderboards.md)
+    give a simultaneous coverage at or above the nominal level. With one topic there is
+    nothing to resample (a :class:`~irmetrics.exceptions.DegenerateTestWarning` says so)
+    and no pair is separated by sampling error alone; constant columns are fine (their
+    differences carry no error).
+
+    Examples
+    --------
+    >>> scores = [[0.9, 0.5, 0.1], [0.8, 0.4, 0.2], [0.95, 0.45, 0.15], [0.85, 0.55, 0.1]]
+    >>> r = rank_intervals(scores, n_resamples=500)
+    >>> r.low.tolist(), r.high.tolist(), r.n_separable
+    ([1, 2, 3], [1, 2, 3], 2)
+    """
+    return aggregate_rank_intervals([scores], aggregation="mean", resampling="topics",
+                                    level=level, n_resamples=n_resamples, seed=seed,
+                                    threads=threads)
+
+
+def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
+                             resampling: str = "two-level", level: float = 0.95,
+                             n_resamples: int = 2000, seed: Any = 0,
+                             threads: Any = None) -> RankIntervals:
+    r"""Simultaneous rank intervals of ``m`` systems over a benchmark of tasks.
+
+    The leaderboard score is :func:`aggregate_scores` (mean of task means, Borda count,
+    mean rank). The bootstrap (``resampling``) draws
+
+    * ``"two-level"``: ``T`` tasks with replacement, then the topics of each drawn task
+      with replacement (a task drawn twice gets two independent topic resamples): the
+      uncertainty of a benchmark whose tasks *and* topics are samples;
+    * ``"tasks"``: tasks only (each task's means fixed): the tasks are a sample, the topics
+      are the whole of each task;
+    * ``"topics"``: topics within every task, the tasks fixed: the benchmark's tasks are
+      all there is.
+
+    The rank intervals then follow :func:`rank_intervals` (max-t simultaneous intervals of
+    the pairwise differences of the aggregate).
+
+    Parameters
+    ----------
+    tasks : sequence of array-like, each (n_t topics, m systems)
+        Tasks may have different topics and sizes; the columns are the same systems.
+    aggregation : {"mean", "borda", "mean_rank"}
+    resampling : {"two-level", "tasks", "topics"}
+    level : float
+    n_resamples : int
+    seed : int, numpy.random.Generator or None
+    threads : int or None
+
+    Returns
+    -------
+    RankIntervals
+
+    Notes
+    -----
+    Resampling tasks asks the benchmark to stand for tasks like its own; with few tasks
+    (fewer than about 10) that level of the bootstrap is coarse, and a warning says so. A
+    task with one topic has no within-task variability (warned and kept). Scores equal
+    for every system everywhere tell nothing apart (warned; every interval is [1, m]).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> tasks = [rng.normal([0.5, 0.4, 0.3], 0.05, size=(n, 3)) for n in (20, 30, 25, 40)]
+    >>> r = aggregate_rank_intervals(tasks, resampling="topics", n_resamples=400)
+    >>> r.order.tolist(), r.low.tolist(), r.high.tolist()
+    ([0, 1, 2], [1, 2, 3], [1, 2, 3])
+    """
+    aggregation = check_choice("aggregation", aggregation, AGGREGATIONS)
+    resampling = check_choice("resampling", resampling, RESAMPLING_LEVELS)
+    level = _check_level(level)
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    matrices = _check_tasks(tasks)
+    single = [t for t, matrix in enumerate(matrices) if matrix.shape[0] == 1]
+    if single and resampling != "tasks":
+        warnings.warn(f"tasks {single} have one topic: nothing to resample within them.",
+                      DegenerateTestWarning, stacklevel=2)
+    if resampling != "topics" and len(matrices) < 10:
+        warnings.warn(f"only {len(matrices)} tasks: a bootstrap over tasks is coarse with "
+                      "fewer than about 10.", DegenerateTestWarning, stacklevel=2)
+    same = [t for t, matrix in enumerate(matrices) if np.all(matrix == matrix[:, :1])]
+    if len(same) == len(matrices):
+        warnings.warn("every system has the same score on every topic of every task: no"
+                      " system can be told apart (every interval is [1, m]).",
+                      DegenerateTestWarning, stacklevel=2)
+    observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
+    boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed, threads)
+    return _result(observed, boot, level, aggregation, resampling)
+
+
+def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: int = 1000,
+                             seed: Any = 0, threads: Any = None) -> tuple[np.ndarray, ...]:
+    r"""Column means with percentile bootstrap intervals over rows, NaN left out per column.
+
+    Each resample draws the ``n`` rows with replacement (the same rows for every column);
+    a column's resampled mean is over its finite values among them:
+
+    .. math:: \bar x^*_c = \frac{\sum_i w_i\, x_{ic} [x_{ic} \text{ finite}]}
+              {\sum_i w_i [x_{ic} \text{ finite}]}
+
+    and the interval is the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of
+    :math:`\bar x^*_c`. Drawn in seeded blocks: any ``threads`` gives the same numbers.
+
+    Parameters
+    ----------
+    values : array-like, shape (n, k)
+        NaN marks a value that is not defined (left out of that column's means).
+    level : float
+    n_resamples : int
+    seed : int, numpy.random.Generator or None
+    threads : int or None
+
+    Returns
+    -------
+    (mean, low, high) : tuple of ndarray, shape (k,)
+        NaN for a column without a finite value.
+
+    Examples
+    --------
+    >>> mean, low, high = bootstrap_mean_intervals([[1.0, np.nan], [0.0, 0.5], [1.0, 0.7]],
+    ...                                            n_resamples=200)
+    >>> mean.round(3).tolist(), bool(low[0] <= mean[0] <= high[0])
+    ([0.667, 0.6], True)
+    """
+    level = _check_level(level)
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise parameter_error("values", "an array of real numbers", values) from None
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ShapeError(f"`values` must be 2-D (n >= 1 rows, k columns); got shape {x.shape}.")
+    if np.isinf(x).any():
+        raise parameter_error("values", "finite or NaN", float(x[np.isinf(x)][0]))
+    finite = np.isfinite(x)
+    filled = np.where(finite, x, 0.0)
+    n = x.shape[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=0) / finite.sum(axis=0)
+    parts = _fixed_point_parts(filled)
+    present = finite.astype(np.float64)
+    n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
+    generators = block_generators(seed, n_blocks)
+
+    def block(index: int) -> np.ndarray:
+        size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
+        weights = _resample_counts(generators[index], size, n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _exact_means(weights, parts, 1) / (weights @ present)
+
+    boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+    tail = (1.0 - level) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        low = np.nanquantile(boot, tail, axis=0)
+        high = np.nanquantile(boot, 1.0 - tail, axis=0)
+    return mean, low, high

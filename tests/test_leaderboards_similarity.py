@@ -1,0 +1,170 @@
+"""irmetrics.leaderboards (long table, MTEB layout, Results) and irmetrics.similarity /
+``irmetrics similarity`` on the bundled fixtures: what is read, what is left out and said,
+and that the glue gives the statistics of irmetrics.stats on the lined-up rankings."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+
+import irmetrics as irm
+from irmetrics import leaderboards as lb
+from irmetrics.cli import main
+from irmetrics.exceptions import DegenerateTestWarning, InputFormatError
+from irmetrics.similarity import run_similarity
+from irmetrics.stats import rbo
+
+FIX = "fixtures/leaderboards"
+RUNS = "fixtures/compare"
+
+
+def test_long_table_lists_what_it_leaves_out():
+    b = lb.from_long_table(f"{FIX}/benchmark.csv")
+    assert len(b.systems) == 11 and "sys-l" not in b.systems and len(b.tasks) == 8
+    assert b.left_out["systems"] == [("sys-l", ["t8"])]
+    assert b.describe_left_out() == ["1 systems left out (missing from some tasks): sys-l (no t8)"]
+    frame = pl.read_csv(f"{FIX}/benchmark.csv")
+    want = frame.filter((pl.col("task") == "t3") & (pl.col("system") == "sys-c"))["score"].mean()
+    assert b.scores[2][:, 2].mean() == pytest.approx(want, abs=1e-12)
+
+
+def test_long_table_errors():
+    rows = pl.DataFrame({"task": ["t", "t"], "topic": ["1", "1"], "system": ["a", "a"],
+                         "score": [0.1, 0.2]})
+    with pytest.raises(InputFormatError, match="topic '1', system 'a' appears twice"):
+        lb.from_long_table(rows)
+    with pytest.raises(InputFormatError, match="no column 'score'"):
+        lb.from_long_table(rows.drop("score"))
+
+
+def test_mteb_layout_and_ranking():
+    b = lb.from_mteb(f"{FIX}/mteb")
+    assert len(b.systems) == 8 and len(b.tasks) == 12 and all(m.shape == (1, 8) for m in b.scores)
+    data = json.loads(open(f"{FIX}/mteb/example-org__model-a/0123456789abcdef0123456789abcdef01234567"
+                           "/SciFact.json").read())
+    assert b.scores[b.tasks.index("SciFact")][0, 0] == data["scores"]["test"][0]["main_score"]
+    r = lb.rank_systems(b, n_resamples=500)
+    assert r.resampling == "tasks" and r.n_separable <= 7
+    assert r.tied_with_best[r.order[0]]
+
+
+def test_results_input_and_resampling_disagreements():
+    q = {"1": {"d": 1}, "2": {"e": 1}, "3": {"f": 1}}
+    runs = {"a": {"1": {"d": 1.0}, "2": {"e": 1.0}, "3": {"f": 1.0}},
+            "b": {"1": {"x": 1.0}, "2": {"e": 1.0}, "3": {"x": 1.0}}}
+    res = {"t": {name: irm.evaluate(q, run, ["map"]) for name, run in runs.items()}}
+    b = lb.from_results(res, "map")
+    assert b.scores[0].tolist() == [[1.0, 0.0], [1.0, 1.0], [1.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateTestWarning)
+        table = lb.resampling_disagreements(lb.from_long_table(f"{FIX}/benchmark.csv"),
+                                            n_resamples=300)
+    assert table["differ"].any() and table.height == 11
+
+
+def test_run_similarity_equals_stats_on_each_query():
+    a = irm.Run.read(f"{RUNS}/bm25.run")
+    b = irm.Run.read(f"{RUNS}/dense.run")
+    s = run_similarity(a, b, k=5, n_resamples=200, threads=1)
+    da, db = a.to_dict(), b.to_dict()
+    for row in s.per_query.head(5).iter_rows(named=True):
+        qa, qb = da[row["query_id"]], db[row["query_id"]]
+        items_a, items_b = list(qa), list(qb)
+        want = rbo(items_a, items_b, x_scores=[qa[d] for d in items_a],
+                   y_scores=[qb[d] for d in items_b])
+        assert row["rbo"] == pytest.approx(float(want.ext), abs=1e-12)
+        top = lambda q: [d for d, _ in sorted(q.items(), key=lambda t: (-t[1], [-ord(c) for c in t[0]]))][:5]  # noqa: E731
+        assert row["overlap"] == len(set(top(qa)) & set(top(qb))) / 5
+    assert s.summary["queries"].to_list()[0] == s.per_query.height
+
+
+def test_neighbour_arrays_and_queries_only_in_one_run():
+    exact = np.array([[1, 2, 3], [4, 5, 6]])
+    ann = np.array([[2, 1, 9], [4, 5, 6]])
+    s = run_similarity(exact, ann, k=3, n_resamples=50)
+    assert s.per_query["recall"].to_list() == [2 / 3, 1.0]
+    a = {"q1": {"d": 1.0}, "q2": {"d": 1.0}}
+    b = {"q1": {"d": 1.0}, "q3": {"d": 1.0}}
+    s = run_similarity(a, b, n_resamples=50)
+    assert s.only_a == ["q2"] and s.only_b == ["q3"] and s.per_query.height == 1
+
+
+def test_cli_similarity(capsys, tmp_path):
+    assert main(["similarity", f"{RUNS}/bm25.run", f"{RUNS}/tweak.run", "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("RBO p=0.9 ties=a") and "tau_ap" in out
+    target = tmp_path / "s.json"
+    assert main(["similarity", "--format", "json", "-q", "-o", str(target), "--resamples", "50",
+                 f"{RUNS}/bm25.run", f"{RUNS}/dense.run"]) == 0
+    data = json.loads(target.read_text())
+    assert len(data["per_query"]) == 50 and data["summary"][0]["statistic"] == "rbo"
+    assert main(["similarity", "-p", "1.5", f"{RUNS}/bm25.run", f"{RUNS}/dense.run"]) == 2
+    assert "`p` must be a number strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_neighbour_tensors():
+    torch = pytest.importorskip("torch")
+    exact = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    ann = torch.tensor([[2, 1, 9], [6, 5, 4]])
+    s = run_similarity(exact, ann, k=3, n_resamples=50)
+    assert s.per_query["recall"].to_list() == [2 / 3, 1.0]
+    assert s.per_query["tau_b"].to_list()[1] == -1.0
+    with pytest.raises(irm.exceptions.ShapeError, match="2-D integer neighbour ids"):
+        run_similarity(torch.zeros(3), ann)
+
+
+def test_comparison_rank_intervals_are_the_stats_ones():
+    from irmetrics.stats.rank_intervals import rank_intervals
+
+    runs = {n: f"{RUNS}/{n}.run" for n in ("bm25", "dense", "tweak")}
+    c = irm.compare(f"{RUNS}/qrels.txt", runs, ["map"])
+    got = c.rank_intervals("map", n_resamples=300)
+    want = rank_intervals(c.scores["map"].T, level=c.level, n_resamples=300, seed=c.seed)
+    assert got.low.tolist() == want.low.tolist() and got.high.tolist() == want.high.tolist()
+    assert [row["system"] for row in got.rows(c.systems)][0] == "dense"
+
+
+def test_similarity_errors_are_clear():
+    from irmetrics.exceptions import NoQueriesError, ParameterError
+
+    with pytest.raises(NoQueriesError, match="the runs share no query"):
+        run_similarity({"q1": {"d": 1.0}}, {"q2": {"d": 1.0}})
+    with pytest.raises(ParameterError, match="`k` must be a positive integer"):
+        run_similarity({"q1": {"d": 1.0}}, {"q1": {"d": 1.0}}, k=0)
+    with pytest.raises(ParameterError, match="'a' is there twice"):
+        rbo(["a", "b", "a"], ["a"])
+
+
+def test_mteb_two_revisions_of_one_model_are_refused(tmp_path):
+    import shutil
+
+    model = tmp_path / "example-org__model-a"
+    source = f"{FIX}/mteb/example-org__model-a/0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(source, model / "rev1")
+    shutil.copytree(source, model / "rev2")
+    with pytest.raises(InputFormatError, match="pass one revision folder per model"):
+        lb.from_mteb(tmp_path)
+    with pytest.raises(InputFormatError, match="fewer than two systems"):  # one model alone
+        lb.from_mteb(model / "rev1")
+
+
+def test_cli_leaderboard(capsys, tmp_path):
+    assert main(["leaderboard", "--resamples", "300", f"{FIX}/benchmark.csv"]) == 0
+    captured = capsys.readouterr()
+    assert "tied with the best: sys-a" in captured.out and "adjacent pairs separable" in captured.out
+    assert "sys-l (no t8)" in captured.err and "warning: only 8 tasks" in captured.err
+    target = tmp_path / "board.json"
+    assert main(["leaderboard", "--mteb", "--format", "json", "-o", str(target),
+                 "--resamples", "300", f"{FIX}/mteb"]) == 0
+    data = json.loads(target.read_text())
+    assert data["resampling"] == "tasks" and data["adjacent_pairs"] == 7
+    assert len(data["systems"]) == 8 and data["systems"][0]["rank"] == 1
+    assert main(["leaderboard", "--all-resamplings", "--format", "csv", "--resamples", "200",
+                 f"{FIX}/benchmark.csv"]) == 0
+    assert capsys.readouterr().out.startswith("system,rank,low_two-level")
+    assert main(["leaderboard", "--columns", "a,b", f"{FIX}/benchmark.csv"]) == 2
+    assert "`--columns` must be four comma-separated column names" in capsys.readouterr().err
