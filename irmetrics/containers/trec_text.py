@@ -103,7 +103,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from irmetrics.checks import check_choice, parameter_error
+from irmetrics.checks import check_choice, check_int, parameter_error
 from .schema import (
     DUPLICATE_POLICIES,
     FLOAT_LABEL_HINT,
@@ -122,6 +122,8 @@ __all__ = [
     "write_run_frame",
     "read_source",
     "plain_chunks",
+    "raw_chunks",
+    "chunk_frame",
 ]
 
 STDIN = "-"
@@ -693,7 +695,7 @@ class NotPlain(Exception):
 def chunk_error(signal: NotPlain, kind: str, source: str
                 ) -> tuple[InputFormatError, pl.DataFrame | None] | None:
     """The full reader's error for the first bad line of the chunk that made the file not
-    plain, numbered in the file, and the chunk's lines before it (as :func:`plain_chunks`
+    plain, numbered in the file, and the chunk's lines before it (as :func:`chunk_frame`
     frames them, None when there are none); None when the chunk has no such line
     (comments, tabs, Latin-1 ids: the file needs the full reader), when the error is a
     duplicate (its message numbers both lines) or the lines before it are not plain."""
@@ -711,7 +713,7 @@ def chunk_error(signal: NotPlain, kind: str, source: str
         for _ in range(error.line - 1):
             offset = signal.data.index(b"\n", offset) + 1
         try:
-            before = _plain_frame(signal.data[:offset], kind) if offset else None
+            before = chunk_frame(signal.data[:offset], kind)[0] if offset else None
         except NotPlain:
             return None
         return type(error)(error.reason, path=source, line=error.line + signal.first_line - 1,
@@ -735,7 +737,9 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     :class:`NotPlain` (an internal signal, not a user error): the caller then reads the
     file with the full reader, which explains any error with its line. Duplicate pairs
     are not checked here. Only regular files can be plain: standard input, pipes and
-    FIFOs cannot be read twice.
+    FIFOs cannot be read twice. (The bounded-memory road reads run files more widely:
+    :func:`raw_chunks` and :func:`chunk_frame`, whose chunks may hold tabs, carriage
+    returns, blank and comment lines.)
 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
     fraction of the file size. ``on_read``, if given, is called with the number of bytes
@@ -780,6 +784,62 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     >>> chunks
     [[('q1', 'd1', 2.5, 'a')], [('q1', 'd2', 1.0, 'a')]]
     """
+    first_line = 1
+    for block in raw_chunks(path, chunk_bytes=chunk_bytes, on_read=on_read):
+        try:
+            frame = _plain_frame(block, kind)
+        except NotPlain:
+            raise NotPlain(block, first_line) from None
+        first_line += frame.height  # a plain chunk has one row per line
+        yield frame
+
+
+def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_read=None,
+               by_query: bool = False):
+    """Yield the bytes of a regular file (plain or gzip) in chunks of whole lines, in file
+    order: the reading half of :func:`plain_chunks`, whose parsing half
+    (:func:`chunk_frame`) may then run on other threads.
+
+    With ``by_query``, a chunk also never ends inside a block of lines of one query
+    (judged by the first field of its last line): it is extended until a line with
+    another first field starts, so that every chunk of a run whose queries are each one
+    block holds whole queries. (A query may still be cut where a blank or comment line
+    or an indented line interrupts its block; the caller detects a query in two chunks.)
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A regular file, plain or gzip.
+    chunk_bytes : int, optional
+        Bytes read per chunk before the extension; default :data:`PLAIN_CHUNK_BYTES`.
+    on_read : callable, optional
+        ``on_read(bytes_read)`` after each chunk (compressed bytes for a gzip file).
+    by_query : bool, default False
+        Cut only between query blocks.
+
+    Yields
+    ------
+    bytes
+        Whole lines (the last chunk may lack its final newline).
+
+    Raises
+    ------
+    NotPlain
+        Standard input, a pipe, an empty or unreadable file, a ``.gz`` name that is not
+        gzip, a chunk that starts with a byte order mark: the full reader must read it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\nq2 Q0 a 1 1 r\\n")
+    ...     list(raw_chunks(path, chunk_bytes=4, by_query=True))
+    [b'q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\n', b'q2 Q0 a 1 1 r\\n']
+    """
+    size = check_int("chunk_bytes", PLAIN_CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
+                     min=1)
     try:
         p = os.fsdecode(os.fspath(path))
         # Only a regular file can be read twice (a pipe, FIFO or /dev/stdin cannot, and
@@ -796,32 +856,66 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
             tell = None if on_read is None else (lambda: on_read(raw.tell()))
-            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES, tell)
+            yield from _raw_chunks(stream, size, tell, by_query)
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
 
 
-def _plain_chunks(stream, kind: str, chunk_bytes: int, tell=None):
+def _raw_chunks(stream, chunk_bytes: int, tell, by_query: bool):
     block = stream.read(chunk_bytes)
     if not block:
         raise NotPlain  # an empty file
-    first_line = 1
+    head = b""  # lines read past the end of the last chunk (another query's)
     while block:
         if not block.endswith(b"\n"):
             block += stream.readline()  # whole lines only (one copy of the chunk)
-        if block.startswith(_UTF8_BOM):
-            # polars drops a byte order mark at the start of whatever it parses; the full
-            # readers drop one only at the start of the file and keep it anywhere else.
-            raise NotPlain
-        try:
-            frame = _plain_frame(block, kind)
-        except NotPlain:
-            raise NotPlain(block, first_line) from None
-        first_line += frame.height  # a plain chunk has one row per line
+        if by_query:
+            block, head = _to_query_end(stream, head + block, chunk_bytes)
+        else:
+            block, head = head + block, b""
         if tell is not None:
             tell()
-        yield frame
+        yield _no_bom(block)
         block = stream.read(chunk_bytes)
+    if head:
+        yield _no_bom(head)
+
+
+def _no_bom(block: bytes) -> bytes:
+    """``block``, unless it starts with a byte order mark: polars drops one at the start
+    of whatever it parses; the full readers drop one only at the start of the file and
+    keep it anywhere else."""
+    if block.startswith(_UTF8_BOM):
+        raise NotPlain
+    return block
+
+
+_FIELD_END = re.compile(rb"[ \t\v\f\r\n]")
+
+
+def _to_query_end(stream, block: bytes, chunk_bytes: int) -> tuple[bytes, bytes]:
+    """``block`` (whole lines) extended by the lines that follow it in ``stream`` while
+    they start with the first field of its last line, and the lines read past them."""
+    start = block.rfind(b"\n", 0, len(block) - 1) + 1
+    match = _FIELD_END.search(block, start)
+    key = block[start:match.start() if match else len(block)]
+    if not key:
+        return block, b""
+    other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r])")
+    pieces = [block]
+    step = 1 << 16
+    while True:
+        more = stream.read(step)
+        if not more:
+            return b"".join(pieces), b""
+        if not more.endswith(b"\n"):
+            more += stream.readline()
+        found = other.search(more)
+        if found is not None and found.start() < len(more):
+            pieces.append(more[:found.start()])
+            return b"".join(pieces), more[found.start():]
+        pieces.append(more)
+        step = min(step * 2, chunk_bytes)
 
 
 def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
@@ -834,6 +928,43 @@ def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
     if kind == "run" and not np.isfinite(df["score"].to_numpy()).all():
         raise NotPlain
     return df.select(columns)
+
+
+def chunk_frame(data: bytes, kind: str) -> tuple[pl.DataFrame, int]:
+    """The frame of one chunk of :func:`raw_chunks` (the columns :func:`plain_chunks`
+    gives) and the number of lines it spans.
+
+    A plain chunk is read on the typed fast path. A run chunk that is not plain (tabs,
+    carriage returns, padded columns, blank or comment lines, ranks that are not
+    integers) is read by the full reader on its own lines, which gives what reading the
+    whole file gives for them: a run's lines are read one by one, with no rule across
+    lines. Anything else, and any bad line, raises :class:`NotPlain` carrying the chunk
+    (its ``first_line`` is the caller's to set), which :func:`chunk_error` explains.
+
+    Examples
+    --------
+    >>> frame, lines = chunk_frame(b"# a comment\\nq1\\tQ0\\td1\\t1\\t2.5\\ta\\r\\n\\n", "run")
+    >>> frame.rows(), lines
+    ([('q1', 'd1', 2.5, 'a')], 3)
+    """
+    _no_bom(data)
+    try:
+        frame = _plain_frame(data, kind)
+        return frame, frame.height  # one row per line
+    except NotPlain:
+        pass
+    if kind != "run" or b"\x00" in data:
+        raise NotPlain(data)
+    columns = _PLAIN[kind][2]
+    try:
+        df, _ = _parse(data, _RUN, "<chunk>", "error")
+    except (NotUtf8Error, DuplicateEntryError):
+        raise NotPlain(data) from None
+    except InputFormatError as error:
+        if error.line is not None:
+            raise NotPlain(data) from None
+        df = _empty_frame(_RUN)  # blank and comment lines only
+    return df.select(columns), data.count(b"\n") + (not data.endswith(b"\n"))
 
 
 # --------------------------------------------------------------------------------------

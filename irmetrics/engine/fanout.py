@@ -14,23 +14,22 @@ placeholder document judged), None is returned and the caller reads the run whol
 from __future__ import annotations
 
 import os
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
-from ..containers.trec_text import NotPlain, plain_chunks
+from ..containers.trec_text import raw_chunks
 from .pack import EncodedQrels
-from .stream import (StreamedValues, _Chunks, _Evaluated, _read_ahead, _SplitBlocks,
-                     _text_bytes, _whole_queries, partition_by_query)
+from .stream import (StreamedValues, _read_batch, _read_run_chunk, _text_bytes, _whole_blocks,
+                     evaluate_pieces)
 
 
 def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: list, *,
                              max_docs: int | None = None, complete: bool = False,
-                             semantics: str = "trec_eval",
-                             ties: str = "trec_eval") -> list[StreamedValues] | None:
+                             semantics: str = "trec_eval", ties: str = "trec_eval",
+                             threads: int | None = None) -> list[StreamedValues] | None:
     """Per-query values of the run file at ``path`` against each of ``qrels`` (with the
     matching function of ``evaluate_lists``), the file read once; or None when the
     general road is needed. One qrels gives what
-    :func:`~irmetrics.engine.stream.evaluate_run_file` gives.
+    :func:`~irmetrics.engine.stream.evaluate_run_file` gives; each chunk is parsed once,
+    on one of ``threads`` threads, and packed against every qrels there.
 
     Examples
     --------
@@ -54,54 +53,21 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
     size = _text_bytes(path)
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
-    return evaluate_run_batches_fanout(
-        qrels, lambda: plain_chunks(path, "run"), evaluate_lists, text_bytes=size,
-        max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
-        source=os.fsdecode(os.fspath(path)))
+    return evaluate_pieces(
+        qrels, lambda: raw_chunks(path, by_query=True), _read_run_chunk, evaluate_lists,
+        text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, source=os.fsdecode(os.fspath(path)), threads=threads)
 
 
 def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluate_lists: list,
                                 *, text_bytes=0, max_docs: int | None = None,
                                 complete: bool = False, semantics: str = "trec_eval",
-                                ties: str = "trec_eval",
-                                source: str | None = None) -> list[StreamedValues] | None:
+                                ties: str = "trec_eval", source: str | None = None,
+                                threads: int | None = None) -> list[StreamedValues] | None:
     """:func:`evaluate_run_file_fanout` of a run given as batches of rows, as
     :func:`~irmetrics.engine.stream.evaluate_run_batches` takes it (``open_batches()`` is
     called a second time only to partition the run by query)."""
-    if len(qrels) != len(evaluate_lists):
-        raise ValueError("one evaluate_lists function per qrels")
-    options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties)
-    try:
-        try:
-            return _stream_all(qrels, evaluate_lists, open_batches(), source=source,
-                               **options)
-        except _SplitBlocks:
-            pass
-        with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
-            size = text_bytes() if callable(text_bytes) else text_bytes
-            parts, run_name = partition_by_query(open_batches(), directory, text_bytes=size)
-            frames = (_whole_queries(part) for part in parts)
-            return _stream_all(qrels, evaluate_lists, frames, whole=True, run_name=run_name,
-                               **options)
-    except NotPlain:
-        return None
-
-
-def _stream_all(qrels, evaluate_lists, frames, *, max_docs, complete, semantics, ties,
-                whole=False, run_name=None, source=None) -> list[StreamedValues]:
-    """Every frame of ``frames`` (read once) through one packer per qrels."""
-    with ThreadPoolExecutor(max_workers=2) as helpers:
-        packers = [_Chunks(q, _Evaluated(q, f), max_docs=max_docs, semantics=semantics,
-                           ties=ties, helpers=helpers) for q, f in zip(qrels, evaluate_lists)]
-        try:
-            for frame in _read_ahead(frames, helpers):
-                for packer in packers:
-                    packer.add(frame, whole=whole)
-        except NotPlain as signal:
-            # A bad line stops the reading before any packer takes its chunk, so every
-            # packer has seen the same lines; the first says whether it is the first error.
-            error = packers[0].line_error(signal, source) if source is not None else None
-            if error is not None:
-                raise error from None
-            raise
-        return [packer.finish(complete=complete, run_name=run_name) for packer in packers]
+    return evaluate_pieces(
+        qrels, lambda: _whole_blocks(open_batches()), _read_batch, evaluate_lists,
+        text_bytes=text_bytes, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, source=source, threads=threads)
