@@ -24,6 +24,7 @@ from .stream import (StreamedValues, _read_batch, _read_run_chunk, _text_bytes, 
 def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: list, *,
                              max_docs: int | None = None, complete: bool = False,
                              semantics: str = "trec_eval", ties: str = "trec_eval",
+                             keep_scores: bool = False,
                              threads: int | None = None) -> list[StreamedValues] | None:
     """Per-query values of the run file at ``path`` against each of ``qrels`` (with the
     matching function of ``evaluate_lists``), the file read once; or None when the
@@ -56,13 +57,15 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
     return evaluate_pieces(
         qrels, lambda: raw_chunks(path, by_query=True), _read_run_chunk, evaluate_lists,
         text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
-        ties=ties, source=os.fsdecode(os.fspath(path)), threads=threads)
+        ties=ties, keep_scores=keep_scores, source=os.fsdecode(os.fspath(path)),
+        threads=threads)
 
 
 def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluate_lists: list,
                                 *, text_bytes=0, max_docs: int | None = None,
                                 complete: bool = False, semantics: str = "trec_eval",
                                 ties: str = "trec_eval", source: str | None = None,
+                                keep_scores: bool = False,
                                 threads: int | None = None) -> list[StreamedValues] | None:
     """:func:`evaluate_run_file_fanout` of a run given as batches of rows, as
     :func:`~irmetrics.engine.stream.evaluate_run_batches` takes it (``open_batches()`` is
@@ -70,4 +73,4 @@ def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluat
     return evaluate_pieces(
         qrels, lambda: _whole_blocks(open_batches()), _read_batch, evaluate_lists,
         text_bytes=text_bytes, max_docs=max_docs, complete=complete, semantics=semantics,
-        ties=ties, source=source, threads=threads)
+        ties=ties, keep_scores=keep_scores, source=source, threads=threads)

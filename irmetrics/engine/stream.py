@@ -435,7 +435,7 @@ def encode_qrels_file(path, progress: Progress = NO_PROGRESS, *,
     >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
-    def judgments(data: bytes) -> JudgmentChunk:
+    def judgments(data):
         # Chunk by chunk (on a worker thread), only what encoding needs is kept: the
         # query id of each block of lines, the labels (in their smallest integer type)
         # and two hashes of each doc id; no strings per line.
@@ -507,7 +507,7 @@ class _Chunks:
                              f"not {ties!r}")
         # Tied entries keep the run's order (a stable sort) unless put in doc-id order.
         self.ties_by_doc_id = ties == "trec_eval"
-        self.run_name = None
+        self.run_name: str | None = None
         self.present = np.zeros(len(qrels.query_ids), dtype=bool)  # qrels queries seen
         self.ignored_ids: list[pl.Series] = []  # query ids of blocks not in the qrels
         self.code_dtype = qrels.codes.dtype  # one byte for the usual labels

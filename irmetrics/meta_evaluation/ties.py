@@ -53,7 +53,8 @@ class TieReport:
 
 
 def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
-               complete=False, semantics="trec_eval", relevance="int") -> TieReport:
+               complete=False, semantics="trec_eval", relevance="int",
+               threads=None) -> TieReport:
     """Each measure under trec_eval's tie order, in expectation, at best and at worst.
 
     A tie group is a set of documents of one query with equal scores. For every
@@ -67,8 +68,9 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     qrels, run, measures
         As in :func:`irmetrics.evaluate`; measures must be among those
         ``ties="expected"`` accepts (:func:`irmetrics.measures.expected.accepted_names`).
-    relevance_level, judged_only, max_docs, complete, semantics, relevance
-        See :class:`irmetrics.Evaluator`.
+    relevance_level, judged_only, max_docs, complete, semantics, relevance, threads
+        See :class:`irmetrics.Evaluator` (``threads``: for reading a qrels file; the
+        run is read whole, since every tie group's order is examined).
 
     Returns
     -------
@@ -96,7 +98,8 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     """
     ev = Evaluator(qrels, measures, relevance_level=relevance_level,
                    judged_only=judged_only, max_docs=max_docs, complete=complete,
-                   semantics=semantics, ties="expected", relevance=relevance)
+                   semantics=semantics, ties="expected", relevance=relevance,
+                   threads=threads)
     return report_ties(ev, run, stacklevel=3)
 
 
@@ -107,7 +110,7 @@ def report_ties(ev: Evaluator, run, *, stacklevel: int = 2) -> TieReport:
     if not ev.requests:
         raise parameter_error("measures", "at least one measure name", [])
     run_query_ids = list(run) if isinstance(run, dict) else None
-    whole, id_encoding = ev._pack(run, run_query_ids)  # not cut at max_docs, trec_eval order
+    whole, id_encoding = ev.ranked_lists(run, run_query_ids)  # not cut at max_docs
     results = {"expected": ev.results(whole, *ev.columns(whole, ev.requests, expected=True),
                                       id_encoding)}
     cut = truncated(whole, ev.max_docs)
