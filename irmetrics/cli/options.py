@@ -121,6 +121,29 @@ def add_ties(group) -> None:
                             " orders of the tied documents) (e.g. --ties expected)")
 
 
+def add_threads(group) -> None:
+    """``--threads N``: how many threads the heavy work runs on (one rule for every
+    command: :func:`irmetrics.parallel.resolve_threads`)."""
+    group.add_argument("--threads", metavar="N",
+                       help="threads for the heavy work (reading, packing and evaluating"
+                            " chunks of the files); default every core this process may use"
+                            " (IRMETRICS_THREADS overrides), 1 runs it all in one thread;"
+                            " the output is the same bytes for any N (e.g. --threads 4)")
+
+
+def parse_threads(text: str | None) -> int | None:
+    """The ``--threads`` value (None when not given: the default of
+    :func:`irmetrics.parallel.resolve_threads`).
+
+    >>> parse_threads("4"), parse_threads(None)
+    (4, None)
+    """
+    from ..parallel import MAX_THREADS
+
+    return None if text is None else parse_int("--threads", text, minimum=1,
+                                               maximum=MAX_THREADS)
+
+
 def add_measures_from(group) -> None:
     """``--measures-from FILE``: Python files that define measures (eval and compare)."""
     group.add_argument("--measures-from", action="append", default=[], metavar="FILE",

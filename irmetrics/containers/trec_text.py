@@ -862,23 +862,43 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
 
 
 def _raw_chunks(stream, chunk_bytes: int, tell, by_query: bool):
-    block = stream.read(chunk_bytes)
+    reader = _PushBack(stream)
+    block = reader.read(chunk_bytes)
     if not block:
         raise NotPlain  # an empty file
-    head = b""  # lines read past the end of the last chunk (another query's)
     while block:
         if not block.endswith(b"\n"):
-            block += stream.readline()  # whole lines only (one copy of the chunk)
+            block += reader.readline()  # whole lines only (one copy of the chunk)
         if by_query:
-            block, head = _to_query_end(stream, head + block, chunk_bytes)
-        else:
-            block, head = head + block, b""
+            block = _to_query_end(reader, block, chunk_bytes)
         if tell is not None:
             tell()
         yield _no_bom(block)
-        block = stream.read(chunk_bytes)
-    if head:
-        yield _no_bom(head)
+        block = reader.read(chunk_bytes)
+
+
+class _PushBack:
+    """A binary stream whose reader can hand back the bytes it read too far."""
+
+    def __init__(self, stream):
+        self.stream, self.head = stream, b""
+
+    def read(self, size: int) -> bytes:
+        if not self.head:
+            return self.stream.read(size)
+        out, self.head = self.head[:size], self.head[size:]
+        return out + self.stream.read(size - len(out)) if len(out) < size else out
+
+    def readline(self) -> bytes:
+        end = self.head.find(b"\n") + 1
+        if end:
+            out, self.head = self.head[:end], self.head[end:]
+            return out
+        out, self.head = self.head, b""
+        return out + self.stream.readline()
+
+    def unread(self, data: bytes) -> None:
+        self.head = data + self.head
 
 
 def _no_bom(block: bytes) -> bytes:
@@ -891,31 +911,48 @@ def _no_bom(block: bytes) -> bytes:
 
 
 _FIELD_END = re.compile(rb"[ \t\v\f\r\n]")
+#: A line that belongs to no query: a comment or a blank line.
+_NO_QUERY_LINE = re.compile(rb"#|[ \t\v\f\r]*(?:\n|\Z)")
 
 
-def _to_query_end(stream, block: bytes, chunk_bytes: int) -> tuple[bytes, bytes]:
-    """``block`` (whole lines) extended by the lines that follow it in ``stream`` while
-    they start with the first field of its last line, and the lines read past them."""
-    start = block.rfind(b"\n", 0, len(block) - 1) + 1
-    match = _FIELD_END.search(block, start)
-    key = block[start:match.start() if match else len(block)]
+def _to_query_end(reader: _PushBack, block: bytes, chunk_bytes: int) -> bytes:
+    """``block`` (whole lines) extended by the lines that follow it in ``reader`` while
+    they start with the first field of its last data line (comment and blank lines
+    between them included); the lines read past them are handed back to ``reader``."""
+    key = _last_query(block)
     if not key:
-        return block, b""
-    other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r])")
+        return block
+    other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r]|#|[ \t\v\f\r]*$)")
     pieces = [block]
     step = 1 << 16
     while True:
-        more = stream.read(step)
+        more = reader.read(step)
         if not more:
-            return b"".join(pieces), b""
+            return b"".join(pieces)
         if not more.endswith(b"\n"):
-            more += stream.readline()
+            more += reader.readline()
         found = other.search(more)
         if found is not None and found.start() < len(more):
             pieces.append(more[:found.start()])
-            return b"".join(pieces), more[found.start():]
+            reader.unread(more[found.start():])
+            return b"".join(pieces)
         pieces.append(more)
-        step = min(step * 2, chunk_bytes)
+        step = min(step * 2, max(chunk_bytes, 1 << 16))
+
+
+def _last_query(block: bytes, lines: int = 1000) -> bytes:
+    """The first field of the last data line of ``block`` among its last ``lines``
+    lines (b"" when there is none, or when that line starts with a blank)."""
+    end = len(block)
+    for _ in range(lines):
+        if end <= 0:
+            return b""
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        if not _NO_QUERY_LINE.match(block, start):
+            match = _FIELD_END.search(block, start)
+            return block[start:match.start() if match else end]
+        end = start
+    return b""
 
 
 def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
