@@ -795,7 +795,7 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
 
 
 def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_read=None,
-               by_query: bool = False):
+               by_query: bool = False, joined: bool = True):
     """Yield the bytes of a regular file (plain or gzip) in chunks of whole lines, in file
     order: the reading half of :func:`plain_chunks`, whose parsing half
     (:func:`chunk_frame`) may then run on other threads.
@@ -816,10 +816,14 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
         ``on_read(bytes_read)`` after each chunk (compressed bytes for a gzip file).
     by_query : bool, default False
         Cut only between query blocks.
+    joined : bool, default True
+        False: yield each chunk as the list of the pieces it was read in, to be joined
+        (:func:`chunk_frame` takes them) by the thread that parses it rather than by the
+        one that reads.
 
     Yields
     ------
-    bytes
+    bytes or list of bytes
         Whole lines (the last chunk may lack its final newline).
 
     Raises
@@ -856,25 +860,29 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
             tell = None if on_read is None else (lambda: on_read(raw.tell()))
-            yield from _raw_chunks(stream, size, tell, by_query)
+            for pieces in _raw_chunks(stream, size, tell, by_query):
+                # (pieces are checked for a byte order mark by chunk_frame, once joined)
+                yield _no_bom(b"".join(pieces)) if joined else pieces
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
 
 
 def _raw_chunks(stream, chunk_bytes: int, tell, by_query: bool):
+    # A chunk is gathered as pieces, joined later: every copy of 16 MiB made here is
+    # made in the reading thread, which all the parsing threads wait for.
     reader = _PushBack(stream)
-    block = reader.read(chunk_bytes)
-    if not block:
+    pieces = reader.read(chunk_bytes)
+    if not pieces:
         raise NotPlain  # an empty file
-    while block:
-        if not block.endswith(b"\n"):
-            block += reader.readline()  # whole lines only (one copy of the chunk)
+    while pieces:
+        if not pieces[-1].endswith(b"\n"):
+            pieces.append(reader.readline())  # whole lines only
         if by_query:
-            block = _to_query_end(reader, block, chunk_bytes)
+            _to_query_end(reader, pieces, chunk_bytes)
         if tell is not None:
             tell()
-        yield _no_bom(block)
-        block = reader.read(chunk_bytes)
+        yield pieces
+        pieces = reader.read(chunk_bytes)
 
 
 class _PushBack:
@@ -883,11 +891,15 @@ class _PushBack:
     def __init__(self, stream):
         self.stream, self.head = stream, b""
 
-    def read(self, size: int) -> bytes:
-        if not self.head:
-            return self.stream.read(size)
-        out, self.head = self.head[:size], self.head[size:]
-        return out + self.stream.read(size - len(out)) if len(out) < size else out
+    def read(self, size: int) -> list[bytes]:
+        """Up to ``size`` bytes, as one or two pieces (none at the end)."""
+        head = self.head
+        if len(head) >= size:
+            self.head = head[size:]
+            return [head[:size]] if size else []
+        self.head = b""
+        more = self.stream.read(size - len(head))
+        return [p for p in (head, more) if p]
 
     def readline(self) -> bytes:
         end = self.head.find(b"\n") + 1
@@ -915,29 +927,35 @@ _FIELD_END = re.compile(rb"[ \t\v\f\r\n]")
 _NO_QUERY_LINE = re.compile(rb"#|[ \t\v\f\r]*(?:\n|\Z)")
 
 
-def _to_query_end(reader: _PushBack, block: bytes, chunk_bytes: int) -> bytes:
-    """``block`` (whole lines) extended by the lines that follow it in ``reader`` while
-    they start with the first field of its last data line (comment and blank lines
+def _to_query_end(reader: _PushBack, pieces: list[bytes], chunk_bytes: int) -> None:
+    """Extend the chunk ``pieces`` (whole lines) by the lines that follow it in ``reader``
+    while they start with the first field of its last data line (comment and blank lines
     between them included); the lines read past them are handed back to ``reader``."""
-    key = _last_query(block)
+    tail = pieces[-1] if len(pieces[-1]) >= _TAIL_BYTES or len(pieces) == 1 else \
+        pieces[-2][-_TAIL_BYTES:] + pieces[-1]
+    key = _last_query(tail[-_TAIL_BYTES:])
     if not key:
-        return block
+        return
     other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r]|#|[ \t\v\f\r]*$)")
-    pieces = [block]
     step = 1 << 16
     while True:
-        more = reader.read(step)
-        if not more:
-            return b"".join(pieces)
+        got = reader.read(step)
+        if not got:
+            return
+        more = got[0] if len(got) == 1 else b"".join(got)
         if not more.endswith(b"\n"):
             more += reader.readline()
         found = other.search(more)
         if found is not None and found.start() < len(more):
             pieces.append(more[:found.start()])
             reader.unread(more[found.start():])
-            return b"".join(pieces)
+            return
         pieces.append(more)
         step = min(step * 2, max(chunk_bytes, 1 << 16))
+
+
+#: Bytes at the end of a chunk searched for its last query id.
+_TAIL_BYTES = 1 << 16
 
 
 def _last_query(block: bytes, lines: int = 1000) -> bytes:
@@ -967,7 +985,7 @@ def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
     return df.select(columns)
 
 
-def chunk_frame(data: bytes, kind: str) -> tuple[pl.DataFrame, int]:
+def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int]:
     """The frame of one chunk of :func:`raw_chunks` (the columns :func:`plain_chunks`
     gives) and the number of lines it spans.
 
@@ -977,6 +995,7 @@ def chunk_frame(data: bytes, kind: str) -> tuple[pl.DataFrame, int]:
     whole file gives for them: a run's lines are read one by one, with no rule across
     lines. Anything else, and any bad line, raises :class:`NotPlain` carrying the chunk
     (its ``first_line`` is the caller's to set), which :func:`chunk_error` explains.
+    ``data`` may be given as the pieces :func:`raw_chunks` read it in (``joined=False``).
 
     Examples
     --------
@@ -984,6 +1003,8 @@ def chunk_frame(data: bytes, kind: str) -> tuple[pl.DataFrame, int]:
     >>> frame.rows(), lines
     ([('q1', 'd1', 2.5, 'a')], 3)
     """
+    if isinstance(data, list):
+        data = data[0] if len(data) == 1 else b"".join(data)
     _no_bom(data)
     try:
         frame = _plain_frame(data, kind)

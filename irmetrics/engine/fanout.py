@@ -55,7 +55,8 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
     return evaluate_pieces(
-        qrels, lambda: raw_chunks(path, by_query=True), _read_run_chunk, evaluate_lists,
+        qrels, lambda: raw_chunks(path, by_query=True, joined=False), _read_run_chunk,
+        evaluate_lists,
         text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
         ties=ties, keep_scores=keep_scores, source=os.fsdecode(os.fspath(path)),
         threads=threads)

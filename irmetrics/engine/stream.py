@@ -87,7 +87,7 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        return _stream([qrels], raw_chunks(path, by_query=True), _read_run_chunk,
+        return _stream([qrels], raw_chunks(path, by_query=True, joined=False), _read_run_chunk,
                        [_Packed(qrels)], max_docs=max_docs, complete=complete,
                        semantics=semantics, threads=threads)[0]
     except NotPlain:
@@ -159,7 +159,8 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     source = os.fsdecode(os.fspath(path))
     progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
     found = evaluate_pieces(
-        [qrels], lambda: raw_chunks(path, on_read=progress.read_to, by_query=True),
+        [qrels], lambda: raw_chunks(path, on_read=progress.read_to, by_query=True,
+                                    joined=False),
         _read_run_chunk, [evaluate_lists], text_bytes=size, max_docs=max_docs,
         complete=complete, semantics=semantics, ties=ties, keep_scores=keep_scores,
         source=source, threads=threads, progress=progress)
@@ -274,8 +275,8 @@ def _counted(frames, progress: Progress):
         yield frame
 
 
-def _read_run_chunk(data: bytes) -> tuple[pl.DataFrame, int]:
-    """A raw chunk of a run file: its frame and lines (on a worker thread)."""
+def _read_run_chunk(data: list[bytes]) -> tuple[pl.DataFrame, int]:
+    """A raw chunk of a run file (its pieces): its frame and lines (on a worker thread)."""
     return chunk_frame(data, "run")
 
 
@@ -444,7 +445,7 @@ def encode_qrels_file(path, progress: Progress = NO_PROGRESS, *,
         return JudgmentChunk.of(
             frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
 
-    chunks = imap_ordered(judgments, raw_chunks(path, on_read=progress.read_to),
+    chunks = imap_ordered(judgments, raw_chunks(path, on_read=progress.read_to, joined=False),
                           threads=threads)
 
     size = _text_bytes(path)
