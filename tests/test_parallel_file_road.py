@@ -72,7 +72,8 @@ def judged_runs(draw):
                   for d in draw(st.lists(st.sampled_from(docs), unique=True, max_size=5))}
               for q in queries + ["lonely"]}
     judged["q0"].setdefault("d0", 1)  # at least one judgment of a query that is ranked
-    qrels = [f"{q} 0 {d} {label}\n" for q, labels in judged.items()
+    sep, end = draw(st.sampled_from([(" ", "\n"), ("\t", "\n"), (" ", "\r\n"), ("\t", "\r\n")]))
+    qrels = [sep.join([q, "0", d, str(label)]) + end for q, labels in judged.items()
              for d, label in labels.items()]
     blocks = []
     for q in draw(st.permutations(queries + ["unjudged"])):
@@ -184,13 +185,18 @@ def test_the_bad_line_of_the_earliest_chunk_wins(tmp_path):
                 evaluate(qrels, run, ["map"], threads=n)
 
 
-def test_qrels_chunks_encode_alike_on_any_thread_count(tmp_path):
-    lines = [f"{q} 0 d{d} {(q * d) % 4 - 1}\n" for q in range(50) for d in range(q % 7 + 1)]
+@pytest.mark.parametrize("sep, end", [(" ", "\n"), ("\t", "\r\n")])
+def test_qrels_chunks_encode_alike_on_any_thread_count(tmp_path, sep, end):
+    lines = [sep.join([str(q), "0", f"d{d}", str((q * d) % 4 - 1)]) + end
+             for q in range(50) for d in range(q % 7 + 1)]
     path = write(str(tmp_path), "qrels.txt", "".join(lines))
     with small_chunks(64):
         one, four = encode_qrels_file(path, threads=1), encode_qrels_file(path, threads=4)
     for name in ("query_ids", "rel_hist", "keys", "codes", "query_judgments"):
         assert (getattr(one, name) == getattr(four, name)).all(), name
+    # A comment sends the qrels file to the full reader (rules across lines).
+    commented = write(str(tmp_path), "commented.txt", "# judged by hand\n" + "".join(lines))
+    assert encode_qrels_file(commented, threads=4) is None
 
 
 def test_threads_one_starts_no_thread(tmp_path):

@@ -993,7 +993,9 @@ def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int
     carriage returns, padded columns, blank or comment lines, ranks that are not
     integers) is read by the full reader on its own lines, which gives what reading the
     whole file gives for them: a run's lines are read one by one, with no rule across
-    lines. Anything else, and any bad line, raises :class:`NotPlain` carrying the chunk
+    lines. So is a qrels chunk without ``#`` (tabs, carriage returns, padding); qrels
+    comments have rules across lines. Anything else, and any bad line, raises
+    :class:`NotPlain` carrying the chunk
     (its ``first_line`` is the caller's to set), which :func:`chunk_error` explains.
     ``data`` may be given as the pieces :func:`raw_chunks` read it in (``joined=False``).
 
@@ -1011,15 +1013,20 @@ def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int
         return frame, frame.height  # one row per line
     except NotPlain:
         pass
-    if kind != "run" or b"\x00" in data:
+    # Qrels comments have rules across lines (trec_eval reads a second comment line in a
+    # row as data): a qrels chunk with "#" is left to the full reader of the whole file.
+    if b"\x00" in data or (kind == "qrels" and b"#" in data):
         raise NotPlain(data)
     columns = _PLAIN[kind][2]
     try:
-        df, _ = _parse(data, _RUN, "<chunk>", "error")
+        if kind == "qrels":
+            df = _parse_qrels(data, "<chunk>", "error")
+        else:
+            df, _ = _parse(data, _RUN, "<chunk>", "error")
     except (NotUtf8Error, DuplicateEntryError):
         raise NotPlain(data) from None
     except InputFormatError as error:
-        if error.line is not None:
+        if error.line is not None or kind == "qrels":
             raise NotPlain(data) from None
         df = _empty_frame(_RUN)  # blank and comment lines only
     return df.select(columns), data.count(b"\n") + (not data.endswith(b"\n"))
