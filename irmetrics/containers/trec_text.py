@@ -124,6 +124,7 @@ __all__ = [
     "plain_chunks",
     "raw_chunks",
     "chunk_frame",
+    "chunk_bytes_for",
 ]
 
 STDIN = "-"
@@ -662,6 +663,24 @@ def latin1_ids(ids: pl.Series) -> pl.Series:
 #: Bytes read per chunk by :func:`plain_chunks`: large enough that polars' per-call
 #: overhead vanishes, small enough that a chunk's strings stay a few tens of MiB.
 PLAIN_CHUNK_BYTES = 16 << 20
+
+#: The smallest chunk :func:`chunk_bytes_for` gives, however many threads read.
+MIN_CHUNK_BYTES = 2 << 20
+
+
+def chunk_bytes_for(threads: int) -> int:
+    """Bytes per chunk when ``threads`` threads parse chunks at once: the default
+    :data:`PLAIN_CHUNK_BYTES` up to two threads, then smaller (never under
+    :data:`MIN_CHUNK_BYTES`), so that the ``threads + 1`` chunks in flight take about as
+    much memory as three default chunks. No result depends on where chunks end.
+
+    >>> chunk_bytes_for(1) == chunk_bytes_for(2) == PLAIN_CHUNK_BYTES
+    True
+    >>> chunk_bytes_for(16) == MIN_CHUNK_BYTES
+    True
+    """
+    return min(PLAIN_CHUNK_BYTES, max(MIN_CHUNK_BYTES, 2 * PLAIN_CHUNK_BYTES // threads))
+
 
 #: Per format: the schema read, whether lines have exactly that many fields, and the
 #: columns handed on. Fields no one needs are still read, so that an empty one (from a

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from ..containers.trec_text import raw_chunks
+from ..containers.trec_text import chunk_bytes_for, raw_chunks
+from ..parallel import resolve_threads
 from .pack import EncodedQrels
 from .stream import (StreamedValues, _read_batch, _read_run_chunk, _text_bytes, _whole_blocks,
                      evaluate_pieces)
@@ -54,8 +55,10 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
     size = _text_bytes(path)
     if size is None:
         return None  # a pipe or stdin (read once), or a path the full reader explains
+    threads = resolve_threads(threads)
     return evaluate_pieces(
-        qrels, lambda: raw_chunks(path, by_query=True, joined=False), _read_run_chunk,
+        qrels, lambda: raw_chunks(path, by_query=True, joined=False,
+                                  chunk_bytes=chunk_bytes_for(threads)), _read_run_chunk,
         evaluate_lists,
         text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
         ties=ties, keep_scores=keep_scores, source=os.fsdecode(os.fspath(path)),

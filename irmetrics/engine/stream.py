@@ -47,7 +47,8 @@ import numpy as np
 import polars as pl
 
 from ..exceptions import DuplicateEntryError, InputFormatError
-from ..containers.trec_text import NotPlain, chunk_error, chunk_frame, plain_chunks, raw_chunks
+from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chunk_frame,
+                                    plain_chunks, raw_chunks)
 from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
@@ -87,9 +88,11 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        return _stream([qrels], raw_chunks(path, by_query=True, joined=False), _read_run_chunk,
-                       [_Packed(qrels)], max_docs=max_docs, complete=complete,
-                       semantics=semantics, threads=threads)[0]
+        threads = resolve_threads(threads)
+        chunks = raw_chunks(path, by_query=True, joined=False,
+                            chunk_bytes=chunk_bytes_for(threads))
+        return _stream([qrels], chunks, _read_run_chunk, [_Packed(qrels)], max_docs=max_docs,
+                       complete=complete, semantics=semantics, threads=threads)[0]
     except NotPlain:
         return None
 
@@ -158,9 +161,11 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
         return None  # a pipe or stdin (read once), or a path the full reader explains
     source = os.fsdecode(os.fspath(path))
     progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
+    threads = resolve_threads(threads)
+    chunk_bytes = chunk_bytes_for(threads)
     found = evaluate_pieces(
         [qrels], lambda: raw_chunks(path, on_read=progress.read_to, by_query=True,
-                                    joined=False),
+                                    joined=False, chunk_bytes=chunk_bytes),
         _read_run_chunk, [evaluate_lists], text_bytes=size, max_docs=max_docs,
         complete=complete, semantics=semantics, ties=ties, keep_scores=keep_scores,
         source=source, threads=threads, progress=progress)
@@ -445,7 +450,9 @@ def encode_qrels_file(path, progress: Progress = NO_PROGRESS, *,
         return JudgmentChunk.of(
             frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
 
-    chunks = imap_ordered(judgments, raw_chunks(path, on_read=progress.read_to, joined=False),
+    threads = resolve_threads(threads)
+    chunks = imap_ordered(judgments, raw_chunks(path, on_read=progress.read_to, joined=False,
+                                                chunk_bytes=chunk_bytes_for(threads)),
                           threads=threads)
 
     size = _text_bytes(path)
