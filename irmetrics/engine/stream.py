@@ -1,38 +1,43 @@
-"""A TREC run file packed chunk by chunk, straight into RankedLists.
+"""A TREC run file packed chunk by chunk, straight into RankedLists, on every core.
 
-This is :func:`~irmetrics.engine.pack.pack` for the common case of a *plain* run file
-(:func:`irmetrics.io.trec.plain_chunks`) whose queries each form one block of lines,
-which is what retrieval systems write. It gives the same RankedLists as
+This is :func:`~irmetrics.engine.pack.pack` for a run file whose queries each form one
+block of lines, which is what retrieval systems write. It gives the same RankedLists as
 ``pack(qrels, read_run(path).df)`` without ever holding the whole file's strings:
 
-* each chunk of lines is parsed by polars, its documents hashed and looked up in the
-  qrels (matches confirmed by a second hash), its tied scores ordered, and then only
-  numbers are kept: a relevance code per entry (one byte when the labels allow), a
-  query code and a length per block. No built-in kernel reads scores once the order is
-  fixed, so they are kept only for measures defined by the user (``keep_scores``;
-  otherwise ``RankedLists.scores`` is None). The last query block of a
-  chunk waits for the next chunk, so every block is whole when it is packed;
+* the calling thread reads the file in chunks of whole query blocks
+  (:func:`~irmetrics.containers.trec_text.raw_chunks`); worker threads
+  (:mod:`irmetrics.parallel`) parse each chunk (polars; a chunk with tabs, carriage
+  returns, blank or comment lines by the full reader, on its own lines:
+  :func:`~irmetrics.containers.trec_text.chunk_frame`), hash its documents and look them
+  up in the qrels (matches confirmed by a second hash), order its tied scores, and keep
+  only numbers: a relevance code per entry (one byte when the labels allow), a query code
+  and a length per block. No built-in kernel reads scores once the order is fixed, so
+  they are kept only for measures defined by the user (``keep_scores``; otherwise
+  ``RankedLists.scores`` is None);
 * inside a block, entries of equal score are put in doc-id order only when they carry
   different relevance codes. Kernels see rankings only through codes and scores, and
   entries of one tie group share the score, so swapping two of them with the same
   code changes nothing any measure reads; the doc ids themselves are not kept;
-* a block whose scores are not descending is sorted inside its chunk, by score.
+* a block whose scores are not descending is sorted inside its chunk, by score;
+* the chunks' results are merged in file order in the calling thread, which checks what
+  needs that order (a query seen in an earlier chunk); nothing depends on the thread
+  count or on where a chunk ends.
 
-:func:`evaluate_run_file` goes one step further for bounded memory: each chunk's whole
-query blocks are evaluated as soon as they are packed and only their per-query values
-are kept, so memory is bounded by the chunk, the judgments and the per-query results,
-not by the run's length. A run whose query blocks are split over the file is first
-partitioned by query into temporary files (:func:`partition_by_query`) and then
-evaluated partition by partition, never held whole.
+:func:`evaluate_run_file` goes one step further for bounded memory: each chunk's query
+blocks are evaluated on its worker as soon as they are packed and only their per-query
+values are kept, so memory is bounded by the chunks in flight, the judgments and the
+per-query results, not by the run's length. A run whose query blocks are split over the
+file is first partitioned by query into temporary files (:func:`partition_by_query`) and
+then evaluated partition by partition, never held whole.
 
 Anything else returns None and the caller takes the general road (``read_run`` +
 ``pack``), which reads every file trec_eval reads and names the line of any error:
-a file that is not plain, a query split over several blocks (:func:`pack_run_file`
-only), a (query, doc) pair that may be duplicated (decided by ``read_run``), and
-``complete=True`` runs whose placeholder document may be judged. One exception keeps
-memory bounded on bad input: a line that stops the plain reader deep in a big file is
-reported from its own chunk, numbered in the file, when nothing before it can be an
-earlier error (:meth:`_Chunks.line_error`); the full reader would report the same.
+standard input and pipes, a file that is not UTF-8, a query split over several blocks
+(:func:`pack_run_file` only), a (query, doc) pair that may be duplicated (decided by
+``read_run``), and ``complete=True`` runs whose placeholder document may be judged. One
+exception keeps memory bounded on bad input: a bad line deep in a big file is reported
+from its own chunk, numbered in the file, when nothing before it can be an earlier error
+(:meth:`_Chunks.line_error`); the full reader would report the same.
 """
 
 from __future__ import annotations
