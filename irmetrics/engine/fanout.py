@@ -2,14 +2,15 @@
 of :mod:`irmetrics.engine.stream`, fanned out.
 
 Each chunk of the run is read and parsed once, on a worker thread, and handed there to
-one packer per qrels (:class:`~irmetrics.engine.stream` ``_Chunks``; the same code as for
-one qrels: :func:`~irmetrics.engine.stream.evaluate_pieces`), each feeding its own sink of per-query
-values; only the per-query values of every qrels are kept. The outcome for each qrels is
-what :func:`~irmetrics.engine.stream.evaluate_run_batches` gives for it alone, bit for
-bit: the same packers see the same chunks. When any packer needs the run partitioned
-by query (a query split over the file), the run is partitioned once and every packer
-reads the partitions; when any needs the general road (a file the chunk reader
-cannot read, a placeholder document judged), None is returned and the caller reads the run whole, once.
+one packer per qrels (:class:`~irmetrics.engine.stream` ``_Chunks``; the code for one
+qrels: :func:`~irmetrics.engine.stream.evaluate_pieces`), each feeding its own sink of
+per-query values; only the per-query values of every qrels are kept. The outcome for
+each qrels is what :func:`~irmetrics.engine.stream.evaluate_run_batches` gives for it
+alone, bit for bit: the same packers see the same chunks. When any packer needs the run
+partitioned by query (a query split over the file), the run is partitioned once and
+every packer reads the partitions; when any needs the general road (a file the chunk
+reader cannot read, a placeholder document judged), None is returned and the caller
+reads the run whole, once.
 """
 
 from __future__ import annotations
