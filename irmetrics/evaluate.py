@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -19,7 +19,7 @@ from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batc
                             evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
-from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
+from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, is_regular_path, latin1_ids
 from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
 from .measures.custom import USER_FAMILY, pytrec_eval_supported, user_measures_of
@@ -28,6 +28,7 @@ from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
 
@@ -92,6 +93,46 @@ def _as_table(value, cls, kind: str, columns, read_table):
                    lambda frame: read_table(frame, columns))
 
 
+#: The roads a run can take to the kernels (``Results.road``). ``"file"``: a TREC run file
+#: chunk by chunk (:func:`~irmetrics.engine.stream.evaluate_run_file`); ``"table"``: a
+#: Parquet or Arrow IPC file, a DataFrame or a LazyFrame batch by batch
+#: (:func:`~irmetrics.engine.stream.evaluate_run_batches`); both keep per-query values
+#: only, in bounded memory. ``"dict"``: a pytrec_eval-shaped dict straight to codes
+#: (:mod:`irmetrics.engine.dicts`); ``"direct"``: an adapter's own arrays
+#: (``Run.pack_direct``); ``"memory"``: the run read whole, then packed.
+FILE_ROAD, TABLE_ROAD, DICT_ROAD, DIRECT_ROAD, MEMORY_ROAD = (
+    "file", "table", "dict", "direct", "memory")
+ROADS = (FILE_ROAD, TABLE_ROAD, DICT_ROAD, DIRECT_ROAD, MEMORY_ROAD)
+#: The roads whose memory does not grow with the run's length.
+BOUNDED_ROADS = frozenset({FILE_ROAD, TABLE_ROAD})
+#: Why the bounded-memory road gave a run back at run time (it decides only on reading).
+DECLINED = ("the run needs the whole-file reader (a file that is not UTF-8, a malformed "
+            "line the chunk reader cannot place, a document repeated in a query, or a "
+            "judged placeholder under complete=True)")
+
+
+@dataclass(frozen=True)
+class RoadPlan:
+    """The road :meth:`Evaluator.plan` chooses for a run.
+
+    Attributes
+    ----------
+    road : str
+        One of :data:`ROADS`: the road tried first (a bounded road may still give a run
+        back when reading it shows that it needs the whole-file reader).
+    bounded_input : bool
+        Whether the run is given in a form the bounded-memory roads read (a path, a
+        DataFrame, a LazyFrame): only such a run can "leave" them, which ``strict=True``
+        refuses.
+    reason : str or None
+        Why a run given in such a form does not take a bounded road; None otherwise.
+    """
+
+    road: str
+    bounded_input: bool
+    reason: str | None = None
+
+
 class Evaluator:
     """Qrels encoded once, measures parsed once, evaluated against many runs.
 
@@ -144,10 +185,21 @@ class Evaluator:
         ``"auto"`` only when stderr is a terminal (what ``irmetrics eval`` does; its
         ``--quiet`` turns it off). A bar appears after a second of work and is cleared
         when the work ends (:mod:`irmetrics.progress`).
+    threads : int, optional
+        Threads for the bounded-memory roads (chunks of the qrels and run files, batches
+        of a table, parsed, packed and evaluated in parallel and merged in file order):
+        default every core this process may use, ``1`` none at all
+        (:func:`irmetrics.parallel.resolve_threads`). The numbers and every error do not
+        depend on it.
+    strict : bool, default False
+        Raise :class:`~irmetrics.exceptions.ParameterError` instead of reading a run
+        given as a path or a frame whole, when it cannot take a bounded-memory road
+        (``Results.road`` says which road ran; :meth:`plan` which one would).
 
     Notes
     -----
-    A run given as a plain TREC file, a Parquet or Arrow IPC file, or a LazyFrame is
+    A run given as a TREC file (tabs, CRLF, blank and comment lines included), a Parquet
+    or Arrow IPC file, a DataFrame or a LazyFrame is
     evaluated in bounded memory (under ``ties="trec_eval"`` or ``"input_order"`` and
     integer labels): chunk by chunk, keeping per-query values only
     (:mod:`irmetrics.engine.stream`; a run whose queries are split over the file is
@@ -173,8 +225,11 @@ class Evaluator:
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                  qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int",
-                 progress=False):
+                 progress=False, threads=None, strict=False):
         check_choice("semantics", semantics, SEMANTICS)
+        self.threads = resolve_threads(threads)
+        check_bool("strict", strict)
+        self.strict = bool(strict)
         check_progress(progress)
         self.progress = progress
         check_choice("ties", ties, TIES)
@@ -205,7 +260,7 @@ class Evaluator:
         if text_file and relevance == "int":
             meter = progress_for(progress)
             try:
-                self._encoded = encode_qrels_file(qrels, meter)
+                self._encoded = encode_qrels_file(qrels, meter, threads=self.threads)
             finally:
                 meter.close()
         if self._encoded is None:
@@ -255,17 +310,32 @@ class Evaluator:
             self._table = JudgmentTable.from_frame(self.qrels.df)
         return self._table
 
-    def _pack(self, run, run_query_ids, *, keep_doc_ids=False):
-        """``(RankedLists, id encoding)`` for ``run``, by the cheapest road: a file read
-        whole (as UTF-8, or byte by byte as Latin-1 when it is not UTF-8); an adapter's
-        own pair without strings (``Run.pack_direct``); everything else put through
-        encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels file or the run
-        file is not UTF-8: then both sides are decoded as Latin-1. (A plain run file is
-        evaluated chunk by chunk before this: :meth:`evaluate_unchecked`.)"""
+    def ranked_lists(self, run, run_query_ids=None, *, keep_doc_ids=False):
+        """``(RankedLists, id encoding)`` for ``run``, every ranking whole (not cut at
+        ``max_docs`` under ``ties="expected"``), by the cheapest in-memory road: a file
+        read whole (as UTF-8, or byte by byte as Latin-1 when it is not UTF-8); an
+        adapter's own pair without strings (``Run.pack_direct``); everything else put
+        through encode_qrels + pack. Ids are decoded as UTF-8 unless the qrels file or the
+        run file is not UTF-8: then both sides are decoded as Latin-1. (The bounded-memory
+        roads keep per-query values only: :meth:`evaluate` takes them first.)
+
+        Examples
+        --------
+        >>> ev = Evaluator({"q1": {"a": 1}}, ["P.1"])
+        >>> lists, encoding = ev.ranked_lists({"q1": {"a": 0.5, "b": 0.9}})
+        >>> lists.code.tolist(), encoding   # b (unjudged) first, then a (label 1)
+        ([-1, 1], 'utf-8')
+        """
+        lists, encoding, _ = self._ranked_lists(run, run_query_ids, keep_doc_ids)
+        return lists, encoding
+
+    def _ranked_lists(self, run, run_query_ids, keep_doc_ids=False):
+        """:meth:`ranked_lists`, and the road taken (``"direct"`` or ``"memory"``)."""
         if isinstance(run, (str, os.PathLike)) and not is_columnar(run):
             run, encoding = read_utf8_or_latin1(run, "run", latin1=self.id_encoding == LATIN1)
             if encoding == LATIN1:
-                return self._pack_latin1(run.df, run.name, run_query_ids, keep_doc_ids), LATIN1
+                return (self._pack_latin1(run.df, run.name, run_query_ids, keep_doc_ids),
+                        LATIN1, MEMORY_ROAD)
         elif self.id_encoding == LATIN1:
             # str ids stand for their UTF-8 bytes
             run = as_run(run, self.run_columns)
@@ -275,8 +345,10 @@ class Evaluator:
                 run_query_ids = latin1_ids(
                     pl.Series(list(run_query_ids), dtype=pl.String)).to_list()
             run_name = latin1_ids(pl.Series([run.name], dtype=pl.String))[0]
-            return self._pack_latin1(df, run_name, run_query_ids, keep_doc_ids), LATIN1
-        return self._pack_utf8(run, run_query_ids, keep_doc_ids=keep_doc_ids), UTF8
+            return (self._pack_latin1(df, run_name, run_query_ids, keep_doc_ids), LATIN1,
+                    MEMORY_ROAD)
+        lists, road = self._pack_utf8(run, run_query_ids, keep_doc_ids=keep_doc_ids)
+        return lists, UTF8, road
 
     def _pack_latin1(self, df, run_name, run_query_ids, keep_doc_ids):
         """RankedLists of a run table whose ids are Latin-1 decoded, against the qrels'
@@ -294,7 +366,7 @@ class Evaluator:
         )
 
     def _pack_utf8(self, run, run_query_ids, *, keep_doc_ids=False):
-        """RankedLists of ``run`` (not a TREC file) with UTF-8 ids."""
+        """RankedLists of ``run`` (not a TREC file) with UTF-8 ids, and the road taken."""
         run = as_run(run, self.run_columns)
         direct = getattr(run, "pack_direct", None)
         if direct is not None and run_query_ids is None:
@@ -304,12 +376,12 @@ class Evaluator:
                            semantics=self.semantics, keep_doc_ids=keep_doc_ids,
                            ties=self.ties)
             if lists is not None:
-                return lists
+                return lists, DIRECT_ROAD
         return pack(
             self._encoded_qrels(), run.df, run_query_ids=run_query_ids,
             max_docs=self._pack_max_docs, complete=self.complete, semantics=self.semantics,
             run_name=run.name, keep_doc_ids=keep_doc_ids, ties=self.ties,
-        )
+        ), MEMORY_ROAD
 
     @property
     def _pack_max_docs(self):
@@ -350,67 +422,113 @@ class Evaluator:
         results = self.evaluate_unchecked(run, run_query_ids=run_query_ids)
         return report_query_set(results, stacklevel=stacklevel + 1)
 
+    def plan(self, run, run_query_ids=None) -> RoadPlan:
+        """The road ``run`` takes (:data:`ROADS`): the one place that decides it.
+
+        A dict goes to the dict road (unless it needs what only the general road has:
+        ``run_query_ids``, user measures, float labels, ``ties="expected"``, Latin-1 ids);
+        a TREC file path to the file road and a columnar file or a frame to the table
+        road, under the same conditions (user measures included: the chunks then keep
+        their scores) and when the path is a regular file (a pipe or standard input is
+        read once, whole); an adapter's run with its own arrays to the direct road;
+        everything else to the memory road.
+
+        Examples
+        --------
+        >>> ev = Evaluator({"q1": {"a": 1}}, ["P.1"])
+        >>> ev.plan({"q1": {"a": 0.5}}).road
+        'dict'
+        >>> Evaluator({"q1": {"a": 1}}, ["P.1"], ties="expected").plan("run.txt")
+        RoadPlan(road='memory', bounded_input=True, reason="ties='expected' (expected values need each ranking whole)")
+        """
+        table = isinstance(run, pl.DataFrame) or is_columnar(run) or (
+            not isinstance(run, (Run, dict, str, os.PathLike)) and hasattr(run, "columns"))
+        text_file = not table and isinstance(run, (str, os.PathLike))
+        reason = None
+        if self.id_encoding != UTF8:
+            reason = "the qrels file is not UTF-8 (every run is read whole, as Latin-1 bytes)"
+        elif self.relevance != "int":
+            reason = "relevance='float'"
+        elif self.ties not in ("trec_eval", "input_order"):
+            reason = f"ties={self.ties!r} (expected values need each ranking whole)"
+        elif run_query_ids is not None:
+            reason = "run_query_ids is given"
+        if isinstance(run, dict):
+            # (User measures may read scores, which the dict road does not keep.)
+            dict_road = reason is None and not user_measures_of(self.requests)
+            return RoadPlan(DICT_ROAD if dict_road else MEMORY_ROAD, False)
+        if not (table or text_file):
+            direct = (getattr(run, "pack_direct", None) is not None and run_query_ids is None
+                      and self.id_encoding == UTF8)
+            return RoadPlan(DIRECT_ROAD if direct else MEMORY_ROAD, False)
+        if reason is None and text_file and not is_regular_path(run):
+            reason = "standard input or a pipe (read once, whole)"
+        if reason is not None:
+            return RoadPlan(MEMORY_ROAD, True, reason)
+        return RoadPlan(TABLE_ROAD if table else FILE_ROAD, True)
+
     def evaluate_unchecked(self, run, *, run_query_ids=None, infinite_scores=False) -> Results:
         """:meth:`evaluate` without its checks: no warning, and zero measures or zero
         queries give an empty :class:`Results` (pytrec_eval's ``{}``), for drop-ins that
         must stay silent where the original is. ``infinite_scores`` accepts ``inf`` and
         ``-inf`` in a dict run (pytrec_eval ranks them first and last)."""
         check_columns_apply("run_columns", self.run_columns, run)
-        # (User measures may read scores, which the dict road does not keep.)
-        if (run_query_ids is None and isinstance(run, dict) and self.id_encoding == UTF8
-                and not user_measures_of(self.requests)
-                and self.relevance == "int" and self.ties in ("trec_eval", "input_order")):
+        plan = self.plan(run, run_query_ids)
+        streamed: StreamedValues | None = None
+        if plan.road == DICT_ROAD:
             # Straight to codes against the qrels' own table, chunk by chunk (None: ids
             # or values the road below converts or names in its error).
-            streamed: StreamedValues | None = evaluate_dict_run(
+            streamed = evaluate_dict_run(
                 self._judgment_table(), run, self._columns, max_docs=self.max_docs,
                 complete=self.complete, semantics=self.semantics, ties=self.ties,
                 infinite_scores=infinite_scores)
-            if streamed is not None:
-                return self.results(streamed, streamed.columns, self._specs(), UTF8)
+        elif plan.road in BOUNDED_ROADS:
+            streamed = self._evaluate_bounded(run, plan.road)
+        if streamed is not None:
+            return self.results(streamed, streamed.columns, self._specs(), UTF8, plan.road)
+        if plan.bounded_input and self.strict:
+            raise parameter_error("strict", "False to read this run whole: "
+                                  f"{plan.reason or DECLINED}", True)
         if run_query_ids is None and isinstance(run, dict):
             # A query mapped to no documents is present with an empty ranking.
             run_query_ids = list(run)
-        if (run_query_ids is None and self.id_encoding == UTF8 and self.relevance == "int"
-                and self.ties in ("trec_eval", "input_order")):
-            # A plain run file, a columnar file or a LazyFrame: evaluated chunk by chunk
-            # in bounded memory (None: the road below, which reads it whole). That road
-            # keeps no scores once the order is fixed (not for ties="expected") and
-            # integer labels only.
-            # User measures may read scores: then the chunks keep them.
-            meter = progress_for(self.progress)
-            options = dict(max_docs=self.max_docs, complete=self.complete,
-                           semantics=self.semantics, ties=self.ties, progress=meter,
-                           keep_scores=bool(user_measures_of(self.requests)))
-            streamed = None
-            try:
-                # A DataFrame (pandas ones converted column by column) is read as a table.
-                table = columnar.polars_frame(run, "run", self.run_columns)
-                if table is not None or is_columnar(run):
-                    source = run if table is None else table
-                    if meter.enabled:  # a file's row count is in its metadata
-                        if isinstance(source, (str, os.PathLike)):
-                            name, total = os.path.basename(os.fspath(source)), \
-                                columnar.row_count(source)
-                        elif isinstance(source, pl.DataFrame):
-                            name, total = "DataFrame", source.height
-                        else:
-                            name, total = "LazyFrame", None  # counting would run its plan
-                        meter.phase(f"reading {name}", unit="rows", total=total)
-                    streamed = evaluate_run_batches(
-                        self._encoded_qrels(),
-                        lambda: columnar.run_batches(source, self.run_columns), self._columns,
-                        text_bytes=lambda: columnar.text_bytes(source), **options)
-                elif isinstance(run, (str, os.PathLike)):
-                    streamed = evaluate_run_file(self._encoded_qrels(), run, self._columns,
-                                                 **options)
-            finally:
-                meter.close()
-            if streamed is not None:
-                return self.results(streamed, streamed.columns, self._specs(), UTF8)
-        lists, id_encoding = self._pack(run, run_query_ids)
+        lists, id_encoding, road = self._ranked_lists(run, run_query_ids)
         columns, specs = self.columns(lists, self.requests, expected=self.ties == "expected")
-        return self.results(lists, columns, specs, id_encoding)
+        return self.results(lists, columns, specs, id_encoding, road)
+
+    def _evaluate_bounded(self, run, road: str) -> StreamedValues | None:
+        """Per-query values of a run file (``road="file"``) or table (``"table"``) chunk
+        by chunk in bounded memory, on :attr:`threads` threads; None when reading shows
+        that it needs the road that reads it whole. User measures may read scores: then
+        the chunks keep them."""
+        meter = progress_for(self.progress)
+        options = dict(max_docs=self.max_docs, complete=self.complete,
+                       semantics=self.semantics, ties=self.ties, progress=meter,
+                       keep_scores=bool(user_measures_of(self.requests)),
+                       threads=self.threads)
+        try:
+            if road == FILE_ROAD:
+                return evaluate_run_file(self._encoded_qrels(), run, self._columns,
+                                         **options)
+            # A DataFrame (pandas ones converted column by column) is read as a table.
+            table = columnar.polars_frame(run, "run", self.run_columns)
+            if table is None and not is_columnar(run):
+                return None  # a pandas frame that does not convert: the containers say why
+            source = run if table is None else table
+            if meter.enabled:  # a file's row count is in its metadata
+                if isinstance(source, (str, os.PathLike)):
+                    name, total = os.path.basename(os.fspath(source)), \
+                        columnar.row_count(source)
+                elif isinstance(source, pl.DataFrame):
+                    name, total = "DataFrame", source.height
+                else:
+                    name, total = "LazyFrame", None  # counting would run its plan
+                meter.phase(f"reading {name}", unit="rows", total=total)
+            return evaluate_run_batches(
+                self._encoded_qrels(), lambda: columnar.run_batches(source, self.run_columns),
+                self._columns, text_bytes=lambda: columnar.text_bytes(source), **options)
+        finally:
+            meter.close()
 
     def _specs(self) -> dict:
         """``{output name: MeasureDef}`` of every request."""
@@ -454,16 +572,17 @@ class Evaluator:
                     specs[name] = measure
         return columns, specs
 
-    def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8) -> Results:
+    def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8,
+                road: str | None = None) -> Results:
         """:class:`Results` of per-query ``columns`` (``specs``: their MeasureDefs) with the
         query set of ``evaluated`` (the RankedLists or the streamed values they come
-        from)."""
+        from), computed on ``road`` (:data:`ROADS`)."""
         complete_num_rel = evaluated.qrels_positive_total if self.complete else None
         return Results(evaluated.query_ids, columns, specs, run_name=evaluated.run_name,
                        complete_num_rel=complete_num_rel,
                        missing_query_ids=evaluated.missing_query_ids,
                        ignored_query_ids=evaluated.ignored_query_ids,
-                       id_encoding=id_encoding)
+                       id_encoding=id_encoding, road=road)
 
 
 def check_expected_measures(requests: list[Request], *, judged_only=False,
@@ -546,7 +665,8 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
-             run_columns=None, ties="trec_eval", relevance="int", progress=False) -> Results:
+             run_columns=None, ties="trec_eval", relevance="int", progress=False,
+             threads=None, strict=False) -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -564,7 +684,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
-    relevance, progress
+    relevance, progress, threads, strict
         See :class:`Evaluator`.
     qrels_columns, run_columns
         Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
@@ -612,6 +732,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
         run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
+        threads=threads, strict=strict,
     )._evaluate_checked(run, None, stacklevel=2)
 
 
@@ -620,11 +741,13 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
     qrels (and measures), the run read once: ``[ev.evaluate_unchecked(run) for ev in
     evaluators]``, value for value, without reading the run once per qrels.
 
-    A plain run file, a Parquet or Arrow IPC file or a LazyFrame goes through the
+    A run file, a Parquet or Arrow IPC file or a frame goes through the
     bounded-memory road once for every qrels together
-    (:func:`~irmetrics.engine.fanout.evaluate_run_file_fanout`) when every Evaluator can
-    take that road; otherwise (and when the road declines the file) the run is read
-    whole, once, and that table is packed against each qrels.
+    (:func:`~irmetrics.engine.fanout.evaluate_run_file_fanout`, on the first
+    Evaluator's ``threads``) when :meth:`Evaluator.plan` sends it there for every
+    Evaluator; otherwise (and when the road declines the file) the run is read
+    whole, once, and that table is packed against each qrels (an error under an
+    Evaluator's ``strict=True``).
 
     Raises
     ------
@@ -649,19 +772,18 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
                 raise parameter_error("evaluators", f"Evaluators with one {option}",
                                       getattr(ev, option))
     run_query_ids = list(run) if isinstance(run, dict) else None
-    streams = all(ev.id_encoding == UTF8 and ev.relevance == "int"
-                  and ev.ties in ("trec_eval", "input_order") for ev in evaluators)
-    if streams and run_query_ids is None:
+    plans = [ev.plan(run) for ev in evaluators]
+    road = plans[0].road if all(p.road == plans[0].road for p in plans) else MEMORY_ROAD
+    streamed = None
+    if road in BOUNDED_ROADS:
         options = dict(max_docs=first.max_docs, complete=first.complete,
-                       semantics=first.semantics, ties=first.ties)
+                       semantics=first.semantics, ties=first.ties, threads=first.threads,
+                       keep_scores=any(user_measures_of(ev.requests) for ev in evaluators))
         encoded = [ev._encoded_qrels() for ev in evaluators]
         per_chunk = [ev._columns for ev in evaluators]
-        streamed = None
-        if is_columnar(run):
-            streamed = evaluate_run_batches_fanout(
-                encoded, lambda: columnar.run_batches(run, first.run_columns), per_chunk,
-                text_bytes=lambda: columnar.text_bytes(run), **options)
-        elif isinstance(run, (str, os.PathLike)):
+        table = columnar.polars_frame(run, "run", first.run_columns)
+        source = run if table is None else table
+        if road == FILE_ROAD:
             # the first Evaluator's progress= shows the one read of the file
             meter = progress_for(first.progress)
             try:
@@ -669,11 +791,17 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
                                                     **options)
             finally:
                 meter.close()
+        elif table is not None or is_columnar(run):
+            streamed = evaluate_run_batches_fanout(
+                encoded, lambda: columnar.run_batches(source, first.run_columns), per_chunk,
+                text_bytes=lambda: columnar.text_bytes(source), **options)
         if streamed is not None:
-            return [ev.results(values, values.columns,
-                               {name: req.measure for req in ev.requests
-                                for name in req.output_names}, UTF8)
+            return [ev.results(values, values.columns, ev._specs(), UTF8, road)
                     for ev, values in zip(evaluators, streamed)]
+    bounded = [p for ev, p in zip(evaluators, plans) if ev.strict and p.bounded_input]
+    if bounded:
+        raise parameter_error("strict", "False to read this run whole: "
+                              f"{bounded[0].reason or DECLINED}", True)
     # The general road: the run read whole once (a TREC file as UTF-8, or as Latin-1
     # bytes when it is not UTF-8), then packed against each qrels.
     encoding = UTF8
@@ -685,9 +813,9 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
     for ev in evaluators:
         if encoding == LATIN1:
             lists = ev._pack_latin1(run.df, run.name, run_query_ids, False)
-            used = LATIN1
+            used, taken = LATIN1, MEMORY_ROAD
         else:
-            lists, used = ev._pack(run, run_query_ids)
+            lists, used, taken = ev._ranked_lists(run, run_query_ids)
         columns, specs = ev.columns(lists, ev.requests, expected=ev.ties == "expected")
-        out.append(ev.results(lists, columns, specs, used))
+        out.append(ev.results(lists, columns, specs, used, taken))
     return out

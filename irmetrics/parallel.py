@@ -48,6 +48,7 @@ __all__ = [
     "imap_ordered",
     "block_generators",
     "chunked",
+    "split_threads",
 ]
 
 #: The largest thread count accepted: more is a typo, not a machine.
@@ -362,3 +363,18 @@ def chunked(sequence: Sequence[T], size: int) -> list[Sequence[T]]:
     """
     size = check_int("size", size, min=1)
     return [sequence[i:i + size] for i in range(0, len(sequence), size)]
+
+
+def split_threads(threads: int | None, n_items: int) -> tuple[int, int]:
+    """``(outer, inner)``: ``threads`` shared between ``n_items`` pieces run side by side
+    (outer) and the threads each piece may use inside (inner), so that nested parallel
+    work does not start ``threads**2`` threads. Results never depend on the split.
+
+    >>> split_threads(8, 3)
+    (3, 2)
+    >>> split_threads(2, 30)
+    (2, 1)
+    """
+    n = resolve_threads(threads)
+    outer = max(1, min(n, n_items))
+    return outer, max(1, n // outer)

@@ -44,11 +44,17 @@ class Results:
         ``"latin-1"`` when a qrels or run file of this evaluation is not UTF-8: then every
         byte is one character, so ``query_id.encode("latin-1")`` gives the bytes of the
         file back (for ids that came as str, their UTF-8 bytes).
+    road : str or None
+        Which road computed the values (:func:`irmetrics.evaluate.plan_road`): ``"file"``
+        or ``"table"`` (a TREC file, or a Parquet/Arrow file or frame, chunk by chunk in
+        bounded memory), ``"dict"`` (a pytrec_eval-shaped dict straight to codes),
+        ``"direct"`` (an adapter's own arrays) or ``"memory"`` (the run read whole, then
+        packed); None where no :class:`~irmetrics.Evaluator` ran.
     """
 
     def __init__(self, query_ids, columns, specs, *, run_name="irmetrics",
                  complete_num_rel=None, missing_query_ids=(), ignored_query_ids=(),
-                 id_encoding="utf-8"):
+                 id_encoding="utf-8", road=None):
         self.query_ids = query_ids
         self._columns = columns  # name -> ndarray (Q,), float64 or object for strings
         self._specs = specs  # name -> MeasureDef
@@ -58,6 +64,7 @@ class Results:
         self.missing_query_ids = np.asarray(missing_query_ids, dtype=object)
         self.ignored_query_ids = np.asarray(ignored_query_ids, dtype=object)
         self.id_encoding = id_encoding
+        self.road = road
 
     def __repr__(self) -> str:
         return (f"Results({len(self.query_ids)} queries, {len(self.names)} values: "
@@ -189,7 +196,7 @@ class Results:
                        complete_num_rel=self._complete_num_rel,
                        missing_query_ids=self.missing_query_ids,
                        ignored_query_ids=self.ignored_query_ids,
-                       id_encoding=self.id_encoding)
+                       id_encoding=self.id_encoding, road=self.road)
 
 
 def listed_ids(ids, limit: int = LISTED_IDS) -> str:

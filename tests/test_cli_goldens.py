@@ -53,8 +53,9 @@ def test_getopt_spellings_of_the_same_options(spelling, capsys):
 @pytest.mark.parametrize("case", [pytest.param(case, id=case.name) for case in CASES])
 @pytest.mark.parametrize("road", ["plain qrels, full-reader runs", "full-reader qrels, plain runs"])
 def test_both_reading_roads_match_golden(case, road, tmp_path, capsys):
-    # Plain files go straight into the engine chunk by chunk; tabs send a file through
-    # the full reader. Either way the output is the golden one.
+    # Plain files go straight into the engine chunk by chunk; chunks with tabs are read by
+    # the full reader one by one (comments send a qrels file to it whole). Either way the
+    # output is the golden one.
     plain_qrels = road.startswith("plain")
     lines = QRELS.read_text().splitlines(keepends=True)
     qrels = tmp_path / "qrels.txt"

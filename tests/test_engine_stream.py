@@ -108,15 +108,17 @@ def test_ties_with_different_labels_follow_doc_ids_across_chunks(tmp_path, monke
     assert lists.code.tolist() == [-1, 1, -1, -1, 2]
 
 
-def test_duplicates_and_unplain_files_take_the_general_road(tmp_path):
+def test_duplicates_take_the_general_road_and_unplain_lines_do_not(tmp_path):
     enc = encode_qrels(Qrels.from_dict({"q": {"a": 1}}).df)
     dup = write(tmp_path, ["q Q0 a 1 2 r", "q Q0 b 2 1 r", "q Q0 a 3 0 r"])
     assert pack_run_file(enc, dup) is None
     with pytest.raises(DuplicateEntryError):
         evaluate({"q": {"a": 1}}, dup, ["map"])
-    tabs = write(tmp_path, ["q\tQ0\ta\t1\t2\tr"], "tabs.txt")
-    assert pack_run_file(enc, tabs) is None
-    assert evaluate({"q": {"a": 1}}, tabs, ["map"]).aggregate()["map"] == 1.0
+    # Tabs, CRLF, comment and blank lines are read on the bounded road, chunk by chunk.
+    tabs = write(tmp_path, ["# made by hand", "q\tQ0\ta\t1\t2\tr\r", ""], "tabs.txt")
+    assert pack_run_file(enc, tabs).code.tolist() == [1]
+    result = evaluate({"q": {"a": 1}}, tabs, ["map"])
+    assert result.aggregate()["map"] == 1.0
 
 
 def test_judged_placeholder_takes_the_general_road(tmp_path):

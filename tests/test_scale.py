@@ -62,7 +62,7 @@ def test_chunked_road_is_bit_identical_to_the_in_memory_road(
     monkeypatch.setattr(trec, "PLAIN_CHUNK_BYTES", chunk)
     monkeypatch.setattr(stream, "PARTITION_BYTES", partition)
     calls = []
-    monkeypatch.setattr(Evaluator, "_pack", lambda *a, **k: calls.append(1) or
+    monkeypatch.setattr(Evaluator, "_ranked_lists", lambda *a, **k: calls.append(1) or
                         pytest.fail("the general road was taken"))
     options = dict(max_docs=max_docs, complete=complete, judged_only=judged_only,
                    relevance_level=relevance_level, semantics=semantics, ties=ties)
@@ -72,6 +72,7 @@ def test_chunked_road_is_bit_identical_to_the_in_memory_road(
         measures = MEASURES
     ev = Evaluator(qrels, measures, **options)
     got = ev.evaluate_unchecked(path)
+    assert got.road == "file"
     monkeypatch.undo()
     want = ev.evaluate_unchecked(read_run(path))
     same_results(got, want)

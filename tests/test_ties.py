@@ -266,7 +266,7 @@ def _same(a, b):
 
 def to_ranked_ids(qrels, run, ties):
     ev = irm.Evaluator(qrels, ["num_q"], ties=ties)
-    lists, _ = ev._pack(run, list(run), keep_doc_ids=True)
+    lists, _ = ev.ranked_lists(run, list(run), keep_doc_ids=True)
     return {q: lists.doc_ids[lists.offsets[i]:lists.offsets[i + 1]].tolist()
             for i, q in enumerate(lists.query_ids)}
 

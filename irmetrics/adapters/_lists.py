@@ -439,6 +439,6 @@ def to_ranked(qrels, run, *, max_docs=None, complete=False, semantics="trec_eval
     from ..evaluate import Evaluator, as_run  # lazy: irmetrics imports adapters first
 
     evaluator = Evaluator(qrels, [], max_docs=max_docs, complete=complete, semantics=semantics)
-    lists, _ = evaluator._pack(as_run(run), None,
-                               keep_doc_ids=check_bool("keep_doc_ids", keep_doc_ids))
+    lists, _ = evaluator.ranked_lists(as_run(run), None,
+                                      keep_doc_ids=check_bool("keep_doc_ids", keep_doc_ids))
     return lists

@@ -18,7 +18,8 @@ import numpy as np
 from ..engine.pack import SEMANTICS
 from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
-from ..exceptions import MissingQueriesWarning, NoQueriesError, UserMeasureError
+from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
+                          UserMeasureError)
 from ..io.columnar import column_names, is_columnar
 from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
@@ -28,8 +29,9 @@ from .formatting import FORMATS, RunBlock, render_delimited, render_json, render
     trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
-                      CliParser, add_float_relevance, add_measures_from, add_ties,
-                      add_version, check_measure_syntax, load_measure_files, parse_int)
+                      CliParser, add_float_relevance, add_measures_from, add_threads,
+                      add_ties, add_version, check_measure_syntax, load_measure_files,
+                      parse_int, parse_threads)
 from .zscores import apply_zscores, read_zscores
 
 DESCRIPTION = """\
@@ -129,6 +131,17 @@ def build_parser() -> CliParser:
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
                         " (e.g. --strict)")
+    add_threads(x)
+    x.add_argument("--strict-road", action="store_true",
+                   help="stop with exit 2 instead of reading a qrels-judged run whole when"
+                        " it cannot be evaluated chunk by chunk in bounded memory (a pipe,"
+                        " --ties expected, --float-relevance, a Latin-1 or malformed file)"
+                        " (e.g. --strict-road)")
+    x.add_argument("--verbose", action="store_true",
+                   help="print on stderr, per run, the road that evaluated it (file or"
+                        " table: chunk by chunk in bounded memory; memory: read whole) and"
+                        " the thread count (-v prints the version, as in trec_eval)"
+                        " (e.g. --verbose)")
     x.add_argument("--quiet", action="store_true",
                    help="no progress bars on stderr (shown, when stderr is a terminal, while"
                         " a long qrels or run file is read; never in a pipe) (e.g. --quiet)")
@@ -187,10 +200,10 @@ def run(argv: list[str], stdout, stderr) -> int:
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else ["official"])
     check_measure_syntax(measures)
-    if ((args.ties != "trec_eval" or args.tie_report or args.float_relevance)
-            and args.Rel_info_format != "qrels"):
-        raise CliError("--ties, --tie-report and --float-relevance apply to -R qrels only",
-                       EXIT_USAGE)
+    if ((args.ties != "trec_eval" or args.tie_report or args.float_relevance
+         or args.strict_road) and args.Rel_info_format != "qrels"):
+        raise CliError("--ties, --tie-report, --float-relevance and --strict-road apply to"
+                       " -R qrels only", EXIT_USAGE)
     if args.tie_report and (args.format != "trec" or args.ties != "trec_eval"
                             or args.Zscore is not None or args.query_eval_wanted
                             or args.nosummary):
@@ -214,7 +227,9 @@ def run(argv: list[str], stdout, stderr) -> int:
                                semantics=args.semantics, num_docs_in_coll=num_docs,
                                **columns, ties="expected" if args.tie_report else args.ties,
                                relevance="float" if args.float_relevance else "int",
-                               progress=not args.quiet and is_terminal(stderr))
+                               progress=not args.quiet and is_terminal(stderr),
+                               threads=parse_threads(args.threads),
+                               strict=args.strict_road)
     if args.tie_report:
         for path in args.runs:
             label = "<stdin>" if path == "-" else path
@@ -230,6 +245,9 @@ def run(argv: list[str], stdout, stderr) -> int:
     for path in args.runs:
         label = "<stdin>" if path == "-" else path
         results = _evaluate_run(evaluator, path, label, args)
+        if args.verbose:
+            stderr.write(f"irmetrics eval: {label}: road {results.road or 'memory'}"
+                         f" ({getattr(evaluator, 'threads', 1)} threads)\n")
         # The skipped queries are the ones the library reports (Results.missing_query_ids);
         # the CLI words the warning itself (the library's is silenced in _evaluate_run).
         missing = results.missing_query_ids
@@ -283,6 +301,11 @@ def _evaluate_run(evaluator, path, label, args, *, report=False):
         raise CliError(f"{label}: {exc}", EXIT_NO_QUERIES) from None
     except UserMeasureError as exc:  # which of the runs, when several are given
         raise CliError(f"{label}: {exc}", EXIT_COMPUTE) from exc
+    except ParameterError as exc:
+        if exc.args and str(exc.args[0]).startswith("`strict`"):  # --strict-road refused
+            raise CliError(f"{label}: {str(exc).replace('`strict`', '`--strict-road`', 1)}",
+                           EXIT_INPUT) from None
+        raise
 
 
 class _FormatEvaluator:
@@ -300,7 +323,8 @@ class _FormatEvaluator:
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
-                   run_columns, ties="trec_eval", relevance="int", progress=False):
+                   run_columns, ties="trec_eval", relevance="int", progress=False,
+                   threads=None, strict=False):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
@@ -308,7 +332,8 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
                          semantics=semantics, num_docs_in_coll=num_docs_in_coll,
                          qrels_columns=qrels_columns, run_columns=run_columns, ties=ties,
-                         relevance=relevance, progress=progress)
+                         relevance=relevance, progress=progress, threads=threads,
+                         strict=strict)
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)

@@ -17,7 +17,7 @@ import sys
 from .. import __version__
 from ..engine.pack import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
-from ..parallel import MAX_THREADS, THREADS_ENV, resolve_threads
+from ..parallel import MAX_THREADS
 
 #: trec_eval's exit statuses (spec §1).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_COMPUTE, EXIT_NO_QUERIES = 0, 1, 2, 4, 7
@@ -126,26 +126,6 @@ def parse_int(option: str, text: str, *, minimum: int | None = None,
     return value
 
 
-def add_threads(group) -> None:
-    """``--threads N``: how many threads the command runs on (its output does not change)."""
-    group.add_argument("--threads", metavar="N",
-                       help="threads to run on (default: every core this process may use,"
-                            f" or ${THREADS_ENV}); the output is the same for any N")
-
-
-def parse_threads(text: str | None) -> int:
-    """The ``--threads`` value (None: the default of :func:`irmetrics.parallel.resolve_threads`).
-
-    Raises
-    ------
-    ParameterError
-        "`--threads` must be an integer between 1 and 1024; got '0'."
-    """
-    if text is None:
-        return resolve_threads(None)
-    return parse_int("--threads", text, minimum=1, maximum=MAX_THREADS)
-
-
 def check_measure_syntax(specs: list[str]) -> None:
     """trec_eval rejects ``-m P.`` (an empty parameter string) as an illegal measure (exit 1)."""
     for spec in specs:
@@ -170,6 +150,27 @@ def add_ties(group) -> None:
                             " descending, default), input_order (the run file's line order)"
                             " or expected (each measure's exact expected value over random"
                             " orders of the tied documents) (e.g. --ties expected)")
+
+
+def add_threads(group) -> None:
+    """``--threads N``: how many threads the heavy work runs on (one rule for every
+    command: :func:`irmetrics.parallel.resolve_threads`)."""
+    group.add_argument("--threads", metavar="N",
+                       help="threads for the heavy work (reading, packing and evaluating"
+                            " chunks of the files); default every core this process may use"
+                            " (IRMETRICS_THREADS overrides), 1 runs it all in one thread;"
+                            " the output is the same bytes for any N (e.g. --threads 4)")
+
+
+def parse_threads(text: str | None) -> int | None:
+    """The ``--threads`` value (None when not given: the default of
+    :func:`irmetrics.parallel.resolve_threads`).
+
+    >>> parse_threads("4"), parse_threads(None)
+    (4, None)
+    """
+    return None if text is None else parse_int("--threads", text, minimum=1,
+                                               maximum=MAX_THREADS)
 
 
 def add_measures_from(group) -> None:

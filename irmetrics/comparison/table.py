@@ -31,7 +31,7 @@ from ..evaluate import Evaluator
 from ..exceptions import (ComparisonError, DegenerateTestWarning, IrMetricsError, brief_repr,
                           IrMetricsWarning, MissingQueriesWarning, QueryAlignmentWarning)
 from ..measures.parse import parse_measures
-from ..parallel import map_ordered_warnings, resolve_threads
+from ..parallel import map_ordered_warnings, resolve_threads, split_threads
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.output import file_inputs
 from ..io.per_query import PerQueryScores
@@ -622,7 +622,9 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
         if qrels is None:
             raise parameter_error("qrels", f"judgments to evaluate run {to_evaluate[0]!r} (None"
                                   " only when every run is given as per-query values)", qrels)
-        evaluator = Evaluator(qrels, measures, **evaluate_options)
+        # runs side by side, each read on the threads left over (never threads x threads)
+        threads, inner = split_threads(threads, len(to_evaluate))
+        evaluator = Evaluator(qrels, measures, threads=inner, **evaluate_options)
     done = iter(range(1, len(to_evaluate) + 1))
     lock = threading.Lock()
 

@@ -103,7 +103,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
-from irmetrics.checks import check_choice, parameter_error
+from irmetrics.checks import check_choice, check_int, parameter_error
 from .schema import (
     DUPLICATE_POLICIES,
     FLOAT_LABEL_HINT,
@@ -122,6 +122,9 @@ __all__ = [
     "write_run_frame",
     "read_source",
     "plain_chunks",
+    "raw_chunks",
+    "chunk_frame",
+    "chunk_bytes_for",
 ]
 
 STDIN = "-"
@@ -661,6 +664,24 @@ def latin1_ids(ids: pl.Series) -> pl.Series:
 #: overhead vanishes, small enough that a chunk's strings stay a few tens of MiB.
 PLAIN_CHUNK_BYTES = 16 << 20
 
+#: The smallest chunk :func:`chunk_bytes_for` gives, however many threads read.
+MIN_CHUNK_BYTES = 2 << 20
+
+
+def chunk_bytes_for(threads: int) -> int:
+    """Bytes per chunk when ``threads`` threads parse chunks at once: the default
+    :data:`PLAIN_CHUNK_BYTES` up to two threads, then smaller (never under
+    :data:`MIN_CHUNK_BYTES`), so that the ``threads + 1`` chunks in flight take about as
+    much memory as three default chunks. No result depends on where chunks end.
+
+    >>> chunk_bytes_for(1) == chunk_bytes_for(2) == PLAIN_CHUNK_BYTES
+    True
+    >>> chunk_bytes_for(16) == MIN_CHUNK_BYTES
+    True
+    """
+    return min(PLAIN_CHUNK_BYTES, max(MIN_CHUNK_BYTES, 2 * PLAIN_CHUNK_BYTES // threads))
+
+
 #: Per format: the schema read, whether lines have exactly that many fields, and the
 #: columns handed on. Fields no one needs are still read, so that an empty one (from a
 #: doubled space) shows as a null instead of shifting the columns; the rank is read as
@@ -693,7 +714,7 @@ class NotPlain(Exception):
 def chunk_error(signal: NotPlain, kind: str, source: str
                 ) -> tuple[InputFormatError, pl.DataFrame | None] | None:
     """The full reader's error for the first bad line of the chunk that made the file not
-    plain, numbered in the file, and the chunk's lines before it (as :func:`plain_chunks`
+    plain, numbered in the file, and the chunk's lines before it (as :func:`chunk_frame`
     frames them, None when there are none); None when the chunk has no such line
     (comments, tabs, Latin-1 ids: the file needs the full reader), when the error is a
     duplicate (its message numbers both lines) or the lines before it are not plain."""
@@ -711,7 +732,7 @@ def chunk_error(signal: NotPlain, kind: str, source: str
         for _ in range(error.line - 1):
             offset = signal.data.index(b"\n", offset) + 1
         try:
-            before = _plain_frame(signal.data[:offset], kind) if offset else None
+            before = chunk_frame(signal.data[:offset], kind)[0] if offset else None
         except NotPlain:
             return None
         return type(error)(error.reason, path=source, line=error.line + signal.first_line - 1,
@@ -735,7 +756,9 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     :class:`NotPlain` (an internal signal, not a user error): the caller then reads the
     file with the full reader, which explains any error with its line. Duplicate pairs
     are not checked here. Only regular files can be plain: standard input, pipes and
-    FIFOs cannot be read twice.
+    FIFOs cannot be read twice. (The bounded-memory road reads run files more widely:
+    :func:`raw_chunks` and :func:`chunk_frame`, whose chunks may hold tabs, carriage
+    returns, blank and comment lines.)
 
     Only one chunk's strings are parsed at a time, which keeps peak memory at a
     fraction of the file size. ``on_read``, if given, is called with the number of bytes
@@ -780,6 +803,66 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
     >>> chunks
     [[('q1', 'd1', 2.5, 'a')], [('q1', 'd2', 1.0, 'a')]]
     """
+    first_line = 1
+    for block in raw_chunks(path, chunk_bytes=chunk_bytes, on_read=on_read):
+        try:
+            frame = _plain_frame(block, kind)
+        except NotPlain:
+            raise NotPlain(block, first_line) from None
+        first_line += frame.height  # a plain chunk has one row per line
+        yield frame
+
+
+def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_read=None,
+               by_query: bool = False, joined: bool = True):
+    """Yield the bytes of a regular file (plain or gzip) in chunks of whole lines, in file
+    order: the reading half of :func:`plain_chunks`, whose parsing half
+    (:func:`chunk_frame`) may then run on other threads.
+
+    With ``by_query``, a chunk also never ends inside a block of lines of one query
+    (judged by the first field of its last line): it is extended until a line with
+    another first field starts, so that every chunk of a run whose queries are each one
+    block holds whole queries. (A query may still be cut where a blank or comment line
+    or an indented line interrupts its block; the caller detects a query in two chunks.)
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A regular file, plain or gzip.
+    chunk_bytes : int, optional
+        Bytes read per chunk before the extension; default :data:`PLAIN_CHUNK_BYTES`.
+    on_read : callable, optional
+        ``on_read(bytes_read)`` after each chunk (compressed bytes for a gzip file).
+    by_query : bool, default False
+        Cut only between query blocks.
+    joined : bool, default True
+        False: yield each chunk as the list of the pieces it was read in, to be joined
+        (:func:`chunk_frame` takes them) by the thread that parses it rather than by the
+        one that reads.
+
+    Yields
+    ------
+    bytes or list of bytes
+        Whole lines (the last chunk may lack its final newline).
+
+    Raises
+    ------
+    NotPlain
+        Standard input, a pipe, an empty or unreadable file, a ``.gz`` name that is not
+        gzip, a chunk that starts with a byte order mark: the full reader must read it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "run.txt")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\nq2 Q0 a 1 1 r\\n")
+    ...     list(raw_chunks(path, chunk_bytes=4, by_query=True))
+    [b'q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\n', b'q2 Q0 a 1 1 r\\n']
+    """
+    size = check_int("chunk_bytes", PLAIN_CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
+                     min=1)
     try:
         p = os.fsdecode(os.fspath(path))
         # Only a regular file can be read twice (a pipe, FIFO or /dev/stdin cannot, and
@@ -796,32 +879,117 @@ def plain_chunks(path: str | os.PathLike, kind: str, *, chunk_bytes: int | None 
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
             tell = None if on_read is None else (lambda: on_read(raw.tell()))
-            yield from _plain_chunks(stream, kind, chunk_bytes or PLAIN_CHUNK_BYTES, tell)
+            for pieces in _raw_chunks(stream, size, tell, by_query):
+                # (pieces are checked for a byte order mark by chunk_frame, once joined)
+                yield _no_bom(b"".join(pieces)) if joined else pieces
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
 
 
-def _plain_chunks(stream, kind: str, chunk_bytes: int, tell=None):
-    block = stream.read(chunk_bytes)
-    if not block:
+def _raw_chunks(stream, chunk_bytes: int, tell, by_query: bool):
+    # A chunk is gathered as pieces, joined later: every copy of 16 MiB made here is
+    # made in the reading thread, which all the parsing threads wait for.
+    reader = _PushBack(stream)
+    pieces = reader.read(chunk_bytes)
+    if not pieces:
         raise NotPlain  # an empty file
-    first_line = 1
-    while block:
-        if not block.endswith(b"\n"):
-            block += stream.readline()  # whole lines only (one copy of the chunk)
-        if block.startswith(_UTF8_BOM):
-            # polars drops a byte order mark at the start of whatever it parses; the full
-            # readers drop one only at the start of the file and keep it anywhere else.
-            raise NotPlain
-        try:
-            frame = _plain_frame(block, kind)
-        except NotPlain:
-            raise NotPlain(block, first_line) from None
-        first_line += frame.height  # a plain chunk has one row per line
+    while pieces:
+        if not pieces[-1].endswith(b"\n"):
+            pieces.append(reader.readline())  # whole lines only
+        if by_query:
+            _to_query_end(reader, pieces, chunk_bytes)
         if tell is not None:
             tell()
-        yield frame
-        block = stream.read(chunk_bytes)
+        yield pieces
+        pieces = reader.read(chunk_bytes)
+
+
+class _PushBack:
+    """A binary stream whose reader can hand back the bytes it read too far."""
+
+    def __init__(self, stream):
+        self.stream, self.head = stream, b""
+
+    def read(self, size: int) -> list[bytes]:
+        """Up to ``size`` bytes, as one or two pieces (none at the end)."""
+        head = self.head
+        if len(head) >= size:
+            self.head = head[size:]
+            return [head[:size]] if size else []
+        self.head = b""
+        more = self.stream.read(size - len(head))
+        return [p for p in (head, more) if p]
+
+    def readline(self) -> bytes:
+        end = self.head.find(b"\n") + 1
+        if end:
+            out, self.head = self.head[:end], self.head[end:]
+            return out
+        out, self.head = self.head, b""
+        return out + self.stream.readline()
+
+    def unread(self, data: bytes) -> None:
+        self.head = data + self.head
+
+
+def _no_bom(block: bytes) -> bytes:
+    """``block``, unless it starts with a byte order mark: polars drops one at the start
+    of whatever it parses; the full readers drop one only at the start of the file and
+    keep it anywhere else."""
+    if block.startswith(_UTF8_BOM):
+        raise NotPlain
+    return block
+
+
+_FIELD_END = re.compile(rb"[ \t\v\f\r\n]")
+#: A line that belongs to no query: a comment or a blank line.
+_NO_QUERY_LINE = re.compile(rb"#|[ \t\v\f\r]*(?:\n|\Z)")
+
+
+def _to_query_end(reader: _PushBack, pieces: list[bytes], chunk_bytes: int) -> None:
+    """Extend the chunk ``pieces`` (whole lines) by the lines that follow it in ``reader``
+    while they start with the first field of its last data line (comment and blank lines
+    between them included); the lines read past them are handed back to ``reader``."""
+    tail = pieces[-1] if len(pieces[-1]) >= _TAIL_BYTES or len(pieces) == 1 else \
+        pieces[-2][-_TAIL_BYTES:] + pieces[-1]
+    key = _last_query(tail[-_TAIL_BYTES:])
+    if not key:
+        return
+    other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r]|#|[ \t\v\f\r]*$)")
+    step = 1 << 16
+    while True:
+        got = reader.read(step)
+        if not got:
+            return
+        more = got[0] if len(got) == 1 else b"".join(got)
+        if not more.endswith(b"\n"):
+            more += reader.readline()
+        found = other.search(more)
+        if found is not None and found.start() < len(more):
+            pieces.append(more[:found.start()])
+            reader.unread(more[found.start():])
+            return
+        pieces.append(more)
+        step = min(step * 2, max(chunk_bytes, 1 << 16))
+
+
+#: Bytes at the end of a chunk searched for its last query id.
+_TAIL_BYTES = 1 << 16
+
+
+def _last_query(block: bytes, lines: int = 1000) -> bytes:
+    """The first field of the last data line of ``block`` among its last ``lines``
+    lines (b"" when there is none, or when that line starts with a blank)."""
+    end = len(block)
+    for _ in range(lines):
+        if end <= 0:
+            return b""
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        if not _NO_QUERY_LINE.match(block, start):
+            match = _FIELD_END.search(block, start)
+            return block[start:match.start() if match else end]
+        end = start
+    return b""
 
 
 def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
@@ -834,6 +1002,53 @@ def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
     if kind == "run" and not np.isfinite(df["score"].to_numpy()).all():
         raise NotPlain
     return df.select(columns)
+
+
+def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int]:
+    """The frame of one chunk of :func:`raw_chunks` (the columns :func:`plain_chunks`
+    gives) and the number of lines it spans.
+
+    A plain chunk is read on the typed fast path. A run chunk that is not plain (tabs,
+    carriage returns, padded columns, blank or comment lines, ranks that are not
+    integers) is read by the full reader on its own lines, which gives what reading the
+    whole file gives for them: a run's lines are read one by one, with no rule across
+    lines. So is a qrels chunk without ``#`` (tabs, carriage returns, padding); qrels
+    comments have rules across lines. Anything else, and any bad line, raises
+    :class:`NotPlain` carrying the chunk
+    (its ``first_line`` is the caller's to set), which :func:`chunk_error` explains.
+    ``data`` may be given as the pieces :func:`raw_chunks` read it in (``joined=False``).
+
+    Examples
+    --------
+    >>> frame, lines = chunk_frame(b"# a comment\\nq1\\tQ0\\td1\\t1\\t2.5\\ta\\r\\n\\n", "run")
+    >>> frame.rows(), lines
+    ([('q1', 'd1', 2.5, 'a')], 3)
+    """
+    if isinstance(data, list):
+        data = data[0] if len(data) == 1 else b"".join(data)
+    _no_bom(data)
+    try:
+        frame = _plain_frame(data, kind)
+        return frame, frame.height  # one row per line
+    except NotPlain:
+        pass
+    # Qrels comments have rules across lines (trec_eval reads a second comment line in a
+    # row as data): a qrels chunk with "#" is left to the full reader of the whole file.
+    if b"\x00" in data or (kind == "qrels" and b"#" in data):
+        raise NotPlain(data)
+    columns = _PLAIN[kind][2]
+    try:
+        if kind == "qrels":
+            df = _parse_qrels(data, "<chunk>", "error")
+        else:
+            df, _ = _parse(data, _RUN, "<chunk>", "error")
+    except (NotUtf8Error, DuplicateEntryError):
+        raise NotPlain(data) from None
+    except InputFormatError as error:
+        if error.line is not None or kind == "qrels":
+            raise NotPlain(data) from None
+        df = _empty_frame(_RUN)  # blank and comment lines only
+    return df.select(columns), data.count(b"\n") + (not data.endswith(b"\n"))
 
 
 # --------------------------------------------------------------------------------------

@@ -24,10 +24,13 @@ _math_log2 = np.frompyfunc(math.log2, 1, 1)
 def log2_int_table(size: int) -> np.ndarray:
     """``table[i] = log2(i)`` for ``1 <= i < size`` (``table[0]`` unused)."""
     global _LOG2_INT
-    if len(_LOG2_INT) < size:
-        size = max(size, 2 * len(_LOG2_INT), 1024)
-        _LOG2_INT = np.array([math.log2(i) if i else -math.inf for i in range(size)])
-    return _LOG2_INT
+    table = _LOG2_INT  # this call's table: another thread may swap in a smaller one
+    if len(table) < size:
+        size = max(size, 2 * len(table), 1024)
+        table = np.array([math.log2(i) if i else -math.inf for i in range(size)])
+        if len(table) > len(_LOG2_INT):
+            _LOG2_INT = table
+    return table
 
 
 def _through_math(values: np.ndarray, math_func, numpy_func) -> np.ndarray:

@@ -1,38 +1,43 @@
-"""A TREC run file packed chunk by chunk, straight into RankedLists.
+"""A TREC run file packed chunk by chunk, straight into RankedLists, on every core.
 
-This is :func:`~irmetrics.engine.pack.pack` for the common case of a *plain* run file
-(:func:`irmetrics.io.trec.plain_chunks`) whose queries each form one block of lines,
-which is what retrieval systems write. It gives the same RankedLists as
+This is :func:`~irmetrics.engine.pack.pack` for a run file whose queries each form one
+block of lines, which is what retrieval systems write. It gives the same RankedLists as
 ``pack(qrels, read_run(path).df)`` without ever holding the whole file's strings:
 
-* each chunk of lines is parsed by polars, its documents hashed and looked up in the
-  qrels (matches confirmed by a second hash), its tied scores ordered, and then only
-  numbers are kept: a relevance code per entry (one byte when the labels allow), a
-  query code and a length per block. No built-in kernel reads scores once the order is
-  fixed, so they are kept only for measures defined by the user (``keep_scores``;
-  otherwise ``RankedLists.scores`` is None). The last query block of a
-  chunk waits for the next chunk, so every block is whole when it is packed;
+* the calling thread reads the file in chunks of whole query blocks
+  (:func:`~irmetrics.containers.trec_text.raw_chunks`); worker threads
+  (:mod:`irmetrics.parallel`) parse each chunk (polars; a chunk with tabs, carriage
+  returns, blank or comment lines by the full reader, on its own lines:
+  :func:`~irmetrics.containers.trec_text.chunk_frame`), hash its documents and look them
+  up in the qrels (matches confirmed by a second hash), order its tied scores, and keep
+  only numbers: a relevance code per entry (one byte when the labels allow), a query code
+  and a length per block. No built-in kernel reads scores once the order is fixed, so
+  they are kept only for measures defined by the user (``keep_scores``; otherwise
+  ``RankedLists.scores`` is None);
 * inside a block, entries of equal score are put in doc-id order only when they carry
   different relevance codes. Kernels see rankings only through codes and scores, and
   entries of one tie group share the score, so swapping two of them with the same
   code changes nothing any measure reads; the doc ids themselves are not kept;
-* a block whose scores are not descending is sorted inside its chunk, by score.
+* a block whose scores are not descending is sorted inside its chunk, by score;
+* the chunks' results are merged in file order in the calling thread, which checks what
+  needs that order (a query seen in an earlier chunk); nothing depends on the thread
+  count or on where a chunk ends.
 
-:func:`evaluate_run_file` goes one step further for bounded memory: each chunk's whole
-query blocks are evaluated as soon as they are packed and only their per-query values
-are kept, so memory is bounded by the chunk, the judgments and the per-query results,
-not by the run's length. A run whose query blocks are split over the file is first
-partitioned by query into temporary files (:func:`partition_by_query`) and then
-evaluated partition by partition, never held whole.
+:func:`evaluate_run_file` goes one step further for bounded memory: each chunk's query
+blocks are evaluated on its worker as soon as they are packed and only their per-query
+values are kept, so memory is bounded by the chunks in flight, the judgments and the
+per-query results, not by the run's length. A run whose query blocks are split over the
+file is first partitioned by query into temporary files (:func:`partition_by_query`) and
+then evaluated partition by partition, never held whole.
 
 Anything else returns None and the caller takes the general road (``read_run`` +
 ``pack``), which reads every file trec_eval reads and names the line of any error:
-a file that is not plain, a query split over several blocks (:func:`pack_run_file`
-only), a (query, doc) pair that may be duplicated (decided by ``read_run``), and
-``complete=True`` runs whose placeholder document may be judged. One exception keeps
-memory bounded on bad input: a line that stops the plain reader deep in a big file is
-reported from its own chunk, numbered in the file, when nothing before it can be an
-earlier error (:meth:`_Chunks.line_error`); the full reader would report the same.
+standard input and pipes, a file that is not UTF-8, a query split over several blocks
+(:func:`pack_run_file` only), a (query, doc) pair that may be duplicated (decided by
+``read_run``), and ``complete=True`` runs whose placeholder document may be judged. One
+exception keeps memory bounded on bad input: a bad line deep in a big file is reported
+from its own chunk, numbered in the file, when nothing before it can be an earlier error
+(:meth:`_Chunks.line_error`); the full reader would report the same.
 """
 
 from __future__ import annotations
@@ -40,7 +45,6 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +52,12 @@ import numpy as np
 import polars as pl
 
 from ..exceptions import DuplicateEntryError, InputFormatError
-from ..containers.trec_text import NotPlain, chunk_error, plain_chunks
+from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chunk_frame,
+                                    plain_chunks, raw_chunks)
+from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
-from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
+from .pack import (EncodedQrels, JudgmentChunk, block_move,
                    break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
                    ordering_scores, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
@@ -61,13 +67,15 @@ _SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
 
 def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
-                  complete: bool = False, semantics: str = "trec_eval") -> RankedLists | None:
+                  complete: bool = False, semantics: str = "trec_eval",
+                  threads: int | None = None) -> RankedLists | None:
     """RankedLists of the run file at ``path``, or None when the general road is needed.
 
     Parameters are those of :func:`~irmetrics.engine.pack.pack`; the result equals
     ``pack(qrels, read_run(path).df, ...)`` in everything kernels read (codes,
     offsets, query set, run name); ``doc_ids`` and ``scores`` are None. Every ranking is
-    kept: :func:`evaluate_run_file` is the bounded-memory road.
+    kept: :func:`evaluate_run_file` is the bounded-memory road. ``threads``: see
+    :func:`irmetrics.parallel.resolve_threads`.
 
     Examples
     --------
@@ -85,8 +93,11 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
     [0, -1, 1]
     """
     try:
-        return _stream(qrels, plain_chunks(path, "run"), _Packed(qrels), max_docs=max_docs,
-                       complete=complete, semantics=semantics)
+        threads = resolve_threads(threads)
+        chunks = raw_chunks(path, by_query=True, joined=False,
+                            chunk_bytes=chunk_bytes_for(threads))
+        return _stream([qrels], chunks, _read_run_chunk, [_Packed(qrels)], max_docs=max_docs,
+                       complete=complete, semantics=semantics, threads=threads)[0]
     except NotPlain:
         return None
 
@@ -111,7 +122,7 @@ class StreamedValues:
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
                       semantics: str = "trec_eval", ties: str = "trec_eval",
-                      keep_scores: bool = False,
+                      keep_scores: bool = False, threads: int | None = None,
                       progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
@@ -125,6 +136,13 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     query into temporary files first (:func:`partition_by_query`). With ``keep_scores``
     the lists handed over carry their (ordering) scores. ``progress`` shows the bytes read
     and the lines and queries done (:mod:`irmetrics.progress`).
+
+    Chunks are cut between query blocks (:func:`~irmetrics.containers.trec_text.raw_chunks`)
+    and each is parsed, packed and evaluated on one of ``threads`` threads
+    (:func:`irmetrics.parallel.resolve_threads`; 1: all in the caller's thread), the
+    results merged in file order: the values, and the error a bad line raises, do not
+    depend on the thread count. Lines with tabs, carriage returns, padded columns, blank
+    and comment lines stay on this road (:func:`~irmetrics.containers.trec_text.chunk_frame`).
 
     Examples
     --------
@@ -148,17 +166,22 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
         return None  # a pipe or stdin (read once), or a path the full reader explains
     source = os.fsdecode(os.fspath(path))
     progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
-    return evaluate_run_batches(
-        qrels, lambda: plain_chunks(path, "run", on_read=progress.read_to), evaluate_lists,
-        text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
-        ties=ties, keep_scores=keep_scores, source=source, progress=progress)
+    threads = resolve_threads(threads)
+    chunk_bytes = chunk_bytes_for(threads)
+    found = evaluate_pieces(
+        [qrels], lambda: raw_chunks(path, on_read=progress.read_to, by_query=True,
+                                    joined=False, chunk_bytes=chunk_bytes),
+        _read_run_chunk, [evaluate_lists], text_bytes=size, max_docs=max_docs,
+        complete=complete, semantics=semantics, ties=ties, keep_scores=keep_scores,
+        source=source, threads=threads, progress=progress)
+    return None if found is None else found[0]
 
 
 def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
                          text_bytes=0, max_docs: int | None = None,
                          complete: bool = False, semantics: str = "trec_eval",
                          ties: str = "trec_eval", keep_scores: bool = False,
-                         source: str | None = None,
+                         source: str | None = None, threads: int | None = None,
                          progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """:func:`evaluate_run_file` of a run given as batches of rows in its own order:
     ``open_batches()`` returns a fresh iterator of frames with the columns
@@ -168,7 +191,9 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     TREC file whose bad lines are reported from their chunk (:meth:`_Chunks.line_error`);
     otherwise, and when that cannot be decided, a file that is not plain returns None.
     ``progress`` is told the rows and queries done; the caller starts its first phase
-    (:meth:`irmetrics.progress.Progress.phase`).
+    (:meth:`irmetrics.progress.Progress.phase`). The frames are cut between query blocks
+    in the caller's thread and evaluated on ``threads`` threads, as in
+    :func:`evaluate_run_file`.
 
     Examples
     --------
@@ -183,23 +208,72 @@ def evaluate_run_batches(qrels: EncodedQrels, open_batches, evaluate_lists, *,
     >>> values.columns["code"].tolist()
     [1]
     """
+    found = evaluate_pieces(
+        [qrels], lambda: _whole_blocks(open_batches()), _read_batch, [evaluate_lists],
+        text_bytes=text_bytes, max_docs=max_docs, complete=complete, semantics=semantics,
+        ties=ties, keep_scores=keep_scores, source=source, threads=threads,
+        progress=progress)
+    return None if found is None else found[0]
+
+
+def evaluate_pieces(qrels: list, open_pieces, read, evaluate_lists: list, *,
+                    text_bytes=0, max_docs: int | None = None, complete: bool = False,
+                    semantics: str = "trec_eval", ties: str = "trec_eval",
+                    keep_scores: bool = False, source: str | None = None,
+                    threads: int | None = None,
+                    progress: Progress = NO_PROGRESS) -> list[StreamedValues] | None:
+    """The bounded-memory road for a run given as pieces of work in file order, against
+    each of ``qrels`` (with the matching function of ``evaluate_lists``), the run read
+    once: what :func:`evaluate_run_file` and :func:`evaluate_run_batches` do, and
+    :mod:`irmetrics.engine.fanout` for several qrels.
+
+    ``open_pieces()`` returns a fresh iterator of pieces (raw chunks of a file, or frames
+    of whole query blocks), consumed in the caller's thread; ``read(piece)`` gives the
+    piece's frame (``query_id``, ``doc_id``, ``score``, ``run_id``) and the file lines it
+    spans, on a worker thread. Each piece is parsed, packed and evaluated on one of
+    ``threads`` threads, at most ``threads + 1`` in flight; the order-dependent checks
+    (a query in two blocks, the query set) are made as the results are merged in file
+    order, in the caller's thread. A run whose queries are split over the file is
+    partitioned by query first (:func:`partition_by_query`, ``open_pieces`` called a
+    second time). Returns None when the general road is needed.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> qrels = encode_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"],
+    ...                                    "relevance": [1]}))
+    >>> rows = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["b", "a"],
+    ...                      "score": [2.0, 1.0], "run_id": ["r", "r"]})
+    >>> found = evaluate_pieces([qrels], lambda: iter([rows]), lambda f: (f, f.height),
+    ...                         [lambda lists: {"code": lists.code[1:2]}], threads=1)
+    >>> found[0].columns["code"].tolist()
+    [1]
+    """
+    if len(qrels) != len(evaluate_lists):
+        raise ValueError("one evaluate_lists function per qrels")
+    threads = resolve_threads(threads)
     options = dict(max_docs=max_docs, complete=complete, semantics=semantics, ties=ties,
-                   keep_scores=keep_scores, progress=progress)
+                   keep_scores=keep_scores, threads=threads, progress=progress)
+
+    def sinks():
+        return [_Evaluated(q, f) for q, f in zip(qrels, evaluate_lists)]
+
     try:
         try:
-            return _stream(qrels, open_batches(), _Evaluated(qrels, evaluate_lists),
-                           source=source, **options)
+            return _stream(qrels, open_pieces(), read, sinks(), source=source, **options)
         except _SplitBlocks:
             pass
         with tempfile.TemporaryDirectory(prefix="irmetrics-partitions-") as directory:
             size = text_bytes() if callable(text_bytes) else text_bytes
             progress.again("partitioning by query")
-            parts, run_name = partition_by_query(_counted(open_batches(), progress), directory,
+            frames = (frame for frame, _ in imap_ordered(read, open_pieces(), threads=threads))
+            parts, run_name = partition_by_query(_counted(frames, progress), directory,
                                                  text_bytes=size)
             progress.phase("evaluating partitions", total=len(parts), unit="partitions")
-            frames = (_whole_queries(part, progress) for part in parts)
-            return _stream(qrels, frames, _Evaluated(qrels, evaluate_lists), whole=True,
-                           run_name=run_name, **options)
+            # A partition is read whole: one in flight per thread.
+            return _stream(qrels, parts, _whole_queries, sinks(), whole=True,
+                           run_name=run_name, ahead=threads, **options)
     except NotPlain:
         return None
 
@@ -211,28 +285,72 @@ def _counted(frames, progress: Progress):
         yield frame
 
 
-def _stream(qrels, frames, sink, *, max_docs, complete, semantics, ties="trec_eval",
-            keep_scores=False, whole=False, run_name=None, source=None, progress=NO_PROGRESS):
-    """Feed ``frames`` (in file order; each holding whole queries when ``whole``)
-    through :class:`_Chunks` into ``sink``. With ``source`` (the file's name), a bad line
-    that stops :func:`plain_chunks` is reported from its chunk when nothing before it
-    can be an earlier error (see :meth:`_Chunks.line_error`)."""
-    # Two helper threads: one reads and parses the next chunk, one checks the current
-    # chunk for duplicates while the main thread packs it.
-    with ThreadPoolExecutor(max_workers=2) as helpers:
-        chunks = _Chunks(qrels, sink, max_docs=max_docs, semantics=semantics, ties=ties,
-                         keep_scores=keep_scores, helpers=helpers, progress=progress)
-        try:
-            for frame in _read_ahead(frames, helpers):
-                if not whole:  # rows of a partition were counted while partitioning
-                    progress.rows(frame.height)
-                chunks.add(frame, whole=whole)
-        except NotPlain as signal:
-            error = chunks.line_error(signal, source) if source is not None else None
-            if error is not None:
-                raise error from None
-            raise
-        return chunks.finish(complete=complete, run_name=run_name)
+def _read_run_chunk(data: list[bytes]) -> tuple[pl.DataFrame, int]:
+    """A raw chunk of a run file (its pieces): its frame and lines (on a worker thread)."""
+    return chunk_frame(data, "run")
+
+
+def _read_batch(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """A frame of whole query blocks, as it is."""
+    return frame, frame.height
+
+
+def _whole_blocks(frames):
+    """``frames`` (in file order) cut between query blocks: the last block of each frame
+    waits for the next frame, so every frame given holds whole blocks. Runs in the
+    caller's thread: one comparison of the query ids per frame."""
+    carry = None
+    for frame in frames:
+        if frame.height == 0:
+            continue
+        if carry is not None:
+            frame = pl.concat([carry, frame])
+        ids = frame["query_id"]
+        differs = ids.ne_missing(ids[-1])
+        last = frame.height - int(differs.reverse().arg_max() or 0) if differs.any() else 0
+        if last:
+            yield frame.slice(0, last)
+        carry = frame.slice(last)
+    if carry is not None:
+        yield carry
+
+
+def _stream(qrels, pieces, read, sinks, *, max_docs, complete, semantics, ties="trec_eval",
+            keep_scores=False, whole=False, run_name=None, source=None, threads=1,
+            ahead=None, progress=NO_PROGRESS):
+    """Feed ``pieces`` (in file order; each read by ``read``, each holding whole queries
+    when ``whole``) through one :class:`_Chunks` per qrels into its sink; returns every
+    sink's outcome. With ``source`` (the file's name), a bad line that stops the reading
+    is reported from its chunk, numbered in the file, when nothing before it can be an
+    earlier error (see :meth:`_Chunks.line_error`)."""
+    packers = [_Chunks(q, sink, max_docs=max_docs, semantics=semantics, ties=ties,
+                       keep_scores=keep_scores, progress=progress)
+               for q, sink in zip(qrels, sinks)]
+
+    def work(piece):  # on a worker thread: nothing shared is written
+        frame, lines = read(piece)
+        return frame.height, lines, [packer.prepare(frame) for packer in packers]
+
+    line = 1  # the file line the next piece starts on
+    try:
+        for rows, lines, prepared in imap_ordered(work, pieces, threads=threads, ahead=ahead):
+            if whole:
+                progress.step()
+            else:  # rows of a partition were counted while partitioning
+                progress.rows(rows)
+            for packer, piece in zip(packers, prepared):
+                packer.merge(piece)
+            line += lines
+    except NotPlain as signal:
+        if signal.data is not None:
+            signal.first_line = line
+        # Every packer has merged the same pieces; the first says whether the bad line
+        # is the first error.
+        error = packers[0].line_error(signal, source) if source is not None else None
+        if error is not None:
+            raise error from None
+        raise
+    return [packer.finish(complete=complete, run_name=run_name) for packer in packers]
 
 
 #: Run bytes per temporary partition of :func:`partition_by_query`; a partition is read
@@ -291,28 +409,31 @@ def _not_a_field(frame: pl.DataFrame) -> bool:
         ids.str.contains(r"[\s#\x00]") | (ids.str.len_bytes() == 0)).any()).item()
 
 
-def _whole_queries(path, progress: Progress = NO_PROGRESS) -> pl.DataFrame:
-    """A partition file read whole, its lines grouped by query (file order inside)."""
-    progress.step()
+def _whole_queries(path) -> tuple[pl.DataFrame, int]:
+    """A partition file read whole, its lines grouped by query (file order inside), and
+    its row count."""
     try:
         frame = pl.concat(list(plain_chunks(path, "run")), rechunk=False)
     except NotPlain:  # an empty partition
         if os.path.getsize(path) == 0:
             return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
-                                        "score": pl.Float64, "run_id": pl.String})
+                                        "score": pl.Float64, "run_id": pl.String}), 0
         raise
-    return frame.sort("query_id", maintain_order=True)
+    return frame.sort("query_id", maintain_order=True), frame.height
 
 
 class _SplitBlocks(NotPlain):
     """A query's lines form more than one block of the file (internal signal)."""
 
 
-def encode_qrels_file(path, progress: Progress = NO_PROGRESS) -> EncodedQrels | None:
+def encode_qrels_file(path, progress: Progress = NO_PROGRESS, *,
+                      threads: int | None = None) -> EncodedQrels | None:
     """:func:`~irmetrics.engine.pack.encode_qrels` of a plain qrels file read in chunks
     of its three useful columns, or None when the full reader is needed (a file that is
     not plain, or a (query, doc) pair judged twice, which the full reader reports or
-    resolves). ``progress`` shows the bytes read.
+    resolves). ``progress`` shows the bytes read. Chunks are parsed and hashed on
+    ``threads`` threads (:func:`irmetrics.parallel.resolve_threads`) and encoded in file
+    order.
 
     Examples
     --------
@@ -325,14 +446,19 @@ def encode_qrels_file(path, progress: Progress = NO_PROGRESS) -> EncodedQrels | 
     >>> encoded.query_ids.tolist(), encoded.rel_hist.tolist()
     (['10', '2'], [[1, 0, 0], [0, 1, 1]])
     """
-    def chunks():
-        # Chunk by chunk, only what encoding needs is kept: the query id of each block
-        # of lines, the labels (in their smallest integer type) and two hashes of each
-        # doc id; no strings per line.
-        for frame in plain_chunks(path, "qrels", on_read=progress.read_to):
-            label = frame["relevance"]
-            yield JudgmentChunk.of(
-                frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
+    def judgments(data):
+        # Chunk by chunk (on a worker thread), only what encoding needs is kept: the
+        # query id of each block of lines, the labels (in their smallest integer type)
+        # and two hashes of each doc id; no strings per line.
+        frame, _ = chunk_frame(data, "qrels")
+        label = frame["relevance"]
+        return JudgmentChunk.of(
+            frame, label.cast(_smallest_int(label.min(), label.max())).to_numpy())
+
+    threads = resolve_threads(threads)
+    chunks = imap_ordered(judgments, raw_chunks(path, on_read=progress.read_to, joined=False,
+                                                chunk_bytes=chunk_bytes_for(threads)),
+                          threads=threads)
 
     size = _text_bytes(path)
     if size is not None:
@@ -340,7 +466,7 @@ def encode_qrels_file(path, progress: Progress = NO_PROGRESS) -> EncodedQrels | 
                        total=os.path.getsize(path))
     try:
         # Every line takes 8 bytes or more: an upper bound on the judgments.
-        return encode_judgments(chunks(), capacity=(size or 0) // 8 + 1)
+        return encode_judgments(chunks, capacity=(size or 0) // 8 + 1)
     except NotPlain:
         return None
     except DuplicateEntryError:
@@ -368,19 +494,23 @@ def _smallest_int(low: int, high: int):
     return pl.Int64
 
 
-def _read_ahead(frames, helpers: ThreadPoolExecutor):
-    """The frames of ``frames``, the next one read and parsed by ``helpers`` while the
-    caller packs the current one (polars and numpy release the GIL)."""
-    pending = helpers.submit(next, frames, None)
-    while (frame := pending.result()) is not None:
-        pending = helpers.submit(next, frames, None)
-        yield frame
+@dataclass
+class _Piece:
+    """One piece's packed blocks, made on a worker (:meth:`_Chunks.prepare`): the qrels
+    codes of its evaluated queries, the ids of its queries outside the qrels, the run
+    name of its last line, and what the sink keeps of it."""
+
+    query_codes: np.ndarray
+    ignored_ids: pl.Series
+    run_name: str
+    kept: Any
 
 
 class _Chunks:
-    """Whole query blocks packed chunk by chunk and handed to a sink (numbers only)."""
+    """Whole query blocks packed piece by piece and handed to a sink (numbers only):
+    :meth:`prepare` on any thread, :meth:`merge` in file order in one thread."""
 
-    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties, helpers,
+    def __init__(self, qrels: EncodedQrels, sink, *, max_docs, semantics, ties,
                  keep_scores=False, progress: Progress = NO_PROGRESS):
         self.qrels, self.sink, self.progress = qrels, sink, progress
         self.keep_scores = keep_scores
@@ -390,40 +520,27 @@ class _Chunks:
                              f"not {ties!r}")
         # Tied entries keep the run's order (a stable sort) unless put in doc-id order.
         self.ties_by_doc_id = ties == "trec_eval"
-        self.helpers = helpers  # threads for work that can run beside the packing
-        self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
-        self.run_name = None
+        self.run_name: str | None = None
         self.present = np.zeros(len(qrels.query_ids), dtype=bool)  # qrels queries seen
         self.ignored_ids: list[pl.Series] = []  # query ids of blocks not in the qrels
         self.code_dtype = qrels.codes.dtype  # one byte for the usual labels
 
-    def add(self, frame: pl.DataFrame, *, whole: bool = False) -> None:
-        """Pack the blocks of ``frame`` known to be whole: all of them when ``whole``
-        (the frame ends a query), else all but the last, which waits for the next."""
-        if frame.height == 0:
+    def merge(self, piece: _Piece | None) -> None:
+        """Take a prepared piece, in file order: a query already seen in an earlier
+        piece means the run's queries are split over the file."""
+        if piece is None:
             return
-        self.run_name = frame["run_id"][-1]
-        if whole and self.carry is None:
-            self._pack(frame, run_blocks(frame))
-            return
-        if self.carry is not None:
-            frame = pl.concat([self.carry, frame])
-        blocks = run_blocks(frame)
-        last = int(blocks.starts[-1])
-        self.carry = frame.slice(last)
-        if last:
-            done = slice(0, len(blocks.starts) - 1)
-            self._pack(frame.slice(0, last), RunBlocks(
-                blocks.starts[done], blocks.lengths[done], blocks.query_ids[done]))
-
-    def flush(self) -> None:
-        """Pack the last block read: the caller knows it is whole."""
-        if self.carry is not None:
-            self._pack(self.carry, run_blocks(self.carry))
-            self.carry = None
+        codes = piece.query_codes
+        if self.present[codes].any():
+            raise _SplitBlocks  # a query in several blocks: partition the run by query
+        self.present[codes] = True
+        self.ignored_ids.append(piece.ignored_ids)
+        self.run_name = piece.run_name
+        if piece.kept is not None:
+            self.sink.take(piece.kept)
+            self.progress.queries(int(codes.size))
 
     def finish(self, *, complete: bool, run_name=None):
-        self.flush()
         if self.run_name is None:
             raise NotPlain  # no line at all: the full reader says so
         ignored = pl.concat(self.ignored_ids) if self.ignored_ids else \
@@ -441,10 +558,10 @@ class _Chunks:
             # trec_eval's -c placeholder: one document, not in the pool, score 1.0
             # (none at all under max_docs=0, like every other ranking).
             one = 0 if self.max_docs == 0 else 1
-            self.sink.add(missing, np.full(missing.size, one, dtype=np.int64),
-                          np.full(missing.size * one, NOT_IN_POOL, dtype=self.code_dtype),
-                          bogus=True, scores=np.ones(missing.size * one)
-                          if self.keep_scores else None)
+            self.sink.take(self.sink.prepare(
+                missing, np.full(missing.size, one, dtype=np.int64),
+                np.full(missing.size * one, NOT_IN_POOL, dtype=self.code_dtype),
+                bogus=True, scores=np.ones(missing.size * one) if self.keep_scores else None))
         return self.sink.finish(
             evaluated, run_name=self.run_name if run_name is None else run_name,
             missing_query_ids=no_query_ids() if complete else qrels.query_ids[~present],
@@ -453,15 +570,15 @@ class _Chunks:
     def line_error(self, signal: NotPlain, source: str) -> InputFormatError | None:
         """The error the full reader gives for the file whose chunk raised ``signal``,
         without reading the file whole: the chunk's first bad line, when no line before
-        it can be an earlier error. Every block packed so far holds no repeated document
-        and no query seen in another block; what remains to check is the unfinished
-        block and the chunk's lines before the bad one: no repeated (query, doc) pair
-        among them, and none of their queries seen before (a repeat across blocks)."""
+        it can be an earlier error. Every piece merged so far holds no repeated document
+        and no query seen in another block; what remains to check is the chunk's lines
+        before the bad one: no repeated (query, doc) pair among them, and none of their
+        queries seen before (a repeat across blocks)."""
         found = chunk_error(signal, "run", source)
         if found is None:
             return None
         error, before = found
-        lines = [f for f in (self.carry, before) if f is not None and f.height]
+        lines = [before] if before is not None and before.height else []
         ignored = pl.concat(self.ignored_ids) if self.ignored_ids else \
             pl.Series([], dtype=pl.String)
         if ignored.n_unique() != len(ignored):
@@ -477,20 +594,23 @@ class _Chunks:
                 return None
         return error
 
-    def _pack(self, frame: pl.DataFrame, blocks: RunBlocks) -> None:
-        """Pack ``frame``, whose query ``blocks`` are all whole."""
+    def prepare(self, frame: pl.DataFrame) -> _Piece | None:
+        """Pack ``frame``, whose query blocks are all whole (on a worker thread: reads
+        the qrels, writes nothing shared); None for an empty frame."""
+        if frame.height == 0:
+            return None
+        blocks = run_blocks(frame)
         lengths = blocks.lengths
         block_code = query_codes(blocks.query_ids, self.qrels.query_ids)
         evaluated = block_code >= 0
         kept_blocks = np.flatnonzero(evaluated)
         kept_codes = block_code[kept_blocks]
-        if self.present[kept_codes].any() or sg.distinct(kept_codes).size != kept_codes.size:
+        if sg.distinct(kept_codes).size != kept_codes.size:
             raise _SplitBlocks  # a query in several blocks: partition the run by query
-        self.present[kept_codes] = True
         row_block = np.repeat(np.arange(len(lengths)), lengths)
         hashes = doc_hash(frame["doc_id"])
-        # The duplicate test runs beside the lookups below (polars releases the GIL).
-        repeats = self.helpers.submit(_may_repeat, hashes, row_block)
+        if _may_repeat(hashes, row_block):
+            raise NotPlain  # read_run finds the duplicate (or the false alarm)
         scores = ordering_scores(frame["score"].to_numpy(), self.semantics)
 
         rows = np.arange(frame.height) if evaluated.all() else \
@@ -515,13 +635,10 @@ class _Chunks:
                                        self.max_docs)
             codes, kept_len = codes[top], np.diff(offsets)
             kept_scores = None if kept_scores is None else kept_scores[top]
-        if repeats.result():
-            raise NotPlain  # read_run finds the duplicate (or the false alarm)
-        self.ignored_ids.append(blocks.query_ids.filter(~evaluated))
-        if kept_codes.size:
-            self.sink.add(kept_codes, kept_len, codes.astype(self.code_dtype), bogus=False,
-                          scores=kept_scores)
-            self.progress.queries(int(kept_codes.size))
+        kept = self.sink.prepare(kept_codes, kept_len, codes.astype(self.code_dtype),
+                                 bogus=False, scores=kept_scores) if kept_codes.size else None
+        return _Piece(kept_codes, blocks.query_ids.filter(~evaluated), frame["run_id"][-1],
+                      kept)
 
 
 def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,
@@ -559,11 +676,16 @@ class _Packed:
         self.codes: list[np.ndarray] = []
         self.bogus: list[np.ndarray] = []
 
+    def prepare(self, query_codes_, lengths, codes, *, bogus: bool, scores=None):
+        return query_codes_, lengths, codes, np.full(query_codes_.size, bogus)
+
     def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
-        self.query_codes.append(query_codes_)
-        self.lengths.append(lengths)
-        self.codes.append(codes)
-        self.bogus.append(np.full(query_codes_.size, bogus))
+        """Prepare and take at once (one thread: the dict road)."""
+        self.take(self.prepare(query_codes_, lengths, codes, bogus=bogus, scores=scores))
+
+    def take(self, kept) -> None:
+        for parts, part in zip((self.query_codes, self.lengths, self.codes, self.bogus), kept):
+            parts.append(part)
 
     def finish(self, evaluated, **query_set) -> RankedLists:
         if not self.query_codes:
@@ -582,15 +704,23 @@ class _Evaluated:
         self.query_codes: list[np.ndarray] = []
         self.values: list[dict] = []
 
-    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
+    def prepare(self, query_codes_, lengths, codes, *, bogus: bool, scores=None):
+        """The values of whole blocks (on a worker thread)."""
         lists = _lists_in_code_order(self.qrels, query_codes_, lengths, codes, bogus,
                                      scores)
-        self.query_codes.append(np.sort(query_codes_))
-        self.values.append(self.evaluate_lists(lists))
+        return np.sort(query_codes_), self.evaluate_lists(lists)
+
+    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
+        """Prepare and take at once (one thread: the dict road)."""
+        self.take(self.prepare(query_codes_, lengths, codes, bogus=bogus, scores=scores))
+
+    def take(self, kept) -> None:
+        self.query_codes.append(kept[0])
+        self.values.append(kept[1])
 
     def finish(self, evaluated, *, run_name, missing_query_ids, ignored_query_ids):
         if not self.values:  # no query evaluated: the columns' shapes, zero rows
-            self.add(*_no_blocks(), bogus=False)
+            self.take(self.prepare(*_no_blocks(), bogus=False))
         order = np.argsort(np.concatenate(self.query_codes), kind="stable")
         columns = {name: np.concatenate([v[name] for v in self.values])[order]
                    for name in self.values[0]}

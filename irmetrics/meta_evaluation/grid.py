@@ -27,7 +27,7 @@ from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
 from ..io.output import file_inputs
 from ..measures.parse import output_name
 from ..measures.registry import MEAN, STRING
-from ..parallel import map_ordered, map_ordered_warnings, resolve_threads
+from ..parallel import map_ordered, map_ordered_warnings, resolve_threads, split_threads
 from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
@@ -456,9 +456,8 @@ def _map_cells(fn, cells: list, threads) -> list:
     with fewer, each cell's own resamples share the threads instead. The statistics do not
     depend on their thread count, so neither does the table.
     """
-    n = resolve_threads(threads)
-    inner = 1 if len(cells) >= n else n
-    return map_ordered(lambda cell: fn(cell, inner), cells, threads=n)
+    outer, inner = split_threads(threads, len(cells))
+    return map_ordered(lambda cell: fn(cell, inner), cells, threads=outer)
 
 
 def _resample_count(name: str, value, minimum: int) -> int:
@@ -582,13 +581,15 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                    num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
                    run_columns=run_columns, ties=ties, relevance=relevance, progress=progress)
     threads = resolve_threads(threads)
+    # runs side by side, each read on the threads left over (never threads x threads)
+    outer, options["threads"] = split_threads(threads, len(named_runs))
     evaluators = map_ordered_warnings(lambda q: Evaluator(q, measures, **options),
                                       named_qrels.values(), threads=threads)
     if not evaluators[0].requests:
         raise parameter_error("measures", "at least one measure name", measures)
     # Each run read once, against every qrels set; a run per thread at a time.
     evaluated = map_ordered_warnings(lambda run: evaluate_each(evaluators, run),
-                                     named_runs.values(), threads=threads)
+                                     named_runs.values(), threads=outer)
     results = {}
     missing = 0
     for run_name, each in zip(named_runs, evaluated):

@@ -72,7 +72,8 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     relevance_level, judged_only, max_docs, complete, semantics, relevance
         See :class:`irmetrics.Evaluator`.
     threads : int or None
-        Threads computing the best and worst orders, a measure per thread at a time
+        Threads computing the best and worst orders, a measure per thread at a time,
+        and reading a qrels file (the run is read whole: every tie group's order is examined)
         (:func:`irmetrics.parallel.resolve_threads`); the report does not depend on it.
 
     Returns
@@ -101,7 +102,8 @@ def tie_report(qrels, run, measures, *, relevance_level=1, judged_only=False, ma
     """
     ev = Evaluator(qrels, measures, relevance_level=relevance_level,
                    judged_only=judged_only, max_docs=max_docs, complete=complete,
-                   semantics=semantics, ties="expected", relevance=relevance)
+                   semantics=semantics, ties="expected", relevance=relevance,
+                   threads=threads)
     return report_ties(ev, run, stacklevel=3, threads=threads)
 
 
@@ -113,7 +115,7 @@ def report_ties(ev: Evaluator, run, *, stacklevel: int = 2, threads=None) -> Tie
     if not ev.requests:
         raise parameter_error("measures", "at least one measure name", [])
     run_query_ids = list(run) if isinstance(run, dict) else None
-    whole, id_encoding = ev._pack(run, run_query_ids)  # not cut at max_docs, trec_eval order
+    whole, id_encoding = ev.ranked_lists(run, run_query_ids)  # not cut at max_docs
     results = {"expected": ev.results(whole, *ev.columns(whole, ev.requests, expected=True),
                                       id_encoding)}
     cut = truncated(whole, ev.max_docs)
