@@ -285,11 +285,18 @@ def test_define_and_built_in_measures_in_one_call(case, cutoff):
     want_runtime, want_rest = runtime_first(real.iter_calc(theirs, qrels, run))
     assert same_metrics(got_runtime, want_runtime)
     assert same_metrics(got_rest, want_rest, 1e-12)
-    # calc_aggregate: the same measures and values (in the order given here).
+    # ... and in ir_measures' order (its providers', one process, one hash seed); not
+    # yet for msmarco's RR@k, which leaves queries without a relevant document to the
+    # defaults at the end (docs/ir_measures.md)
+    def order(lib, measures):
+        return [(m.query_id, str(m.measure)) for m in lib.iter_calc(measures, qrels, run)
+                if not str(m.measure).startswith("RR@")]
+
+    assert order(ours, mine) == order(real, theirs)
+    # calc_aggregate: the same measures and values, in ir_measures' order.
     got = ours.calc_aggregate(mine, qrels, run)
     want = {str(m): v for m, v in real.calc_aggregate(theirs, qrels, run).items()}
-    assert [str(m) for m in got] == [str(m) for m in mine]
-    assert set(map(str, got)) == set(want)
+    assert list(map(str, got)) == list(want)
     for m, value in got.items():
         if str(m).split("@")[0] in RUNTIME_NAMES:
             assert same(value, want[str(m)]), m  # summed in the same order: bit for bit
@@ -347,8 +354,8 @@ def test_irmetrics_user_measures_beside_define_and_built_in_measures():
         measures = [hits(weight=0.5) @ 2, "UmHits@3", ours.define_byquery(precision_by_query) @ 2,
                     ours.P @ 2, "AP"]
         got = ours.calc_aggregate(measures, qrels, run)
-        assert [str(m) for m in got] == ["UmHits(weight=0.5)@2", "UmHits@3",
-                                         "precision_by_query@2", "P@2", "AP"]
+        # ir_measures' order: a set's (two providers: runtime and pytrec_eval)
+        assert list(got) == list(set(ours.parse_measure(m) for m in measures))
         qrels_dict, run_dict = {}, {}
         for row in qrels:
             qrels_dict.setdefault(row.query_id, {})[row.doc_id] = row.relevance
