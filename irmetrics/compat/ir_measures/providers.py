@@ -557,9 +557,10 @@ class RuntimeProvider(Provider):
     >>> Count = ir_measures.define_byquery(lambda qrels, run: len(run), name="Count")
     >>> ir_measures.runtime.supports(Count @ 2), ir_measures.runtime.supports(ir_measures.P@2)
     (True, False)
-    >>> ir_measures.calc_aggregate([Count @ 2, ir_measures.P @ 2], {"q": {"a": 1}},
+    >>> out = ir_measures.calc_aggregate([Count @ 2, ir_measures.P @ 2], {"q": {"a": 1}},
     ...                            {"q": {"a": 1.0, "b": 0.5, "c": 0.2}})
-    {Count@2: 2.0, P@2: 0.5}
+    >>> out[Count @ 2], out[ir_measures.P @ 2]  # the dict's order: a set's, as ir_measures
+    (2.0, 0.5)
     """
 
     NAME = "runtime"
@@ -686,8 +687,8 @@ class Evaluator:
     >>> from irmetrics.compat import ir_measures
     >>> ev = ir_measures.evaluator([ir_measures.P@1, ir_measures.RR@10],
     ...                            {"q1": {"d1": 1, "d2": 0}})
-    >>> ev.calc_aggregate({"q1": {"d1": 0.1, "d2": 0.9}})
-    {P@1: 0.0, RR@10: 0.5}
+    >>> sorted(ev.calc_aggregate({"q1": {"d1": 0.1, "d2": 0.9}}).items(), key=str)
+    [(P@1, 0.0), (RR@10, 0.5)]
     """
 
     def __init__(self, measures, qrels, *, provider: Provider | None = None):
