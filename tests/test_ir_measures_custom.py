@@ -285,14 +285,9 @@ def test_define_and_built_in_measures_in_one_call(case, cutoff):
     want_runtime, want_rest = runtime_first(real.iter_calc(theirs, qrels, run))
     assert same_metrics(got_runtime, want_runtime)
     assert same_metrics(got_rest, want_rest, 1e-12)
-    # ... and in ir_measures' order (its providers', one process, one hash seed); not
-    # yet for msmarco's RR@k, which leaves queries without a relevant document to the
-    # defaults at the end (docs/ir_measures.md)
-    def order(lib, measures):
-        return [(m.query_id, str(m.measure)) for m in lib.iter_calc(measures, qrels, run)
-                if not str(m.measure).startswith("RR@")]
-
-    assert order(ours, mine) == order(real, theirs)
+    # ... and in ir_measures' order (its providers', one process, one hash seed)
+    assert [(m.query_id, str(m.measure)) for m in ours.iter_calc(mine, qrels, run)] == \
+        [(m.query_id, str(m.measure)) for m in real.iter_calc(theirs, qrels, run)]
     # calc_aggregate: the same measures and values, in ir_measures' order.
     got = ours.calc_aggregate(mine, qrels, run)
     want = {str(m): v for m, v in real.calc_aggregate(theirs, qrels, run).items()}

@@ -157,6 +157,10 @@ class Provider:
     #: one measure, then the next.
     QUERIES = "sorted"
     MEASURE_MAJOR = False
+    def relevant_from(self, measure):
+        """The label a query needs for the tool to yield it (the others get ir_measures'
+        defaults, last), or None: every query it ranks."""
+        return None
 
     def supports(self, measure) -> bool:
         """Whether the tool covers ``measure`` with these parameters (ir_measures' rule);
@@ -363,13 +367,24 @@ class GdevalProvider(Provider):
     """gdeval.pl: ``ERR@k`` and exponential ``nDCG@k``, values printed with 5 decimals."""
 
     NAME = "gdeval"
-    MEASURE_MAJOR = True
     QUERIES = "numeric"  # gdeval.pl sorts its topics as numbers
     SUPPORTED_MEASURES = [
         _covers("nDCG", cutoff=Any(required=True), dcg=Choices("exp-log2"), gains=_UNSET,
                 judged_only=Choices(False)),
         _covers("ERR", cutoff=Any(required=True)),
     ]
+
+    def relevant_from(self, measure):
+        return 1  # gdeval.pl skips the topics with no positive label
+
+    def batches(self, measures: list) -> list[list]:
+        """One gdeval.pl run per cutoff (in the order the cutoffs come), each giving
+        nDCG then ERR for each topic."""
+        runs: dict = {}
+        for m in measures:
+            runs.setdefault(m["cutoff"], {})[m.NAME] = m
+        return [[run[name] for name in ("nDCG", "ERR") if name in run]
+                for run in runs.values()]
 
     def plan(self, measure):
         if measure.NAME not in ("nDCG", "ERR"):
@@ -401,6 +416,9 @@ class MsMarcoProvider(Provider):
     MEASURE_MAJOR = True
     QUERIES = "run"
     SUPPORTED_MEASURES = [_covers("RR", cutoff=Any(), rel=Any(), judged_only=Choices(False))]
+
+    def relevant_from(self, measure):
+        return measure["rel"]  # msmarco_eval reads the qrels at this level only
 
     def plan(self, measure):
         if measure.NAME != "RR":
@@ -741,6 +759,16 @@ class Evaluator:
             else np.array([], dtype=str)
         self.query_ids = self._query_ids.tolist()
         self.qrel_qids = self._runtime.qrel_qids if self._runtime else set(self.query_ids)
+        # The highest label of each query, where a tool yields only the queries with a
+        # relevant document (msmarco, gdeval); the others come with the defaults.
+        self._top_label = None
+        if standard is not None and any(
+                p.relevant_from(m) is not None for p, ms, _ in self._yields for m in ms):
+            table = standard if isinstance(standard, Qrels) else Qrels.read(standard)
+            top = table.df.group_by("query_id").agg(pl.col("relevance").max())
+            self._top_label = np.full(len(self._query_ids), -np.inf)
+            rows = np.searchsorted(self._query_ids, top["query_id"].to_numpy().astype(str))
+            self._top_label[rows] = top["relevance"].to_numpy()
 
     def _values(self, run, *, extras: bool) -> dict:
         """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
@@ -799,6 +827,9 @@ class Evaluator:
             yielded = {m: np.zeros(len(self.query_ids), dtype=bool) for m in ms}
             for batch in batches:
                 mine = rows[values[batch[0]][2][rows]]
+                needed = provider.relevant_from(batch[0])
+                if needed is not None and self._top_label is not None:
+                    mine = mine[self._top_label[mine] >= needed]
                 for m in batch:
                     yielded[m][mine] = True
                 yield mine, batch
