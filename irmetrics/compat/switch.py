@@ -35,7 +35,7 @@ import importlib.util
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..checks import parameter_error
 from ..exceptions import AlreadyImportedError
@@ -117,12 +117,12 @@ class _Finder(importlib.abc.MetaPathFinder):
 _FINDER = _Finder()
 
 
-def _check_names(names: Sequence[str], default: Sequence[str]) -> list[str]:
-    names = list(names) or list(default)
-    for name in names:
+def _check_names(names: Sequence[str], default: Iterable[str]) -> list[str]:
+    chosen = list(names) or list(default)
+    for name in chosen:
         if name not in DROPINS:
             raise parameter_error("names", f"among {sorted(DROPINS)}", name)
-    return names
+    return chosen
 
 
 def _is_dropin(module) -> bool:
@@ -160,8 +160,8 @@ def install(*names: str) -> None:
     ...     print("irmetrics.compat.pytrec_eval ['pytrec_eval']")
     irmetrics.compat.pytrec_eval ['pytrec_eval']
     """
-    names = _check_names(names, DROPINS)
-    for name in names:
+    chosen = _check_names(names, DROPINS)
+    for name in chosen:
         held = [key for key, module in sys.modules.items()
                 if (key == name or key.startswith(f"{name}.")) and not _is_dropin(module)]
         if held:
@@ -171,7 +171,7 @@ def install(*names: str) -> None:
                 " before anything imports it (first lines of the program or conftest.py,"
                 " `import irmetrics.compat.auto`, or `python -m irmetrics.compat.run`).",
                 name=name)
-    _Finder.active.update(names)
+    _Finder.active.update(chosen)
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
 
@@ -187,8 +187,7 @@ def uninstall(*names: str) -> None:
     >>> uninstall(); installed()
     []
     """
-    names = _check_names(names, sorted(_Finder.active) or DROPINS)
-    for name in names:
+    for name in _check_names(names, sorted(_Finder.active) or DROPINS):
         _Finder.active.discard(name)
         for key in [k for k, m in sys.modules.items()
                     if (k == name or k.startswith(f"{name}.")) and _is_dropin(m)]:
