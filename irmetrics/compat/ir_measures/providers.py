@@ -775,7 +775,9 @@ class Evaluator:
         ``query_ids`` (the measure's, and those of its tuple's other fields when
         ``extras``) and which queries the run ranks (the others have ``DEFAULT``)."""
         run = reusable(run)
-        if len(self._groups) > 1 or any(g.road == "doc_id_ascending" for g in self._groups):
+        dict_road = type(run) is dict and all(g.road in _DICT_ROADS for g in self._groups)
+        if not dict_road and (len(self._groups) > 1
+                              or any(g.road == "doc_id_ascending" for g in self._groups)):
             run = as_table(run, "score")
         out = {}
         for group in self._groups:
@@ -966,7 +968,14 @@ class _Group:
                                       complete=True)
         if self.road == "doc_id_ascending":
             run = _rerank_doc_id_ascending(run)
+        if type(run) is dict and self.road in _DICT_ROADS:  # the engine's own dict road
+            return self.engine(extras=extras).evaluate_unchecked(run)
         return self.engine(extras=extras).evaluate_unchecked(as_table(run, "score"))
+
+
+#: Roads on which the engine reads a run dict itself (its dict road, as the pytrec_eval
+#: drop-in's), without a table first.
+_DICT_ROADS = ("pytrec_eval", "trec_eval")
 
 
 def _rerank_doc_id_ascending(run) -> Run:
