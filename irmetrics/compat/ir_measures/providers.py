@@ -42,6 +42,7 @@ from ...judgment_formats import evaluate_diversity
 from ...exceptions import ParameterError, UnknownMeasureError
 from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
+from ..pytrec_eval import RelevanceEvaluator
 from ._inputs import as_diversity_table, as_table, reusable
 from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
 from .custom import CustomMeasure, RegisteredMeasure, RuntimeEvaluator
@@ -335,8 +336,6 @@ def _pytrec_eval_name(m) -> str:
 def _pytrec_eval_order(names: tuple) -> tuple:
     """pytrec_eval's output order of ``names`` (its measure table's order, reproduced by
     the pytrec_eval drop-in), read once from a one-document evaluation."""
-    from ..pytrec_eval import RelevanceEvaluator  # only when this order is needed
-
     try:
         out = RelevanceEvaluator({"q": {"d": 1}}, names).evaluate({"q": {"d": 1.0}})["q"]
     except (ValueError, KeyError):  # a name pytrec_eval does not know: the given order
