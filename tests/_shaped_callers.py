@@ -110,6 +110,24 @@ def mteb(qrels: dict, results: dict, k_values=(1, 3, 5, 10, 100, 1000)):
     return scores, out
 
 
+def real_pyterrier(qrels, run, names: list) -> None:
+    """PyTerrier's own ``pt.Experiment`` (without Java: runs from frames), means,
+    per-query rows and a baseline with its significance columns."""
+    import pyterrier as pt
+
+    first = pt.Transformer.from_df(run)
+    second = pt.Transformer.from_df(run.assign(score=-run["score"]))
+    topics = pd.DataFrame({"qid": sorted(set(qrels.qid) | set(run.qid)), "query": "x"})
+    metrics = [ir_measures.parse_trec_measure(n)[0] if "_" in n or n in ("map", "ndcg")
+               else ir_measures.parse_measure(n) for n in names]
+    print(pt.Experiment([first, second], topics, qrels, metrics, names=["a", "b"])
+          .to_dict(orient="split"))
+    print(pt.Experiment([first], topics, qrels, metrics, perquery=True, names=["a"])
+          .to_dict(orient="split"))
+    print(pt.Experiment([first, second], topics, qrels, metrics, baseline=0, names=["a", "b"])
+          .to_dict(orient="split"))
+
+
 def main() -> None:
     qrels, run, qrels_dict, run_dict = data()
     other = run.assign(score=run["score"] * -1.0)
@@ -123,6 +141,8 @@ def main() -> None:
     scores, aggregates = mteb(qrels_dict, run_dict)
     print(list(scores.items()))
     print(aggregates)
+    if "--pyterrier" in sys.argv:
+        real_pyterrier(qrels, run, names)
 
 
 if __name__ == "__main__":

@@ -175,3 +175,14 @@ def test_shaped_calls_under_another_hash_seed(real_output):
     ours = python(CALLERS, "--install", seed="11")
     assert real.returncode == ours.returncode == 0, ours.stderr
     assert real.stdout.splitlines()[1:] == ours.stdout.splitlines()[1:]
+
+
+def test_real_pyterrier_experiment_through_install():
+    # PyTerrier's own pt.Experiment (installed: python-terrier; no Java needed for runs
+    # given as frames): tables, per-query rows, baseline columns, the same bytes.
+    pytest.importorskip("pyterrier")
+    real = python(CALLERS, "--pyterrier")
+    ours = python(CALLERS, "--pyterrier", "--install")
+    assert real.returncode == ours.returncode == 0, ours.stderr
+    assert len(real.stdout.splitlines()) == 9
+    assert real.stdout.splitlines()[1:] == ours.stdout.splitlines()[1:]
