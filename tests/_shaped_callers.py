@@ -128,6 +128,18 @@ def real_pyterrier(qrels, run, names: list) -> None:
           .to_dict(orient="split"))
 
 
+def real_mteb(qrels: dict, run: dict) -> None:
+    """MTEB's own retrieval scoring (mteb 2.x ``calculate_retrieval_scores``: pytrec_eval
+    per query, its means, MRR, hit rate and nAUCs), on the judged queries."""
+    from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    result = calculate_retrieval_scores(run, qrels, [1, 3, 5, 10, 100, 1000])
+    print(list(result.all_scores.items()))
+    print([result.ndcg, result.map, result.recall, result.precision, result.mrr,
+           result.hit_rate, result.naucs, result.naucs_mrr])
+
+
 def main() -> None:
     qrels, run, qrels_dict, run_dict = data()
     other = run.assign(score=run["score"] * -1.0)
@@ -143,6 +155,8 @@ def main() -> None:
     print(aggregates)
     if "--pyterrier" in sys.argv:
         real_pyterrier(qrels, run, names)
+    if "--mteb" in sys.argv:
+        real_mteb(qrels_dict, run_dict)
 
 
 if __name__ == "__main__":

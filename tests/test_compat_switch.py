@@ -186,3 +186,14 @@ def test_real_pyterrier_experiment_through_install():
     assert real.returncode == ours.returncode == 0, ours.stderr
     assert len(real.stdout.splitlines()) == 9
     assert real.stdout.splitlines()[1:] == ours.stdout.splitlines()[1:]
+
+
+def test_real_mteb_retrieval_scores_through_install():
+    # MTEB's own scoring (mteb 2.x calculate_retrieval_scores: per-query pytrec_eval
+    # values, means, MRR, hit rate, nAUCs), the same bytes.
+    pytest.importorskip("mteb")
+    real = python(CALLERS, "--mteb")
+    ours = python(CALLERS, "--mteb", "--install")
+    assert real.returncode == ours.returncode == 0, ours.stderr
+    assert len(real.stdout.splitlines()) == 8
+    assert real.stdout.splitlines()[1:] == ours.stdout.splitlines()[1:]
