@@ -4,6 +4,7 @@
     python benchmarks/bench_dropins.py                       # 1,000, 5,000 and 7,000 queries
     python benchmarks/bench_dropins.py --queries 300 --repeat 3   # quick, on a busy machine
     python benchmarks/bench_dropins.py --json /tmp/dropins.json
+    python benchmarks/bench_dropins.py --small                 # per-call overhead (below)
 
 Data (made once under ``--data``, seeded): ``generate.py``'s MS MARCO-shaped run (1,000
 documents per query, rounded scores with many ties, each ranking in rank order,
@@ -23,6 +24,14 @@ file) before the clock starts; the jobs of a size alternate (A B C ... A B C ...
 * ``ir_measures pandas``: ``ir_measures.calc_aggregate`` (pytrec_eval provider) on the
   pandas frames; ``compat ir_measures``: ``irmetrics.compat.ir_measures.calc_aggregate``
   on PyTerrier-style frames (``qid``, ``docno``, ``score``/``label``).
+
+``--small``: the per-call overhead of small inputs (issue 34 item 6), ``calc_aggregate``
+of ir_measures and of the drop-in on dicts, as repro_eval calls it: 58 measures of the
+pytrec_eval provider on 50 queries (target: the drop-in at least as fast as ir_measures)
+and on 1,000 queries (target: at least 2x). Each job in a fresh process, alternated,
+inputs built and modules imported before the clock; the first call (parsing, lazy
+imports) and the median of the next five are timed apiece; the two libraries' aggregates
+must be equal, order included (digest).
 
 Reported: median wall and CPU seconds of the timed call, the resident set once the
 inputs are built, and the peak resident set (``ru_maxrss`` of the child: the parent
@@ -186,6 +195,79 @@ def _child(job: str, directory: str) -> dict:
             "peak_rss_mib": peak, "digest": digest, "values": values}
 
 
+# =========================================================================== small inputs
+#: 58 measures of ir_measures' pytrec_eval provider, as repro_eval asks for them.
+SMALL_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+SMALL_MEASURES = (
+    [f"P@{k}" for k in SMALL_CUTOFFS] + [f"R@{k}" for k in SMALL_CUTOFFS]
+    + [f"nDCG@{k}" for k in SMALL_CUTOFFS] + [f"AP@{k}" for k in SMALL_CUTOFFS]
+    + [f"IPrec@{r / 10:.1f}" for r in range(11)]
+    + ["AP", "nDCG", "RR", "Rprec", "Bpref", "SetP", "SetR", "SetF", "NumRel", "NumRet",
+       "NumRet(rel=1)"])
+SMALL_JOBS = ["small ir_measures", "small compat"]
+
+
+def _small_data(queries: int, seed: int):
+    """Dicts as repro_eval reads them: 400 candidates per query, 100 judged (0-2), 350
+    retrieved with 3-decimal scores (ties)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(queries):
+        docs = [f"d{j}" for j in rng.choice(3000, 400, replace=False)]
+        qrels[str(q)] = {d: int(rng.integers(0, 3)) for d in docs[:100]}
+        run[str(q)] = {d: float(np.round(rng.random(), 3)) for d in docs[50:]}
+    return qrels, run
+
+
+def _small_child(job: str, queries: int, seed: int) -> dict:
+    import hashlib
+    import time
+
+    qrels, run = _small_data(queries, seed)
+    if job == "small ir_measures":
+        import ir_measures as lib
+    else:
+        from irmetrics.compat import ir_measures as lib
+    measures = [lib.parse_measure(m) for m in SMALL_MEASURES]
+    times, out = [], None
+    for _ in range(6):
+        wall = time.perf_counter()
+        out = lib.calc_aggregate(measures, qrels, run)
+        times.append(time.perf_counter() - wall)
+    values = [(str(k), float(v)) for k, v in out.items()]
+    return {"job": job, "first_s": times[0], "warm_s": statistics.median(times[1:]),
+            "digest": hashlib.sha256(repr(sorted(values)).encode()).hexdigest()[:16],
+            "order": hashlib.sha256(repr(values).encode()).hexdigest()[:16]}
+
+
+def small(args, env) -> None:
+    """The small-input cases: fresh processes, jobs alternated, PYTHONHASHSEED fixed
+    (ir_measures' dict order is a set's)."""
+    env = dict(env, PYTHONHASHSEED="0")
+    print(f"# small inputs: {len(SMALL_MEASURES)} measures, calc_aggregate on dicts; "
+          f"medians of {args.repeat} fresh processes, jobs alternated")
+    for queries, target in ((50, 1.0), (1000, 2.0)):
+        runs: dict[str, list[dict]] = {job: [] for job in SMALL_JOBS}
+        for _ in range(args.repeat):
+            for job in SMALL_JOBS:
+                runs[job].append(_run(["--small-child", job, str(queries), str(args.seed)],
+                                      env))
+        med = {job: {k: statistics.median(r[k] for r in rs) for k in ("first_s", "warm_s")}
+               for job, rs in runs.items()}
+        same = len({(r["digest"], r["order"]) for rs in runs.values() for r in rs}) == 1
+        ref, ours = med["small ir_measures"], med["small compat"]
+        print(f"\n## {queries} queries x {len(SMALL_MEASURES)} measures (target: drop-in"
+              f" >= {target:g}x ir_measures)")
+        for job in SMALL_JOBS:
+            print(f"{job:<20} first call {med[job]['first_s']:7.3f} s   warm call "
+                  f"{med[job]['warm_s']:7.3f} s")
+        print(f"# speed-up (ir_measures / drop-in): first call x"
+              f"{ref['first_s'] / ours['first_s']:.2f}, warm x{ref['warm_s'] / ours['warm_s']:.2f};"
+              f" aggregates {'identical, order included' if same else 'DIFFERENT'}")
+
+
 # =========================================================================== parent
 def _run(args_list, env) -> dict:
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), *args_list],
@@ -205,11 +287,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--data", default=str(BENCH_DIR / "data"))
     parser.add_argument("--json")
+    parser.add_argument("--small", action="store_true",
+                        help="only the small-input cases (per-call overhead)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--small-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--prepare", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(_child(*args.child)))
+        return
+    if args.small_child:
+        job, queries, seed = args.small_child
+        print(json.dumps(_small_child(job, int(queries), int(seed))))
         return
     if args.prepare:
         directory, shape, queries, seed = args.prepare
@@ -219,6 +308,9 @@ def main() -> None:
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    if args.small:
+        small(args, env)
+        return
     jobs = args.jobs.split(",")
     cases = [("msmarco", int(q)) for q in args.queries.split(",") if q]
     if args.model_queries:

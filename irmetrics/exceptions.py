@@ -26,6 +26,9 @@ class                       raised when
 ``UserMeasureError``        a measure defined by the user failed or returned values of
                             the wrong shape, NaN or infinity; names the measure and the
                             query
+``AlreadyImportedError``    :func:`irmetrics.compat.install` cannot put a drop-in under
+                            a library's name: the real library is already imported (an
+                            ``ImportError``)
 ==========================  ===========================================================
 
 Warnings derive from :class:`IrMetricsWarning` (a ``UserWarning``), so one filter
@@ -60,6 +63,7 @@ __all__ = [
     "ShapeError",
     "NoQueriesError",
     "UserMeasureError",
+    "AlreadyImportedError",
     "IrMetricsWarning",
     "MissingQueriesWarning",
     "QueryAlignmentWarning",
@@ -285,6 +289,14 @@ class UserMeasureError(IrMetricsError, ValueError):
 
 def _rebuild_user_error(cls, message, measure, query_id):
     return cls(message, measure=measure, query_id=query_id)
+
+
+class AlreadyImportedError(IrMetricsError, ImportError):
+    """A drop-in cannot take a library's name (:func:`irmetrics.compat.install`): the real
+    library is already imported, and its callers may hold its objects.
+
+    ``name`` is the library's module name (``"pytrec_eval"``).
+    """
 
 
 class IrMetricsWarning(UserWarning):

@@ -62,15 +62,13 @@ def test_readers_yield_ir_measures_tuples(tmp_path):
         ("query_id", "doc_id", "relevance", "iteration")
 
 
-def test_iter_calc_yields_every_qrels_query_in_order():
+def test_iter_calc_yields_every_qrels_query_in_ir_measures_order():
     metrics = list(ours.iter_calc([ours.P @ 1, ours.RR], QRELS, RUN))
-    assert [(m.query_id, str(m.measure)) for m in metrics] == [
-        ("1", "P@1"), ("1", "RR"), ("2", "P@1"), ("2", "RR"), ("3", "P@1"), ("3", "RR")]
     assert metrics[0]._fields == ("query_id", "measure", "value")
     assert metrics[-1].value == 0.0  # query 3 has no ranking: ir_measures' default
-    expected = {(m.query_id, str(m.measure), m.value)
-                for m in ir_measures.iter_calc([ir_measures.P @ 1, ir_measures.RR], QRELS, RUN)}
-    assert {(m.query_id, str(m.measure), m.value) for m in metrics} == expected
+    expected = [(m.query_id, str(m.measure), m.value)
+                for m in ir_measures.iter_calc([ir_measures.P @ 1, ir_measures.RR], QRELS, RUN)]
+    assert [(m.query_id, str(m.measure), m.value) for m in metrics] == expected
 
 
 def test_evaluator_reuses_qrels_across_runs():

@@ -95,3 +95,12 @@ def test_a_reader_gives_what_its_tuples_give(consumed):
     got = list(ours.iter_calc(measures, ours.read_trec_qrels(QRELS), iter(want_run)))
     assert got == list(ours.iter_calc(measures, ours.read_trec_qrels(QRELS),
                                       ours.read_trec_run(RUN) if not consumed else want_run))
+
+
+def test_none_reads_as_nothing_as_in_ir_measures():
+    # PyTerrier-style callers pass None for a missing file; ir_measures yields nothing.
+    real = pytest.importorskip("ir_measures")
+    for reader in ("read_trec_qrels", "read_trec_run"):
+        assert list(getattr(ours, reader)(None)) == list(getattr(real, reader)(None)) == []
+    assert list(ours.iter_calc([ours.P @ 5], ours.read_trec_qrels(None),
+                               ours.read_trec_run(None))) == []

@@ -404,19 +404,32 @@ def test_results_live_on_the_metrics_device_and_lists_are_accepted():
     assert k.tolist() == [1, 2, 3, 3, 3] and p.dtype == torch.float32
 
 
-def test_import_irmetrics_never_imports_torch_and_numpy_face_without_torch():
+def test_import_irmetrics_never_imports_torch_and_the_faces_are_explicit():
+    # Without torch the package's names refuse (never a numpy stand-in of other types
+    # and numbers); the numpy face is imported by its own name.
     code = ("import sys, irmetrics; assert 'torch' not in sys.modules, 'torch imported'; "
-            "sys.modules['torch'] = None; "  # find_spec('torch') is None: as if not installed
+            "sys.modules['torch'] = None; "  # as if not installed
             "from irmetrics.compat import torchmetrics as tm; "
-            "assert tm.BACKEND == 'numpy', tm.BACKEND; "
-            "v = tm.retrieval_precision([0.2, 0.3, 0.5], [True, False, True], top_k=2); "
+            "from irmetrics.compat.torchmetrics import numpy_api as np_face; "
+            "v = np_face.retrieval_precision([0.2, 0.3, 0.5], [True, False, True], top_k=2); "
             "assert type(v) is float and v == 0.5, v; "
-            "assert tm.RetrievalMAP()([0.2, 0.3, 0.5], [1, 0, 1], [0, 0, 0]) == 0.8333333333333333; "
-            "assert 'torchmetrics' not in sys.modules")
+            "assert np_face.RetrievalMAP()([0.2, 0.3, 0.5], [1, 0, 1], [0, 0, 0]) == 0.8333333333333333; "
+            "assert 'torchmetrics' not in sys.modules\n"
+            "try:\n    tm.RetrievalMAP\n"
+            "except ImportError as err:\n    print(err)")
     done = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr
-    assert ours.BACKEND == "torch"
+    assert done.stdout.strip() == (
+        "irmetrics.compat.torchmetrics.RetrievalMAP is torchmetrics' face (Metrics, tensors in"
+        " and out) and needs torch and torchmetrics: pip install irmetrics-exact[torchmetrics]."
+        " The numpy face, floats in and out, is irmetrics.compat.torchmetrics.numpy_api.RetrievalMAP.")
+    from irmetrics.compat.torchmetrics import metrics
+
+    assert isinstance(ours.RetrievalMAP(), Metric)
+    assert ours.retrieval_precision is metrics.retrieval_precision
+    with pytest.raises(AttributeError, match="has no attribute 'BACKEND'"):
+        ours.BACKEND  # noqa: B018
 
 
 # ---------------------------------------------------------------- docs/metric_learning.md

@@ -39,6 +39,9 @@ __all__ = [
     "supported_nicknames", "compute_aggregated_measure",
 ]
 
+#: The pytrec-eval-terrier version this drop-in reproduces (ir_measures checks it is set).
+__version__ = "0.5.11"
+
 #: Measures pytrec-eval-terrier 0.5.11 supports, read from the registry.
 supported_measures = frozenset(m.name for m in REGISTRY.values() if m.pytrec_eval)
 

@@ -60,7 +60,21 @@ class Request:
 def friendly_index() -> dict:
     """``{(friendly name lowercased, takes @k): [declarations in output order]}``; a
     declaration whose cutoff is optional (``extra["optional_cutoff"]``, user measures)
-    is listed with and without ``@k``."""
+    is listed with and without ``@k``. Built once per state of the registry (user
+    measures come and go): parsing 58 names no longer rebuilds it 58 times."""
+    key = tuple(map(id, REGISTRY.values()))
+    if _FRIENDLY_INDEX and _FRIENDLY_INDEX[0] == key:
+        return _FRIENDLY_INDEX[1]
+    index = _build_friendly_index()
+    _FRIENDLY_INDEX[:] = [key, index]
+    return index
+
+
+#: ``[registry key, index]`` of the last friendly_index() built.
+_FRIENDLY_INDEX: list = []
+
+
+def _build_friendly_index() -> dict:
     index: dict = {}
     for m in sorted(REGISTRY.values(), key=lambda m: m.order):
         cuts = (True, False) if m.extra.get("optional_cutoff") else (m.friendly_cutoff,)

@@ -49,13 +49,16 @@ cwl_eval, compat, pyndeval, judged, msmarco, gdeval, accuracy and ranx:
 As in ir_measures, every qrels query gets a value: a query the run lacks scores 0
 (ir_measures' ``Measure.DEFAULT``), run queries absent from the qrels are ignored, and
 aggregates are the mean over those queries (the sum for ``NumQ``, ``NumRel``, ``NumRet``).
-``iter_calc`` yields query by query (qrels query ids in ascending byte order), and within
-a query the measures in the order given; ir_measures defines no order (it depends on its
-providers), so compare its output as a set. Deliberate differences, and what is not
+``iter_calc``, ``calc``, ``calc_aggregate`` and the evaluators yield and return in
+ir_measures' own order (its pipeline's sets of measures, each provider's order of queries
+and measures, the queries a provider skipped last), and aggregates are summed one value
+at a time in that order, as ir_measures does, so they agree to the last bit. Deliberate differences, and what is not
 reproduced, are listed in docs/ir_measures.md.
 """
 
 from __future__ import annotations
+
+import numpy.ma  # noqa: F401  (polars imports it on its first Series from numpy: here, not in a first call)
 
 from . import measures, providers, util
 from .measures import *  # noqa: F403  (every measure object, as ir_measures exports them)

@@ -207,7 +207,14 @@ class Measure:
                 raise ParameterError(f"`{key}` of {self} {info.problem(value)}.")
 
     def __repr__(self) -> str:
-        return self._spelling()
+        # Kept with the parameters it spells (hashing, equality and dict keys read it
+        # on every lookup); a copy with other parameters spells itself anew.
+        cached = self.__dict__.get("_spelled")
+        if cached is not None and cached[0] == self.params:
+            return cached[1]
+        text = self._spelling()
+        self.__dict__["_spelled"] = (dict(self.params), text)
+        return text
 
     def _spelling(self, first: str = "") -> str:
         """ir_measures' spelling, with ``first`` (``"model='cwl'"``) before the shown

@@ -26,9 +26,11 @@ diversity          doc id ascending (pyndeval), intent-aware qrels              
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +42,7 @@ from ...judgment_formats import evaluate_diversity
 from ...exceptions import ParameterError, UnknownMeasureError
 from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
+from ..pytrec_eval import RelevanceEvaluator
 from ._inputs import as_diversity_table, as_table, reusable
 from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
 from .custom import CustomMeasure, RegisteredMeasure, RuntimeEvaluator
@@ -149,6 +152,16 @@ class Provider:
 
     NAME = ""
     SUPPORTED_MEASURES: list = []
+    #: The order the tool yields its values in (ir_measures passes them on in it):
+    #: ``QUERIES`` "run" (the run's first appearance of each query), "sorted" (query
+    #: ids ascending) or "numeric" (ids as numbers); ``MEASURE_MAJOR``: all queries of
+    #: one measure, then the next.
+    QUERIES = "sorted"
+    MEASURE_MAJOR = False
+    def relevant_from(self, measure):
+        """The label a query needs for the tool to yield it (the others get ir_measures'
+        defaults, last), or None: every query it ranks."""
+        return None
 
     def supports(self, measure) -> bool:
         """Whether the tool covers ``measure`` with these parameters (ir_measures' rule);
@@ -163,6 +176,11 @@ class Provider:
 
     def plan(self, measure: Measure) -> Plan:
         raise _unsupported(self, measure)
+
+    def batches(self, measures: list) -> list[list]:
+        """``measures`` in the groups the tool yields together for each query, in its
+        order (one measure per group where it yields measure by measure)."""
+        return [[m] for m in measures] if self.MEASURE_MAJOR else [list(measures)]
 
     def is_available(self) -> bool:
         """Always: irmetrics computes natively (no perl, no pytrec_eval needed)."""
@@ -215,6 +233,7 @@ class PytrecEvalProvider(Provider):
     """pytrec_eval (trec_eval 9.0.8): irmetrics' ``semantics="pytrec_eval"``."""
 
     NAME = "pytrec_eval"
+    QUERIES = "run"
     SUPPORTED_MEASURES = [
         _covers("P", cutoff=Any(), rel=Any(), judged_only=Any()),
         _covers("RR", cutoff=_UNSET, rel=Any(), judged_only=Any()),
@@ -262,6 +281,68 @@ class PytrecEvalProvider(Provider):
         return Plan(_spell(name, **{k: measure[k] for k in self._READS[name]}), "pytrec_eval")
 
 
+    def batches(self, measures: list) -> list[list]:
+        """ir_measures' invocations of pytrec_eval (one per relevance level, judged_only
+        flag and gain table, set_F one per beta), in the order ir_measures makes them,
+        each in pytrec_eval's output order (that of :mod:`irmetrics.compat.pytrec_eval`)."""
+        invocations: dict = {}
+        setf = 0
+        for m in measures:
+            name, rel, judged = m.NAME, _param(m, "rel"), _param(m, "judged_only")
+            first = next(iter(invocations), None)
+            if name == "nDCG" and m["gains"] is NOT_PROVIDED:  # joins the first invocation
+                key = (1, 0, None, judged) if first is None else (*first[:3], judged)
+            elif name == "nDCG":
+                key = (1, 0, _gain_pairs(m["gains"]), judged)
+            elif name == "NumQ" or (name == "NumRet" and rel is NOT_PROVIDED):
+                key = (1, 0, None, False) if first is None else first
+            elif name in ("infAP", "Bpref", "NumRet", "NumRel", "SetR"):
+                key = (rel, 0, None, False)
+            elif name == "SetF":
+                key, setf = (rel, setf, None, judged), setf + 1
+            else:
+                key = (rel, 0, None, judged)
+            invocations.setdefault(key, {})[_pytrec_eval_name(m)] = m
+        return [[group[name] for name in _pytrec_eval_order(tuple(group)) if name in group]
+                for group in invocations.values()]
+
+
+def _param(m, key: str):
+    """``m[key]``, or NOT_PROVIDED where ``m`` has no such parameter."""
+    return m[key] if key in m.SUPPORTED_PARAMS else NOT_PROVIDED
+
+
+def _pytrec_eval_name(m) -> str:
+    """The key of ``m`` in pytrec_eval's output, as ir_measures asks for it."""
+    name = m.NAME
+    cutoff = _param(m, "cutoff")
+    if name in ("P", "R", "Success"):
+        return {"P": "P", "R": "recall", "Success": "success"}[name] + f"_{cutoff}"
+    if name in ("AP", "nDCG"):
+        base = "map" if name == "AP" else "ndcg"
+        return base if cutoff is NOT_PROVIDED else f"{base}_cut_{cutoff}"
+    if name == "NumRet":
+        return "num_ret" if m["rel"] is NOT_PROVIDED else "num_rel_ret"
+    if name == "SetP":
+        return "set_relative_P" if m["relative"] else "set_P"
+    if name == "IPrec":
+        return f"iprec_at_recall_{m['recall']:.2f}"
+    return {"RR": "recip_rank", "Rprec": "Rprec", "infAP": "infAP", "Bpref": "bpref",
+            "NumQ": "num_q", "NumRel": "num_rel", "SetAP": "set_map", "SetF": "set_F",
+            "SetR": "set_recall"}.get(name, name)
+
+
+@functools.lru_cache(maxsize=256)
+def _pytrec_eval_order(names: tuple) -> tuple:
+    """pytrec_eval's output order of ``names`` (its measure table's order, reproduced by
+    the pytrec_eval drop-in), read once from a one-document evaluation."""
+    try:
+        out = RelevanceEvaluator({"q": {"d": 1}}, names).evaluate({"q": {"d": 1.0}})["q"]
+    except (ValueError, KeyError):  # a name pytrec_eval does not know: the given order
+        return names
+    return tuple(out) + tuple(n for n in names if n not in out)
+
+
 def _gain_pairs(gains) -> tuple:
     """``nDCG(gains=...)``'s table as sorted ``(label, gain)`` integer pairs: pytrec_eval
     reads the relabelled qrels, whose labels must be integers."""
@@ -285,11 +366,24 @@ class GdevalProvider(Provider):
     """gdeval.pl: ``ERR@k`` and exponential ``nDCG@k``, values printed with 5 decimals."""
 
     NAME = "gdeval"
+    QUERIES = "numeric"  # gdeval.pl sorts its topics as numbers
     SUPPORTED_MEASURES = [
         _covers("nDCG", cutoff=Any(required=True), dcg=Choices("exp-log2"), gains=_UNSET,
                 judged_only=Choices(False)),
         _covers("ERR", cutoff=Any(required=True)),
     ]
+
+    def relevant_from(self, measure):
+        return 1  # gdeval.pl skips the topics with no positive label
+
+    def batches(self, measures: list) -> list[list]:
+        """One gdeval.pl run per cutoff (in the order the cutoffs come), each giving
+        nDCG then ERR for each topic."""
+        runs: dict = {}
+        for m in measures:
+            runs.setdefault(m["cutoff"], {})[m.NAME] = m
+        return [[run[name] for name in ("nDCG", "ERR") if name in run]
+                for run in runs.values()]
 
     def plan(self, measure):
         if measure.NAME not in ("nDCG", "ERR"):
@@ -305,6 +399,7 @@ class JudgedProvider(Provider):
     """The judged provider: the judged fraction of the top k, ties by doc id ascending."""
 
     NAME = "judged"
+    QUERIES = "run"
     SUPPORTED_MEASURES = [_covers("Judged", cutoff=Any())]
 
     def plan(self, measure):
@@ -317,7 +412,12 @@ class MsMarcoProvider(Provider):
     """MS MARCO's ``msmarco_eval``: ``RR@k``, ties by doc id ascending."""
 
     NAME = "msmarco"
+    MEASURE_MAJOR = True
+    QUERIES = "run"
     SUPPORTED_MEASURES = [_covers("RR", cutoff=Any(), rel=Any(), judged_only=Choices(False))]
+
+    def relevant_from(self, measure):
+        return measure["rel"]  # msmarco_eval reads the qrels at this level only
 
     def plan(self, measure):
         if measure.NAME != "RR":
@@ -332,6 +432,7 @@ class CwlEvalProvider(Provider):
     """cwl_eval's C/W/L measures over 1000 positions, ties in the run's order."""
 
     NAME = "cwl_eval"
+    QUERIES = "run"
     SUPPORTED_MEASURES = [
         _covers("P", cutoff=Any(), rel=Any(), judged_only=Choices(False)),
         _covers("RR", cutoff=_UNSET, rel=Any(), judged_only=Choices(False)),
@@ -372,6 +473,7 @@ class PyNdEvalProvider(Provider):
     """pyndeval (ndeval): the diversity measures on intent-aware qrels."""
 
     NAME = "pyndeval"
+    QUERIES = "run"
     SUPPORTED_MEASURES = [
         _covers("ERR_IA", cutoff=Any(), rel=Any(), judged_only=Any()),
         _covers("nERR_IA", cutoff=Any(), rel=Any(), judged_only=Any()),
@@ -396,6 +498,7 @@ class RanxProvider(Provider):
     Ties: trec_eval's order (ranx's own is numba's quicksort order, unspecified)."""
 
     NAME = "ranx"
+    MEASURE_MAJOR = True
     SUPPORTED_MEASURES = [
         _covers("P", cutoff=Any(), rel=Any(), judged_only=Choices(False)),
         _covers("SetP", rel=Any(), judged_only=Choices(False)),
@@ -471,9 +574,10 @@ class RuntimeProvider(Provider):
     >>> Count = ir_measures.define_byquery(lambda qrels, run: len(run), name="Count")
     >>> ir_measures.runtime.supports(Count @ 2), ir_measures.runtime.supports(ir_measures.P@2)
     (True, False)
-    >>> ir_measures.calc_aggregate([Count @ 2, ir_measures.P @ 2], {"q": {"a": 1}},
+    >>> out = ir_measures.calc_aggregate([Count @ 2, ir_measures.P @ 2], {"q": {"a": 1}},
     ...                            {"q": {"a": 1.0, "b": 0.5, "c": 0.2}})
-    {Count@2: 2.0, P@2: 0.5}
+    >>> out[Count @ 2], out[ir_measures.P @ 2]  # the dict's order: a set's, as ir_measures
+    (2.0, 0.5)
     """
 
     NAME = "runtime"
@@ -600,8 +704,8 @@ class Evaluator:
     >>> from irmetrics.compat import ir_measures
     >>> ev = ir_measures.evaluator([ir_measures.P@1, ir_measures.RR@10],
     ...                            {"q1": {"d1": 1, "d2": 0}})
-    >>> ev.calc_aggregate({"q1": {"d1": 0.1, "d2": 0.9}})
-    {P@1: 0.0, RR@10: 0.5}
+    >>> sorted(ev.calc_aggregate({"q1": {"d1": 0.1, "d2": 0.9}}).items(), key=str)
+    [(P@1, 0.0), (RR@10, 0.5)]
     """
 
     def __init__(self, measures, qrels, *, provider: Provider | None = None):
@@ -612,10 +716,21 @@ class Evaluator:
         self._plans = {m: provider.plan(m) for m in self.measures}
         qrels = reusable(qrels)
         runtime = {m for m in self.measures if self._plans[m].road == "runtime"}
-        # define()'s measures: ir_measures' runtime provider, first in its pipeline; in
-        # the order ir_measures iterates them (a set of the measures, then of these).
-        self._runtime = RuntimeEvaluator(_in_set_order(self.measures, runtime), qrels) \
+        pairs = _pairs(provider, self.measures)
+        # ir_measures' aggregate dicts: its evaluator's measures, a set's order (one
+        # provider's, or all of them when several providers compute).
+        self._dict_order = (self.measures if not isinstance(provider, FallbackProvider)
+                            else pairs[0][1] if len(pairs) == 1 else list(set(self.measures)))
+        # define()'s measures: ir_measures' runtime provider, first in its pipeline.
+        self._runtime = RuntimeEvaluator([m for m in pairs[0][1] if m in runtime], qrels) \
             if runtime else None
+        # What the other providers yield, in ir_measures' order: (provider, measures,
+        # the measures yielded together per query).
+        self._yields = []
+        for p, ms in pairs:
+            ms = [m for m in ms if m not in runtime]
+            if ms:
+                self._yields.append((p, ms, p.batches(ms)))
         self._computed = [m for m in self.measures if m not in runtime]
         groups: dict = {}
         for m in self._computed:
@@ -643,13 +758,29 @@ class Evaluator:
             else np.array([], dtype=str)
         self.query_ids = self._query_ids.tolist()
         self.qrel_qids = self._runtime.qrel_qids if self._runtime else set(self.query_ids)
+        # The highest label of each query, where a tool yields only the queries with a
+        # relevant document (msmarco, gdeval); the others come with the defaults.
+        self._top_label = None
+        if standard is not None and any(
+                p.relevant_from(m) is not None for p, ms, _ in self._yields for m in ms):
+            table = standard if isinstance(standard, Qrels) else Qrels.read(standard)
+            top = table.df.group_by("query_id").agg(pl.col("relevance").max())
+            self._top_label = np.full(len(self._query_ids), -np.inf)
+            rows = np.searchsorted(self._query_ids, top["query_id"].to_numpy().astype(str))
+            self._top_label[rows] = top["relevance"].to_numpy()
 
     def _values(self, run, *, extras: bool) -> dict:
         """``{measure: (values, extras, ranked)}``: per-query float64 arrays aligned with
         ``query_ids`` (the measure's, and those of its tuple's other fields when
         ``extras``) and which queries the run ranks (the others have ``DEFAULT``)."""
         run = reusable(run)
-        if len(self._groups) > 1 or any(g.road == "doc_id_ascending" for g in self._groups):
+        dict_road = type(run) is dict and all(g.road in _DICT_ROADS for g in self._groups)
+        if dict_road and not all(run.values()):
+            # An empty ranking is no ranking, as in a table of the run (and a run file):
+            # the query takes the measure's DEFAULT like any query the run leaves out.
+            run = {query: ranking for query, ranking in run.items() if ranking}
+        if not dict_road and (len(self._groups) > 1
+                              or any(g.road == "doc_id_ascending" for g in self._groups)):
             run = as_table(run, "score")
         out = {}
         for group in self._groups:
@@ -670,67 +801,146 @@ class Evaluator:
                 out[m] = (columns[0], columns[1:], ranked)
         return out
 
-    def _metrics(self, values):
-        """The per-query tuples, query by query: :class:`~.util.Metric`, or
+    def _ordered(self, run):
+        """``(run, rows)``: the run ready for :meth:`_values` and the rows of
+        ``query_ids`` in the order the run first lists them (qrels queries only), where
+        a provider yields queries in the run's order."""
+        if not any(p.QUERIES == "run" for p, _, _ in self._yields):
+            return run, None
+        if isinstance(run, Mapping):
+            ids = [q if type(q) is str else str(q) for q in run]
+        else:
+            run = as_table(run, "score")
+            if not isinstance(run, Run):
+                run = Run.read(run)
+            ids = run.df["query_id"].unique(maintain_order=True).to_list()
+        ids_array = np.asarray(ids, dtype=str) if ids else np.array([], dtype=str)
+        rows = np.searchsorted(self._query_ids, ids_array)
+        found = rows < len(self._query_ids)
+        found[found] = self._query_ids[rows[found]] == ids_array[found]
+        return run, rows[found]
+
+    def _sequence(self, values: dict, run_rows):
+        """``(rows, measures)`` in ir_measures' yield order: for each row, each measure.
+        Per provider, its batches on the queries it ranks, then the defaults of the
+        queries it does not, sorted by (measure, query id) as ir_measures' Evaluator."""
+        orders = {"run": run_rows, "sorted": np.arange(len(self.query_ids))}
+        for provider, ms, batches in self._yields:
+            if provider.QUERIES == "numeric" and "numeric" not in orders:
+                orders["numeric"] = _numeric_order(self.query_ids)
+            rows = orders[provider.QUERIES]
+            yielded = {m: np.zeros(len(self.query_ids), dtype=bool) for m in ms}
+            for batch in batches:
+                mine = rows[values[batch[0]][2][rows]]
+                needed = provider.relevant_from(batch[0])
+                if needed is not None and self._top_label is not None:
+                    mine = mine[self._top_label[mine] >= needed]
+                for m in batch:
+                    yielded[m][mine] = True
+                yield mine, batch
+            for m in sorted(ms, key=str):  # the rest: ir_measures' Evaluator's defaults
+                yield np.flatnonzero(~yielded[m]), [m]
+
+    def _metrics(self, values, run_rows):
+        """The per-query tuples in ir_measures' order: :class:`~.util.Metric`, or
         :class:`CwlMetric` where the measure has more fields and the run ranks the query."""
-        for i, q in enumerate(self.query_ids):
-            for m in self._computed:
-                value, extras, ranked = values[m]
-                if extras and ranked[i]:
-                    yield CwlMetric(q, m, float(value[i]), *(float(e[i]) for e in extras))
-                else:
-                    yield Metric(q, m, float(value[i]))
+        ids = self.query_ids
+        for rows, ms in self._sequence(values, run_rows):
+            columns = [(m, *values[m]) for m in ms]
+            for i in rows.tolist():
+                q = ids[i]
+                for m, value, extras, ranked in columns:
+                    if extras and ranked[i]:
+                        yield CwlMetric(q, m, float(value[i]), *(float(e[i]) for e in extras))
+                    else:
+                        yield Metric(q, m, float(value[i]))
 
     def iter_calc(self, run):
-        """Yield :class:`~.util.Metric` for every qrels query and measure: those of
-        measures defined with ``define`` first, as ir_measures' runtime provider yields
-        them (it comes first in ir_measures' pipeline), then the others query by query,
-        the measures in the order given."""
+        """Yield :class:`~.util.Metric` for every qrels query and measure, in ir_measures'
+        order: those of measures defined with ``define`` first (its runtime provider comes
+        first in ir_measures' pipeline), then provider by provider (the pipeline's
+        order), each in its tool's order (pytrec_eval: the run's query order, its measure
+        table's order), the queries a provider did not rank last, by measure and id."""
         run = reusable(run)
         if self._runtime is not None:
             yield from self._runtime.iter_calc(run)
-        if self._computed:
-            yield from self._metrics(self._values(run, extras=True))
+        if self._yields:
+            run, run_rows = self._ordered(run)
+            yield from self._metrics(self._values(run, extras=True), run_rows)
 
     def calc_aggregate(self, run) -> dict:
-        """``{measure: aggregate}``: the mean over the qrels queries (a sum for counts);
-        for a measure of ``define``, the mean of the values its ``impl`` gave and of the
-        defaults, as ir_measures aggregates them."""
+        """``{measure: aggregate}`` in ir_measures' order: the mean over the qrels queries
+        (a sum for counts), summed one by one in the order :meth:`iter_calc` yields them,
+        as ir_measures' aggregators do (so the last bit agrees too); for a measure of
+        ``define``, the mean of the values its ``impl`` gave and of the defaults."""
         run = reusable(run)
-        values = self._values(run, extras=False) if self._computed else {}
         runtime = self._runtime.iter_calc(run) if self._runtime is not None else ()
-        return self._aggregate(values, runtime)
+        values, run_rows = {}, None
+        if self._yields:
+            run, run_rows = self._ordered(run)
+            values = self._values(run, extras=False)
+        return self._aggregate(values, run_rows, runtime)
 
     def calc(self, run) -> CalcResults:
-        """Aggregates and the per-query :class:`~.util.Metric` list."""
+        """Aggregates and the per-query :class:`~.util.Metric` list, both as
+        :meth:`calc_aggregate` and :meth:`iter_calc` give them."""
         run = reusable(run)
         runtime = list(self._runtime.iter_calc(run)) if self._runtime is not None else []
-        values = self._values(run, extras=True) if self._computed else {}
-        return CalcResults(self._aggregate(values, runtime),
-                           runtime + list(self._metrics(values)))
+        values, run_rows = {}, None
+        if self._yields:
+            run, run_rows = self._ordered(run)
+            values = self._values(run, extras=True)
+        return CalcResults(self._aggregate(values, run_rows, runtime),
+                           runtime + list(self._metrics(values, run_rows)))
 
-    def _aggregate(self, values, runtime_metrics) -> dict:
-        """In the order of the measures: the aggregates of the engine's ``values``
-        and of the metrics the runtime provider yielded."""
+    def _aggregate(self, values, run_rows, runtime_metrics) -> dict:
+        """The aggregates of the engine's ``values`` (each summed in yield order, as
+        ir_measures' ``MeanAgg``/``SumAgg`` add them) and of the runtime metrics."""
         out = self._runtime.aggregate(runtime_metrics) if self._runtime is not None else {}
-        for m, (v, _, _) in values.items():
-            if isinstance(m.aggregator(), SumAgg):  # the counts
-                out[m] = float(v.sum())
-            else:
-                out[m] = float(v.mean()) if len(v) else float("nan")
-        return {m: out[m] for m in self.measures}
+        if values:
+            order: dict = {m: [] for m in values}
+            for rows, ms in self._sequence(values, run_rows):
+                for m in ms:
+                    order[m].append(rows)
+            for m, (v, _, _) in values.items():
+                # cumsum adds one by one from the first value, as Python's += from 0.0
+                ordered = v[np.concatenate(order[m])] if order[m] else v[:0]
+                total = float(np.cumsum(ordered)[-1]) if len(ordered) else 0.0
+                if isinstance(m.aggregator(), SumAgg):  # the counts
+                    out[m] = total
+                else:
+                    out[m] = total / len(ordered) if len(ordered) else float("nan")
+        return {m: out[m] for m in self._dict_order}
 
 
-def _in_set_order(measures: list, chosen: set) -> list:
-    """``chosen`` in the order ir_measures' pipeline hands them to their provider: it
-    makes a set of all the measures, then adds those of the provider to another set.
-    (Both hash by spelling, so the order is the real ir_measures' in the same process;
-    it changes between processes with ``PYTHONHASHSEED``.)"""
-    picked = set()
-    for m in set(measures):
-        if m in chosen:
-            picked.add(m)
-    return list(picked)
+def _numeric_order(ids: list) -> np.ndarray:
+    """The rows of ``ids`` with the ids sorted as numbers (those that are no number last,
+    in id order)."""
+    numbers = [float(q) if q.isdigit() else float("inf") for q in ids]
+    return np.argsort(np.asarray(numbers, dtype=np.float64), kind="stable")
+
+
+def _pairs(provider, measures: list) -> list:
+    """``[(provider, measures)]``: which provider computes which measures, in the order
+    ir_measures' pipeline hands them over: it makes a set of the measures and gives each
+    provider in turn the set of those it supports (the rest go on as a set difference).
+    Both hash by spelling, so the order is the real ir_measures' in the same process; it
+    changes between processes with ``PYTHONHASHSEED``. Another provider: the measures
+    as given."""
+    if not isinstance(provider, FallbackProvider):
+        return [(provider, list(measures))]
+    left, pairs = set(measures), []
+    for p in provider.providers:
+        mine = set()
+        for m in left:
+            if p.supports(m):
+                mine.add(m)
+        if mine:
+            left = left - mine
+            pairs.append((p, list(mine)))
+            if not left:
+                break
+    return pairs
 
 
 class _Group:
@@ -761,7 +971,14 @@ class _Group:
                                       complete=True)
         if self.road == "doc_id_ascending":
             run = _rerank_doc_id_ascending(run)
+        if type(run) is dict and self.road in _DICT_ROADS:  # the engine's own dict road
+            return self.engine(extras=extras).evaluate_unchecked(run)
         return self.engine(extras=extras).evaluate_unchecked(as_table(run, "score"))
+
+
+#: Roads on which the engine reads a run dict itself (its dict road, as the pytrec_eval
+#: drop-in's), without a table first.
+_DICT_ROADS = ("pytrec_eval", "trec_eval")
 
 
 def _rerank_doc_id_ascending(run) -> Run:

@@ -74,7 +74,7 @@ _RUN_FIELDS = ("query_id", "iteration", "doc_id", "rank", "score", "run_id")
 
 def read_trec_qrels(file):
     """Yield a :class:`Qrel` per data line of TREC qrels: a path (``.gz`` too), text
-    holding a newline, or a file object.
+    holding a newline, or a file object (None: nothing, as in ir_measures).
 
     Every line gives a tuple, in file order: a document judged under two iterations
     (the intents of diversity qrels) gives two. Blank lines are skipped.
@@ -89,6 +89,9 @@ def read_trec_qrels(file):
     [Qrel(query_id='q', doc_id='d', relevance=1, iteration='1'), Qrel(query_id='q', doc_id='d', relevance=0, iteration='2')]
     """
     def table():
+        if file is None:  # ir_measures yields nothing for None (the drop-in too)
+            return pl.DataFrame(schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                        "relevance": pl.Int64, "iteration": pl.Utf8})
         fields, source = _fields(file, _QREL_FIELDS)
         relevance = _numbers(fields, "relevance", pl.Int64, "an integer", source)
         return fields.select("query_id", "doc_id", relevance, "iteration")
@@ -99,7 +102,7 @@ def read_trec_qrels(file):
 def read_trec_run(file):
     """Yield a :class:`ScoredDoc` per data line of a TREC run (six fields: query_id,
     iteration, doc_id, rank, score, run_id): a path, text holding a newline, or a file
-    object. Lines stay in file order; blank lines are skipped.
+    object (None: nothing, as in ir_measures). Lines stay in file order; blank lines are skipped.
 
     Examples
     --------
@@ -108,6 +111,9 @@ def read_trec_run(file):
     [ScoredDoc(query_id='q', doc_id='d', score=0.5)]
     """
     def table():
+        if file is None:  # ir_measures yields nothing for None (the drop-in too)
+            return pl.DataFrame(schema={"query_id": pl.Utf8, "doc_id": pl.Utf8,
+                                        "score": pl.Float64})
         fields, source = _fields(file, _RUN_FIELDS)
         score = _numbers(fields, "score", pl.Float64, "a number", source)
         return fields.select("query_id", "doc_id", score)
