@@ -111,7 +111,7 @@ def test_inputs_are_not_modified_and_tensor_like_objects_work():
 
 
 def test_descending_keys_order_floats_like_trec_eval():
-    from irmetrics.engine.ties import descending_keys
+    from irmetrics.engine.ordering import descending_keys
     values = np.array([np.inf, 3.5, 1.0, 1e-40, 0.0, -0.0, -1e-40, -1.0, -3.5, -np.inf],
                       dtype=np.float32)
     keys = descending_keys(values)

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from .. import __version__
-from ..engine.pack import SEMANTICS, TIES
+from ..engine.ordering import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
 
 #: trec_eval's exit statuses (spec §1).

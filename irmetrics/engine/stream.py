@@ -51,9 +51,9 @@ from ..exceptions import DuplicateEntryError, InputFormatError
 from ..containers.trec_text import NotPlain, chunk_error, plain_chunks
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
-from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move,
-                   break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
-                   ordering_scores, query_codes, run_blocks)
+from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
+from .pack import (EncodedQrels, JudgmentChunk, RunBlocks, block_move, doc_hash,
+                   encode_judgments, lookup_codes, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -389,7 +389,7 @@ class _Chunks:
             raise ValueError(f"the streaming road orders ties 'trec_eval' or 'input_order', "
                              f"not {ties!r}")
         # Tied entries keep the run's order (a stable sort) unless put in doc-id order.
-        self.ties_by_doc_id = ties == "trec_eval"
+        self.ties_by_doc_id = doc_id_tiebreak(ties)
         self.helpers = helpers  # threads for work that can run beside the packing
         self.carry: pl.DataFrame | None = None  # the last, maybe unfinished, query block
         self.run_name = None
@@ -497,7 +497,7 @@ class _Chunks:
             np.flatnonzero(evaluated[row_block])
         if np.any((scores[rows][1:] > scores[rows][:-1])
                   & (row_block[rows][1:] == row_block[rows][:-1])):
-            rows = rows[np.lexsort((-scores[rows], row_block[rows]))]
+            rows = rows[rank_order(row_block[rows], scores[rows])]
         row_block, scores = row_block[rows], scores[rows]
         qcode = block_code[row_block]
         doc_col = frame["doc_id"]
