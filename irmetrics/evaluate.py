@@ -533,7 +533,7 @@ def kernel_groups(requests: list[Request]):
 
 
 def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.ndarray:
-    """Zero what trec_eval's ``-c`` clean-up zeroes on placeholder queries (spec §4.4)."""
+    """Zero what trec_eval's ``-c`` clean-up zeroes on placeholder queries (docs/reference/trec_eval.md §4.4)."""
     rule = req.measure.complete_reset
     if not bogus.any() or rule is None:
         return values

@@ -15,7 +15,7 @@ from ..io.diversity import read_diversity_qrels
 from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from .options import EXIT_INPUT, CliError
 
-#: ``-R`` values trec_eval accepts (spec §2.5), and their readers; ``diversity`` (ndeval's
+#: ``-R`` values trec_eval accepts (docs/reference/trec_eval.md §2.5), and their readers; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
 REL_INFO_READERS: dict[str, Callable] = {
     "qrels": Qrels.read,
