@@ -22,6 +22,8 @@ from .measures.parse import parse_measures
 from .measures.registry import NUM_Q, REGISTRY, RUNID, STRING
 from .results import listed_ids
 
+__all__ = ["crosscheck", "CrossCheckReport", "OutputComparison", "default_measures"]
+
 #: Default tolerance: irmetrics promises pytrec_eval parity to 1e-9.
 TOLERANCE = 1e-9
 
