@@ -51,6 +51,8 @@ def test_every_section_mark_names_its_page():
     """A bare ``§N`` in code or tests would point nowhere a reader can follow."""
     bare = []
     for path in tracked(".py"):
+        if path == Path(__file__).resolve():  # this file writes about the marks
+            continue
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             if "§" in line and "docs/reference/" not in line:
                 bare.append(f"{path.relative_to(ROOT)}:{n}")
