@@ -68,3 +68,13 @@ def test_replay(case, inputs, capsysbinary, monkeypatch):
         assert out == want
     else:
         assert out.startswith(want)
+
+
+def test_the_recorder_in_the_repository_made_this_file():
+    """The recorder's cases and inputs are those recorded (only trec_eval's stdout is not
+    recomputed here): a change to record.py without re-recording fails."""
+    from .trec_eval_goldens.record import all_cases
+
+    files, cases = all_cases(seeds=40, prefs_seeds=12)
+    assert files == DATA["files"]
+    assert [(n, a) for n, a in cases] == [(c["name"], c["args"]) for c in DATA["cases"]]
