@@ -19,7 +19,7 @@ Inputs, generated once from a seed and streamed to disk (never held in memory):
   1e9 lines (about 35 GB of text); its time is projected from the measured throughput.
 
 ``--root`` runs another checkout's code (``cwd`` is that root, so ``python -m
-irmetrics`` imports it first): an A/B against main is ``--root /work/main``.
+irmetrics`` imports it first): an A/B against main is ``--root path/to/a/checkout/of/main``.
 This is a benchmark, not a test: it asserts nothing about timings.
 """
 from __future__ import annotations

@@ -23,9 +23,10 @@ MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot
            "irmetrics.containers", "irmetrics.judgment_formats", "irmetrics.measures.custom",
            "irmetrics.meta_evaluation", "irmetrics.device", "irmetrics.parallel",
            "irmetrics.leaderboards", "irmetrics.similarity", "irmetrics.stats.rank_intervals",
-           "irmetrics.stats.topic_set_size", "irmetrics.stats.similarity"]
+           "irmetrics.stats.topic_set_size", "irmetrics.stats.similarity",
+           "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
-          "ranking_metrics", "spark"]
+          "ranking_metrics", "spark", "switch", "run"]
 
 
 def public(module_name: str) -> dict[str, object]:

@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .containers import Qrels, Run
-from .evaluate import Evaluator, evaluate
+from .evaluate import BOUNDED_ROADS, ROADS, Evaluator, RoadPlan, evaluate
 from .measures.custom import (QueryRanking, Rankings, define_measure, load_measures,
                               remove_measure)
 from .results import Results
@@ -51,7 +51,7 @@ def _version() -> str:
 
 
 __version__ = _version()
-__all__ = ["Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
+__all__ = ["BOUNDED_ROADS", "ROADS", "RoadPlan", "Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
            "MetaEvaluation", "Prefs", "Qrels", "QueryRanking", "Rankings", "Results", "Run",
            "adapters", "compare", "define_measure", "evaluate", "evaluate_diversity",
            "evaluate_grid", "evaluate_jg", "evaluate_prefs", "judge_agreement", "load_measures",

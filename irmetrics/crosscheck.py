@@ -22,6 +22,8 @@ from .measures.parse import parse_measures
 from .measures.registry import NUM_Q, REGISTRY, RUNID, STRING
 from .results import listed_ids
 
+__all__ = ["crosscheck", "CrossCheckReport", "OutputComparison", "default_measures"]
+
 #: Default tolerance: irmetrics promises pytrec_eval parity to 1e-9.
 TOLERANCE = 1e-9
 
@@ -62,7 +64,7 @@ class CrossCheckReport:
     excluded : list of str
         Qrels queries left out of the comparison because every judgment is negative:
         trec_eval 9.0.8 then reads label counts left over from the previous query
-        (undefined behaviour, spec §10 #22), and pytrec_eval can hang or crash.
+        (undefined behaviour, docs/reference/trec_eval.md §10 #22), and pytrec_eval can hang or crash.
     tolerance : float
     missing : list of str
         Qrels queries absent from the run: neither library evaluates them.

@@ -13,7 +13,8 @@ from . import measures as _measures  # noqa: F401  (registers every measure)
 from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.dicts import JudgmentTable, evaluate_dict_run
-from .engine.pack import SEMANTICS, TIES, encode_qrels, pack
+from .engine.ordering import SEMANTICS, TIES
+from .engine.pack import encode_qrels, pack
 from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
 from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
                             evaluate_run_file)
@@ -651,7 +652,7 @@ def kernel_groups(requests: list[Request]):
 
 
 def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.ndarray:
-    """Zero what trec_eval's ``-c`` clean-up zeroes on placeholder queries (spec §4.4)."""
+    """Zero what trec_eval's ``-c`` clean-up zeroes on placeholder queries (docs/reference/trec_eval.md §4.4)."""
     rule = req.measure.complete_reset
     if not bogus.any() or rule is None:
         return values

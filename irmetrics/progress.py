@@ -25,6 +25,8 @@ import time
 
 from .checks import parameter_error
 
+__all__ = ["Progress", "progress_for", "check_progress", "is_terminal"]
+
 #: Seconds before a bar appears: evaluations shorter than this print nothing.
 DELAY = 1.0
 #: Seconds between two redraws of a bar.

@@ -81,7 +81,7 @@ def evaluated_dict(qrels, run, measures=MEASURES, **opts) -> dict:
 
 def has_all_negative_query(q_dict) -> bool:
     """trec_eval 9 (pytrec_eval) is undefined for a query whose judgments are all
-    negative (trec_eval.md §10 rows 22-23: stale counts, hangs or SIGSEGV)."""
+    negative (docs/reference/trec_eval.md §10 rows 22-23: stale counts, hangs or SIGSEGV)."""
     return any(docs and max(docs.values()) < 0 for docs in q_dict.values())
 
 

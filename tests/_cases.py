@@ -4,7 +4,7 @@ Cases have ties (few distinct scores, and scores equal only after float32 roundi
 graded labels including negative ones (pool-unjudged), retrieved documents absent from
 the qrels, queries with an empty ranking, queries missing from the run, and rankings
 shorter and longer than the cutoffs used. Every qrels query has at least one label
->= 0: a query judged only negatively is undefined behaviour in trec_eval (spec §10 #22).
+>= 0: a query judged only negatively is undefined behaviour in trec_eval (docs/reference/trec_eval.md §10 #22).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Golden outputs of ``irmetrics eval``, generated from the spec-based reference printer.
+"""Golden outputs of ``irmetrics eval``, generated from the reference printer (docs/reference/trec_eval.md).
 
 Each case gives the CLI arguments and, separately and by hand, the same options as
 keyword arguments of the reference (``tests/reference/trec_eval_ref.py``), so a
@@ -8,7 +8,7 @@ Regenerate (writes ``fixtures/cli/golden/<case>.txt``)::
 
     python tests/cli_goldens.py --regenerate [--reference path/to/trec_eval_ref.py]
 
-The reference prints what trec_eval 10 prints (spec §7) for the queries it evaluates;
+The reference prints what trec_eval 10 prints (docs/reference/trec_eval.md §7) for the queries it evaluates;
 like ``irmetrics eval`` by default it skips a qrels query the run lacks (the CLI also
 warns on stderr; the golden is stdout only).
 """
@@ -28,7 +28,7 @@ QRELS = FIXTURES / "qrels.txt"
 RUN_A = FIXTURES / "run_a.txt"  # lacks qrels query 4, has extra query 99, ties, 105 docs in q3
 RUN_B = FIXTURES / "run_b.txt"  # every qrels query, extra query 7, a comment line
 
-#: trec_eval's all_trec members (spec §5, group T), for deciding which cases need
+#: trec_eval's all_trec members (docs/reference/trec_eval.md §5, group T), for deciding which cases need
 #: measures not yet registered.
 ALL_TREC = ("runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
             " iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg"
@@ -100,7 +100,7 @@ CASES = [
 
 
 def read_qrels(path: Path, ref) -> dict:
-    """trec_eval qrels lines (spec §2.1) to ``{qid: {doc: rel}}``; one comment line."""
+    """trec_eval qrels lines (docs/reference/trec_eval.md §2.1) to ``{qid: {doc: rel}}``; one comment line."""
     out: dict = {}
     for line in path.read_bytes().decode().split("\n"):
         if not line or line.startswith("#"):
@@ -111,7 +111,7 @@ def read_qrels(path: Path, ref) -> dict:
 
 
 def read_run(path: Path, ref) -> tuple[dict, str]:
-    """trec_eval results lines (spec §2.2) to ``{qid: {doc: score}}`` and the run id."""
+    """trec_eval results lines (docs/reference/trec_eval.md §2.2) to ``{qid: {doc: score}}`` and the run id."""
     out: dict = {}
     run_id = ""
     for line in path.read_bytes().decode().split("\n"):

@@ -6,6 +6,22 @@ import shutil
 
 import pytest
 
+#: Tests of many seconds each (one process, this machine kind: 6-15 s); with every test
+#: that starts Spark (the ``spark`` fixture: a JVM, 35 s to start, then 2-70 s a test)
+#: they carry the ``slow`` marker, so ``pytest -m "not slow"`` is the quick run.
+SLOW = {
+    "tests/test_reference_vs_pytrec_eval.py::test_reference_matches_pytrec_eval",
+    "tests/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval",
+    "tests/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval_many_levels",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.nodeid.split("[")[0] in SLOW
+                or "spark" in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def spark():

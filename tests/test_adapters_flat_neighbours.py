@@ -15,7 +15,7 @@ FAST = settings(max_examples=40, deadline=None,
 
 
 def test_flat_torchmetrics_fall_out_example_layout():
-    # seed_measures.md §4.2 module example: two queries, non-contiguous allowed.
+    # docs/reference/ml_measures.md §4.2 module example: two queries, non-contiguous allowed.
     preds = np.array([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
     target = np.array([False, False, True, False, True, False, True])
     indexes = np.array([0, 0, 0, 1, 1, 1, 1])
@@ -48,7 +48,7 @@ def test_neighbours_closed_world():
 
 
 def test_neighbours_oml_empty_rows():
-    # seed_measures.md §2.2: retrieved [[], [], [2, 0]], gt [[], [1], []].
+    # docs/reference/ml_measures.md §2.2: retrieved [[], [], [2, 0]], gt [[], [1], []].
     qrels, run = from_neighbours([[], [], [2, 0]], [[], [1], []])
     assert qrels.to_dict() == {"q1": {"d1": 1}, "q2": {"d2": 0, "d0": 0}}
     assert irm.evaluate(qrels, run, ["P.1"]).to_dict() == {"q2": {"P_1": 0.0}}

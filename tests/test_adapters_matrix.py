@@ -18,7 +18,7 @@ FAST = settings(max_examples=40, deadline=None,
 # --- hand-computed tables -------------------------------------------------------------
 
 def test_pytorchltr_seed_example():
-    # seed_measures.md §6.4 (pytorchltr generate_pytrec_eval + pytrec_eval).
+    # docs/reference/ml_measures.md §6.4 (pytorchltr generate_pytrec_eval + pytrec_eval).
     scores = np.array([[1.0, 0.0, 1.5], [1.5, 0.2, 0.5]], dtype=np.float32)
     qrels, run = from_matrix(scores, np.array([[0, 1, 0], [0, 1, 1]]), np.array([3, 3]))
     res = irm.evaluate(qrels, run, ["map", "ndcg"]).to_dict()
@@ -31,7 +31,7 @@ def test_pytorchltr_seed_example():
 
 
 def test_padding_is_ignored_unlike_pytorchltr_dcg():
-    # §6.1: pytorchltr adds the padded position's relevance 5; the adapter drops it.
+    # docs/reference/ml_measures.md §6.1: pytorchltr adds the padded position's relevance 5; the adapter drops it.
     qrels, run = from_matrix([[0.1, 0.9, 0.5, 0.3]], [[1, 0, 1, 5]], [3])
     assert qrels.to_dict() == {"q0": {"d0": 1, "d1": 0, "d2": 1}}
     assert set(run.to_dict()["q0"]) == {"d0", "d1", "d2"}
@@ -63,7 +63,7 @@ def test_custom_ids_and_zero_length_rows():
 
 
 def test_match_mask_tf_similarity_examples():
-    # seed_measures.md §3: match [0,1,0,1], k=4 -> 0.650921 (ideal from the window's hits).
+    # docs/reference/ml_measures.md §3: match [0,1,0,1], k=4 -> 0.650921 (ideal from the window's hits).
     qrels, run = from_match_mask([[False, True, False, True]])
     assert irm.evaluate(qrels, run, ["ndcg_cut.4"]).aggregate()["ndcg_cut_4"] == \
         pytest.approx(0.650921, abs=1e-6)
@@ -111,7 +111,7 @@ def test_inputs_are_not_modified_and_tensor_like_objects_work():
 
 
 def test_descending_keys_order_floats_like_trec_eval():
-    from irmetrics.engine.ties import descending_keys
+    from irmetrics.engine.ordering import descending_keys
     values = np.array([np.inf, 3.5, 1.0, 1e-40, 0.0, -0.0, -1e-40, -1.0, -3.5, -np.inf],
                       dtype=np.float32)
     keys = descending_keys(values)

@@ -93,7 +93,7 @@ def test_malformed_gzip_run(files, capsys):
 
 
 def test_duplicate_judgment(files, capsys):
-    # spec §2.1: the iteration field does not make judgments distinct. The qrels reader
+    # docs/reference/trec_eval.md §2.1: the iteration field does not make judgments distinct. The qrels reader
     # refuses the duplicate (DuplicateEntryError); the CLI keeps trec_eval's exit status 4.
     (files / "qrels").write_text("1 0 a 1\n1 0 b 0\n1 1 a 0\n")
     fail(capsys, ["eval", "-m", "map", str(files / "qrels"), str(files / "run")], 4,
@@ -106,7 +106,7 @@ def test_duplicate_judgment(files, capsys):
 
 
 def test_duplicate_retrieved_document_and_M(files, capsys):
-    # spec §2.4: trec_eval rejects a duplicate only inside the top -M documents;
+    # docs/reference/trec_eval.md §2.4: trec_eval rejects a duplicate only inside the top -M documents;
     # irmetrics refuses duplicates anywhere in the run (docs/semantics.md, "Input we
     # refuse"): the run reader raises DuplicateEntryError whatever -M is (exit 4).
     (files / "qrels").write_text("1 0 a 1\n1 0 b 0\n")
@@ -182,7 +182,7 @@ def test_unknown_command(capsys):
     assert "unknown command 'evaluate'" in capsys.readouterr().err
 
 
-# One EC-mode JG (spec §8.3): a (level 2) > b (1) > c (0); the run ranks b, a, c, so the
+# One EC-mode JG (docs/reference/trec_eval.md §8.3): a (level 2) > b (1) > c (0); the run ranks b, a, c, so the
 # docid ranks are b=0, a=1, c=2 (NJR = 3). Pairs (higher, lower): (a, b) is 1 > 0 with a
 # retrieved -> possible_ret; (a, c) and (b, c) are fulfilled with c retrieved -> ful_ret.
 # ful_ret = 2, poss_ret = 1 + 2 = 3: prefs_num_prefs_poss 3, prefs_num_prefs_ful(_ret) 2,
@@ -194,7 +194,7 @@ PREFS_EXPECTED = {
     "prefs_simp": "0.6667", "prefs_simp_ret": "0.6667", "prefs_simp_imp": "0.6667",
     "prefs_pair": "0.6667", "prefs_pair_ret": "0.6667", "prefs_avgjg": "0.6667",
 }
-# Two JGs (spec §8.2) on the ranking a, b: j1 judges a relevant (AP 1), j2 judges b (AP 1/2);
+# Two JGs (docs/reference/trec_eval.md §8.2) on the ranking a, b: j1 judges a relevant (AP 1), j2 judges b (AP 1/2);
 # map_avgjg = (1 + 0.5) / 2 = 0.75, P_avgjg_5 = (1/5 + 1/5) / 2 = 0.2.
 JG_QRELS = "1 j1 a 1\n1 j1 b 0\n1 j2 a 0\n1 j2 b 1\n"
 JG_RUN = "1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n"

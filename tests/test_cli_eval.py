@@ -80,7 +80,7 @@ def test_friendly_names_print_as_typed(capsys):
 
 
 def test_semantics_pytrec_eval_float32_ties(tmp_path, capsys):
-    # spec §12.1: a = 1.00000001 and b = 1.0 differ as doubles but tie as float32, where
+    # docs/reference/trec_eval.md §12.1: a = 1.00000001 and b = 1.0 differ as doubles but tie as float32, where
     # the docno tie-break puts b first.
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
     (tmp_path / "r").write_text("1 Q0 a 1 1.00000001 r\n1 Q0 b 2 1.0 r\n")

@@ -1,4 +1,4 @@
-"""``irmetrics eval`` against golden outputs made by the spec-based reference printer.
+"""``irmetrics eval`` against golden outputs made by the reference printer (docs/reference/trec_eval.md).
 
 Goldens live in fixtures/cli/golden/ and are regenerated with
 ``python tests/cli_goldens.py --regenerate``. A case whose measures are not all

@@ -1,4 +1,4 @@
-"""``irmetrics eval`` output equals the spec reference printer on random TREC files.
+"""``irmetrics eval`` output equals the reference printer on random TREC files.
 
 Byte-for-byte comparison of stdout with ``tests/reference/trec_eval_ref.py``'s
 ``format_trec`` over random qrels/runs (ties, graded and negative labels, unjudged

@@ -1,4 +1,4 @@
-"""The observed trec_eval 10.0 outputs of spec §11 (and §2, §4, §7 examples), literally.
+"""The observed trec_eval 10.0 outputs of docs/reference/trec_eval.md §11 (and §2, §4, §7 examples), literally.
 
 Expected strings are written out by hand from the spec; where the spec shows only some
 lines, the remaining ones were computed by hand and the derivation is in the comment.
@@ -57,7 +57,7 @@ def test_tie_break_relstring(tmp_path, capsys):
         "P_3                   \tall\t0.6667\n")
 
 
-# spec §2.1: trec_eval reads labels with atol (1.9 -> 1, abc -> 0, 2x -> 2). irmetrics refuses
+# docs/reference/trec_eval.md §2.1: trec_eval reads labels with atol (1.9 -> 1, abc -> 0, 2x -> 2). irmetrics refuses
 # non-integer labels (docs/semantics.md, "Input we refuse"): the first one is an input error
 # naming the file, line, query and doc (exit 2), whatever the measures.
 ATOL_QRELS = "1 0 a 1.9 / 1 0 b abc / 1 0 c -1 / 1 0 d -5 / 1 0 e 2x / 1 0 f +3 / 1 0 g 12"
@@ -104,7 +104,7 @@ def test_rel_parsing_counts(tmp_path, capsys):
 
 
 def test_rel_parsing_relstring(tmp_path, capsys):
-    # spec §3.3: labels 1, 0 -> '1', '0'; -1, -5 (pool, unjudged) -> '.'; 2, +3 -> '2', '3';
+    # docs/reference/trec_eval.md §3.3: labels 1, 0 -> '1', '0'; -1, -5 (pool, unjudged) -> '.'; 2, +3 -> '2', '3';
     # 12 (> 9) -> '>'; h (not in the qrels) -> '-'.
     status, out, _ = run_cli(tmp_path, capsys, REL_QRELS, REL_RUN, "-q", "-m", "relstring")
     assert status == 0
@@ -131,7 +131,7 @@ def test_missing_query_default_warns_and_evaluates_the_rest(tmp_path, capsys):
 
 
 def test_missing_query_with_c(tmp_path, capsys):
-    # spec §12.4: with -c, num_q all 2 and map all 0.5000.
+    # docs/reference/trec_eval.md §12.4: with -c, num_q all 2 and map all 0.5000.
     status, out, err = run_cli(tmp_path, capsys, "1 0 a 1 / 2 0 c 1",
                                "1 Q0 a 1 1.0 r / 3 Q0 z 1 1.0 r", "-c", "-m", "num_q", "-m", "map")
     assert (status, err) == (0, "")
@@ -325,7 +325,7 @@ def test_nosummary_without_q_prints_nothing(tmp_path, capsys):
 
 
 def test_first_parameter_string_wins(tmp_path, capsys):
-    # spec §4.2: -m P.5 -m P.10 gives only P_5; -m P.2 -m official keeps P_2.
+    # docs/reference/trec_eval.md §4.2: -m P.5 -m P.10 gives only P_5; -m P.2 -m official keeps P_2.
     status, out, _ = run_cli(tmp_path, capsys, TIES_QRELS, TIES_RUN, "-m", "P.5", "-m", "P.10")
     assert (status, out) == (0, "P_5                   \tall\t0.4000\n")
     status, out, _ = run_cli(tmp_path, capsys, TIES_QRELS, TIES_RUN, "-m", "P.2", "-m",

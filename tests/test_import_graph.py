@@ -1,4 +1,8 @@
-"""The package's import graph: no circles, no private name taken across packages.
+"""The package's import graph: layers, no circles, no private name taken across packages.
+
+The layers are a contract (``LAYERS``, lowest first): a module may import its own layer
+and the layers below it, never one above. A new top-level module or package must be
+placed in a layer here.
 
 Every ``import``/``from ... import`` in every module of ``irmetrics`` counts, inside
 functions too (an import inside a function still makes a circle, it only hides it until
@@ -14,6 +18,24 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "irmetrics"
+
+#: The layers, lowest first: ``(name, top-level modules and packages of irmetrics)``.
+#: README.md's "engine <- measures <- road <- capabilities <- cli", with what sits under
+#: the engine (the shared checks, the containers, the readers it streams from) and the
+#: drop-ins between the capabilities and the faces.
+LAYERS = [
+    ("foundation: errors, checks, threads, progress, statistics without IR",
+     {"exceptions", "checks", "parallel", "progress", "stats"}),
+    ("containers: Qrels, Run and their text form", {"containers"}),
+    ("readers and writers", {"io"}),
+    ("engine", {"engine"}),
+    ("measures and the device", {"measures", "device"}),
+    ("the road: evaluate, Evaluator, Results", {"evaluate", "results"}),
+    ("capabilities", {"adapters", "judgment_formats", "comparison", "meta_evaluation",
+                      "spark", "crosscheck", "plot", "leaderboards", "similarity"}),
+    ("drop-ins", {"compat"}),
+    ("faces: the package, the command line", {"irmetrics", "cli", "__main__"}),
+]
 
 
 def _modules() -> dict[str, Path]:
@@ -148,6 +170,33 @@ def test_no_private_name_is_taken_across_packages():
                 shown = f"{target}.{name}" if name else target
                 offences.append(f"{MODULES[module].relative_to(ROOT.parent)}:{line} takes {shown}")
     assert not offences, "private names taken across packages:\n" + "\n".join(offences)
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "irmetrics"
+    for i, (_, members) in enumerate(LAYERS):
+        if top in members:
+            return i
+    raise AssertionError(f"{module}: {top!r} is in no layer of LAYERS")
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} ({LAYERS[_layer(m)][0]}) imports {t} ({LAYERS[_layer(t)][0]})"
+                  for m, targets in graph.items() for t in targets if _layer(t) > _layer(m))
+
+
+def test_every_module_imports_only_its_layer_and_below():
+    graph = _graph()
+    upward = _upward(graph)
+    assert not upward, "imports up the layers:\n" + "\n".join(upward)
+
+
+def test_the_layer_checker_finds_an_upward_import():
+    assert _upward({"irmetrics.engine.pack": {"irmetrics.evaluate"}}) != []
+    assert _upward({"irmetrics.evaluate": {"irmetrics.engine.pack"}}) == []
+    assert {top for _, members in LAYERS for top in members} >= {
+        m.split(".")[1] for m in MODULES if m.count(".") >= 1}
 
 
 def test_the_top_level_is_small():

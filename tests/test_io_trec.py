@@ -161,7 +161,7 @@ def test_run_whitespace_forms(form):
     assert r.name == "s"
 
 
-#: Qrels forms trec_eval's qrels reader rejects or crashes on (spec §2.1): refused, naming the
+#: Qrels forms trec_eval's qrels reader rejects or crashes on (docs/reference/trec_eval.md §2.1): refused, naming the
 #: first such line and why. Runs accept them (test_run_whitespace_forms).
 QRELS_REFUSED_FORMS = {
     "blank lines": (1, "blank line"),

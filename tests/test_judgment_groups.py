@@ -1,4 +1,4 @@
-"""*_avgjg measures (trec_eval -R qrels_jg) on hand-computed toy tables (spec §8.2)."""
+"""*_avgjg measures (trec_eval -R qrels_jg) on hand-computed toy tables (docs/reference/trec_eval.md §8.2)."""
 
 import pytest
 

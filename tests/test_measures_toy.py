@@ -1,4 +1,4 @@
-"""Hand-computed toy tables and the spec's observed trec_eval examples (spec §11, §12).
+"""Hand-computed toy tables and the spec's observed trec_eval examples (docs/reference/trec_eval.md §11, §12).
 
 Values are compared as trec_eval prints them, ``'%6.4f' % value`` (NaN as ``-nan``).
 """
@@ -26,7 +26,7 @@ def per_query(qrels, run, measures, qid="1", **kw):
     return {k: fmt(v) for k, v in irm.evaluate(qrels, run, measures, **kw).to_dict()[qid].items()}
 
 
-# --- spec §11 appendix --------------------------------------------------------------
+# --- docs/reference/trec_eval.md §11 appendix --------------------------------------------------------------
 
 def test_tie_break_doc_id_descending():
     qrels = {"1": {"a": 1, "b": 0, "c": 1}}
@@ -146,7 +146,7 @@ def test_parameter_names():
         "ndcg_cut_20", "ndcg_cut_23", "success_2", "success_5", "success_20"]
 
 
-# --- spec §12: iprec cutoff rounding under both semantics ----------------------------
+# --- docs/reference/trec_eval.md §12: iprec cutoff rounding under both semantics ----------------------------
 
 IPREC_QRELS = {"1": {**{d: 1 for d in "abcdef"}, "x1": 0, "x2": 0, "x3": 0}}
 IPREC_RUN = {"1": {"a": 5.0, "x1": 4.0, "x2": 3.0, "x3": 2.0, "b": 1.0}}

@@ -1,4 +1,4 @@
-"""Preference measures on hand-computed toy tables (spec §8.3).
+"""Preference measures on hand-computed toy tables (docs/reference/trec_eval.md §8.3).
 
 Docid ranks are worked out in each docstring: retrieved judged docs get 0..NJR-1 in
 rank order, the others NJR.. in doc id order; a preference (a, b) is fulfilled when

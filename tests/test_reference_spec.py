@@ -1,6 +1,6 @@
 """The reference implementation against every observed example of the spec.
 
-``/work/shared/spec/trec_eval.md`` quotes output observed with trec_eval 10.0
+``docs/reference/trec_eval.md`` quotes output observed with trec_eval 10.0
 (and pytrec_eval-terrier 0.5.11 for section 12).  Where the spec gives printed
 values, the ``%6.4f`` text produced by ``Reference.format_trec`` is compared.
 """

@@ -27,7 +27,7 @@ from ..engine import segments as sg
 from ..engine.pack import BOGUS_DOC_ID
 from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED, RankedLists
 from ..engine.ranked import label_histogram as ranked_label_histogram
-from ..engine.ties import descending_keys
+from ..engine.ordering import descending_keys, doc_id_tiebreak, float32_scores, ordering_scores, rank_order
 from ._ids import IdVocab
 
 RUN_NAME = "irmetrics"
@@ -225,14 +225,13 @@ class DenseJudgments(Judgments):
         """
         rows = self.query_order
         n_cols = self.scores.shape[1]
-        if ties == "input_order":
-            desc = np.arange(n_cols)
-        else:
+        if doc_id_tiebreak(ties):
             desc = np.argsort(-self.doc_vocab.byte_rank[:n_cols], kind="stable")
+        else:
+            desc = np.arange(n_cols)
         scores = self.scores[np.ix_(rows, desc)]
         if semantics == "pytrec_eval" or scores.dtype.itemsize < 8:
-            with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
-                scores = scores.astype(np.float32, copy=False)
+            scores = float32_scores(scores)
             keys = descending_keys(scores)
             keys <<= np.uint64(32)
             keys |= np.arange(n_cols, dtype=np.uint64)
@@ -310,17 +309,14 @@ class SparseJudgments(Judgments):
 
     def sorted_run(self, semantics, ties="trec_eval"):
         counts = np.bincount(self.run_query, minlength=self.query_vocab.size).astype(np.int64)
-        if self.presorted and semantics == "trec_eval" and ties == "trec_eval":
+        if self.presorted and semantics == "trec_eval" and doc_id_tiebreak(ties):
             return counts, relevance_code(self.run_label), self.run_score, self.run_doc
-        scores = self.run_score
-        if semantics == "pytrec_eval":
-            with np.errstate(over="ignore"):  # beyond float32 range → ±inf, as pytrec_eval
-                scores = scores.astype(np.float32).astype(np.float64)
-        if ties == "input_order":
+        scores = ordering_scores(self.run_score, semantics)
+        if doc_id_tiebreak(ties):
+            tie_key = -self.doc_vocab.byte_rank[self.run_doc]
+        else:
             tie_key = (np.arange(len(scores)) if self.input_position is None
                        else self.input_position)
-        else:
-            tie_key = -self.doc_vocab.byte_rank[self.run_doc]
         order = self._final_order(scores, tie_key, counts)
         return (counts, relevance_code(self.run_label[order]), scores[order],
                 self.run_doc[order])
@@ -342,7 +338,7 @@ class SparseJudgments(Judgments):
                 starts = (np.cumsum(counts) - counts)[self.query_order]
                 return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + \
                     np.arange(len(query))
-        return np.lexsort((tie_key, -scores, self.query_vocab.byte_rank[query]))
+        return rank_order(self.query_vocab.byte_rank[query], scores, tie_key)
 
     def qrels_arrays(self):
         return self._qrels_arrays()

@@ -17,6 +17,8 @@ from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
 from . import agree_cmd, compare_cmd, eval_cmd, leaderboard_cmd, similarity_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
+__all__ = ["main"]
+
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
             "agree": agree_cmd.run, "similarity": similarity_cmd.run,
             "leaderboard": leaderboard_cmd.run}

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..engine.pack import SEMANTICS
+from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
 from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,

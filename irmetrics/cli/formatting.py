@@ -4,7 +4,7 @@ Everything is driven by :class:`~irmetrics.results.Results` and the measure decl
 it carries (``measure_of(name).printed`` / ``.summary``); there is no list of measure
 names here.
 
-trec_eval's line formats (spec §7.1)::
+trec_eval's line formats (docs/reference/trec_eval.md §7.1)::
 
     double      "%-22s\t%s\t%6.4f"     name, qid or "all", value
     long        "%-22s\t%s\t%ld"       value truncated toward zero

@@ -17,7 +17,7 @@ from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from ..exceptions import brief_repr
 from .options import EXIT_INPUT, EXIT_USAGE, CliError
 
-#: ``-R`` values trec_eval accepts (spec §2.5), and their readers; ``diversity`` (ndeval's
+#: ``-R`` values trec_eval accepts (docs/reference/trec_eval.md §2.5), and their readers; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
 REL_INFO_READERS: dict[str, Callable] = {
     "qrels": Qrels.read,

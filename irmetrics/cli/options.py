@@ -15,11 +15,11 @@ import argparse
 import sys
 
 from .. import __version__
-from ..engine.pack import SEMANTICS, TIES
+from ..engine.ordering import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
 from ..parallel import MAX_THREADS
 
-#: trec_eval's exit statuses (spec §1).
+#: trec_eval's exit statuses (docs/reference/trec_eval.md §1).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_COMPUTE, EXIT_NO_QUERIES = 0, 1, 2, 4, 7
 
 #: The trec_eval release whose output ``irmetrics eval`` reproduces.

@@ -1,6 +1,6 @@
 """trec_eval's ``-Z``: per-query values as z-scores against given means and deviations.
 
-Spec §7.4. Each per-query value ``v`` of output ``name`` for query ``qid`` becomes
+docs/reference/trec_eval.md §7.4. Each per-query value ``v`` of output ``name`` for query ``qid`` becomes
 ``(v - mean) / stddev`` with the file's ``qid name mean stddev`` line; when
 ``stddev == 0`` it becomes 0 if ``v == mean`` and -1000000 otherwise, as in trec_eval.
 A NaN mean or stddev gives NaN, as trec_eval's arithmetic does. Summaries are then

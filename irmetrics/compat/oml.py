@@ -44,6 +44,11 @@ from ._arrays import as_cutoffs, as_fractions, as_numpy, as_ragged
 from ._knn import knn
 from ._lists import binary_view
 
+__all__ = ["calc_cmc", "calc_precision", "calc_map", "calc_retrieval_metrics",
+           "calc_retrieval_metrics_rr", "calc_fnmr_at_fmr", "calc_fnmr_at_fmr_rr", "calc_pcf",
+           "calc_topological_metrics", "same_label_pairs", "RetrievalResults",
+           "EmbeddingMetrics"]
+
 #: OML's key of the metrics over all queries (``oml.const.OVERALL_CATEGORIES_KEY``).
 OVERALL_CATEGORIES_KEY = "OVERALL"
 #: Dataset ``extra_data`` columns EmbeddingMetrics reads (``oml.const``).

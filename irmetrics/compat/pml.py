@@ -55,6 +55,8 @@ from ._arrays import as_numpy
 from ._knn import knn, normalize_rows
 from ._lists import binary_view
 
+__all__ = ["AccuracyCalculator"]
+
 #: Per-query value function of each metric, given a binary view of the kNN lists.
 METRICS = {
     "mean_average_precision": average_precision_values,

@@ -32,6 +32,8 @@ from ..exceptions import ParameterError, ShapeError
 from ..measures.ltr import exp_gain
 from ._arrays import as_numpy
 
+__all__ = ["dcg", "ndcg", "arp", "generate_pytrec_eval"]
+
 
 def _batch(scores, relevance, n):
     s = as_numpy(scores, "scores", ndim=(2, 3))

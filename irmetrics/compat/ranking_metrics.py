@@ -35,6 +35,10 @@ from ._arrays import as_numpy
 from ._lists import hits_matrix_view
 from ._roc import roc_points
 
+__all__ = ["sizes_per_class", "order_by_confidence", "mean_average_precision_at_r",
+           "r_precision", "recall_at", "error_vs_reject_curve", "erc_vs_recall_at",
+           "erc_vs_mapr", "conf_vs_recall_at_1", "spearmanr_corr"]
+
 
 def _matches(binary_matches, name="binary_matches") -> np.ndarray:
     m = as_numpy(binary_matches, name, ndim=2)

@@ -33,6 +33,8 @@ from ..measures.metric_learning import binary_ndcg_window_values, hit_values
 from ._arrays import as_numpy
 from ._lists import hits_matrix_view
 
+__all__ = ["RetrievalMetric", "BNDCG", "RecallAtK", "PrecisionAtK", "MapAtK"]
+
 AVERAGES = ("micro", "macro")
 
 

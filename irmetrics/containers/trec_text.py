@@ -1055,7 +1055,7 @@ def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int
 # parsing
 # --------------------------------------------------------------------------------------
 
-#: Qrels lines trec_eval's reader rejects or crashes on (spec §2.1): pattern (multi-line
+#: Qrels lines trec_eval's reader rejects or crashes on (docs/reference/trec_eval.md §2.1): pattern (multi-line
 #: mode), how many lines after the match's start the offending line is, and why.
 _QRELS_LINE_RULES = (
     (re.compile(rb"(?m)^[ \t\v\f\r]*\n"), 0,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.ordering import float32_scores, rank_order
 from ..exceptions import ShapeError
 from .arrays import as_tensor, import_torch
 
@@ -91,7 +92,7 @@ def top_k_rows(scores, k: int, *, tie_rank=None, lengths=None, block_rows: int |
     rows, cols, values = (np.concatenate(all_rows), np.concatenate(all_cols),
                           np.concatenate(all_values))
     ties = cols if tie_rank is None else np.asarray(tie_rank)[cols]
-    order = np.lexsort((-ties, -values, rows))
+    order = rank_order(rows, values, -ties)
     rows, cols, values = rows[order], cols[order], values[order]
     starts = np.searchsorted(rows, rows, side="left")
     keep = np.arange(len(rows)) - starts < k
@@ -174,7 +175,7 @@ def sort_groups(values, groups, *, group_rank=None, ordinal_tie_rank=None,
     starts = torch.cumsum(counts, 0) - counts
     ordinals = torch.empty_like(codes)
     ordinals[by_group] = torch.arange(n, device=codes.device) - starts[codes[by_group]]
-    scores = values.to(torch.float32) if float32 else _comparable(torch, values)
+    scores = float32_scores(values) if float32 else _comparable(torch, values)
     # Least significant key first; every sort is stable.
     host_ids = ids.cpu().numpy()
     if ordinal_tie_rank is not None:

@@ -53,7 +53,7 @@ from .ranked import (
     sorted_query_ids,
 )
 from .stream import StreamedValues, _Evaluated, _Packed
-from .ties import descending_keys
+from .ordering import descending64_keys, descending_keys, doc_id_tiebreak, float32_scores
 
 __all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
 
@@ -530,7 +530,7 @@ class _Chunk:
             pair = sg.ranges(start[group[s]], n)  # every (entry, judged document) pair
             owner = np.repeat(np.arange(s.size), n)
             order = _compare(entries, member, pair, judged, s, owner, self_paired=True)
-            if self.reader.ties == "input_order":
+            if not doc_id_tiebreak(self.reader.ties):
                 own = np.flatnonzero(order == 0)
                 before[s[owner[own]]] = pair[own] - start[group[s[owner[own]]]]
             else:
@@ -585,7 +585,7 @@ class _Chunk:
         order = row[at] - m  # the judged documents in that order
         group_start = np.searchsorted(entry_group, judged_group[order])
         before = np.empty(judged_group.size, dtype=np.int64)
-        if self.reader.ties == "input_order":  # its entry's place in dict order
+        if not doc_id_tiebreak(self.reader.ties):  # its entry's place in dict order
             before[order] = row[at - 1] - group_start
         else:  # the group's entries with a larger doc id: those after it in the sort
             group_end = np.searchsorted(entry_group, judged_group[order], side="right")
@@ -761,11 +761,10 @@ class _OrderKeys:
     """
 
     def __init__(self, scores: np.ndarray, lengths: np.ndarray, semantics: str):
-        as32 = _float32(scores)
+        as32 = float32_scores(scores)
         self.dense = None
         if semantics != "pytrec_eval" and not np.array_equal(as32, scores):
-            # -0.0 + 0.0 is 0.0: equal scores get equal keys
-            desc = _descending64(scores + 0.0)
+            desc = descending64_keys(scores)  # -0.0 and 0.0 get equal keys
             self.dense = sg.distinct(desc)
             low = np.searchsorted(self.dense, desc).astype(np.uint64)
         else:
@@ -782,9 +781,9 @@ class _OrderKeys:
     def of(self, scores: np.ndarray, block: np.ndarray) -> np.ndarray:
         """Keys of ``scores`` (each one of its block's scores) in blocks ``block``."""
         if self.dense is not None:
-            low = np.searchsorted(self.dense, _descending64(scores + 0.0)).astype(np.uint64)
+            low = np.searchsorted(self.dense, descending64_keys(scores)).astype(np.uint64)
         else:
-            low = descending_keys(_float32(scores))
+            low = descending_keys(float32_scores(scores))
         low |= block.astype(np.uint64) << np.uint64(32)
         return low
 
@@ -805,17 +804,3 @@ def _argsort_keys(key: np.ndarray, blocks: int) -> tuple[np.ndarray, np.ndarray]
     order = (packed & np.uint64((1 << shift) - 1)).astype(np.int64)
     packed >>= np.uint64(shift)
     return order, packed
-
-
-def _float32(scores: np.ndarray) -> np.ndarray:
-    """C's double → float conversion (beyond float32's range: +-inf), -0.0 made 0.0."""
-    with np.errstate(over="ignore"):
-        return scores.astype(np.float32) + np.float32(0.0)
-
-
-def _descending64(values: np.ndarray) -> np.ndarray:
-    """uint64 keys ascending as the float64 ``values`` descend."""
-    bits = values.view(np.uint64)
-    sign = np.uint64(1 << 63)
-    ascending = np.where(bits >= sign, ~bits, bits | sign)
-    return ~ascending

@@ -1,4 +1,4 @@
-"""trec_eval's gain table and ideal ranking (spec §8.0), vectorised over queries.
+"""trec_eval's gain table and ideal ranking (docs/reference/trec_eval.md §8.0), vectorised over queries.
 
 The table of a query holds the user's ``level=gain`` pairs in the order given
 (only names that are decimal integers), then every level ``0 .. nlev-1`` not

@@ -1,6 +1,6 @@
 """Judgment groups (trec_eval ``-R qrels_jg``): one standard ranking per (query, JG).
 
-Each judgment group is a separate set of qrels for the same ranking (spec §8.2). The
+Each judgment group is a separate set of qrels for the same ranking (docs/reference/trec_eval.md §8.2). The
 standard road is reused unchanged: every (query, JG) becomes a *virtual query* with
 its own qrels, the run's ranking of the query is copied to each of its JGs, and
 :func:`~irmetrics.engine.pack.pack` orders, truncates and labels them (score

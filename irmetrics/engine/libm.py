@@ -1,7 +1,7 @@
 """libm ``log``/``log2`` over arrays, bit-identical to the C library trec_eval calls.
 
 numpy's vectorised transcendental functions may use SIMD implementations that differ
-from glibc by an ulp, which can flip a printed digit (spec §9.3). These helpers give
+from glibc by an ulp, which can flip a printed digit (docs/reference/trec_eval.md §9.3). These helpers give
 the libm result: integer arguments of ``log2`` come from a cached table built with
 ``math.log2`` (the common case: discounts of ranks and counts), every other finite
 positive argument is passed to Python's ``math`` module (which calls libm), and

@@ -5,8 +5,8 @@ Input tables are polars frames with string ids:
 * qrels: ``query_id``, ``doc_id``, ``relevance`` (Int64);
 * run: ``query_id``, ``doc_id``, ``score`` (Float64), at most one row per (query, doc).
 
-The final order is trec_eval's (spec §3.1): query id ascending by bytes, score
-descending, then doc id descending by bytes; the rank column is never read.
+The final order is trec_eval's (:mod:`irmetrics.engine.ordering`): query id ascending by
+bytes, score descending, then doc id descending by bytes; the rank column is never read.
 Nothing here sorts strings wholesale:
 
 * query ids become integer codes once per *run of equal ids* (runs arrive grouped
@@ -30,17 +30,12 @@ import polars as pl
 
 from ..exceptions import DuplicateEntryError
 from . import segments as sg
+from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
 from .ranked import (NOT_IN_POOL, POOL_UNJUDGED, RankedLists, label_histogram, no_query_ids,
                      sorted_query_ids)
 
 #: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
 BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
-
-SEMANTICS = ("trec_eval", "pytrec_eval")
-
-#: Orders of documents with equal scores (see :mod:`irmetrics.engine.ties`):
-#: trec_eval's doc id descending, the run's own order, or the expectation over all orders.
-TIES = ("trec_eval", "input_order", "expected")
 
 #: Seed of the doc-id hash; any fixed value works (hashes never leave the process).
 _HASH_SEED = 0x1F2E3D4C
@@ -340,7 +335,7 @@ def pack(
     evaluated = np.ones(n_all, dtype=bool) if complete else present
     ranked = rank_run(run, qrels.query_ids[evaluated], ~present[evaluated], blocks=blocks,
                       max_docs=max_docs, semantics=semantics,
-                      doc_id_tiebreak=ties != "input_order")
+                      doc_id_tiebreak=doc_id_tiebreak(ties))
     evaluated_codes = np.flatnonzero(evaluated)
     code = _relevance_codes(qrels, evaluated_codes, evaluated_codes[ranked.query],
                             ranked.doc_col, ranked.order)
@@ -428,16 +423,6 @@ def rank_run(run: pl.DataFrame, query_ids: np.ndarray, bogus: np.ndarray, *,
     return RankedRun(order, entry_q, ranked_scores, offsets, doc_col)
 
 
-def ordering_scores(scores: np.ndarray, semantics: str) -> np.ndarray:
-    """The scores trec_eval orders by: as read (trec_eval 10), or rounded to float32 as
-    trec_eval 9.0.8 inside pytrec-eval-terrier does (``semantics="pytrec_eval"``)."""
-    if semantics != "pytrec_eval":
-        return scores
-    # C's double -> float conversion: beyond float32's range a score becomes +-inf.
-    with np.errstate(over="ignore"):
-        return scores.astype(np.float32).astype(np.float64)
-
-
 def query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     """Position of each id in ``sorted_ids`` (ascending byte order), or -1.
 
@@ -473,7 +458,7 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     else:
         entry_code = np.repeat(block_code, block_len)
         keep = np.flatnonzero(entry_code >= 0)
-        order = keep[np.lexsort((-scores[keep], entry_code[keep]))]
+        order = keep[rank_order(entry_code[keep], scores[keep])]
         ranked_q = entry_code[order]
     ranked_scores = scores[order]
     if doc_id_tiebreak:
@@ -495,42 +480,6 @@ def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray, *,
     order = np.repeat((b_start - before).astype(index), b_len)
     order += np.arange(total, dtype=index)
     return order, np.repeat(codes[by_code], b_len) if entry_codes else None
-
-
-def break_ties_by_doc_id(order, q, s, doc_col, descending=True) -> np.ndarray:
-    """Within runs of equal (query, score), order entries by doc id (bytes), descending
-    unless ``descending`` is False.
-
-    Most tie groups are pairs: they need one vectorised string comparison each. Larger
-    groups are ordered together by one sort on (group, doc id).
-    """
-    if len(order) < 2:
-        return order
-    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # entry i+1 ties with entry i
-    if not tied.any():
-        return order
-    first = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
-    last = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
-    size = last - first + 1
-    order = order.copy()
-
-    pairs = first[size == 2]
-    upper, lower = order[pairs], order[pairs + 1]
-    above, below = doc_col.gather(upper), doc_col.gather(lower)
-    swap = np.flatnonzero(((above < below) if descending else (above > below)).to_numpy())
-    order[pairs[swap]], order[pairs[swap] + 1] = lower[swap], upper[swap]
-
-    big = size > 2
-    if big.any():
-        g_first, g_size = first[big], size[big]
-        slots = np.repeat(g_first - np.concatenate(([0], np.cumsum(g_size)[:-1])), g_size) \
-            + np.arange(int(g_size.sum()))
-        group = np.repeat(np.arange(len(g_size)), g_size)
-        ties = pl.DataFrame({"group": group, "doc": doc_col.gather(order[slots]),
-                             "slot": slots})
-        resorted = ties.sort(["group", "doc"], descending=[False, descending])["slot"].to_numpy()
-        order[slots] = order[resorted]
-    return order
 
 
 def _relevance_codes(qrels: EncodedQrels, queries: np.ndarray, qcode: np.ndarray,

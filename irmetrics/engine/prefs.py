@@ -1,4 +1,4 @@
-"""Preference judgments against a run: packing and preference counting (spec §8.3).
+"""Preference judgments against a run: packing and preference counting (docs/reference/trec_eval.md §8.3).
 
 trec_eval's ``-R prefs`` / ``-R qrels_prefs`` measures never look at a relevance code
 per ranked document; they count *preferences* ("a is preferred to b") that a ranking

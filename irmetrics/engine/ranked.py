@@ -1,6 +1,6 @@
 """RankedLists: every evaluated query's ranking in final order, packed as CSR.
 
-Relevance codes follow trec_eval (spec §3.3):
+Relevance codes follow trec_eval (docs/reference/trec_eval.md §3.3):
 
 * ``-1``  the document is not in the query's qrels ("not in pool");
 * ``-2``  the document is in the qrels with a negative label ("pool, unjudged");

@@ -57,9 +57,9 @@ from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chun
 from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
-from .pack import (EncodedQrels, JudgmentChunk, block_move,
-                   break_ties_by_doc_id, doc_hash, encode_judgments, lookup_codes,
-                   ordering_scores, query_codes, run_blocks)
+from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
+from .pack import (EncodedQrels, JudgmentChunk, block_move, doc_hash, encode_judgments,
+                   lookup_codes, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -519,7 +519,7 @@ class _Chunks:
             raise ValueError(f"the streaming road orders ties 'trec_eval' or 'input_order', "
                              f"not {ties!r}")
         # Tied entries keep the run's order (a stable sort) unless put in doc-id order.
-        self.ties_by_doc_id = ties == "trec_eval"
+        self.ties_by_doc_id = doc_id_tiebreak(ties)
         self.run_name: str | None = None
         self.present = np.zeros(len(qrels.query_ids), dtype=bool)  # qrels queries seen
         self.ignored_ids: list[pl.Series] = []  # query ids of blocks not in the qrels
@@ -617,7 +617,7 @@ class _Chunks:
             np.flatnonzero(evaluated[row_block])
         if np.any((scores[rows][1:] > scores[rows][:-1])
                   & (row_block[rows][1:] == row_block[rows][:-1])):
-            rows = rows[np.lexsort((-scores[rows], row_block[rows]))]
+            rows = rows[rank_order(row_block[rows], scores[rows])]
         row_block, scores = row_block[rows], scores[rows]
         qcode = block_code[row_block]
         doc_col = frame["doc_id"]

@@ -37,57 +37,6 @@ from . import segments as sg
 from .ranked import RankedLists
 
 
-def descending_keys(scores: np.ndarray) -> np.ndarray:
-    """uint64 keys of float32 scores (any shape) whose ascending order is score descending.
-
-    :func:`descending_bits` widened to uint64, so that a caller can pack a tie-break
-    into the bits above them. Values fit in the low 32 bits.
-
-    >>> descending_keys(np.array([1.0, -0.0, 0.0, -2.0], dtype=np.float32)).argsort(kind="stable")
-    array([0, 1, 2, 3])
-    """
-    return descending_bits(scores).astype(np.uint64)
-
-
-def descending_bits(scores: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """uint32 keys of float32 scores (any shape) whose ascending order is score descending.
-
-    IEEE-754 bits ``b`` of a float32 order like the floats once negatives have all
-    bits flipped and positives the sign bit set; complementing that reverses the
-    order: ``b ^ 0x7FFFFFFF`` for positives, ``b`` for negatives. ``-0.0`` is first
-    folded into ``+0.0`` because trec_eval compares them equal.
-    :func:`scores_from_descending_bits` inverts the map. ``out`` (uint32, the
-    scores' shape, any strides) receives the keys, saving a copy.
-
-    >>> descending_bits(np.array([1.0, 0.0, -2.0], dtype=np.float32))
-    array([1082130431, 2147483647, 3221225472], dtype=uint32)
-    """
-    bits = (np.asarray(scores, dtype=np.float32) + np.float32(0.0)).view(np.int32)
-    flip = bits >> 31  # -1 for negatives, 0 for positives (arithmetic shift)
-    np.invert(flip, out=flip)
-    flip &= 0x7FFFFFFF
-    if out is None:
-        out = flip
-    np.bitwise_xor(flip, bits, out=out.view(np.int32))
-    return out.view(np.uint32)
-
-
-def scores_from_descending_bits(keys: np.ndarray) -> np.ndarray:
-    """The float32 scores whose :func:`descending_bits` are ``keys`` (uint32, any shape
-    or strides); ``-0.0`` comes back as ``+0.0``.
-
-    A key below ``0x80000000`` is a non-negative score's ``b ^ 0x7FFFFFFF``; any other
-    is a negative score's own bits.
-
-    >>> scores_from_descending_bits(descending_bits(np.array([1.5, -0.0, -2.0], dtype=np.float32)))
-    array([ 1.5,  0. , -2. ], dtype=float32)
-    """
-    keys = np.asarray(keys, dtype=np.uint32)
-    bits = keys ^ np.uint32(0x7FFFFFFF)
-    np.copyto(bits, keys, where=keys >= np.uint32(0x80000000))
-    return bits.view(np.float32)
-
-
 @dataclass(frozen=True)
 class TieGroups:
     """Tie groups of CSR rankings (entries in rank order).

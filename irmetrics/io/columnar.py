@@ -31,6 +31,8 @@ from ..checks import parameter_error
 from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..exceptions import InputFormatError
 
+__all__ = ["read_run", "read_qrels", "run_batches", "column_names", "is_columnar"]
+
 #: File suffixes read as columnar data (lower case), and their polars scanner.
 SUFFIXES: dict[str, Callable[..., pl.LazyFrame]] = {".parquet": pl.scan_parquet, ".pq": pl.scan_parquet, ".arrow": pl.scan_ipc,
             ".feather": pl.scan_ipc, ".ipc": pl.scan_ipc}

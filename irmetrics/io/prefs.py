@@ -1,6 +1,6 @@
 """Readers and containers for trec_eval's preference and judgment-group formats.
 
-Three rel_info formats besides standard qrels (spec §2.5):
+Three rel_info formats besides standard qrels (docs/reference/trec_eval.md §2.5):
 
 * ``prefs`` (``-R prefs``): ``qid jg jsg docno rel_level``; five fields, ``rel_level``
   a real number. Rows are kept as given (a repeated line counts twice in trec_eval).

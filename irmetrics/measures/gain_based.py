@@ -1,7 +1,7 @@
 """Gain-based measures beyond nDCG: binG, G, ndcg_rel, Rndcg and rbp.
 
 G, ndcg_rel and Rndcg walk the ranking and the ideal ranking side by side with
-trec_eval's ideal cursor (spec §8.0): for 0-based position ``i`` the cursor's gain is
+trec_eval's ideal cursor (docs/reference/trec_eval.md §8.0): for 0-based position ``i`` the cursor's gain is
 the ideal gain ``I_{i+1}`` while ``i < idealpos`` and ``Gains.stop_gain`` (``<= 0``)
 at ``i = idealpos``, where the walks stop. Each kernel turns that walk into running
 sums over the ranking and over the ideal sequence, so every quantity is produced by

@@ -1,6 +1,6 @@
 """Measures for incomplete judgments: infAP, unj, rbp_resid.
 
-They tell apart the two kinds of unjudged documents (spec §3.3): code -1, not in
+They tell apart the two kinds of unjudged documents (docs/reference/trec_eval.md §3.3): code -1, not in
 the qrels at all ("not in pool"), and code -2, in the qrels with a negative label
 ("in the sampled pool but not judged").
 """

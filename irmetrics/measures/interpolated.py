@@ -59,7 +59,7 @@ class InterpolatedPrecision:
         return out
 
     def walk_mean(self, levels, semantics: str) -> np.ndarray:
-        """trec_eval's 11pt_avg walk over levels in the order given (spec §8.1).
+        """trec_eval's 11pt_avg walk over levels in the order given (docs/reference/trec_eval.md §8.1).
 
         Levels are visited from the last to the first. Trailing levels whose cutoff
         exceeds K are skipped (they add nothing). From then on a cutoff ``c`` with

@@ -5,7 +5,7 @@ Each judgment group (JG) of a query is a separate set of qrels for the same rank
 counterpart per JG, exactly as for qrels (relevance level, ``judged_only`` and
 ``max_docs`` apply per JG; a document judged in one JG only is unjudged in the
 others), then adds the JG values in JG order and divides by the number of JGs when
-there is more than one (spec §8.2). Not available in pytrec_eval.
+there is more than one (docs/reference/trec_eval.md §8.2). Not available in pytrec_eval.
 """
 
 from __future__ import annotations

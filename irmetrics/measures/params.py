@@ -1,4 +1,4 @@
-"""The four trec_eval parameter types (spec §4.2), "no parameters", and the keyword
+"""The four trec_eval parameter types (docs/reference/trec_eval.md §4.2), "no parameters", and the keyword
 options of friendly (ir_measures-style) spellings.
 
 Each type parses a raw parameter string (the text after the first ``.`` of a

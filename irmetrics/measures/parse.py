@@ -1,6 +1,6 @@
 """Measure names → requests, in both syntaxes, through the one registry.
 
-* trec_eval syntax (spec §4.2): ``map``, ``P.5,10``, ``iprec_at_recall..10,.20``,
+* trec_eval syntax (docs/reference/trec_eval.md §4.2): ``map``, ``P.5,10``, ``iprec_at_recall..10,.20``,
   ``ndcg.1=3,2=9``, nicknames (``official``, ``all_trec``, ``set``). The spec is split
   at the first ``.``; each measure uses the first parameter string given for its
   own name; output names are trec_eval's (``P_5``, ``ndcg_cut_10``).
@@ -35,7 +35,7 @@ _FRIENDLY = re.compile(
 #: :func:`_friendly_args`, which explains why a value that is not a literal is refused.
 _FRIENDLY_NESTED = re.compile(r"(?P<base>[^\W\d]\w*)\((?P<args>.*)\)(?:@(?P<cut>[^@()]+))?\Z")
 
-#: trec_eval's dcg, ideal_dcg and ndcg share one gain-parameter block (spec §8.1).
+#: trec_eval's dcg, ideal_dcg and ndcg share one gain-parameter block (docs/reference/trec_eval.md §8.1).
 _SHARED_GAIN_BLOCK = ("dcg", "ideal_dcg", "ndcg")
 
 
@@ -182,7 +182,7 @@ def parse_measures(specs, *, supported=None) -> list[Request]:
             members = NICKNAMES.get(name, [name])
             if name in NICKNAMES and supported is not None:
                 # A nickname means "what this tool has": trec_eval 9.0.8's all_trec has
-                # no rbp, rbp_resid or unj (spec §12.3).
+                # no rbp, rbp_resid or unj (docs/reference/trec_eval.md §12.3).
                 members = [m for m in members if supported(REGISTRY[m])]
             for member in members:
                 if member not in marked:

@@ -1,6 +1,6 @@
 """Preference measures (trec_eval ``-R prefs`` / ``-R qrels_prefs``; nickname ``all_prefs``).
 
-Notation (spec §8.3), per judgment group (JG), each preference "a over b" between
+Notation (docs/reference/trec_eval.md §8.3), per judgment group (JG), each preference "a over b" between
 judged documents classified by where a and b were ranked:
 
 * ``ful_ret``: fulfilled (a above b), both retrieved;

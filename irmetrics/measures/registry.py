@@ -2,7 +2,7 @@
 
 A measure is declared once with :func:`measure` beside its vectorised kernel. The
 declaration carries its trec_eval name, the parameter type and defaults, the
-table position (trec_eval prints measures in a fixed order, spec §5), how its
+table position (trec_eval prints measures in a fixed order, docs/reference/trec_eval.md §5), how its
 per-query values are printed and aggregated, the nickname groups it belongs to,
 its friendly (ir_measures-style) spelling and whether pytrec_eval supports it.
 The name parsers, evaluate(), the CLI, the pytrec_eval drop-in and the generated
@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 from .params import BINARY_OPTIONS, NoParams
 
-#: Aggregations across queries (spec §6).
+#: Aggregations across queries (docs/reference/trec_eval.md §6).
 MEAN, SUM, GEOMETRIC, NUM_Q, RUNID, NONE = "mean", "sum", "gm", "num_q", "runid", "none"
 
 #: How per-query values print: %6.4f, %ld, quoted string, or not at all.
 DOUBLE, LONG, STRING, HIDDEN = "double", "long", "string", "hidden"
 
-#: What ``complete=True`` resets on placeholder queries (spec §4.4).
+#: What ``complete=True`` resets on placeholder queries (docs/reference/trec_eval.md §4.4).
 RESET_ALWAYS, RESET_UNPARAMETERISED = "always", "unparameterised"
 
 
@@ -50,7 +50,7 @@ class MeasureDef:
 
 REGISTRY: dict[str, MeasureDef] = {}
 
-#: Nicknames (spec §4.5). Members are filled in by the declarations.
+#: Nicknames (docs/reference/trec_eval.md §4.5). Members are filled in by the declarations.
 NICKNAMES: dict[str, list[str]] = {
     "official": [], "all_trec": [], "set": [],
     "all_prefs": [], "prefs": [], "qrels_jg": [],

@@ -7,7 +7,7 @@ import numpy as np
 from .params import DoubleParams
 from .registry import NONE, RESET_UNPARAMETERISED, STRING, measure
 
-#: Character of each relevance code (spec §3.3): index = code + 2.
+#: Character of each relevance code (docs/reference/trec_eval.md §3.3): index = code + 2.
 _CODE_CHARS = np.frombuffer(b".-0123456789", dtype=np.uint8)
 _ABOVE_NINE = ord(">")
 

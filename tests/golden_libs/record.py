@@ -2,7 +2,7 @@
 fixtures/golden_libs/; tests/test_compat_goldens.py replays them through irmetrics.compat.
 
 Not a test (pytest does not collect it) and irmetrics is not imported: run it once inside
-the real libraries' scratch virtualenvs (see /work/shared/reallibs.md for the recipes)::
+the real libraries' scratch virtualenvs (see tests/golden_libs/README.md for the recipes)::
 
     python tests/golden_libs/record.py torch    # torchmetrics 1.9.0, PML 2.9.0, OML 4.0.0,
                                                 # pytorchltr 0.2.1 (torch 2.13 CPU venv)

@@ -1,7 +1,7 @@
 """Slow, plainly correct reference loops for the metric-learning and LTR measures.
 
 One Python loop per query (and per rank), written straight from
-``/work/shared/spec/seed_measures.md``; the vectorised irmetrics code is
+``docs/reference/ml_measures.md``; the vectorised irmetrics code is
 differential-tested against these. Never imported by the package.
 """
 

@@ -1,4 +1,4 @@
-"""Slow reference for trec_eval's preference (§8.3) and judgment-group (§8.2) measures.
+"""Slow reference for trec_eval's preference (docs/reference/trec_eval.md §8.3) and judgment-group (§8.2) measures.
 
 Plain Python, one query at a time, written from the specification's definitions in
 the order trec_eval performs them: rank the run, assign docid ranks, walk each

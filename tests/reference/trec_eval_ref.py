@@ -2,7 +2,7 @@
 
 This module is the oracle that the vectorised irmetrics engine is
 differential-tested against.  It lives only in the tests tree and is never
-imported by the package.  It follows ``/work/shared/spec/trec_eval.md``
+imported by the package.  It follows ``docs/reference/trec_eval.md``
 (the behavioural spec) section by section, with per-query Python loops,
 ``math.log2``/``math.log``/``math.exp`` (libm), sequential float sums in
 rank order and a single final division, exactly as the spec prescribes.

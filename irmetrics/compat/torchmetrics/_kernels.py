@@ -15,7 +15,7 @@ import numpy as np
 
 from ...engine import segments as sg
 from ...engine.gains import log2_discount
-from ...engine.ties import descending_keys
+from ...engine.ordering import descending_keys
 from ...exceptions import InputFormatError
 from ...measures.context import safe_div
 from ...measures.metric_learning import (

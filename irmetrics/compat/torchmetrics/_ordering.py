@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ...engine.ties import descending_bits, scores_from_descending_bits
+from ...engine.ordering import descending_bits, scores_from_descending_bits
 from ._kernels import Groups
 
 TIES = ("torchmetrics", "trec_eval", "input_order")
@@ -136,7 +136,7 @@ def _key_sorted(values: Tensor, flags: Tensor | None = None) -> np.ndarray:
     """CPU rows sorted by value descending, then column, by numpy's vectorised sort (far
     faster than ``torch.topk``/``sort`` over whole rows).
 
-    uint64 keys: :func:`irmetrics.engine.ties.descending_bits` of the value in the
+    uint64 keys: :func:`irmetrics.engine.ordering.descending_bits` of the value in the
     high half (equal for equal values, -0.0 and 0.0 included), ``column << 1 | flag``
     in the low half (rows up to ``2**31`` long), where ``flags`` (bool, same shape;
     False if None) rides along with its item so that a binary target comes out in
