@@ -19,6 +19,7 @@ from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batc
                             evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
+from .io.external import external_qrels
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
 from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
@@ -64,7 +65,11 @@ def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
     """Accept Qrels, a path (TREC, Parquet, Arrow IPC), a pytrec_eval-shaped dict, a
     DataFrame or a LazyFrame; ``columns`` names a table's columns
     (:mod:`irmetrics.io.columnar`); labels are read as integers, or as floats with
-    ``relevance="float"``."""
+    ``relevance="float"``; ``"irds:<dataset id>"`` and ranx's ``.json`` files are read
+    by :func:`irmetrics.io.external.external_qrels`."""
+    external = external_qrels(qrels, relevance)
+    if external is not None:
+        return external
     if relevance == "float" and not isinstance(qrels, Qrels):
         if isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
             return Qrels.read(os.fspath(qrels), relevance="float")
@@ -182,6 +187,9 @@ class Evaluator:
         if isinstance(qrels, Qrels) and qrels.relevance_type == "float":
             relevance = "float"  # float labels already: never read as trec_eval's integers
         self.relevance = relevance
+        # ir_datasets ids and ranx JSON files become a Qrels table here, once.
+        external = external_qrels(qrels, relevance)
+        qrels = qrels if external is None else external
         self.qrels_columns = column_names(qrels_columns, "qrels", "qrels_columns")
         self.run_columns = column_names(run_columns, "run", "run_columns")
         check_columns_apply("qrels_columns", self.qrels_columns, qrels)

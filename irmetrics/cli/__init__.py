@@ -1,4 +1,5 @@
-"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte) and ``validate``.
+"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte), ``validate``,
+``compare``, ``agree`` and ``fuse``.
 
 ``main(argv)`` returns the exit status instead of exiting, so it can be called from
 Python and tests. Every failure becomes one line on stderr and trec_eval's status
@@ -14,11 +15,11 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import agree_cmd, compare_cmd, eval_cmd, validate_cmd
+from . import agree_cmd, compare_cmd, eval_cmd, fuse_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
-            "agree": agree_cmd.run}
+            "agree": agree_cmd.run, "fuse": fuse_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -37,6 +38,8 @@ commands:
   agree      do judgment sets (human, LLM) agree? leaderboard correlations with
              intervals, judge agreement, discriminative power, and a gate (--fail-if)
              e.g.  irmetrics agree --qrels human=h.txt --qrels llm=l.txt a.run b.run c.run
+  fuse       fuse runs into one TREC run (rrf, CombSUM, ... ranx's 25 methods)
+             e.g.  irmetrics fuse -m rrf -o fused.run a.run b.run c.run
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option
