@@ -7,5 +7,7 @@ order with one tie rule, and the search for a method's weights and parameters.
 """
 
 from .fuse import METHODS, NORMS, Method, fuse
+from .optimize import Optimization, default_grid, optimize, weight_grid
 
-__all__ = ["fuse", "METHODS", "NORMS", "Method"]
+__all__ = ["fuse", "optimize", "Optimization", "METHODS", "NORMS", "Method", "default_grid",
+           "weight_grid"]

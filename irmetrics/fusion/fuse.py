@@ -310,6 +310,7 @@ def prepare_runs(runs) -> list[Run]:
     """``runs`` (a sequence of anything :func:`irmetrics.evaluate` takes as a run, or a
     mapping ``{name: run}``) as a list of :class:`Run`, each named for messages: by its
     key, else its path, else its run_id (``runs[i]`` for a dict or a frame)."""
+    named: list[tuple[str | None, object]]
     if isinstance(runs, Mapping):
         named = [(check_str("runs key", k), v) for k, v in runs.items()]
     elif isinstance(runs, Sequence) and not isinstance(runs, str):

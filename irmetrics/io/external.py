@@ -100,8 +100,9 @@ def read_irds_qrels(source: str, *, relevance: str = "int") -> Qrels:
             from None
     if not dataset.has_qrels():
         raise InputFormatError("this ir_datasets dataset has no qrels", path=source)
-    columns = list(zip(*((q.query_id, str(getattr(q, "iteration", "0")), q.doc_id,
-                          q.relevance) for q in dataset.qrels_iter()))) or [[], [], [], []]
+    columns: list = list(zip(*((q.query_id, str(getattr(q, "iteration", "0")), q.doc_id,
+                                q.relevance) for q in dataset.qrels_iter())))
+    columns = columns or [(), (), (), ()]
     frame = pl.DataFrame({"query_id": pl.Series(columns[0], dtype=pl.String),
                           "iteration": pl.Series(columns[1], dtype=pl.String),
                           "doc_id": pl.Series(columns[2], dtype=pl.String),
