@@ -22,6 +22,7 @@ import copy
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -310,7 +311,7 @@ def prepare_runs(runs) -> list[Run]:
     """``runs`` (a sequence of anything :func:`irmetrics.evaluate` takes as a run, or a
     mapping ``{name: run}``) as a list of :class:`Run`, each named for messages: by its
     key, else its path, else its run_id (``runs[i]`` for a dict or a frame)."""
-    named: list[tuple[str | None, object]]
+    named: list[tuple[str | None, Any]]
     if isinstance(runs, Mapping):
         named = [(check_str("runs key", k), v) for k, v in runs.items()]
     elif isinstance(runs, Sequence) and not isinstance(runs, str):
