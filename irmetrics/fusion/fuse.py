@@ -471,8 +471,8 @@ def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:
                 lists.pair_query[lists.pair[entries]]),
             "doc_id": lists.pair_doc.gather(lists.pair[entries]),
             "score": -lists.rank[entries].astype(np.float64)})
-        train = qrels.df.filter(pl.col("query_id").is_in(pl.Series(lists.query_ids,
-                                                                    dtype=pl.String)))
+        train = qrels.df.filter(pl.col("query_id").is_in(
+            pl.Series(lists.query_ids, dtype=pl.String).implode()))
         if frame.height == 0 or train.height == 0:
             out.append(0.0)
             continue

@@ -192,7 +192,7 @@ def optimize(runs, qrels, method: str, *, metric: str = "ndcg_cut.10", grid=None
             test = fold_of == f
             if method_.trained:
                 train_qrels = as_qrels(qrels_.df.filter(pl.col("query_id").is_in(
-                    pl.Series(query_ids[~test], dtype=pl.String))))
+                    pl.Series(query_ids[~test], dtype=pl.String).implode())))
                 values = [scores(c, train_qrels)[1] for c in configs]
             else:
                 values = [v for _, v in per_config]
