@@ -108,7 +108,8 @@ def read_irds_qrels(source: str, *, relevance: str = "int") -> Qrels:
                           "doc_id": pl.Series(columns[2], dtype=pl.String),
                           "relevance": list(columns[3])})
     table = Qrels.from_df(frame, relevance_type=relevance)
-    return Qrels(table.df, path=source)
+    table.path = source  # a table of our own: named for messages and reports
+    return table
 
 
 def read_ranx_qrels(path: str | os.PathLike, *, relevance: str = "int") -> Qrels:
@@ -123,9 +124,9 @@ def read_ranx_qrels(path: str | os.PathLike, *, relevance: str = "int") -> Qrels
     [('q1', 'd1', 1), ('q1', 'd2', 0)]
     """
     data = _load_json(path)
-    table = Qrels.from_dict(data, relevance_type=relevance) if relevance == "float" \
-        else Qrels.from_dict(data)
-    return Qrels(table.df, path=os.fspath(path))
+    table = Qrels.from_dict(data, relevance_type=relevance)
+    table.path = os.fsdecode(os.fspath(path))
+    return table
 
 
 def read_ranx_run(path: str | os.PathLike, *, name: str | None = None) -> Run:
