@@ -442,7 +442,11 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
 def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     """The pairs of ``lists`` as a run: by query, fused score descending, doc id
     descending (bytes); ranks 1..n."""
-    order = np.lexsort((-fused, lists.pair_query))
+    # Score descending, then a stable pass by query (a radix sort for 16-bit codes);
+    # equal scores are put in doc id order next.
+    order = np.argsort(-fused)
+    narrow = np.uint16 if len(lists.query_ids) <= 1 << 16 else np.int64
+    order = order[np.argsort(lists.pair_query[order].astype(narrow), kind="stable")]
     query = lists.pair_query[order]
     order = break_ties_by_doc_id(order, query, fused[order], lists.pair_doc)
     query = lists.pair_query[order]

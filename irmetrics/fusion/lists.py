@@ -118,14 +118,17 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
     # One code per (query, document): the document's dictionary code beside the query's.
     doc_code = doc_col.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
     key = (query.astype(np.int64) << 32) | doc_code
-    pair = (pl.Series(key).rank("dense").to_numpy().astype(np.int64) - 1) if len(key) \
-        else np.empty(0, dtype=np.int64)
-    n_pairs = int(pair.max()) + 1 if len(pair) else 0
-    first = np.empty(n_pairs, dtype=np.int64)
-    first[pair[::-1]] = np.arange(len(pair) - 1, -1, -1)
+    # Pairs numbered in key order (so grouped by query): one multithreaded sort.
+    order = pl.Series(key).arg_sort().to_numpy()
+    sorted_key = key[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = sorted_key[1:] != sorted_key[:-1]
+    pair = np.empty(len(key), dtype=np.int64)
+    pair[order] = np.cumsum(new) - 1
+    first = order[new]
     return FusionLists(
         query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
         offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
         pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
         score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=(key[first] >> 32).astype(np.int64), pair_doc=doc_col.gather(first))
+        pair_query=(sorted_key[new] >> 32).astype(np.int64), pair_doc=doc_col.gather(first))
