@@ -119,3 +119,59 @@ def test_ranx_json_qrels_and_runs(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(InputFormatError, match="broken.json: not JSON"):
         read_ranx_run(tmp_path / "broken.json")
+
+
+# ---- autojudge-evaluate leaderboards in `irmetrics agree --leaderboard` ---------------------
+
+META = Path(__file__).resolve().parents[1] / "fixtures" / "meta_evaluation"
+META_RUNS = [str(META / f"{r}.run") for r in ("rerank", "dense", "splade", "bm25", "weak")]
+
+
+def _agree_json(board, *extra):
+    status, out, err = cli("agree", "--format", "json", "--qrels",
+                           f"llm={META / 'qrels.llm.txt'}", "--leaderboard", str(board), "-m",
+                           "map", "--resamples", "20", "--swap-trials", "5", *extra, *META_RUNS)
+    assert status == 0, err
+    return json.loads(out)
+
+
+def test_autojudge_tot_and_jsonl_leaderboards_read_as_irmetrics_lines(tmp_path):
+    # The autojudge files hold per-topic values (tot) or an "all" row (jsonl) and a second
+    # measure; the irmetrics board holds the same means.
+    names = [Path(r).name for r in META_RUNS]
+    topics = {name: [0.2 + i / 10, 0.4 + i / 20, 0.9 - i / 7] for i, name in enumerate(names)}
+    plain = tmp_path / "board.txt"
+    plain.write_text("".join(f"{n} {sum(v) / 3!r}\n" for n, v in topics.items()))
+    tot = tmp_path / "board.eval.txt"
+    tot.write_text("".join(f"{n}\tNUGGET_RECALL\t{t}\t{v!r}\n{n}\tOTHER\t{t}\t{1 - v!r}\n"
+                           for n, vs in topics.items() for t, v in enumerate(vs, start=1)))
+    jsonl = tmp_path / "board.eval.jsonl"
+    jsonl.write_text("".join(json.dumps({"run_id": n, "topic_id": "all",
+                                         "measure": "NUGGET_RECALL", "value": sum(v) / 3}) + "\n"
+                             for n, v in topics.items()))
+    expected = _agree_json(plain)
+    for board, extra in ((tot, ["--leaderboard-measure", "NUGGET_RECALL"]), (jsonl, []),
+                         (tot, ["--leaderboard-format", "tot", "--leaderboard-measure",
+                                "NUGGET_RECALL"])):
+        got = _agree_json(board, *extra)
+        assert got["rankings"] == expected["rankings"], board
+
+
+def test_autojudge_leaderboard_errors_name_file_and_line(tmp_path):
+    board = tmp_path / "bad.eval.txt"
+    board.write_text("bm25.run M 1 0.5\nbm25.run M 1 0.6\n")
+    status, _, err = cli("agree", "--qrels", f"llm={META / 'qrels.llm.txt'}", "--leaderboard",
+                         str(board), *META_RUNS)
+    assert status == 2 and f"{board}:2: a second value for run 'bm25.run'" in err
+    board.write_text('{"run_id": "a", "topic_id": "1", "measure": "M"}\n')
+    status, _, err = cli("agree", "--qrels", f"llm={META / 'qrels.llm.txt'}", "--leaderboard",
+                         str(board), *META_RUNS)
+    assert status == 2 and ":1: expected a JSON object with run_id" in err
+    board.write_text("a M 1 nan\n")
+    status, _, err = cli("agree", "--qrels", f"llm={META / 'qrels.llm.txt'}", "--leaderboard",
+                         str(board), *META_RUNS)
+    assert status == 2 and "'nan' is not a finite number" in err
+    board.write_text("a M 1 0.5\n")
+    status, _, err = cli("agree", "--qrels", f"llm={META / 'qrels.llm.txt'}", "--leaderboard",
+                         str(board), "--leaderboard-measure", "X", *META_RUNS)
+    assert status == 2 and "no leaderboard line for measure 'X'" in err

@@ -10,6 +10,7 @@ ir_datasets dataset, through the optional ``ir_datasets`` package) and ranx's JS
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
@@ -19,7 +20,15 @@ from irmetrics.containers import Qrels, Run
 from irmetrics.exceptions import InputFormatError
 
 __all__ = ["IRDS_PREFIX", "INSTALL_HINT", "is_irds", "is_json", "external_qrels",
-           "read_irds_qrels", "read_ranx_qrels", "read_ranx_run"]
+           "read_irds_qrels", "read_ranx_qrels", "read_ranx_run", "read_autojudge_leaderboard",
+           "AUTOJUDGE_FORMATS", "AUTOJUDGE_ALL"]
+
+#: autojudge-evaluate's leaderboard files (``auto-judge-evaluate --eval-format``): ``tot``
+#: lines ``run_id measure topic_id value``; ``jsonl`` objects with ``run_id``,
+#: ``topic_id``, ``measure`` and ``value``.
+AUTOJUDGE_FORMATS = ("tot", "jsonl")
+#: The topic id of a run's aggregate row in those files.
+AUTOJUDGE_ALL = "all"
 
 #: What a qrels source names an ir_datasets dataset with: ``irds:msmarco-passage/dev``.
 IRDS_PREFIX = "irds:"
@@ -160,4 +169,97 @@ def _load_json(path) -> dict:
         raise InputFormatError("expected a JSON object {query_id: {doc_id: value}} (ranx's"
                                " form)", path=source)
     return data
+
+
+def read_autojudge_leaderboard(path: str | os.PathLike, kind: str, *,
+                               measure: str | None = None) -> dict:
+    """A leaderboard of autojudge-evaluate (TREC AutoJudge): ``{run: value}``, or
+    ``{measure: {run: value}}`` when the file holds several measures and ``measure`` is
+    None.
+
+    A run's value is its ``all`` row when the file has one, else the mean of its topics'
+    values (autojudge-evaluate's aggregate).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    kind : {"tot", "jsonl"}
+        ``tot``: whitespace-separated ``run_id measure topic_id value``; ``jsonl``: one
+        JSON object per line with ``run_id``, ``topic_id``, ``measure``, ``value``.
+    measure : str, optional
+        Keep this measure only (then the result is ``{run: value}``).
+
+    Raises
+    ------
+    InputFormatError
+        A malformed line (file and line named), a value that is not a finite number, a
+        repeated (run, measure, topic), no line, or ``measure`` absent.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "board.eval.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("bm25 NUGGET 1 0.5\\nbm25 NUGGET 2 0.7\\ndense NUGGET all 0.9\\n")
+    ...     read_autojudge_leaderboard(path, "tot")
+    {'bm25': 0.6, 'dense': 0.9}
+    """
+    source = os.fsdecode(os.fspath(path))
+    rows = []
+    seen: dict = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            run, name, topic, value = _autojudge_row(line, kind, source, number)
+            if (run, name, topic) in seen:
+                raise InputFormatError(f"a second value for run {run!r}, measure {name!r},"
+                                       f" topic {topic!r} (the first is on line"
+                                       f" {seen[run, name, topic]})", path=source, line=number)
+            seen[run, name, topic] = number
+            rows.append((run, name, topic, value))
+    if measure is not None:
+        rows = [r for r in rows if r[1] == measure]
+    if not rows:
+        raise InputFormatError("no leaderboard line" + (f" for measure {measure!r}"
+                               if measure is not None else ""), path=source)
+    frame = pl.DataFrame(rows, schema=["run", "measure", "topic", "value"], orient="row")
+    given = frame.filter(pl.col("topic") == AUTOJUDGE_ALL)
+    computed = frame.filter(pl.col("topic") != AUTOJUDGE_ALL) \
+        .group_by("run", "measure", maintain_order=True).agg(pl.col("value").mean()) \
+        .join(given.select("run", "measure"), on=["run", "measure"], how="anti")
+    board = pl.concat([given.select("run", "measure", "value"), computed])
+    first: dict[str, int] = {}
+    for run, *_ in rows:
+        first.setdefault(run, len(first))
+    nested: dict = {}
+    for run, name, value in sorted(board.rows(), key=lambda r: first[r[0]]):
+        nested.setdefault(name, {})[run] = value
+    return next(iter(nested.values())) if len(nested) == 1 else nested
+
+
+def _autojudge_row(line: str, kind: str, source: str, number: int):
+    if kind == "jsonl":
+        try:
+            obj = json.loads(line)
+            run, name, topic, value = (obj["run_id"], obj["measure"], obj["topic_id"],
+                                       obj["value"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise InputFormatError("expected a JSON object with run_id, topic_id, measure"
+                                   " and value", path=source, line=number) from None
+    else:
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputFormatError(f"expected 4 fields (run_id measure topic_id value),"
+                                   f" found {len(fields)}", path=source, line=number)
+        run, name, topic, value = fields
+    try:
+        number_value = float(value)
+    except (TypeError, ValueError):
+        number_value = float("nan")
+    if not math.isfinite(number_value) or isinstance(value, bool):
+        raise InputFormatError(f"value {value!r} is not a finite number", path=source,
+                               line=number)
+    return str(run), str(name), str(topic), number_value
 
