@@ -453,15 +453,13 @@ def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     counts = np.bincount(query, minlength=len(lists.query_ids))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     rank = np.arange(len(order)) - np.repeat(starts, counts) + 1
-    n = len(order)
     frame = pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
-        pl.Series("iteration", ["Q0"], dtype=pl.String).gather(np.zeros(n, dtype=np.int64)),
         lists.pair_doc.gather(order).alias("doc_id"),
         pl.Series("rank", rank, dtype=pl.Int64),
         pl.Series("score", fused[order], dtype=pl.Float64),
-        pl.Series("run_id", [name], dtype=pl.String).gather(np.zeros(n, dtype=np.int64)),
-    ])
+    ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
+              "score", pl.lit(name, dtype=pl.String).alias("run_id"))
     return Run(frame, name=name)
 
 
