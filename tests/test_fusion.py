@@ -106,6 +106,11 @@ def test_inputs_of_every_kind_give_one_answer(tmp_path):
 def test_a_query_missing_from_a_run_is_an_empty_list():
     fused = fuse([A, {"q1": B["q1"]}], method="rrf")
     assert dict(rows(fused, "q2")) == pytest.approx({"x": 1 / 61, "y": 1 / 62})
+    # the empty run gives every candidate (C - 0 + 1) / 2 = 2 points
+    assert fuse([A, {}], method="bordafuse").to_dict()["q1"] == {"d1": 5.0, "d2": 4.0, "d3": 3.0}
+    for method in ("rrf", "sum", "condorcet", "med", "posfuse"):
+        empty = fuse([{}, {}], method=method, qrels=A if method == "posfuse" else None)
+        assert empty.df.height == 0 and empty.name == method
 
 
 @pytest.mark.parametrize("norm", ["min-max", "sum", "zmuv"])

@@ -451,7 +451,7 @@ def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     order = break_ties_by_doc_id(order, query, fused[order], lists.pair_doc)
     query = lists.pair_query[order]
     counts = np.bincount(query, minlength=len(lists.query_ids))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    starts = np.cumsum(counts) - counts
     rank = np.arange(len(order)) - np.repeat(starts, counts) + 1
     frame = pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
