@@ -19,7 +19,7 @@ from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batc
                             evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
-from .io.external import external_qrels
+from .io.external import external_qrels, is_json, read_ranx_run
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, latin1_ids
 from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
@@ -81,7 +81,9 @@ def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
 
 
 def as_run(run, columns=None) -> Run:
-    """As :func:`as_qrels`, for a run."""
+    """As :func:`as_qrels`, for a run (a ``.json`` path is ranx's JSON run)."""
+    if is_json(run):
+        return read_ranx_run(run)
     return _as_table(run, Run, "run", columns, columnar.read_run)
 
 
@@ -364,6 +366,8 @@ class Evaluator:
         must stay silent where the original is. ``infinite_scores`` accepts ``inf`` and
         ``-inf`` in a dict run (pytrec_eval ranks them first and last)."""
         check_columns_apply("run_columns", self.run_columns, run)
+        if is_json(run):  # ranx's JSON run
+            run = read_ranx_run(run)
         # (User measures may read scores, which the dict road does not keep.)
         if (run_query_ids is None and isinstance(run, dict) and self.id_encoding == UTF8
                 and not user_measures_of(self.requests)
@@ -656,6 +660,8 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
             if getattr(ev, option) != getattr(first, option):
                 raise parameter_error("evaluators", f"Evaluators with one {option}",
                                       getattr(ev, option))
+    if is_json(run):  # ranx's JSON run
+        run = read_ranx_run(run)
     run_query_ids = list(run) if isinstance(run, dict) else None
     streams = all(ev.id_encoding == UTF8 and ev.relevance == "int"
                   and ev.ties in ("trec_eval", "input_order") for ev in evaluators)

@@ -113,6 +113,14 @@ def test_ranx_json_qrels_and_runs(tmp_path):
     assert got.name == "bm25" and got.to_dict() == run
     assert irm.evaluate(str(tmp_path / "qrels.json"), got, ["map"]).to_dict() == \
         irm.evaluate(str(QRELS), RUNS[0], ["map"]).to_dict()
+    # a .json run wherever runs go: evaluate, compare (API and CLI), fuse
+    json_run = str(tmp_path / "bm25.json")
+    assert irm.evaluate(str(QRELS), json_run, ["map", "P.5"]).to_dict() == \
+        irm.evaluate(str(QRELS), RUNS[0], ["map", "P.5"]).to_dict()
+    assert cli("compare", "-m", "map", str(QRELS), json_run, RUNS[1])[0] == 0
+    assert evaluate_grid([str(QRELS)], {"a": json_run, "b": RUNS[1]}, ["map"]).aggregate() \
+        ["value"].to_list() == evaluate_grid([str(QRELS)], {"a": RUNS[0], "b": RUNS[1]},
+                                             ["map"]).aggregate()["value"].to_list()
     (tmp_path / "bad.json").write_text("[1, 2]")
     with pytest.raises(InputFormatError, match="bad.json: expected a JSON object"):
         read_ranx_qrels(tmp_path / "bad.json")

@@ -32,7 +32,6 @@ from irmetrics.containers import Qrels, Run
 from irmetrics.engine.pack import break_ties_by_doc_id
 from irmetrics.evaluate import as_qrels, as_run, evaluate
 from irmetrics.exceptions import InputFormatError, ParameterTypeError
-from irmetrics.io.external import is_json, read_ranx_run
 
 from . import trained
 from .condorcet import condorcet_scores
@@ -323,7 +322,7 @@ def prepare_runs(runs) -> list[Run]:
         raise parameter_error("runs", "two or more runs", len(named))
     out = []
     for i, (label, value) in enumerate(named):
-        run = read_ranx_run(value) if is_json(value) else as_run(value)
+        run = as_run(value)
         if label is None:
             label = os.fspath(value) if isinstance(value, (str, os.PathLike)) else \
                 run.name if isinstance(value, Run) else f"runs[{i}]"
