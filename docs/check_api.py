@@ -24,7 +24,8 @@ MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot
            "irmetrics.meta_evaluation", "irmetrics.device", "irmetrics.parallel",
            "irmetrics.leaderboards", "irmetrics.similarity", "irmetrics.stats.rank_intervals",
            "irmetrics.stats.topic_set_size", "irmetrics.stats.similarity",
-           "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli"]
+           "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli",
+           "irmetrics.fusion", "irmetrics.fusion.condorcet", "irmetrics.io.external"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
           "ranking_metrics", "spark", "switch", "run"]
 

@@ -11,6 +11,7 @@ Where things live (imports run one way: engine ← measures ← road ← capabil
   (intent-aware qrels, preferences, judgment groups);
 * capabilities -- :mod:`~irmetrics.stats`, :mod:`~irmetrics.comparison` (``compare``,
   plots, the HTML report), :mod:`~irmetrics.meta_evaluation` (``tie_report``),
+  :mod:`~irmetrics.fusion` (``fuse``, ``optimize``),
   :mod:`~irmetrics.spark`, :mod:`~irmetrics.compat` (library drop-ins),
   :mod:`~irmetrics.crosscheck` (against pytrec_eval);
 * the command line -- :mod:`~irmetrics.cli`.
@@ -54,7 +55,8 @@ __version__ = _version()
 __all__ = ["BOUNDED_ROADS", "ROADS", "RoadPlan", "Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
            "MetaEvaluation", "Prefs", "Qrels", "QueryRanking", "Rankings", "Results", "Run",
            "adapters", "compare", "define_measure", "evaluate", "evaluate_diversity",
-           "evaluate_grid", "evaluate_jg", "evaluate_prefs", "judge_agreement", "load_measures",
+           "evaluate_grid", "evaluate_jg", "evaluate_prefs", "fuse", "fusion", "judge_agreement",
+           "load_measures",
            "meta_evaluate", "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
 
 #: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
@@ -78,6 +80,8 @@ _LAZY = {
     "JudgeAgreement": ("irmetrics.meta_evaluation", "JudgeAgreement"),
     "meta_evaluate": ("irmetrics.meta_evaluation", "meta_evaluate"),
     "MetaEvaluation": ("irmetrics.meta_evaluation", "MetaEvaluation"),
+    "fusion": ("irmetrics.fusion", None),
+    "fuse": ("irmetrics.fusion", "fuse"),
 }
 
 

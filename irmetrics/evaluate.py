@@ -20,6 +20,7 @@ from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batc
                             evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
+from .io.external import external_qrels, is_json, read_ranx_run
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, is_regular_path, latin1_ids
 from .io.trec import read_utf8_or_latin1
 from .measures.context import Context
@@ -66,7 +67,11 @@ def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
     """Accept Qrels, a path (TREC, Parquet, Arrow IPC), a pytrec_eval-shaped dict, a
     DataFrame or a LazyFrame; ``columns`` names a table's columns
     (:mod:`irmetrics.io.columnar`); labels are read as integers, or as floats with
-    ``relevance="float"``."""
+    ``relevance="float"``; ``"irds:<dataset id>"`` and ranx's ``.json`` files are read
+    by :func:`irmetrics.io.external.external_qrels`."""
+    external = external_qrels(qrels, relevance)
+    if external is not None:
+        return external
     if relevance == "float" and not isinstance(qrels, Qrels):
         if isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
             return Qrels.read(os.fspath(qrels), relevance="float")
@@ -78,7 +83,9 @@ def as_qrels(qrels, columns=None, relevance="int") -> Qrels:
 
 
 def as_run(run, columns=None) -> Run:
-    """As :func:`as_qrels`, for a run."""
+    """As :func:`as_qrels`, for a run (a ``.json`` path is ranx's JSON run)."""
+    if is_json(run):
+        return read_ranx_run(run)
     return _as_table(run, Run, "run", columns, columnar.read_run)
 
 
@@ -238,6 +245,9 @@ class Evaluator:
         if isinstance(qrels, Qrels) and qrels.relevance_type == "float":
             relevance = "float"  # float labels already: never read as trec_eval's integers
         self.relevance = relevance
+        # ir_datasets ids and ranx JSON files become a Qrels table here, once.
+        external = external_qrels(qrels, relevance)
+        qrels = qrels if external is None else external
         self.qrels_columns = column_names(qrels_columns, "qrels", "qrels_columns")
         self.run_columns = column_names(run_columns, "run", "run_columns")
         check_columns_apply("qrels_columns", self.qrels_columns, qrels)
@@ -474,6 +484,8 @@ class Evaluator:
         must stay silent where the original is. ``infinite_scores`` accepts ``inf`` and
         ``-inf`` in a dict run (pytrec_eval ranks them first and last)."""
         check_columns_apply("run_columns", self.run_columns, run)
+        if is_json(run):  # ranx's JSON run
+            run = read_ranx_run(run)
         plan = self.plan(run, run_query_ids)
         streamed: StreamedValues | None = None
         if plan.road == DICT_ROAD:
@@ -772,6 +784,8 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
             if getattr(ev, option) != getattr(first, option):
                 raise parameter_error("evaluators", f"Evaluators with one {option}",
                                       getattr(ev, option))
+    if is_json(run):  # ranx's JSON run
+        run = read_ranx_run(run)
     run_query_ids = list(run) if isinstance(run, dict) else None
     plans = [ev.plan(run) for ev in evaluators]
     road = plans[0].road if all(p.road == plans[0].road for p in plans) else MEMORY_ROAD

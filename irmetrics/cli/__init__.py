@@ -1,4 +1,5 @@
-"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte) and ``validate``.
+"""The ``irmetrics`` command: ``eval`` (trec_eval 10, byte for byte), ``validate``,
+``compare``, ``agree`` and ``fuse``.
 
 ``main(argv)`` returns the exit status instead of exiting, so it can be called from
 Python and tests. Every failure becomes one line on stderr and trec_eval's status
@@ -14,14 +15,15 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import agree_cmd, compare_cmd, eval_cmd, leaderboard_cmd, similarity_cmd, validate_cmd
+from . import (agree_cmd, compare_cmd, eval_cmd, fuse_cmd, leaderboard_cmd, similarity_cmd,
+               validate_cmd)
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 __all__ = ["main"]
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
             "agree": agree_cmd.run, "similarity": similarity_cmd.run,
-            "leaderboard": leaderboard_cmd.run}
+            "leaderboard": leaderboard_cmd.run, "fuse": fuse_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -46,6 +48,8 @@ commands:
   leaderboard which ranks could each system hold? simultaneous rank intervals of a
              benchmark (long table, or MTEB result files), systems tied with the best
              e.g.  irmetrics leaderboard benchmark.csv
+  fuse       fuse runs into one TREC run (rrf, CombSUM, ... ranx's 25 methods)
+             e.g.  irmetrics fuse -m rrf -o fused.run a.run b.run c.run
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option

@@ -24,6 +24,7 @@ from ..meta_evaluation.report import GATE_STATISTICS
 from ..progress import is_terminal
 from ..stats import POWER_TESTS
 from .compare_cmd import _parse_float, _require_matplotlib, _run_names, _write
+from ..io.external import AUTOJUDGE_FORMATS, read_autojudge_leaderboard
 from ..io.output import check_not_input
 from .inputs import open_lines, read_files, split_name, split_names
 from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
@@ -61,8 +62,10 @@ judges {', '.join(GATE_STATISTICS['judges'])}; stability
 {', '.join(GATE_STATISTICS['stability'])}.
 
 --leaderboard FILE: lines 'run value' (every measure) or 'run measure value' (measure as
-the output names: map, ndcg_cut_10), '#' comments; systems that are not among the runs are
-left out.
+the output names: map, ndcg_cut_10), '#' comments; or an autojudge-evaluate leaderboard,
+'tot' (run_id measure topic_id value) or 'jsonl' (told from the first line, or by
+--leaderboard-format), a run's 'all' row or else its mean over topics, one measure
+chosen with --leaderboard-measure. Systems that are not among the runs are left out.
 
 exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter; 3 a --fail-if
 condition holds; 4 the judgments cannot be compared."""
@@ -81,6 +84,13 @@ def build_parser() -> CliParser:
                    help="the reference judgment set (default: the first --qrels)")
     g.add_argument("--leaderboard", metavar="FILE",
                    help="compare every judgment set with this published leaderboard instead")
+    g.add_argument("--leaderboard-format", choices=("auto", "irmetrics", *AUTOJUDGE_FORMATS),
+                   default="auto",
+                   help="the leaderboard's form: irmetrics' lines, autojudge-evaluate's tot"
+                        " or jsonl; default auto (from the first line)")
+    g.add_argument("--leaderboard-measure", metavar="NAME",
+                   help="the measure of a tot / jsonl leaderboard to compare with"
+                        " (e.g. --leaderboard-measure NUGGET_RECALL)")
     g.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
                    help=f"measure ranked, repeatable; default {' '.join(DEFAULT_MEASURES)}")
     g.add_argument("--top-k", default="3", metavar="K",
@@ -161,7 +171,7 @@ def run(argv: list[str], stdout, stderr) -> int:
         meta = meta_evaluate(
             qrels, runs, list(args.measures or DEFAULT_MEASURES),
             reference=args.reference,
-            leaderboard=None if args.leaderboard is None else _read_leaderboard(args.leaderboard),
+            leaderboard=None if args.leaderboard is None else _leaderboard(args),
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
@@ -202,6 +212,26 @@ def _named_qrels(values: list[str]) -> dict:
                            EXIT_USAGE)
         named[name] = path
     return named
+
+
+def _leaderboard(args) -> dict:
+    """The --leaderboard file, in the form --leaderboard-format names or its first line
+    shows: a JSON object (jsonl), four fields (tot), else irmetrics' lines."""
+    kind = args.leaderboard_format
+    if kind == "auto":
+        kind = "irmetrics"
+        for raw in open_lines(args.leaderboard):
+            text = raw.decode("utf-8", "replace").split("#", 1)[0].strip()
+            if text:
+                kind = "jsonl" if text.startswith("{") else \
+                    "tot" if len(text.split()) == 4 else "irmetrics"
+                break
+    if kind == "irmetrics":
+        if args.leaderboard_measure is not None:
+            raise CliError("--leaderboard-measure chooses a measure of a tot or jsonl"
+                           " leaderboard", EXIT_USAGE)
+        return _read_leaderboard(args.leaderboard)
+    return read_autojudge_leaderboard(args.leaderboard, kind, measure=args.leaderboard_measure)
 
 
 def _read_leaderboard(path: str) -> dict:

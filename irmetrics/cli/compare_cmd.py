@@ -20,6 +20,7 @@ from ..checks import check_float, parameter_error
 from ..exceptions import brief_repr
 from ..comparison import COMPARE_TESTS, CORRECTIONS, MAX_RESAMPLES, check_alpha, compare
 from ..io.columnar import is_columnar
+from ..io.external import is_irds, is_json
 from ..io.per_query import read_per_query
 from ..containers.trec_text import read_source
 from ..io.output import check_not_input, same_file, write_text
@@ -295,7 +296,7 @@ def _first_fields(path: str) -> int | None:
     lines skipped); 0 for a file without any line of data, None when none of the first
     thousand lines holds data, :data:`_COLUMNAR` for a Parquet / Arrow file. Unreadable
     files raise the readers' one-line "cannot read file" error."""
-    if is_columnar(path):
+    if is_columnar(path) or is_irds(path) or is_json(path):
         return _COLUMNAR
     if path == "-":
         # Peek at stdin's buffer: nothing is consumed, the reader still gets every byte.

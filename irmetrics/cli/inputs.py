@@ -11,8 +11,9 @@ import gzip
 import os
 from collections.abc import Callable
 
-from ..containers import Qrels, Run
+from ..containers import Run
 from ..io.diversity import read_diversity_qrels
+from ..io.trec import read_qrels
 from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from ..exceptions import brief_repr
 from .options import EXIT_INPUT, EXIT_USAGE, CliError
@@ -20,7 +21,7 @@ from .options import EXIT_INPUT, EXIT_USAGE, CliError
 #: ``-R`` values trec_eval accepts (docs/reference/trec_eval.md §2.5), and their readers; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
 REL_INFO_READERS: dict[str, Callable] = {
-    "qrels": Qrels.read,
+    "qrels": read_qrels,  # a file, or irds:<dataset id>, or ranx's JSON
     "qrels_jg": read_qrels_jg,
     "prefs": read_prefs,
     "qrels_prefs": read_qrels_prefs,

@@ -20,6 +20,8 @@ from irmetrics.containers.trec_text import (  # noqa: F401
     ENCODINGS, RELEVANCE_TYPES, STDIN, NotPlain, chunk_error, latin1_ids, plain_chunks)
 from irmetrics.exceptions import NotUtf8Error
 
+from .external import external_qrels
+
 __all__ = [
     "read_qrels",
     "read_run",
@@ -39,6 +41,8 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
     ----------
     path : str or os.PathLike
         File to read; ``"-"`` reads standard input; ``.gz`` (or gzip data) is decompressed.
+        ``"irds:<dataset id>"`` reads the qrels of an ir_datasets dataset and a ``.json``
+        file ranx's JSON qrels (:mod:`irmetrics.io.external`).
     on_duplicate : {"error", "first", "last", "max"}
         What to do with a repeated (query_id, doc_id) pair; ``"max"`` keeps the largest
         relevance.
@@ -68,6 +72,9 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
     >>> qrels.df["relevance"].to_list()
     [1, 0]
     """
+    external = external_qrels(path, relevance)
+    if external is not None:
+        return external
     return Qrels.read(path, on_duplicate=on_duplicate, encoding=encoding, relevance=relevance)
 
 

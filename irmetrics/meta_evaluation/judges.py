@@ -19,6 +19,7 @@ from ..checks import check_int, parameter_error
 from ..containers.trec_text import LATIN1, UTF8, latin1_ids
 from ..evaluate import as_qrels
 from ..io.columnar import is_columnar
+from ..io.external import external_qrels
 from ..io.trec import read_utf8_or_latin1
 
 #: Per-query and overall columns of :class:`JudgeAgreement`, in order.
@@ -191,7 +192,10 @@ def _judgments(qrels, columns, relevance):
     """``(query_id, doc_id, relevance frame, encoding)`` of a judgment set: a TREC text
     file that is not UTF-8 is read as Latin-1 bytes, as :class:`~irmetrics.Evaluator`
     reads it."""
-    if isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
+    external = external_qrels(qrels, relevance)
+    if external is not None:
+        table, encoding = external, UTF8
+    elif isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels):
         table, encoding = read_utf8_or_latin1(qrels, "qrels", relevance=relevance)
     else:
         table, encoding = as_qrels(qrels, columns, relevance), UTF8

@@ -1,0 +1,134 @@
+"""Runs to fuse, as one table of entries over the union of their (query, document) pairs.
+
+Each run is put in trec_eval's order (query, score descending, doc id descending by
+bytes: :func:`irmetrics.engine.pack.rank_run`), so that a document's rank in a run is the
+rank :func:`irmetrics.evaluate` would give it. Every (query, document) pair retrieved by at
+least one run is a *candidate* of its query and gets one code; a run's entries point at
+their pair. Methods then read per-run vectors over all pairs (:meth:`FusionLists.spread`),
+one run at a time, so memory stays a few arrays over the pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from irmetrics.containers import Run
+from irmetrics.engine.pack import rank_run
+
+__all__ = ["FusionLists", "fusion_lists"]
+
+
+@dataclass(frozen=True)
+class FusionLists:
+    """The runs' entries, grouped by run then query, each query's in rank order.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str
+        Every query of every run, ascending byte order (query code = position).
+    run_names : tuple of str
+    bounds : ndarray (R + 1)
+        Run ``r``'s entries are ``bounds[r]:bounds[r + 1]``.
+    offsets : ndarray (R, Q + 1)
+        Query ``q`` of run ``r`` is ``bounds[r] + offsets[r, q]`` onwards.
+    pair, rank, score : ndarray (N)
+        Per entry: its pair code, its 0-based rank in its run's list, its score.
+    pair_query : ndarray (P)
+        Query code of each pair; pairs are grouped by query.
+    pair_doc : polars.Series (P)
+        Document id of each pair.
+    """
+
+    query_ids: np.ndarray
+    run_names: tuple
+    bounds: np.ndarray
+    offsets: np.ndarray
+    pair: np.ndarray
+    rank: np.ndarray
+    score: np.ndarray
+    pair_query: np.ndarray
+    pair_doc: pl.Series
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pair_query)
+
+    def entries(self, r: int) -> slice:
+        return slice(int(self.bounds[r]), int(self.bounds[r + 1]))
+
+    def lengths(self, r: int) -> np.ndarray:
+        """Length of run ``r``'s list for each query (Q)."""
+        return np.diff(self.offsets[r])
+
+    def candidates(self) -> np.ndarray:
+        """Number of candidates (documents retrieved by any run) of each query (Q)."""
+        return np.bincount(self.pair_query, minlength=len(self.query_ids))
+
+    def entry_query(self, r: int) -> np.ndarray:
+        """Query code of each of run ``r``'s entries."""
+        return np.repeat(np.arange(len(self.query_ids)), self.lengths(r))
+
+    def spread(self, r: int, values: np.ndarray, absent) -> np.ndarray:
+        """Run ``r``'s per-entry ``values`` as a vector over all pairs, ``absent`` (a
+        scalar, or one value per query) where the run lacks the pair."""
+        if np.ndim(absent):
+            out = np.asarray(absent, dtype=np.float64)[self.pair_query]
+        else:
+            out = np.full(self.n_pairs, absent, dtype=np.float64)
+        out[self.pair[self.entries(r)]] = values
+        return out
+
+    def present(self, r: int) -> np.ndarray:
+        """Whether run ``r`` retrieved each pair (P, bool)."""
+        out = np.zeros(self.n_pairs, dtype=bool)
+        out[self.pair[self.entries(r)]] = True
+        return out
+
+
+def fusion_lists(runs: list[Run]) -> FusionLists:
+    """The entries of ``runs`` (already :class:`Run` tables) over their pairs.
+
+    >>> a = Run.from_dict({"q": {"d1": 2.0, "d2": 1.0}}, name="a")
+    >>> b = Run.from_dict({"q": {"d2": 5.0, "d3": 5.0}}, name="b")
+    >>> lists = fusion_lists([a, b])
+    >>> lists.n_pairs, lists.rank.tolist(), lists.pair_doc.gather(lists.pair).to_list()
+    (3, [0, 1, 0, 1], ['d1', 'd2', 'd3', 'd2'])
+    """
+    frames = [run.df for run in runs]
+    query_ids = np.unique(np.concatenate(
+        [f["query_id"].unique().to_numpy().astype(object) for f in frames]
+        or [np.empty(0, dtype=object)]))
+    n_queries = len(query_ids)
+    no_placeholders = np.zeros(n_queries, dtype=bool)
+    queries, ranks, scores, docs, offsets = [], [], [], [], []
+    for frame in frames:
+        ranked = rank_run(frame, query_ids, no_placeholders)
+        queries.append(ranked.query)
+        starts = ranked.offsets[:-1]
+        ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
+        scores.append(ranked.scores)
+        docs.append(ranked.doc_col.gather(ranked.order))
+        offsets.append(ranked.offsets)
+    bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
+    doc_col = pl.concat(docs) if docs else pl.Series("doc_id", [], dtype=pl.String)
+    query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
+    # One code per (query, document): the document's dictionary code beside the query's.
+    doc_code = doc_col.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    key = (query.astype(np.int64) << 32) | doc_code
+    # Pairs numbered in key order (so grouped by query): one multithreaded sort.
+    order = pl.Series(key).arg_sort().to_numpy()
+    sorted_key = key[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = sorted_key[1:] != sorted_key[:-1]
+    pair = np.empty(len(key), dtype=np.int64)
+    pair[order] = np.cumsum(new) - 1
+    first = order[new]
+    return FusionLists(
+        query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
+        offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
+        pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
+        score=np.concatenate(scores) if scores else np.empty(0),
+        pair_query=(sorted_key[new] >> 32).astype(np.int64), pair_doc=doc_col.gather(first))
