@@ -14,11 +14,11 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import agree_cmd, compare_cmd, eval_cmd, validate_cmd
+from . import agree_cmd, compare_cmd, conform_cmd, eval_cmd, validate_cmd
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
-            "agree": agree_cmd.run}
+            "agree": agree_cmd.run, "conform": conform_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -37,6 +37,9 @@ commands:
   agree      do judgment sets (human, LLM) agree? leaderboard correlations with
              intervals, judge agreement, discriminative power, and a gate (--fail-if)
              e.g.  irmetrics agree --qrels human=h.txt --qrels llm=l.txt a.run b.run c.run
+  conform    does another library's measure implement trec_eval's semantics? the
+             convention it follows per degree of freedom, the smallest counterexample
+             e.g.  irmetrics conform mymetrics:ndcg --measure nDCG@10 --input arrays
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option

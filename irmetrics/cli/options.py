@@ -12,10 +12,12 @@ to stderr as trec_eval does.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from .. import __version__
 from ..engine.pack import SEMANTICS, TIES
+from ..checks import parameter_error
 from ..exceptions import ParameterError, brief_repr
 
 #: trec_eval's exit statuses (spec §1).
@@ -184,3 +186,14 @@ def evaluation_options(args) -> dict:
                 judged_only=args.Judged_docs_only, max_docs=max_docs,
                 complete=args.complete_rel_info_wanted, semantics=args.semantics,
                 ties=args.ties, relevance="float" if args.float_relevance else "int")
+
+
+def parse_tolerance(text: str) -> float:
+    """``--tolerance``: a finite number >= 0 (NaN or inf would accept any difference)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < 0:
+        raise parameter_error("--tolerance", "a finite number >= 0", text)
+    return value

@@ -104,7 +104,7 @@ def _aligned(labels, ranking):
 
 
 def _labels_pool(family: Family, floats: bool):
-    pool = list(range(family.max_label + 1)) + [0, 1]
+    pool: list = list(range(family.max_label + 1)) + [0, 1]
     if floats:
         pool += [0.5, 1.5, 2.5]
     return pool
@@ -236,8 +236,7 @@ def reference_values(family: Family, k: int | None, kind: str, cases) -> list:
         qrels[qid] = dict(case.labels)
         ranking = case.ranking
         if kind == "ids":
-            seen: set = set()
-            firsts = [d for d, _ in ranking if not (d in seen or seen.add(d))]
+            firsts = list(dict.fromkeys(d for d, _ in ranking))
             ranking = tuple((d, float(len(firsts) - i)) for i, d in enumerate(firsts))
         run[qid] = dict(ranking)
     floats = any(isinstance(g, float) for c in cases for _, g in c.labels)

@@ -190,8 +190,10 @@ def value(family: Family, k: int | None, choices: dict, labels, ranking, ordered
     label_of = dict(labels)
     docs = list(ranking)
     if choices["duplicates"] == "first":
-        seen: set = set()
-        docs = [d for d in docs if not (d[0] in seen or seen.add(d[0]))]
+        firsts: dict = {}
+        for doc in docs:
+            firsts.setdefault(doc[0], doc)
+        docs = list(firsts.values())
     rel = [_code(label_of.get(doc)) for doc, _ in docs]
     if choices["unjudged"] == "dropped":
         keep = [r is not None for r in rel]
