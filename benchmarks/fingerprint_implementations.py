@@ -38,7 +38,6 @@ import numpy as np
 from irmetrics.conformance import check
 
 K = 10
-QID = "q"
 
 
 def _relevant(labels):

@@ -408,7 +408,7 @@ def test_outputs_of_every_shape_are_read():
     fn = planted("P", 5)
     shapes = [lambda r, lab: fn(r, lab),
               lambda r, lab: np.array([] if fn(r, lab) is None else [fn(r, lab)]),
-              lambda r, lab: None if fn(r, lab) is None else {"q": {"P@5": fn(r, lab)}}]
+              lambda r, lab: None if fn(r, lab) is None else {"1": {"P@5": fn(r, lab)}}]
     for shape in shapes:
         assert check(shape, "P@5").conforms
 

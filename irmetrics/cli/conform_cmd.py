@@ -27,8 +27,8 @@ EPILOG = """\
 the callable takes one query, by --input:
   arrays   fn(labels, scores): two aligned 1-D numpy arrays (scikit-learn, torchmetrics)
   ids      fn(ranking, labels): doc ids in rank order and a dict doc id -> label (RAG)
-  dicts    fn(qrels, run): pytrec_eval's dicts holding the one query "q"
-and returns a number, a one-element array, or {"q": value}.
+  dicts    fn(qrels, run): pytrec_eval's dicts holding the one query "1"
+and returns a number, a one-element array, or {"1": value}.
 
 examples:
   irmetrics conform mymetrics:ndcg_at_10 --measure nDCG@10 --input arrays

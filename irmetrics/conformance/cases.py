@@ -70,7 +70,7 @@ class Case:
                     f"scores={[s for _, s in self.ranking]}")
         if self.kind == "ids":
             return f"ranking={[d for d, _ in self.ranking]} labels={dict(self.labels)}"
-        return f"qrels={{'q': {dict(self.labels)}}} run={{'q': {dict(self.ranking)}}}"
+        return f"qrels={{'1': {dict(self.labels)}}} run={{'1': {dict(self.ranking)}}}"
 
 
 def generate_cases(family: Family, k: int | None, kind: str) -> list[Case]:

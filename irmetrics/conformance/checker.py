@@ -24,8 +24,8 @@ __all__ = ["check", "corpus", "parse_measure", "Report", "Counterexample", "Corp
 TOLERANCE = 1e-6
 #: The value a callable gave that is not a number (a string, a list of two): never equal.
 INVALID = "invalid"
-#: The query id of a case under the "dicts" input.
-QUERY_ID = "q"
+#: The query id of a case under the "dicts" input (numeric: gdeval.pl reads no other).
+QUERY_ID = "1"
 
 #: Friendly and trec_eval spellings of each family's base name, lowercased.
 _BASES = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "ap": "AP", "map": "AP", "map_cut": "AP",
@@ -315,10 +315,11 @@ def check(fn: Callable, measure: str, *, input: str = "ids", labels: str = "any"
           as scikit-learn's and torchmetrics' functional forms (wrap them to one row).
         * ``"ids"``: ``fn(ranking, labels)``, the doc ids in rank order (a document may
           repeat) and a dict doc id -> label; as RAG frameworks' retrieval metrics.
-        * ``"dicts"``: ``fn(qrels, run)``, pytrec_eval's dicts with one query ``"q"``.
+        * ``"dicts"``: ``fn(qrels, run)``, pytrec_eval's dicts with one query ``"1"`` (a
+          number, as gdeval needs).
 
-        It returns a number, a one-element array or tensor, a dict ``{"q": value}`` or
-        ``{"q": {name: value}}``; None, an empty container or a dict without ``"q"``
+        It returns a number, a one-element array or tensor, a dict ``{"1": value}`` or
+        ``{"1": {name: value}}``; None, an empty container or a dict without ``"1"``
         means the query was left out.
     measure : str
         ``"nDCG@10"``, ``"nDCG"``, ``"AP"``, ``"AP@10"``, ``"P@10"``, ``"R@10"``,
@@ -358,10 +359,14 @@ def check(fn: Callable, measure: str, *, input: str = "ids", labels: str = "any"
     Examples
     --------
     >>> def precision_at_3(ranking, labels):   # counts a repeated document twice
+    ...     if not labels:
+    ...         return None                     # no judgments: no value, as trec_eval
     ...     return sum(labels.get(d, 0) >= 1 for d in ranking[:3]) / 3
     >>> report = check(precision_at_3, "P@3", input="ids")
     >>> report.conforms, report.departures
     (False, {'duplicates': 'counted'})
+    >>> report.examples["duplicates"].case.describe()
+    "ranking=['b', 'b', 'a'] labels={'b': 1}"
     """
     family, k = parse_measure(measure)
     check_choice("input", input, INPUTS)
