@@ -280,6 +280,8 @@ def _outcome(out):
             if len(out) != 1:
                 return INVALID, f"expected one measure per query; got {brief_repr(out)}"
             out = next(iter(out.values()))
+    if hasattr(out, "detach") and hasattr(out, "cpu"):  # a tensor on a device
+        out = out.detach().cpu()
     try:
         array = np.asarray(out)
     except Exception:  # noqa: BLE001 - any object that is not array-like
