@@ -38,6 +38,8 @@ import numpy as np
 from irmetrics.conformance import check
 
 K = 10
+#: Degrees about empty queries: shown after the measure's own degrees.
+EMPTY = ("no_judgments", "no_relevant", "empty_ranking")
 
 
 def _relevant(labels):
@@ -317,11 +319,15 @@ def fingerprint(only=None):
         for name, measure, kind, labels, fn in rows:
             start = time.perf_counter()
             report = check(fn, measure, input=kind, labels=labels)
-            example = next(iter(report.examples.values()), report.counterexample)
+            # the example shown: a departure in the measure itself before one in the
+            # handling of empty queries, else the smallest counterexample
+            shown = sorted(report.examples, key=lambda d: d in EMPTY)
+            example = report.examples[shown[0]] if shown else report.counterexample
             yield {"library": library, "version": version, "callable": name,
                    "measure": measure, "input": kind, "labels": labels,
                    "conforms": report.conforms, "departures": report.departures,
                    "unexplained": report.unexplained, "cases": report.cases,
+                   "example_degree": shown[0] if shown else None,
                    "example": None if example is None else {
                        "case": example.case.describe(), "value": _plain(example.value),
                        "trec_eval": _plain(example.expected)},
@@ -347,7 +353,8 @@ def markdown(records) -> str:
         if r["unexplained"]:
             departs += f"; {r['unexplained']} cases unexplained"
         ex = r["example"]
-        example = "-" if ex is None else (f"`{ex['case']}`: {ex['value']} vs"
+        degree = f"{r['example_degree']}: " if r.get("example_degree") else ""
+        example = "-" if ex is None else (f"{degree}`{ex['case']}`: {ex['value']} vs"
                                           f" {ex['trec_eval']}").replace("|", "\\|")
         lines.append(f"| {r['library']} {r['version']} | `{r['callable']}` | {r['measure']} |"
                      f" {r['input']} ({r['labels']}) | {'yes' if r['conforms'] else 'no'} |"

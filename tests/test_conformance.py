@@ -57,6 +57,29 @@ def test_corpus_separates_every_pair_of_variants(measure, kind):
         assert any(not _same(x, y) for x, y in zip(va, vb)), (a, b)
 
 
+@pytest.mark.parametrize("measure", ["nDCG@10", "nDCG", "AP", "AP@10", "P@10", "R@10", "RR",
+                                     "Rprec", "Success@10"])
+def test_averaged_ties_equal_the_engines_expected_value(measure):
+    """The plain "averaged" tie rule (every order of each tie group) equals the engine's
+    exact expected value over random tie orders (ties="expected")."""
+    import warnings
+
+    import irmetrics as irm
+    from irmetrics.exceptions import MissingQueriesWarning
+
+    data = corpus(measure, input="dicts")
+    averaged = data.values[("ties", "averaged")]
+    qrels = {f"c{c.index}": dict(c.labels) for c in data.cases}
+    run = {f"c{c.index}": dict(c.ranking) for c in data.cases}
+    name = data.family.engine_name(data.k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        got = irm.evaluate(qrels, run, [name], ties="expected", relevance="float").to_dict()
+    for case, plain in zip(data.cases, averaged):
+        engine = got.get(f"c{case.index}", {}).get(name, "skipped")
+        assert _same(plain, engine), case.describe()
+
+
 def test_corpus_keeps_every_choice_its_input_can_show():
     """Choices are left out of a corpus only where the input cannot hold them."""
     dicts = corpus("nDCG@10", input="dicts").degrees
