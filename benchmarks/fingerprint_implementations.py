@@ -14,7 +14,7 @@ refuse)::
     /tmp/fp/bin/pip install torch==2.13.0 "numpy>=2" scipy polars tqdm \\
         pytrec-eval-terrier==0.5.11 scikit-learn torchmetrics==1.9.0 ir-measures==0.4.3 \\
         ranx pyspark pyarrow "pandas<3" pytorch-ignite trectools llama-index-core \\
-        haystack-ai ragas
+        haystack-ai ragas "langchain-community<0.4" cwl-eval==1.0.12
     python3.11 -m venv /tmp/tf && /tmp/tf/bin/pip install tensorflow-ranking "numpy<2" \\
         scipy polars tqdm pytrec-eval-terrier==0.5.11
     PYTHONPATH=. /tmp/fp/bin/python benchmarks/fingerprint_implementations.py --json a.jsonl
@@ -158,6 +158,21 @@ def ir_measures_rows():
                     measure("ERR@10"), 5e-6)]
 
 
+def cwl_eval_rows():
+    import ir_measures  # cwl-eval (C/W/L framework) through its ir_measures provider
+
+    provider = ir_measures.cwl_eval
+
+    def measure(name):
+        m = ir_measures.parse_measure(name)
+
+        def call(qrels, run):
+            return {r.query_id: float(r.value) for r in provider.iter_calc([m], qrels, run)}
+        return call
+
+    return [(f"cwl_eval {n}", n, "dicts", "int", measure(n)) for n in ("P@10", "RR", "AP")]
+
+
 def ranx_rows():
     from ranx import Qrels, Run, evaluate
 
@@ -292,7 +307,8 @@ LIBRARIES = {
     "scikit-learn": sklearn_rows, "torchmetrics": torchmetrics_rows,
     "pytorch-ignite": ignite_rows, "tensorflow-ranking": tensorflow_ranking_rows,
     "pytrec-eval-terrier": pytrec_eval_rows, "ir-measures": ir_measures_rows,
-    "ranx": ranx_rows, "trectools": trectools_rows, "pyspark": spark_rows,
+    "cwl-eval": cwl_eval_rows, "ranx": ranx_rows, "trectools": trectools_rows,
+    "pyspark": spark_rows,
     "llama-index-core": llama_index_rows, "haystack-ai": haystack_rows, "ragas": ragas_rows,
 }
 

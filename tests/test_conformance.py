@@ -235,7 +235,8 @@ def planted(family, k, *, duplicates="first", unjudged="nonrelevant", threshold=
         top = hits[:cut]
         ranks = np.arange(1, len(top) + 1)
         if family == "P":
-            den = {"k": k, "retrieved": min(k, len(codes)), "min(R,k)": min(R, k)}[denominator or "k"]
+            den = {"k": k, "retrieved": min(k, len(codes)),
+                   "min(R,k)": min(R, k)}[denominator or "k"]
             return top.sum() / den
         if family == "R":
             return top.sum() / (min(R, k) if denominator == "min(R,k)" else R)
