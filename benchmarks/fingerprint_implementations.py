@@ -368,7 +368,9 @@ def markdown(records) -> str:
             departs += f"; {r['unexplained']} cases unexplained"
         ex = r["example"]
         degree = f"{r['example_degree']}: " if r.get("example_degree") else ""
-        example = "-" if ex is None else (f"{degree}`{ex['case']}`: {ex['value']} vs"
+        case = "" if ex is None else ex["case"]
+        case = case if len(case) <= 110 else case[:72] + " ... " + case[-33:]
+        example = "-" if ex is None else (f"{degree}`{case}`: {ex['value']} vs"
                                           f" {ex['trec_eval']}").replace("|", "\\|")
         lines.append(f"| {r['library']} {r['version']} | `{r['callable']}` | {r['measure']} |"
                      f" {r['input']} ({r['labels']}) | {'yes' if r['conforms'] else 'no'} |"
