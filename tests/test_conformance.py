@@ -89,7 +89,7 @@ def test_corpus_keeps_every_choice_its_input_can_show():
     assert dicts["duplicates"] == ("first",)  # a dict cannot repeat a document
     ids = corpus("AP@10", input="ids").degrees
     assert ids["ties"] == ("doc_id",)  # a ranked list has no ties
-    assert ids["duplicates"] == ("first", "counted")
+    assert ids["duplicates"] == ("first", "counted", "held")
     assert ids["denominator"] == ("R", "min(R,k)", "hits", "k")
     arrays = corpus("P@10", input="arrays").degrees
     assert arrays["ties"] == ("input", "optimistic", "pessimistic", "averaged")
@@ -149,6 +149,7 @@ HAND = [
     ("P", 3, {"denominator": "min(R,k)"}, {"a": 1}, [("a", 2), ("b", 1)], 1.0),
     ("P", 2, {"duplicates": "counted"}, {"a": 1}, [("a", 2), ("a", 1)], 1.0),
     ("P", 2, {}, {"a": 1}, [("a", 2), ("a", 1)], 0.5),
+    ("AP", None, {"duplicates": "held"}, {"b": 1}, [("a", 3), ("a", 2), ("b", 1)], 1 / 3),
     ("R", 2, {}, {"a": 1, "b": 1, "c": 1}, [("a", 2), ("b", 1)], 2 / 3),
     ("R", 2, {"denominator": "min(R,k)"}, {"a": 1, "b": 1, "c": 1}, [("a", 2), ("b", 1)], 1.0),
     ("R", 2, {"duplicates": "counted"}, {"a": 1}, [("a", 2), ("a", 1)], 2.0),
@@ -200,6 +201,8 @@ def _rel(g, threshold=">=1"):
 def _prepare(ranking, labels, duplicates, unjudged):
     if duplicates == "first":
         ranking = list(dict.fromkeys(ranking))
+    if duplicates == "held":  # a repeat keeps its rank, as an unjudged document
+        ranking = [d if d not in ranking[:i] else None for i, d in enumerate(ranking)]
     if unjudged == "dropped":
         ranking = [d for d in ranking if labels.get(d, -1) >= 0]
     return [labels.get(d) for d in ranking]
@@ -289,7 +292,7 @@ PLANTS = {
                           "no_judgments": ["zero", "nan"], "no_relevant": ["nan", "skipped"],
                           "empty_ranking": ["nan", "raises"]},
     ("AP", "AP@5"): {"denominator": ["min(R,k)", "hits", "k"], "threshold": [">0", "judged"],
-                     "duplicates": ["counted"], "unjudged": ["dropped"]},
+                     "duplicates": ["counted", "held"], "unjudged": ["dropped"]},
     ("P", "P@5"): {"denominator": ["retrieved", "min(R,k)"], "threshold": [">0", "judged"],
                    "duplicates": ["counted"], "no_relevant": ["raises"]},
     ("R", "R@5"): {"denominator": ["min(R,k)"], "duplicates": ["counted"],

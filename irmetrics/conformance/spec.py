@@ -62,8 +62,9 @@ _COMMON = (
                          " (bytes; for arrays, which carry no ids, the input order), the input"
                          " order, relevant first, relevant last, or the expected value over"
                          " the orders of each tie group"),
-    Degree("duplicates", ("first", "counted"),
-           "a document retrieved twice: kept at its first rank, or counted at every rank"),
+    Degree("duplicates", ("first", "counted", "held"),
+           "a document retrieved twice: kept at its first rank, counted at every rank, or"
+           " counted at its first rank while each repeat holds a rank as non-relevant"),
     Degree("unjudged", ("nonrelevant", "dropped"),
            "a retrieved document without a (non-negative) judgment: a non-relevant document"
            " that holds its rank, or removed from the ranking (trec_eval -J)"),
@@ -195,6 +196,9 @@ def value(family: Family, k: int | None, choices: dict, labels, ranking, ordered
             firsts.setdefault(doc[0], doc)
         docs = list(firsts.values())
     rel = [_code(label_of.get(doc)) for doc, _ in docs]
+    if choices["duplicates"] == "held":
+        rel = [None if any(d[0] == doc for d in docs[:i]) else r
+               for i, ((doc, _), r) in enumerate(zip(docs, rel))]
     if choices["unjudged"] == "dropped":
         keep = [r is not None for r in rel]
         docs = [d for d, kept in zip(docs, keep) if kept]
