@@ -201,7 +201,8 @@ def _corpus(name: str, k: int | None, kind: str) -> Corpus:
     cases = tuple(generate_cases(family, k, kind))
     reference = tuple(reference_values(family, k, kind, cases))
     ref = reference_choices(family, kind)
-    values, degrees = {}, {}
+    values: dict = {}
+    degrees: dict = {}
     for degree in family.degrees:
         kept = [ref[degree.name]]
         for choice in degree.choices:
