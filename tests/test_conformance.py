@@ -474,6 +474,10 @@ def test_cli_conform(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["conform", "mymetrics:p3_first", "--measure", "P@3"]) == 0
     assert "conforms" in capsys.readouterr().out
+    assert main(["conform", "mymetrics:p3_first", "-m", "P@3", "--labels", "natural"]) == 0
+    assert "conforms" in capsys.readouterr().out
+    assert main(["conform", "mymetrics:p3_first", "-m", "P@3", "--labels", "float"]) == 1
+    assert "--labels" in capsys.readouterr().err
     assert main(["conform", "mymetrics:p3", "-m", "P@3", "--input", "ids"]) == 1
     out = capsys.readouterr().out
     assert "duplicates = counted" in out
