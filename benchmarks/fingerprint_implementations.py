@@ -52,12 +52,13 @@ def _relevant(labels):
 
 
 def sklearn_rows():
-    from sklearn.metrics import average_precision_score, ndcg_score
+    from sklearn.metrics import average_precision_score, dcg_score, ndcg_score
 
     return [
         ("ndcg_score(k=10)", "nDCG@10", "arrays", "natural",
          lambda y, s: ndcg_score([y], [s], k=K)),
         ("ndcg_score", "nDCG", "arrays", "natural", lambda y, s: ndcg_score([y], [s])),
+        ("dcg_score", "DCG", "arrays", "natural", lambda y, s: dcg_score([y], [s])),
         ("average_precision_score(y >= 1)", "AP", "arrays", "natural",
          lambda y, s: average_precision_score(y >= 1, s)),
     ]

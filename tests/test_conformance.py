@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (measure, input) pairs whose corpus is checked whole; k = 10 and no k cover the
 #: families' cutoff rules.
 CORPORA = [(m, kind) for m in ("nDCG@10", "nDCG", "AP", "AP@10", "P@10", "R@10", "RR", "RR@10",
-                               "Rprec", "bpref", "Success@10", "ERR@10", "P@3", "nDCG@3")
+                               "Rprec", "bpref", "Success@10", "ERR@10", "P@3", "nDCG@3", "DCG")
            for kind in ("arrays", "ids", "dicts")]
 
 
@@ -58,7 +58,7 @@ def test_corpus_separates_every_pair_of_variants(measure, kind):
 
 
 @pytest.mark.parametrize("measure", ["nDCG@10", "nDCG", "AP", "AP@10", "P@10", "R@10", "RR",
-                                     "Rprec", "Success@10"])
+                                     "Rprec", "Success@10", "DCG"])
 def test_averaged_ties_equal_the_engines_expected_value(measure):
     """The plain "averaged" tie rule (every order of each tie group) equals the engine's
     exact expected value over random tie orders (ties="expected")."""
@@ -135,6 +135,11 @@ HAND = [
     ("nDCG", None, {"ties": "input"}, {"a": 1, "b": 0}, [("a", 1), ("b", 1)], 1.0),
     ("nDCG", None, {"ties": "pessimistic"}, {"a": 1, "b": 0}, [("b", 1), ("a", 1)], 1 / L2(3)),
     ("nDCG", None, {"ties": "optimistic"}, {"a": 0, "b": 1}, [("a", 1), ("b", 1)], 1.0),
+    ("DCG", None, {}, {"a": 2, "b": 1}, [("b", 2), ("a", 1)], 1 + 2 / L2(3)),
+    ("DCG", None, {"discount": "ln(i+1)"}, {"a": 2, "b": 1}, [("b", 2), ("a", 1)],
+     1 / math.log(2) + 2 / math.log(3)),
+    ("DCG", None, {"gain": "exponential", "discount": "max(1,log2(i))"}, {"a": 2, "b": 1},
+     [("b", 3), ("a", 2), ("c", 1)], 1 + 3),
     ("AP", None, {}, {"a": 1, "b": 1, "c": 0}, [("a", 3), ("c", 2), ("b", 1)], (1 + 2 / 3) / 2),
     ("AP", 2, {}, {"a": 1, "b": 1, "c": 1}, [("c", 3), ("x", 2), ("b", 1)], 1 / 3),
     ("AP", 2, {"denominator": "min(R,k)"}, {"a": 1, "b": 1, "c": 1}, [("c", 3), ("x", 2)], 1 / 2),
@@ -225,7 +230,7 @@ def planted(family, k, *, duplicates="first", unjudged="nonrelevant", threshold=
     """A measure on the "ids" input: fn(ranking, labels)."""
 
     def fn(ranking, labels):
-        graded = family in ("nDCG", "ERR")
+        graded = family in ("nDCG", "DCG", "ERR")
         rels = [g for g in labels.values() if (g is not None and g > 0) if graded] if graded \
             else [g for g in labels.values() if _rel(g, threshold)]
         special = _empties(labels, rels, ranking, no_judgments, no_relevant, empty_ranking)
@@ -252,7 +257,7 @@ def planted(family, k, *, duplicates="first", unjudged="nonrelevant", threshold=
             return 1.0 / (found[0] + 1) if found.size else 0.0
         if family == "Success":
             return float(top.any())
-        if family == "nDCG":
+        if family in ("nDCG", "DCG"):
             def g(x):
                 if x is None or x <= 0:
                     return 0.0
@@ -262,9 +267,12 @@ def planted(family, k, *, duplicates="first", unjudged="nonrelevant", threshold=
             def dcg(gs):
                 gs = np.asarray(gs, dtype=float)
                 i = np.arange(1, len(gs) + 1)
-                d = np.log2(i + 1) if discount == "log2(i+1)" else np.maximum(1, np.log2(i))
+                d = {"log2(i+1)": np.log2(i + 1), "ln(i+1)": np.log(i + 1),
+                     "max(1,log2(i))": np.maximum(1, np.log2(i))}[discount]
                 return (gs / d).sum()
             got = [g(x) for x in codes[:cut]]
+            if family == "DCG":
+                return dcg(got)
             pool = {"judged": sorted(map(g, labels.values()), reverse=True),
                     "retrieved": sorted(got, reverse=True),
                     "given": [g(x) for x in labels.values()]}[ideal]
@@ -291,6 +299,9 @@ PLANTS = {
                           "duplicates": ["counted"], "unjudged": ["dropped"],
                           "no_judgments": ["zero", "nan"], "no_relevant": ["nan", "skipped"],
                           "empty_ranking": ["nan", "raises"]},
+    ("DCG", "DCG"): {"gain": ["exponential", "binary"],
+                     "discount": ["max(1,log2(i))", "ln(i+1)"], "duplicates": ["counted", "held"],
+                     "unjudged": ["dropped"], "no_judgments": ["zero"]},
     ("AP", "AP@5"): {"denominator": ["min(R,k)", "hits", "k"], "threshold": [">0", "judged"],
                      "duplicates": ["counted", "held"], "unjudged": ["dropped"]},
     ("P", "P@5"): {"denominator": ["retrieved", "min(R,k)"], "threshold": [">0", "judged"],

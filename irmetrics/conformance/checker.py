@@ -29,7 +29,8 @@ INVALID = "invalid"
 QUERY_ID = "1"
 
 #: Friendly and trec_eval spellings of each family's base name, lowercased.
-_BASES = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "ap": "AP", "map": "AP", "map_cut": "AP",
+_BASES = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ap": "AP", "map": "AP",
+          "map_cut": "AP",
           "p": "P", "precision": "P", "r": "R", "recall": "R", "rr": "RR", "mrr": "RR",
           "recip_rank": "RR", "rprec": "Rprec", "r-prec": "Rprec", "bpref": "bpref",
           "success": "Success", "hitrate": "Success", "hit_rate": "Success",
@@ -330,7 +331,8 @@ def check(fn: Callable, measure: str, *, input: str = "ids", labels: str = "any"
         means the query was left out.
     measure : str
         ``"nDCG@10"``, ``"nDCG"``, ``"AP"``, ``"AP@10"``, ``"P@10"``, ``"R@10"``,
-        ``"RR"``, ``"RR@10"``, ``"Rprec"``, ``"bpref"``, ``"Success@10"``, ``"ERR@10"``
+        ``"RR"``, ``"RR@10"``, ``"Rprec"``, ``"bpref"``, ``"Success@10"``, ``"ERR@10"``,
+        ``"DCG"``
         (trec_eval spellings too: ``"ndcg_cut.10"``, ``"map"``, ``"recip_rank"``).
     input : {"ids", "arrays", "dicts"}, default "ids"
     labels : {"any", "int", "natural"}, default "any"

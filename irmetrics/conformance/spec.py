@@ -100,6 +100,13 @@ FAMILIES = {f.name: f for f in (
                "the ideal DCG at k: cut at k (trec_eval) or over every judged document"),
     ), doc="normalised discounted cumulative gain (trec_eval ndcg, ndcg_cut)",
         engine={"k": "nDCG@{k}", "none": "nDCG"}),
+    _family("DCG", "none", (
+        Degree("gain", ("linear", "exponential", "binary"),
+               "gain of a label g > 0: g (trec_eval), 2^g - 1, or 1 for g >= 1"),
+        Degree("discount", ("log2(i+1)", "max(1,log2(i))", "ln(i+1)"),
+               "discount at rank i: log2(i + 1), max(1, log2 i), or the natural log ln(i + 1)"
+               " (unlike nDCG, DCG depends on the base)"),
+    ), doc="discounted cumulative gain (trec_eval dcg)", engine={"none": "dcg"}),
     _family("AP", "optional", (
         _THRESHOLD,
         Degree("denominator", ("R", "min(R,k)", "hits", "k"),
@@ -226,7 +233,7 @@ def _code(label):
 def _relevant(family: Family, choices: dict, g) -> bool:
     if g is None or g < 0:
         return False
-    if family.name in ("nDCG", "ERR"):
+    if family.name in ("nDCG", "DCG", "ERR"):
         return g > 0  # the gain families: a query with no positive label has ideal 0
     return {">=1": g >= 1, ">0": g > 0, "judged": True}[choices["threshold"]]
 
@@ -337,6 +344,8 @@ def _gain(c, g) -> float:
 def _discount(c, i: int) -> float:
     if c["discount"] == "log2(i+1)":
         return math.log2(i + 1)
+    if c["discount"] == "ln(i+1)":
+        return math.log(i + 1)
     return max(1.0, math.log2(i))
 
 
@@ -359,6 +368,10 @@ def _ndcg(k, c, rel, judged, family):
     return dcg / idcg if idcg > 0 else 0.0
 
 
+def _dcg_measure(k, c, rel, judged, family):
+    return _dcg(c, [_gain(c, r) for r in rel])
+
+
 def _err(k, c, rel, judged, family):
     gmax = 4 if c["max_grade"] == "4" else max(g for g in judged if g is not None)
     total, reach = 0.0, 1.0
@@ -370,5 +383,5 @@ def _err(k, c, rel, judged, family):
     return total
 
 
-_MEASURES = {"nDCG": _ndcg, "AP": _ap, "P": _precision, "R": _recall, "RR": _rr,
+_MEASURES = {"nDCG": _ndcg, "DCG": _dcg_measure, "AP": _ap, "P": _precision, "R": _recall, "RR": _rr,
              "Rprec": _rprec, "bpref": _bpref, "Success": _success, "ERR": _err}
