@@ -25,7 +25,8 @@ MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot
            "irmetrics.leaderboards", "irmetrics.similarity", "irmetrics.stats.rank_intervals",
            "irmetrics.stats.topic_set_size", "irmetrics.stats.similarity",
            "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli",
-           "irmetrics.fusion", "irmetrics.fusion.condorcet", "irmetrics.io.external"]
+           "irmetrics.fusion", "irmetrics.fusion.condorcet", "irmetrics.io.external",
+           "irmetrics.conformance"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
           "ranking_metrics", "spark", "switch", "run"]
 

@@ -13,7 +13,8 @@ Where things live (imports run one way: engine ← measures ← road ← capabil
   plots, the HTML report), :mod:`~irmetrics.meta_evaluation` (``tie_report``),
   :mod:`~irmetrics.fusion` (``fuse``, ``optimize``),
   :mod:`~irmetrics.spark`, :mod:`~irmetrics.compat` (library drop-ins),
-  :mod:`~irmetrics.crosscheck` (against pytrec_eval);
+  :mod:`~irmetrics.crosscheck` (against pytrec_eval), :mod:`~irmetrics.conformance`
+  (anyone's measure against trec_eval's semantics);
 * the command line -- :mod:`~irmetrics.cli`.
 
 ``import irmetrics`` loads the road only; everything else loads on first use.

@@ -32,7 +32,8 @@ LAYERS = [
     ("measures and the device", {"measures", "device"}),
     ("the road: evaluate, Evaluator, Results", {"evaluate", "results"}),
     ("capabilities", {"adapters", "judgment_formats", "comparison", "meta_evaluation",
-                      "spark", "crosscheck", "plot", "leaderboards", "similarity", "fusion"}),
+                      "spark", "crosscheck", "plot", "leaderboards", "similarity", "fusion",
+                      "conformance"}),
     ("drop-ins", {"compat"}),
     ("faces: the package, the command line", {"irmetrics", "cli", "__main__"}),
 ]

@@ -15,15 +15,16 @@ import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import (agree_cmd, compare_cmd, eval_cmd, fuse_cmd, leaderboard_cmd, similarity_cmd,
-               validate_cmd)
+from . import (agree_cmd, compare_cmd, conform_cmd, eval_cmd, fuse_cmd, leaderboard_cmd,
+               similarity_cmd, validate_cmd)
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 __all__ = ["main"]
 
 COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
             "agree": agree_cmd.run, "similarity": similarity_cmd.run,
-            "leaderboard": leaderboard_cmd.run, "fuse": fuse_cmd.run}
+            "leaderboard": leaderboard_cmd.run, "fuse": fuse_cmd.run,
+            "conform": conform_cmd.run}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -50,6 +51,9 @@ commands:
              e.g.  irmetrics leaderboard benchmark.csv
   fuse       fuse runs into one TREC run (rrf, CombSUM, ... ranx's 25 methods)
              e.g.  irmetrics fuse -m rrf -o fused.run a.run b.run c.run
+  conform    does another library's measure implement trec_eval's semantics? the
+             convention it follows per degree of freedom, the smallest counterexample
+             e.g.  irmetrics conform mymetrics:ndcg --measure nDCG@10 --input arrays
 
 options:
   -h, --help           show this help; 'irmetrics <command> --help' explains each option

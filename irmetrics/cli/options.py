@@ -12,9 +12,11 @@ to stderr as trec_eval does.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from .. import __version__
+from ..checks import parameter_error
 from ..engine.ordering import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
 from ..parallel import MAX_THREADS
@@ -236,3 +238,14 @@ def evaluation_options(args) -> dict:
                 judged_only=args.Judged_docs_only, max_docs=max_docs,
                 complete=args.complete_rel_info_wanted, semantics=args.semantics,
                 ties=args.ties, relevance="float" if args.float_relevance else "int")
+
+
+def parse_tolerance(text: str) -> float:
+    """``--tolerance``: a finite number >= 0 (NaN or inf would accept any difference)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < 0:
+        raise parameter_error("--tolerance", "a finite number >= 0", text)
+    return value

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 
-from ..checks import parameter_error
 from ..crosscheck import TOLERANCE, crosscheck, default_measures
 from ..measures.parse import parse_measures
 from .inputs import read_judgments, read_run
-from .options import EXIT_OK, CliParser, add_version, check_measure_syntax, parse_int
+from .options import (EXIT_OK, CliParser, add_version, check_measure_syntax, parse_int,
+                      parse_tolerance)
 
 #: Exit status when some value differs (same as a usage error: trec_eval has no other).
 EXIT_DIFFERS = 1
@@ -55,7 +54,7 @@ def build_parser() -> CliParser:
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
     level = parse_int("-l", args.level_for_rel)
-    tolerance = _parse_tolerance(args.tolerance)
+    tolerance = parse_tolerance(args.tolerance)
     measures = args.measures or default_measures()
     check_measure_syntax(measures)
     parse_measures(measures, supported=lambda m: m.pytrec_eval)
@@ -66,13 +65,3 @@ def run(argv: list[str], stdout, stderr) -> int:
     stdout.write(report.format())
     return EXIT_OK if report.ok else EXIT_DIFFERS
 
-
-def _parse_tolerance(text: str) -> float:
-    """``--tolerance``: a finite number >= 0 (NaN or inf would accept any difference)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value) or value < 0:
-        raise parameter_error("--tolerance", "a finite number >= 0", text)
-    return value
