@@ -1,0 +1,343 @@
+"""Readers for the files of retrieval-augmented generation evaluation.
+
+* :func:`read_nuggets` -- castorini/nuggetizer's nugget file (``create`` output): one JSON
+  object per line, ``{"qid", "query", "nuggets": [{"text", "importance"}]}``;
+* :func:`read_assignments` -- nuggetizer's assignment file (``assign`` output, answers
+  mode): ``{"qid", "run_id", "answer_text", "nuggets": [{"text", "importance",
+  "assignment"}]}``, one line per (run, topic);
+* :func:`read_answers` -- the TREC RAG answer format (castorini/ragnarok, TREC RAG 2024 and
+  2025): ``{"run_id", "topic_id" | "narrative_id", "references": [segment ids], "answer":
+  [{"text", "citations": [indices into references]}]}``.
+
+Each returns polars DataFrames with one row per nugget (or citation), so that the measures
+of :mod:`irmetrics.rag.nuggets` are column operations. Every error names the file, the
+1-based line and the topic, and the run where the line has one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import polars as pl
+
+from irmetrics.exceptions import InputFormatError
+
+#: nuggetizer's importance labels.
+IMPORTANCE = ("vital", "okay")
+
+#: nuggetizer's assignment labels, from no support to full support.
+ASSIGNMENT = ("not_support", "partial_support", "support")
+
+
+def _records(path):
+    """``(line number, object)`` of every non-blank line of a JSON Lines file."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise InputFormatError(f"cannot read the file ({err.strerror})", path=source) from None
+    except UnicodeDecodeError:
+        raise InputFormatError("not UTF-8 text (JSON Lines are UTF-8)", path=source) from None
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputFormatError(f"not a JSON object ({err.msg})", path=source,
+                                   line=number) from None
+        if not isinstance(record, dict):
+            raise InputFormatError(f"expected a JSON object, found {type(record).__name__}",
+                                   path=source, line=number)
+        out.append((number, record))
+    if not out:
+        raise InputFormatError("no records (an empty file)", path=source)
+    return source, out
+
+
+def _field(record: dict, names: tuple, source: str, line: int, what: str):
+    for name in names:
+        if name in record:
+            value = record[name]
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+                return str(value)
+            raise InputFormatError(f"`{name}` must be a non-empty string; got {value!r}",
+                                   path=source, line=line)
+    raise InputFormatError(f"no {what} (expected the field {' or '.join(map(repr, names))})",
+                           path=source, line=line)
+
+
+def _nugget_list(record: dict, source: str, line: int, topic: str, run: str | None):
+    nuggets = record.get("nuggets")
+    if not isinstance(nuggets, list):
+        raise InputFormatError(f"`nuggets` must be a list{_of_run(run)}; got {nuggets!r}",
+                               path=source, line=line, query_id=topic)
+    for i, nugget in enumerate(nuggets):
+        if not isinstance(nugget, dict) or not isinstance(nugget.get("text"), str):
+            raise InputFormatError(f"nugget {i} must be an object with a string `text`"
+                                   f"{_of_run(run)}; got {nugget!r}", path=source, line=line,
+                                   query_id=topic)
+        if nugget.get("importance") not in IMPORTANCE:
+            raise InputFormatError(f"nugget {i} `importance` must be one of"
+                                   f" {', '.join(IMPORTANCE)}{_of_run(run)}; got"
+                                   f" {nugget.get('importance')!r}", path=source, line=line,
+                                   query_id=topic)
+    return nuggets
+
+
+def _of_run(run: str | None) -> str:
+    return f" in run {run!r}" if run is not None else ""
+
+
+def read_nuggets(path) -> pl.DataFrame:
+    """Read nuggetizer's nugget file: the nuggets of every topic.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        JSON Lines, one topic a line: ``{"qid": ..., "nuggets": [{"text": ...,
+        "importance": "vital" | "okay"}, ...]}`` (other fields, such as ``query``, are
+        ignored).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``topic_id``, ``nugget`` (position in the topic's list, from 0), ``text``,
+        ``importance``; one row a nugget, in file order.
+
+    Raises
+    ------
+    InputFormatError
+        A line that is not a JSON object, no ``qid``, ``nuggets`` not a list, an importance
+        other than ``vital``/``okay``, a topic given twice; naming file, line and topic.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> line = '{"qid": "q1", "nuggets": [{"text": "a", "importance": "vital"}]}\\n'
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write(line)
+    >>> read_nuggets(fh.name).rows()
+    [('q1', 0, 'a', 'vital')]
+    >>> os.unlink(fh.name)
+    """
+    source, records = _records(path)
+    topics: list[str] = []
+    positions: list[int] = []
+    texts: list[str] = []
+    importance: list[str] = []
+    seen: dict[str, int] = {}
+    for line, record in records:
+        topic = _field(record, ("qid",), source, line, "topic id")
+        if topic in seen:
+            raise InputFormatError(f"topic given twice (first on line {seen[topic]})",
+                                   path=source, line=line, query_id=topic)
+        seen[topic] = line
+        nuggets = _nugget_list(record, source, line, topic, None)
+        topics += [topic] * len(nuggets)
+        positions += range(len(nuggets))
+        texts += [n["text"] for n in nuggets]
+        importance += [n["importance"] for n in nuggets]
+    return pl.DataFrame({"topic_id": topics, "nugget": positions, "text": texts,
+                         "importance": importance},
+                        schema={"topic_id": pl.String, "nugget": pl.Int64, "text": pl.String,
+                                "importance": pl.String})
+
+
+def read_assignments(path, *, run_id: str | None = None) -> pl.DataFrame:
+    """Read nuggetizer's assignment file: which nuggets each answer supports.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        JSON Lines, one answer a line: ``{"qid": ..., "run_id": ..., "nuggets": [{"text":
+        ..., "importance": ..., "assignment": "support" | "partial_support" |
+        "not_support"}, ...]}``.
+    run_id : str, optional
+        The run of lines without a ``run_id`` field (nuggetizer writes one only in
+        answers mode); default: the file name without its suffixes.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id``, ``topic_id``, ``line``, ``nugget`` (position in the answer's list),
+        ``text``, ``importance``, ``assignment``; one row a nugget. An answer with an
+        empty nugget list has one row with ``nugget``, ``text``, ``importance`` and
+        ``assignment`` null, so that it is listed, not lost.
+
+    Raises
+    ------
+    InputFormatError
+        A label outside support/partial_support/not_support, a bad importance, no
+        ``qid``, an answer given twice for a (run, topic); naming file, line, topic
+        and run.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> line = ('{"qid": "q1", "run_id": "r", "nuggets": [{"text": "a", "importance":'
+    ...         ' "vital", "assignment": "support"}]}\\n')
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write(line)
+    >>> read_assignments(fh.name).rows()
+    [('r', 'q1', 1, 0, 'a', 'vital', 'support')]
+    >>> os.unlink(fh.name)
+    """
+    source, records = _records(path)
+    default_run = run_id if run_id is not None else os.path.basename(source).split(".")[0]
+    columns: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "nugget", "text",
+                                                "importance", "assignment")}
+    seen: dict[tuple, int] = {}
+    for line, record in records:
+        topic = _field(record, ("qid", "topic_id"), source, line, "topic id")
+        run = (_field(record, ("run_id",), source, line, "run id") if "run_id" in record
+               else default_run)
+        if (run, topic) in seen:
+            raise InputFormatError(f"a second answer of run {run!r} for this topic (first on"
+                                   f" line {seen[run, topic]})", path=source, line=line,
+                                   query_id=topic)
+        seen[run, topic] = line
+        nuggets = _nugget_list(record, source, line, topic, run)
+        for i, nugget in enumerate(nuggets):
+            if nugget.get("assignment") not in ASSIGNMENT:
+                raise InputFormatError(f"nugget {i} `assignment` must be one of"
+                                       f" {', '.join(ASSIGNMENT)} in run {run!r}; got"
+                                       f" {nugget.get('assignment')!r}", path=source,
+                                       line=line, query_id=topic)
+        rows = nuggets or [None]
+        columns["run_id"] += [run] * len(rows)
+        columns["topic_id"] += [topic] * len(rows)
+        columns["line"] += [line] * len(rows)
+        columns["nugget"] += list(range(len(nuggets))) if nuggets else [None]
+        for key in ("text", "importance", "assignment"):
+            columns[key] += [n[key] for n in nuggets] if nuggets else [None]
+    return pl.DataFrame(columns, schema={"run_id": pl.String, "topic_id": pl.String,
+                                         "line": pl.Int64, "nugget": pl.Int64,
+                                         "text": pl.String, "importance": pl.String,
+                                         "assignment": pl.String})
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Generated answers in the TREC RAG format (:func:`read_answers`).
+
+    Attributes
+    ----------
+    answers : polars.DataFrame
+        One row an answer: ``run_id``, ``topic_id``, ``line``, ``sentences``,
+        ``cited_sentences`` (sentences with at least one citation), ``references``.
+    citations : polars.DataFrame
+        One row a citation: ``run_id``, ``topic_id``, ``line``, ``sentence`` (from 0),
+        ``segment_id`` (the reference it points to).
+    source : str
+    """
+
+    answers: pl.DataFrame
+    citations: pl.DataFrame
+    source: str
+
+
+def read_answers(path) -> Answers:
+    """Read generated answers in the TREC RAG format (ragnarok's output).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        JSON Lines, one answer a line: ``{"run_id": ..., "topic_id": ... (TREC RAG 2024) or
+        "narrative_id": ... (2025), "references": [segment ids], "answer": [{"text": ...,
+        "citations": [indices into references]}]}``. Segment ids are taken whole: a ``#``
+        inside one (``msmarco_v2.1_doc_02_1767598871#0_2981309782``) is no comment.
+
+    Returns
+    -------
+    Answers
+
+    Raises
+    ------
+    InputFormatError
+        No run or topic id, ``references`` not a list of strings, a citation that is not
+        an index into ``references``, a (run, topic) answered twice; naming file, line,
+        topic and run.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> line = ('{"run_id": "r", "topic_id": "t1", "references": ["d#0_1", "d#1_2"],'
+    ...         ' "answer": [{"text": "x", "citations": [1]}, {"text": "y", "citations": []}]}\\n')
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write(line)
+    >>> a = read_answers(fh.name)
+    >>> a.citations.select("topic_id", "sentence", "segment_id").rows()
+    [('t1', 0, 'd#1_2')]
+    >>> a.answers.select("sentences", "cited_sentences").row(0)
+    (2, 1)
+    >>> os.unlink(fh.name)
+    """
+    source, records = _records(path)
+    answers: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "sentences",
+                                                "cited_sentences", "references")}
+    cites: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "sentence",
+                                              "segment_id")}
+    seen: dict[tuple, int] = {}
+    for line, record in records:
+        run = _field(record, ("run_id",), source, line, "run id")
+        topic = _field(record, ("topic_id", "narrative_id"), source, line, "topic id")
+        if (run, topic) in seen:
+            raise InputFormatError(f"a second answer of run {run!r} for this topic (first on"
+                                   f" line {seen[run, topic]})", path=source, line=line,
+                                   query_id=topic)
+        seen[run, topic] = line
+        refs = record.get("references", [])
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            raise InputFormatError(f"`references` must be a list of segment ids in run"
+                                   f" {run!r}; got {refs!r}", path=source, line=line,
+                                   query_id=topic)
+        sentences = record.get("answer")
+        if not isinstance(sentences, list):
+            raise InputFormatError(f"`answer` must be a list of sentences in run {run!r};"
+                                   f" got {sentences!r}", path=source, line=line,
+                                   query_id=topic)
+        cited = 0
+        for s, sentence in enumerate(sentences):
+            indices = sentence.get("citations", []) if isinstance(sentence, dict) else None
+            if not isinstance(indices, list):
+                raise InputFormatError(f"sentence {s} must be an object with a list"
+                                       f" `citations` in run {run!r}; got {sentence!r}",
+                                       path=source, line=line, query_id=topic)
+            for index in indices:
+                if (not isinstance(index, int) or isinstance(index, bool)
+                        or not 0 <= index < len(refs)):
+                    raise InputFormatError(f"sentence {s} cites {index!r}, which is not an"
+                                           f" index into its {len(refs)} references in run"
+                                           f" {run!r}", path=source, line=line,
+                                           query_id=topic)
+            # A segment cited twice by one sentence counts once (ragnarok's validator).
+            unique = list(dict.fromkeys(indices))
+            cited += bool(unique)
+            cites["run_id"] += [run] * len(unique)
+            cites["topic_id"] += [topic] * len(unique)
+            cites["line"] += [line] * len(unique)
+            cites["sentence"] += [s] * len(unique)
+            cites["segment_id"] += [refs[i] for i in unique]
+        answers["run_id"].append(run)
+        answers["topic_id"].append(topic)
+        answers["line"].append(line)
+        answers["sentences"].append(len(sentences))
+        answers["cited_sentences"].append(cited)
+        answers["references"].append(len(refs))
+    return Answers(
+        pl.DataFrame(answers, schema={"run_id": pl.String, "topic_id": pl.String,
+                                      "line": pl.Int64, "sentences": pl.Int64,
+                                      "cited_sentences": pl.Int64, "references": pl.Int64}),
+        pl.DataFrame(cites, schema={"run_id": pl.String, "topic_id": pl.String,
+                                    "line": pl.Int64, "sentence": pl.Int64,
+                                    "segment_id": pl.String}),
+        source)
+
+
+__all__ = ["ASSIGNMENT", "IMPORTANCE", "Answers", "read_answers", "read_assignments",
+           "read_nuggets"]
