@@ -388,3 +388,15 @@ def test_fixtures_are_what_make_py_writes(tmp_path):
     module.main()
     for path in sorted(tmp_path.iterdir()):
         assert path.read_bytes() == (FIX / path.name).read_bytes(), path.name
+
+
+def test_docs_worked_example_prints_what_the_page_shows(monkeypatch, capsys):
+    import re
+
+    doc = (FIX.parents[1] / "docs" / "rag.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    shown = re.search(r"prints\n\n```text\n(.*?)```", doc, re.S).group(1)
+    monkeypatch.chdir(FIX)
+    with warnings.catch_warnings():
+        exec(compile(code, "docs/rag.md", "exec"), {})
+    assert capsys.readouterr().out == shown
