@@ -400,3 +400,27 @@ def test_docs_worked_example_prints_what_the_page_shows(monkeypatch, capsys):
     with warnings.catch_warnings():
         exec(compile(code, "docs/rag.md", "exec"), {})
     assert capsys.readouterr().out == shown
+
+
+def test_cli_compare_reads_written_nugget_scores(tmp_path, capsys):
+    from irmetrics.cli import main
+
+    scores = _fixture_scores("human")
+    paths = []
+    for run in ("bm25-gen", "dense-gen"):
+        scores.write_per_query(run, tmp_path / f"{run}.eval")
+        paths.append(str(tmp_path / f"{run}.eval"))
+        back = irm.io.per_query.read_per_query(tmp_path / f"{run}.eval")
+        for m in rag.NUGGET_MEASURES:   # full precision: the same numbers come back
+            assert back.values(m).tolist() == scores.per_query(run).values(m).tolist()
+    status = main(["compare", "-m", "all_score", "--format", "csv", *paths])
+    out = capsys.readouterr().out
+    assert status in (0, None), out
+    systems = scores.systems()
+    want = irm.compare(None, {k: systems[k] for k in ("bm25-gen", "dense-gen")},
+                       ["all_score"], baseline="bm25-gen").table().row(0, named=True)
+    import io
+    got = pl.read_csv(io.StringIO(out)).row(0, named=True)
+    assert (got["system"], got["baseline"]) == ("dense-gen.eval", "bm25-gen.eval")
+    for column in ("diff", "ci_low", "ci_high", "p_value"):
+        assert got[column] == pytest.approx(want[column], rel=1e-12)

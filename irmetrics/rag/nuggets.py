@@ -67,6 +67,32 @@ class NuggetScores:
         """``{run: per_query(run)}``: what :func:`irmetrics.compare` takes as ``runs``."""
         return {run: self.per_query(run) for run in self.runs}
 
+    def write_per_query(self, run: str, path) -> None:
+        """Write ``run``'s scores as a ``trec_eval -q`` file (``measure topic value``
+        lines, values in full precision, then ``runid all <run>``), which ``irmetrics
+        compare`` and :func:`~irmetrics.io.per_query.read_per_query` read.
+
+        Examples
+        --------
+        >>> import os, tempfile, polars as pl
+        >>> from irmetrics.io.per_query import read_per_query
+        >>> a = pl.DataFrame({"run_id": ["r"], "topic_id": ["q1"], "line": [1],
+        ...                   "nugget": [0], "text": ["a"], "importance": ["okay"],
+        ...                   "assignment": ["partial_support"]})
+        >>> path = os.path.join(tempfile.mkdtemp(), "r.eval")
+        >>> nugget_scores(a).write_per_query("r", path)
+        >>> read_per_query(path).values("all_score").tolist()
+        [0.5]
+        """
+        scores = self.per_query(run)  # checks the run
+        lines = (self.frame.filter(pl.col("run_id") == run)
+                 .unpivot(on=list(NUGGET_MEASURES), index="topic_id")
+                 .select(pl.col("variable"), pl.col("topic_id"),
+                         pl.col("value").cast(pl.String)))  # shortest round-trip digits
+        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as fh:
+            lines.write_csv(fh, separator="\t", include_header=False, quote_style="never")
+            fh.write(f"runid\tall\t{scores.run_name}\n")
+
     def means(self) -> pl.DataFrame:
         """Each run's mean of every measure over its scored topics (nuggetizer's
         ``calculate_global_metrics`` for a file of one run)."""
