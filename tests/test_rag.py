@@ -424,3 +424,74 @@ def test_cli_compare_reads_written_nugget_scores(tmp_path, capsys):
     assert (got["system"], got["baseline"]) == ("dense-gen.eval", "bm25-gen.eval")
     for column in ("diff", "ci_low", "ci_high", "p_value"):
         assert got[column] == pytest.approx(want[column], rel=1e-12)
+
+
+# autojudge-evaluate's tests/test_evaluation.py: two "tot" leaderboards and its table.
+_EXAMPLE_01 = """
+run_01 ORACLE query-01 1
+run_02 ORACLE query-01 2
+run_03 ORACLE query-01 3
+run_04 ORACLE query-01 4
+run_01 ORACLE all 1
+run_02 ORACLE all 2
+run_03 ORACLE all 3
+run_04 ORACLE all 4
+"""
+_EXAMPLE_02 = "".join(
+    f"run_0{r} {m} {t} {v}\n" for m, values in (("M1", (1, 3, 2, 4)), ("M2", (4, 3, 2, 1)))
+    for t in ("query-01", "all") for r, v in zip(range(1, 5), values))
+
+
+@pytest.mark.parametrize("truth, judge, truth_m, judge_m, expected", [
+    ("l1", "l2", "ORACLE", "M1", (0.666666666, 0.8, 0.8, 0.666666666)),
+    ("l1", "l2", "ORACLE", "M2", (-1.0, -1.0, -1.0, -1.0)),
+    ("l2", "l2", "M2", "M1", (-0.666666666, -0.8, -0.8, -0.666666666)),
+    ("l2", "l1", "M2", "ORACLE", (-1.0, -1.0, -1.0, -1.0)),
+    ("l1", "l1", "ORACLE", "ORACLE", (1.0, 1.0, 1.0, 1.0)),
+])
+def test_autojudge_meta_evaluate_table(tmp_path, truth, judge, truth_m, judge_m, expected):
+    (tmp_path / "l1").write_text(_EXAMPLE_01)
+    (tmp_path / "l2").write_text(_EXAMPLE_02)
+    table = rag.judge_correlations(tmp_path / truth, tmp_path / judge, truth_measure=truth_m,
+                                   judge_measure=judge_m)
+    assert table["statistic"].to_list() == ["kendall", "pearson", "spearman", "tauap_b"]
+    np.testing.assert_allclose(table["estimate"], expected, atol=1e-5)
+    # one topic: every resample is that topic, the interval is the point
+    np.testing.assert_allclose(table["ci_low"], expected, atol=1e-5)
+
+
+def test_judge_correlations_intervals_and_formats(tmp_path):
+    rng = np.random.default_rng(11)
+    runs, topics = [f"r{i}" for i in range(6)], [f"t{j}" for j in range(15)]
+    truth = rng.random((15, 6)) + np.linspace(0, 0.5, 6)
+    judge = truth + rng.normal(0, 0.1, truth.shape)
+    lines = [f"{r} {t} nugget_coverage {float(truth[j, i])!r}" for j, t in enumerate(topics)
+             for i, r in enumerate(runs)]
+    (tmp_path / "truth.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "judge.jsonl").write_text("".join(
+        json.dumps({"run_id": r, "topic_id": t, "measure": "score", "value": float(judge[j, i])})
+        + "\n" for j, t in enumerate(topics) for i, r in enumerate(runs)))
+    t = rag.read_leaderboard(tmp_path / "truth.txt", format="ir_measures")
+    j = rag.read_leaderboard(tmp_path / "judge.jsonl", format="jsonl")
+    got = rag.judge_correlations(t, j, truth_measure="nugget_coverage", judge_measure="score",
+                                 n_resamples=200)
+    want = rag.leaderboard_correlations(truth, judge, n_resamples=200)
+    np.testing.assert_allclose(got["estimate"], want["estimate"], atol=1e-12)
+    np.testing.assert_allclose(got["ci_low"], want["ci_low"], atol=1e-12)
+    with pytest.raises(ParameterError, match=r"only in truth: \['r5'\]"):
+        rag.judge_correlations(t, j.filter(pl.col("run_id") != "r5"),
+                               truth_measure="nugget_coverage", judge_measure="score")
+    with pytest.raises(ParameterError, match="truth_measure"):
+        rag.judge_correlations(t, j, truth_measure="nope", judge_measure="score")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("r1 M t1\n", r"b.txt:1: a tot line has 4 fields"),
+    ("r1 M t1 x\n", r"b.txt:1: the value 'x' of measure 'M' in run 'r1' is not a number"
+                    r" \(query_id 't1'\)"),
+    ("r1 M t1 1\nr1 M t1 2\n", r"b.txt:2: measure 'M' of run 'r1' given twice"),
+])
+def test_leaderboard_errors(tmp_path, text, match):
+    (tmp_path / "b.txt").write_text(text)
+    with pytest.raises(InputFormatError, match=match):
+        rag.read_leaderboard(tmp_path / "b.txt")

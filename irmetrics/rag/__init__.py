@@ -9,19 +9,22 @@
 * :mod:`~irmetrics.rag.assessors` -- :func:`assessor_agreement`: a human and an LLM nugget
   assessor, label by label and leaderboard against leaderboard;
 * :mod:`~irmetrics.rag.correlation` -- autojudge-evaluate's meta-evaluation correlations
-  with intervals, and retrieval against generation per topic and across systems.
+  with intervals (from its leaderboard files too), and retrieval against generation per
+  topic and across systems.
 """
 
 from .assessors import AssessorAgreement, assessor_agreement
 from .citations import check_citations, citation_scores
 from .correlation import (LEADERBOARD_STATISTICS, TOPIC_STATISTICS, RetrievalVsGeneration,
-                          leaderboard_correlations, retrieval_vs_generation,
+                          judge_correlations, leaderboard_correlations, retrieval_vs_generation,
                           topic_correlations)
-from .formats import ASSIGNMENT, IMPORTANCE, Answers, read_answers, read_assignments, read_nuggets
+from .formats import (ASSIGNMENT, IMPORTANCE, LEADERBOARD_FORMATS, Answers, read_answers,
+                      read_assignments, read_leaderboard, read_nuggets)
 from .nuggets import DEFAULT_WEIGHTS, NUGGET_MEASURES, NuggetScores, nugget_scores
 
 __all__ = ["ASSIGNMENT", "Answers", "AssessorAgreement", "DEFAULT_WEIGHTS", "IMPORTANCE",
-           "LEADERBOARD_STATISTICS", "NUGGET_MEASURES", "NuggetScores", "RetrievalVsGeneration",
-           "TOPIC_STATISTICS", "assessor_agreement", "check_citations", "citation_scores",
+           "LEADERBOARD_FORMATS", "LEADERBOARD_STATISTICS", "NUGGET_MEASURES", "NuggetScores",
+           "RetrievalVsGeneration", "TOPIC_STATISTICS", "assessor_agreement",
+           "check_citations", "citation_scores", "judge_correlations",
            "leaderboard_correlations", "nugget_scores", "read_answers", "read_assignments",
-           "read_nuggets", "retrieval_vs_generation", "topic_correlations"]
+           "read_leaderboard", "read_nuggets", "retrieval_vs_generation", "topic_correlations"]

@@ -3,6 +3,8 @@
 * :func:`leaderboard_correlations` -- the columns of autojudge-evaluate's ``meta-evaluate``
   table (``kendall``, ``pearson``, ``spearman``, ``tauap_b``) between a truth and a judge
   leaderboard, the same numbers, plus bootstrap intervals over topics;
+* :func:`judge_correlations` -- the same from autojudge-evaluate's leaderboard files
+  (:func:`~irmetrics.rag.read_leaderboard`), estimates on their aggregate rows;
 * :func:`topic_correlations` -- the same statistics between two measures across topics
   (does a topic with better retrieval get a better answer?), with bootstrap intervals;
 * :func:`retrieval_vs_generation` -- per topic, a retrieval run's measure next to its
@@ -12,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -21,6 +24,7 @@ import polars as pl
 from irmetrics.checks import check_float, check_int, parameter_error
 from irmetrics.exceptions import ShapeError
 from irmetrics.stats import kendall_tau_b, pearson_r, spearman_rho, tau_ap
+from .formats import read_leaderboard
 from .nuggets import NuggetScores
 
 #: The statistics of :func:`leaderboard_correlations`, autojudge-evaluate's names.
@@ -143,6 +147,91 @@ def leaderboard_correlations(truth, judge, *, n_resamples: int = 1000, seed: int
         low, high = _bootstrap(x, y, LEADERBOARD_STATISTICS, _sorted_means, n_resamples,
                                seed, level)
     return _table(LEADERBOARD_STATISTICS, estimate, low, high, m, x.shape[0] if per_topic else 0)
+
+
+def _board(value, what: str, fmt: str) -> pl.DataFrame:
+    if isinstance(value, pl.DataFrame):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return read_leaderboard(value, format=fmt)
+    raise parameter_error(what, "a path or the DataFrame of read_leaderboard", type(value))
+
+
+def judge_correlations(truth, judge, *, truth_measure: str, judge_measure: str,
+                       format: str = "tot", n_resamples: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> pl.DataFrame:
+    """autojudge-evaluate's ``meta-evaluate`` row for one (truth measure, judge measure).
+
+    The estimates are :func:`leaderboard_correlations` of the runs' aggregate values (the
+    ``all`` rows, as autojudge-evaluate takes them; the mean of the per-topic values where
+    a side has none); the intervals resample the topics both sides score for every run.
+
+    Parameters
+    ----------
+    truth, judge : path or polars.DataFrame
+        Leaderboards (:func:`~irmetrics.rag.read_leaderboard`).
+    truth_measure, judge_measure : str
+    format : {"tot", "ir_measures", "jsonl"}, default "tot"
+        The format of the leaderboards given as paths.
+    n_resamples, seed, level
+        As for :func:`leaderboard_correlations`.
+
+    Returns
+    -------
+    polars.DataFrame
+        As :func:`leaderboard_correlations`.
+
+    Raises
+    ------
+    ParameterError
+        A measure missing from its leaderboard, or runs only one side has (named).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> def board(measure, values):
+    ...     runs = [f"run_0{i}" for i in range(1, 5)]
+    ...     return pl.DataFrame({"run_id": runs * 2, "measure": [measure] * 8,
+    ...                          "topic_id": ["q1"] * 4 + ["all"] * 4,
+    ...                          "value": [float(v) for v in values * 2], "line": range(8)})
+    >>> t = judge_correlations(board("ORACLE", [1, 2, 3, 4]), board("M1", [1, 3, 2, 4]),
+    ...                        truth_measure="ORACLE", judge_measure="M1")
+    >>> [round(v, 4) for v in t["estimate"]]
+    [0.6667, 0.8, 0.8, 0.6667]
+    """
+    sides = []
+    for name, value, measure in (("truth", truth, truth_measure), ("judge", judge,
+                                                                   judge_measure)):
+        frame = _board(value, name, format).filter(pl.col("measure") == measure)
+        if frame.height == 0:
+            raise parameter_error(f"{name}_measure", f"a measure of the {name} leaderboard",
+                                  measure)
+        sides.append(frame)
+    runs = [set(f["run_id"].unique().to_list()) for f in sides]
+    if runs[0] != runs[1]:
+        raise parameter_error("judge", "a leaderboard of the truth's runs (only in truth:"
+                              f" {sorted(runs[0] - runs[1])}; only in judge:"
+                              f" {sorted(runs[1] - runs[0])})", "mismatched runs")
+    order = sorted(runs[0])
+    aggregates, topics = [], []
+    for frame in sides:
+        rows = frame.filter(pl.col("topic_id") == "all")
+        per_topic = frame.filter(pl.col("topic_id") != "all")
+        if rows["run_id"].n_unique() < len(order):
+            rows = per_topic.group_by("run_id").agg(pl.col("value").mean())
+        aggregates.append(rows.select("run_id", "value").sort("run_id")["value"].to_numpy())
+        topics.append(per_topic.pivot(on="run_id", index="topic_id", values="value")
+                      .drop_nulls())
+    table = leaderboard_correlations(aggregates[0], aggregates[1])
+    common = topics[0].join(topics[1], on="topic_id", suffix="_judge")
+    if common.height and n_resamples:
+        x = common.select(order).to_numpy()
+        y = common.select([f"{r}_judge" for r in order]).to_numpy()
+        spread = leaderboard_correlations(x, y, n_resamples=n_resamples, seed=seed,
+                                          level=level)
+        table = table.with_columns(ci_low=spread["ci_low"], ci_high=spread["ci_high"],
+                                   topics=spread["topics"])
+    return table
 
 
 def topic_correlations(x, y, *, n_resamples: int = 1000, seed: int = 0,
@@ -299,4 +388,4 @@ def retrieval_vs_generation(retrieval: dict, generation: NuggetScores, *,
 
 
 __all__ = ["LEADERBOARD_STATISTICS", "RetrievalVsGeneration", "TOPIC_STATISTICS",
-           "leaderboard_correlations", "retrieval_vs_generation", "topic_correlations"]
+           "judge_correlations", "leaderboard_correlations", "retrieval_vs_generation", "topic_correlations"]

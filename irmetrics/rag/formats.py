@@ -5,6 +5,8 @@
 * :func:`read_assignments` -- nuggetizer's assignment file (``assign`` output, answers
   mode): ``{"qid", "run_id", "answer_text", "nuggets": [{"text", "importance",
   "assignment"}]}``, one line per (run, topic);
+* :func:`read_leaderboard` -- autojudge-evaluate's leaderboard files (``tot``,
+  ``ir_measures``, ``jsonl``): one value per (run, measure, topic), ``all`` the aggregate;
 * :func:`read_answers` -- the TREC RAG answer format (castorini/ragnarok, TREC RAG 2024 and
   2025): ``{"run_id", "topic_id" | "narrative_id", "references": [segment ids], "answer":
   [{"text", "citations": [indices into references]}]}``.
@@ -339,5 +341,95 @@ def read_answers(path) -> Answers:
         source)
 
 
-__all__ = ["ASSIGNMENT", "IMPORTANCE", "Answers", "read_answers", "read_assignments",
-           "read_nuggets"]
+#: autojudge-evaluate's leaderboard formats read by :func:`read_leaderboard`: the order
+#: of the fields of a text line (``jsonl`` has them by name).
+LEADERBOARD_FORMATS = {"tot": ("run_id", "measure", "topic_id", "value"),
+                       "ir_measures": ("run_id", "topic_id", "measure", "value"),
+                       "jsonl": ()}
+
+
+def read_leaderboard(path, *, format: str = "tot") -> pl.DataFrame:
+    """Read a leaderboard file of autojudge-evaluate (TREC AutoJudge).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``tot``: ``run_id measure topic_id value`` lines; ``ir_measures``: ``run_id topic_id
+        measure value``; ``jsonl``: objects with ``run_id``, ``topic_id``, ``measure``,
+        ``value``. The topic ``all`` holds a run's aggregate.
+    format : {"tot", "ir_measures", "jsonl"}, default "tot"
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id``, ``measure``, ``topic_id``, ``value`` (float), ``line``.
+
+    Raises
+    ------
+    InputFormatError
+        A line with the wrong number of fields, a value that is not a number, a (run,
+        measure, topic) given twice; naming file, line, topic and run.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+    ...     _ = fh.write("run_01 M1 query-01 1\\nrun_01 M1 all 1\\n")
+    >>> read_leaderboard(fh.name).select("run_id", "measure", "topic_id", "value").rows()
+    [('run_01', 'M1', 'query-01', 1.0), ('run_01', 'M1', 'all', 1.0)]
+    >>> os.unlink(fh.name)
+    """
+    from irmetrics.checks import check_choice
+
+    check_choice("format", format, tuple(LEADERBOARD_FORMATS))
+    source = os.fspath(path)
+    rows: dict[str, list] = {k: [] for k in ("run_id", "measure", "topic_id", "value", "line")}
+    if format == "jsonl":
+        _, records = _records(path)
+        for line, record in records:
+            for key in ("run_id", "measure", "topic_id"):
+                rows[key].append(_field(record, (key,), source, line, key))
+            rows["value"].append(record.get("value"))
+            rows["line"].append(line)
+    else:
+        order = LEADERBOARD_FORMATS[format]
+        try:
+            with open(source, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except OSError as err:
+            raise InputFormatError(f"cannot read the file ({err.strerror})",
+                                   path=source) from None
+        for number, text in enumerate(lines, start=1):
+            parts = text.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise InputFormatError(f"a {format} line has 4 fields ({' '.join(order)});"
+                                       f" found {len(parts)}", path=source, line=number)
+            for key, value in zip(order, parts):
+                rows[key].append(value)
+            rows["line"].append(number)
+    values = []
+    for i, value in enumerate(rows["value"]):
+        try:
+            values.append(float(value))
+        except (TypeError, ValueError):
+            raise InputFormatError(f"the value {value!r} of measure {rows['measure'][i]!r} in"
+                                   f" run {rows['run_id'][i]!r} is not a number",
+                                   path=source, line=rows["line"][i],
+                                   query_id=rows["topic_id"][i]) from None
+    rows["value"] = values
+    frame = pl.DataFrame(rows, schema={"run_id": pl.String, "measure": pl.String,
+                                       "topic_id": pl.String, "value": pl.Float64,
+                                       "line": pl.Int64})
+    twice = frame.filter(pl.struct("run_id", "measure", "topic_id").is_duplicated())
+    if twice.height:
+        row = twice.row(1, named=True)
+        raise InputFormatError(f"measure {row['measure']!r} of run {row['run_id']!r} given"
+                               " twice for the topic", path=source, line=row["line"],
+                               query_id=row["topic_id"])
+    return frame
+
+
+__all__ = ["ASSIGNMENT", "IMPORTANCE", "LEADERBOARD_FORMATS", "Answers", "read_answers",
+           "read_assignments", "read_leaderboard", "read_nuggets"]
