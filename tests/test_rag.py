@@ -495,3 +495,27 @@ def test_leaderboard_errors(tmp_path, text, match):
     (tmp_path / "b.txt").write_text(text)
     with pytest.raises(InputFormatError, match=match):
         rag.read_leaderboard(tmp_path / "b.txt")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=_assignment_files(), marks=st.lists(st.tuples(st.integers(0, 100),
+                                                           st.sampled_from(["importance",
+                                                                            "assignment"])),
+                                                  max_size=6))
+def test_failed_marks_kept_are_scored_as_nuggetizer_does(records, marks, tmp_path):
+    metrics = _nuggetizer()
+    flat = [n for r in records for n in r["nuggets"]]
+    for at, key in marks:
+        flat[at % len(flat)][key] = rag.FAILED
+    path = _write(tmp_path / "assign.jsonl", records)
+    if marks:
+        with pytest.raises(InputFormatError, match="failed='keep'"):
+            rag.read_assignments(path)
+    scores = rag.nugget_scores(rag.read_assignments(path, failed="keep"))
+    for record in records:
+        want = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
+        row = scores.frame.filter(run_id=record["run_id"], topic_id=record["qid"]).row(
+            0, named=True)
+        assert [row[m] for m in SCORES] == [want.strict_vital_score, want.strict_all_score,
+                                            want.vital_score, want.all_score]

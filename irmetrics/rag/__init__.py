@@ -18,11 +18,11 @@ from .citations import check_citations, citation_scores
 from .correlation import (LEADERBOARD_STATISTICS, TOPIC_STATISTICS, RetrievalVsGeneration,
                           judge_correlations, leaderboard_correlations, retrieval_vs_generation,
                           topic_correlations)
-from .formats import (ASSIGNMENT, IMPORTANCE, LEADERBOARD_FORMATS, Answers, read_answers,
+from .formats import (ASSIGNMENT, FAILED, IMPORTANCE, LEADERBOARD_FORMATS, Answers, read_answers,
                       read_assignments, read_leaderboard, read_nuggets)
 from .nuggets import DEFAULT_WEIGHTS, NUGGET_MEASURES, NuggetScores, nugget_scores
 
-__all__ = ["ASSIGNMENT", "Answers", "AssessorAgreement", "DEFAULT_WEIGHTS", "IMPORTANCE",
+__all__ = ["ASSIGNMENT", "FAILED", "Answers", "AssessorAgreement", "DEFAULT_WEIGHTS", "IMPORTANCE",
            "LEADERBOARD_FORMATS", "LEADERBOARD_STATISTICS", "NUGGET_MEASURES", "NuggetScores",
            "RetrievalVsGeneration", "TOPIC_STATISTICS", "assessor_agreement",
            "check_citations", "citation_scores", "judge_correlations",

@@ -95,8 +95,11 @@ def assessor_agreement(reference, other, *, measure: str = "all_score", k: int =
     ref_frame, ref_scores = _scores(reference, "reference")
     other_frame, other_scores = _scores(other, "other")
     keys = ["run_id", "topic_id", "text"]
-    labels = (ref_frame.drop_nulls("assignment").select(*keys, reference="assignment")
-              .join(other_frame.drop_nulls("assignment").select(*keys, other="assignment"),
+    # Nuggets either assessor failed to label (nuggetizer's "failed") have no label to
+    # compare.
+    labelled = pl.col("assignment").is_in(list(ASSIGNMENT))
+    labels = (ref_frame.filter(labelled).select(*keys, reference="assignment")
+              .join(other_frame.filter(labelled).select(*keys, other="assignment"),
                     on=keys).sort(keys))
     if labels.height == 0:
         raise parameter_error("other", "assignments of some nugget the reference assessed"

@@ -32,6 +32,10 @@ IMPORTANCE = ("vital", "okay")
 #: nuggetizer's assignment labels, from no support to full support.
 ASSIGNMENT = ("not_support", "partial_support", "support")
 
+#: The label nuggetizer writes for an importance or an assignment its LLM call failed to
+#: give; refused unless ``failed="keep"``.
+FAILED = "failed"
+
 
 def _records(path):
     """``(line number, object)`` of every non-blank line of a JSON Lines file."""
@@ -73,7 +77,8 @@ def _field(record: dict, names: tuple, source: str, line: int, what: str):
                            path=source, line=line)
 
 
-def _nugget_list(record: dict, source: str, line: int, topic: str, run: str | None):
+def _nugget_list(record: dict, source: str, line: int, topic: str, run: str | None,
+                 failed: bool = False):
     nuggets = record.get("nuggets")
     if not isinstance(nuggets, list):
         raise InputFormatError(f"`nuggets` must be a list{_of_run(run)}; got {nuggets!r}",
@@ -83,19 +88,26 @@ def _nugget_list(record: dict, source: str, line: int, topic: str, run: str | No
             raise InputFormatError(f"nugget {i} must be an object with a string `text`"
                                    f"{_of_run(run)}; got {nugget!r}", path=source, line=line,
                                    query_id=topic)
-        if nugget.get("importance") not in IMPORTANCE:
+        if nugget.get("importance") not in IMPORTANCE + ((FAILED,) if failed else ()):
             raise InputFormatError(f"nugget {i} `importance` must be one of"
                                    f" {', '.join(IMPORTANCE)}{_of_run(run)}; got"
-                                   f" {nugget.get('importance')!r}", path=source, line=line,
-                                   query_id=topic)
+                                   f" {nugget.get('importance')!r}{_failed_hint(nugget)}",
+                                   path=source, line=line, query_id=topic)
     return nuggets
+
+
+def _failed_hint(nugget: dict) -> str:
+    if FAILED in (nugget.get("importance"), nugget.get("assignment")):
+        return (" (nuggetizer's mark of a failed LLM call; failed='keep' scores it as"
+                " nuggetizer does)")
+    return ""
 
 
 def _of_run(run: str | None) -> str:
     return f" in run {run!r}" if run is not None else ""
 
 
-def read_nuggets(path) -> pl.DataFrame:
+def read_nuggets(path, *, failed: str = "error") -> pl.DataFrame:
     """Read nuggetizer's nugget file: the nuggets of every topic.
 
     Parameters
@@ -104,6 +116,9 @@ def read_nuggets(path) -> pl.DataFrame:
         JSON Lines, one topic a line: ``{"qid": ..., "nuggets": [{"text": ...,
         "importance": "vital" | "okay"}, ...]}`` (other fields, such as ``query``, are
         ignored).
+    failed : {"error", "keep"}, default "error"
+        Refuse nuggetizer's ``failed`` importance (a nugget its scorer did not grade), or
+        keep it (scored as nuggetizer does: not vital).
 
     Returns
     -------
@@ -127,6 +142,9 @@ def read_nuggets(path) -> pl.DataFrame:
     [('q1', 0, 'a', 'vital')]
     >>> os.unlink(fh.name)
     """
+    from irmetrics.checks import check_choice
+
+    keep = check_choice("failed", failed, ("error", "keep")) == "keep"
     source, records = _records(path)
     topics: list[str] = []
     positions: list[int] = []
@@ -139,7 +157,7 @@ def read_nuggets(path) -> pl.DataFrame:
             raise InputFormatError(f"topic given twice (first on line {seen[topic]})",
                                    path=source, line=line, query_id=topic)
         seen[topic] = line
-        nuggets = _nugget_list(record, source, line, topic, None)
+        nuggets = _nugget_list(record, source, line, topic, None, keep)
         topics += [topic] * len(nuggets)
         positions += range(len(nuggets))
         texts += [n["text"] for n in nuggets]
@@ -150,7 +168,7 @@ def read_nuggets(path) -> pl.DataFrame:
                                 "importance": pl.String})
 
 
-def read_assignments(path, *, run_id: str | None = None) -> pl.DataFrame:
+def read_assignments(path, *, run_id: str | None = None, failed: str = "error") -> pl.DataFrame:
     """Read nuggetizer's assignment file: which nuggets each answer supports.
 
     Parameters
@@ -162,6 +180,11 @@ def read_assignments(path, *, run_id: str | None = None) -> pl.DataFrame:
     run_id : str, optional
         The run of lines without a ``run_id`` field (nuggetizer writes one only in
         answers mode); default: the file name without its suffixes.
+    failed : {"error", "keep"}, default "error"
+        What to do with nuggetizer's ``failed`` mark (an importance or assignment its LLM
+        call did not give): refuse it, or keep it and score it as nuggetizer does (a
+        ``failed`` assignment earns no credit, a ``failed`` importance is not vital and
+        weighs as ``okay``).
 
     Returns
     -------
@@ -189,6 +212,10 @@ def read_assignments(path, *, run_id: str | None = None) -> pl.DataFrame:
     [('r', 'q1', 1, 0, 'a', 'vital', 'support')]
     >>> os.unlink(fh.name)
     """
+    from irmetrics.checks import check_choice
+
+    keep = check_choice("failed", failed, ("error", "keep")) == "keep"
+    labels = ASSIGNMENT + ((FAILED,) if keep else ())
     source, records = _records(path)
     default_run = run_id if run_id is not None else os.path.basename(source).split(".")[0]
     columns: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "nugget", "text",
@@ -203,13 +230,13 @@ def read_assignments(path, *, run_id: str | None = None) -> pl.DataFrame:
                                    f" line {seen[run, topic]})", path=source, line=line,
                                    query_id=topic)
         seen[run, topic] = line
-        nuggets = _nugget_list(record, source, line, topic, run)
+        nuggets = _nugget_list(record, source, line, topic, run, keep)
         for i, nugget in enumerate(nuggets):
-            if nugget.get("assignment") not in ASSIGNMENT:
+            if nugget.get("assignment") not in labels:
                 raise InputFormatError(f"nugget {i} `assignment` must be one of"
                                        f" {', '.join(ASSIGNMENT)} in run {run!r}; got"
-                                       f" {nugget.get('assignment')!r}", path=source,
-                                       line=line, query_id=topic)
+                                       f" {nugget.get('assignment')!r}{_failed_hint(nugget)}",
+                                       path=source, line=line, query_id=topic)
         rows = nuggets or [None]
         columns["run_id"] += [run] * len(rows)
         columns["topic_id"] += [topic] * len(rows)
@@ -431,5 +458,5 @@ def read_leaderboard(path, *, format: str = "tot") -> pl.DataFrame:
     return frame
 
 
-__all__ = ["ASSIGNMENT", "IMPORTANCE", "LEADERBOARD_FORMATS", "Answers", "read_answers",
+__all__ = ["ASSIGNMENT", "FAILED", "IMPORTANCE", "LEADERBOARD_FORMATS", "Answers", "read_answers",
            "read_assignments", "read_leaderboard", "read_nuggets"]

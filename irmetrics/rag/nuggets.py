@@ -20,7 +20,7 @@ import polars as pl
 from irmetrics.checks import check_float, parameter_error
 from irmetrics.exceptions import InputFormatError, MissingQueriesWarning
 from irmetrics.io.per_query import PerQueryScores
-from .formats import IMPORTANCE, read_assignments, read_nuggets
+from .formats import FAILED, IMPORTANCE, read_assignments, read_nuggets
 
 #: The measures of :func:`nugget_scores`, in output order (nuggetizer's names first).
 NUGGET_MEASURES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score",
@@ -217,7 +217,9 @@ def nugget_scores(assignments, nuggets=None, *, weights=None) -> NuggetScores:
               .when(pl.col("assignment") == "partial_support").then(0.5).otherwise(0.0))
     strict = (pl.col("assignment") == "support").cast(pl.Float64)
     vital = pl.col("importance") == "vital"
-    weight = pl.col("importance").replace_strict(weights, return_dtype=pl.Float64)
+    # nuggetizer's "failed" importance (kept with failed="keep") is not vital: an okay.
+    weight = pl.col("importance").replace_strict({**weights, FAILED: weights["okay"]},
+                                                 return_dtype=pl.Float64)
 
     def share(part: pl.Expr, count: pl.Expr) -> pl.Expr:
         return pl.when(count > 0).then(part / count).otherwise(0.0)
