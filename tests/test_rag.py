@@ -60,6 +60,18 @@ def _scored(records, tmp_path, run_id="r"):
         return rag.nugget_scores(rag.read_assignments(path, run_id=run_id))
 
 
+def _assert_as_nuggetizer(scores, records) -> None:
+    """Every answer's four scores equal nuggetizer's own, bit for bit (same counts, same
+    divisions)."""
+    metrics = _nuggetizer()
+    for record in records:
+        want = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
+        row = scores.frame.filter(run_id=record["run_id"], topic_id=record["qid"]).row(
+            0, named=True)
+        assert [row[m] for m in SCORES] == [want.strict_vital_score, want.strict_all_score,
+                                            want.vital_score, want.all_score]
+
+
 def test_nuggetizer_fixture(tmp_path):
     # nuggetizer's tests/test_scripts.py: one answer, a vital supported and an okay partial.
     records = [{"qid": "q1", "nuggets": [
@@ -97,14 +109,8 @@ def _assignment_files(draw):
 def test_equals_nuggetizer_on_generated_assignments(records, tmp_path):
     metrics = _nuggetizer()
     scores = _scored(records, tmp_path)
-    frame = scores.frame
-    assert frame.height == len(records)
-    for record in records:
-        want = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
-        row = frame.filter(run_id=record["run_id"], topic_id=record["qid"]).row(0, named=True)
-        # Bit for bit: same counts, same divisions.
-        assert [row[m] for m in SCORES] == [want.strict_vital_score, want.strict_all_score,
-                                            want.vital_score, want.all_score]
+    assert scores.frame.height == len(records)
+    _assert_as_nuggetizer(scores, records)
     for run in scores.runs:
         mine = scores.means().filter(run_id=run).row(0, named=True)
         glob = metrics.calculate_global_metrics([r for r in records if r["run_id"] == run])
@@ -123,7 +129,7 @@ def test_generated_assignments_reach_every_branch():
 
 
 def test_equals_nuggetizer_on_the_bundled_fixture():
-    metrics = _nuggetizer()
+    _nuggetizer()
     with pytest.warns(MissingQueriesWarning, match="bm25-gen/2024-1021"):
         scores = rag.nugget_scores(FIX / "assignments.human.jsonl", FIX / "nuggets.jsonl")
     assert scores.unscored.rows() == [("bm25-gen", "2024-1021",
@@ -132,12 +138,7 @@ def test_equals_nuggetizer_on_the_bundled_fixture():
                (FIX / "assignments.human.jsonl").read_text().splitlines()]
     scored = [r for r in records if r["nuggets"]]
     assert scores.frame.height == len(scored) == 80
-    for record in scored:
-        want = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
-        row = scores.frame.filter(run_id=record["run_id"], topic_id=record["qid"]).row(
-            0, named=True)
-        assert [row[m] for m in SCORES] == [want.strict_vital_score, want.strict_all_score,
-                                            want.vital_score, want.all_score]
+    _assert_as_nuggetizer(scores, scored)
 
 
 def test_weighted_recall():
@@ -504,7 +505,7 @@ def test_leaderboard_errors(tmp_path, text, match):
                                                                             "assignment"])),
                                                   max_size=6))
 def test_failed_marks_kept_are_scored_as_nuggetizer_does(records, marks, tmp_path):
-    metrics = _nuggetizer()
+    _nuggetizer()
     flat = [n for r in records for n in r["nuggets"]]
     for at, key in marks:
         flat[at % len(flat)][key] = rag.FAILED
@@ -512,10 +513,5 @@ def test_failed_marks_kept_are_scored_as_nuggetizer_does(records, marks, tmp_pat
     if marks:
         with pytest.raises(InputFormatError, match="failed='keep'"):
             rag.read_assignments(path)
-    scores = rag.nugget_scores(rag.read_assignments(path, failed="keep"))
-    for record in records:
-        want = metrics.calculate_nugget_scores(record["qid"], record["nuggets"])
-        row = scores.frame.filter(run_id=record["run_id"], topic_id=record["qid"]).row(
-            0, named=True)
-        assert [row[m] for m in SCORES] == [want.strict_vital_score, want.strict_all_score,
-                                            want.vital_score, want.all_score]
+    _assert_as_nuggetizer(rag.nugget_scores(rag.read_assignments(path, failed="keep")),
+                          records)
