@@ -515,3 +515,33 @@ def test_failed_marks_kept_are_scored_as_nuggetizer_does(records, marks, tmp_pat
             rag.read_assignments(path)
     _assert_as_nuggetizer(rag.nugget_scores(rag.read_assignments(path, failed="keep")),
                           records)
+
+
+@pytest.mark.parametrize("nuggets, match", [
+    (["just text"], r"nugget 0 must be an object with a string `text` in run 's'"),
+    ([{"text": 3, "importance": "vital", "assignment": "support"}],
+     r"nugget 0 must be an object with a string `text`"),
+    ([{"text": "a", "importance": "vital"}], r"nugget 0 `assignment` must be one of.*None"),
+    ([{"text": "a", "importance": "vital", "assignment": "support"},
+      {"text": "b", "importance": "high", "assignment": "support"}],
+     r"nugget 1 `importance` must be one of vital, okay in run 's'; got 'high'"),
+    ([{"text": "a", "importance": "vital", "assignment": "failed"}],
+     r"got 'failed' \(nuggetizer's mark of a failed LLM call"),
+    ("none", r"`nuggets` must be a list in run 's'"),
+])
+def test_bad_nuggets_in_assignments(tmp_path, nuggets, match):
+    good = {"qid": "q0", "run_id": "s", "nuggets": [
+        {"text": "a", "importance": "okay", "assignment": "support"}]}
+    path = _write(tmp_path / "a.jsonl", [good, {"qid": "q1", "run_id": "s",
+                                                "nuggets": nuggets}])
+    with pytest.raises(InputFormatError, match=match) as err:
+        rag.read_assignments(path)
+    assert "a.jsonl:2" in str(err.value) and "query_id 'q1'" in str(err.value)
+
+
+def test_assignments_of_answers_without_nuggets_only(tmp_path):
+    path = _write(tmp_path / "a.jsonl", [{"qid": "q1", "nuggets": []},
+                                         {"qid": "q2", "nuggets": []}])
+    frame = rag.read_assignments(path)
+    assert frame.rows() == [("a", "q1", 1, None, None, None, None),
+                            ("a", "q2", 2, None, None, None, None)]

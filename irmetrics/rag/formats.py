@@ -22,6 +22,7 @@ import json
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from irmetrics.exceptions import InputFormatError
@@ -218,8 +219,10 @@ def read_assignments(path, *, run_id: str | None = None, failed: str = "error") 
     labels = ASSIGNMENT + ((FAILED,) if keep else ())
     source, records = _records(path)
     default_run = run_id if run_id is not None else os.path.basename(source).split(".")[0]
-    columns: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "nugget", "text",
-                                                "importance", "assignment")}
+    answers: dict[str, list] = {k: [] for k in ("run_id", "topic_id", "line", "nuggets")}
+    texts: list = []
+    importance: list = []
+    assignment: list = []
     seen: dict[tuple, int] = {}
     for line, record in records:
         topic = _field(record, ("qid", "topic_id"), source, line, "topic id")
@@ -230,24 +233,77 @@ def read_assignments(path, *, run_id: str | None = None, failed: str = "error") 
                                    f" line {seen[run, topic]})", path=source, line=line,
                                    query_id=topic)
         seen[run, topic] = line
-        nuggets = _nugget_list(record, source, line, topic, run, keep)
-        for i, nugget in enumerate(nuggets):
-            if nugget.get("assignment") not in labels:
-                raise InputFormatError(f"nugget {i} `assignment` must be one of"
-                                       f" {', '.join(ASSIGNMENT)} in run {run!r}; got"
-                                       f" {nugget.get('assignment')!r}{_failed_hint(nugget)}",
-                                       path=source, line=line, query_id=topic)
-        rows = nuggets or [None]
-        columns["run_id"] += [run] * len(rows)
-        columns["topic_id"] += [topic] * len(rows)
-        columns["line"] += [line] * len(rows)
-        columns["nugget"] += list(range(len(nuggets))) if nuggets else [None]
-        for key in ("text", "importance", "assignment"):
-            columns[key] += [n[key] for n in nuggets] if nuggets else [None]
-    return pl.DataFrame(columns, schema={"run_id": pl.String, "topic_id": pl.String,
-                                         "line": pl.Int64, "nugget": pl.Int64,
-                                         "text": pl.String, "importance": pl.String,
-                                         "assignment": pl.String})
+        nuggets = record.get("nuggets")
+        try:  # the values as they are; checked below, column by column
+            texts += [n["text"] for n in nuggets]
+            importance += [n["importance"] for n in nuggets]
+            assignment += [n["assignment"] for n in nuggets]
+        except (TypeError, KeyError):
+            _check_assigned(record, source, line, topic, run, keep, labels)
+            raise _malformed(source, line, topic, run) from None
+        for key, value in (("run_id", run), ("topic_id", topic), ("line", line),
+                           ("nuggets", len(nuggets))):
+            answers[key].append(value)
+    counts = np.asarray(answers["nuggets"], dtype=np.int64)
+    try:
+        columns = {key: pl.Series(key, values, dtype=pl.String) for key, values in
+                   (("text", texts), ("importance", importance), ("assignment", assignment))}
+    except (TypeError, pl.exceptions.PolarsError):
+        columns = {}
+    allowed = {"importance": IMPORTANCE + ((FAILED,) if keep else ()), "assignment": labels}
+    bad = np.zeros(len(texts), dtype=bool)
+    for key, values in columns.items():
+        bad |= values.is_null().to_numpy()
+        if key in allowed:
+            bad |= ~values.is_in(list(allowed[key])).to_numpy()
+    if bad.any() or not columns:
+        # From the answer of the first bad nugget on (any answer when a column held a
+        # value that is not a string), answers are checked alone for a precise message.
+        first = int(np.searchsorted(np.cumsum(counts), int(np.argmax(bad)), side="right"))
+        for at in range(first if columns else 0, len(records)):
+            line, record = records[at]
+            _check_assigned(record, source, line, answers["topic_id"][at],
+                            answers["run_id"][at], keep, labels)
+        raise _malformed(source, records[first][0], answers["topic_id"][first],
+                         answers["run_id"][first])
+    # One row a nugget; an answer without nuggets keeps one row of nulls (listed, not lost).
+    rows = np.maximum(counts, 1)
+    starts = np.repeat(np.cumsum(counts) - counts, rows)
+    position = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows)
+    has = np.repeat(counts > 0, rows)
+    taken = np.where(has, starts + position, 0)
+    frame = pl.DataFrame({
+        "run_id": pl.Series(answers["run_id"], dtype=pl.String).gather(np.repeat(
+            np.arange(len(counts)), rows)),
+        "line": np.repeat(np.asarray(answers["line"], dtype=np.int64), rows),
+        "nugget": position.astype(np.int64), "has": has,
+        **{key: (columns[key].gather(taken) if len(texts)
+                 else pl.Series([None] * len(taken), dtype=pl.String))
+           for key in ("text", "importance", "assignment")}})
+    topic = pl.Series(answers["topic_id"], dtype=pl.String).gather(
+        np.repeat(np.arange(len(counts)), rows))
+    nullable = ["nugget", "text", "importance", "assignment"]
+    return (frame.with_columns(topic_id=topic)
+            .with_columns(pl.when(pl.col("has")).then(pl.col(c)).alias(c) for c in nullable)
+            .select("run_id", "topic_id", "line", *nullable))
+
+
+def _check_assigned(record: dict, source: str, line: int, topic: str, run: str, keep: bool,
+                    labels: tuple) -> None:
+    """Raise the error of an answer's first bad nugget, if it has one."""
+    nuggets = _nugget_list(record, source, line, topic, run, keep)
+    for i, nugget in enumerate(nuggets):
+        if nugget.get("assignment") not in labels:
+            raise InputFormatError(f"nugget {i} `assignment` must be one of"
+                                   f" {', '.join(ASSIGNMENT)} in run {run!r}; got"
+                                   f" {nugget.get('assignment')!r}{_failed_hint(nugget)}",
+                                   path=source, line=line, query_id=topic)
+
+
+def _malformed(source: str, line: int, topic: str, run: str) -> InputFormatError:
+    return InputFormatError(f"a nugget of run {run!r} is not an object with string `text`,"
+                            " `importance` and `assignment`", path=source, line=line,
+                            query_id=topic)
 
 
 @dataclass(frozen=True)
