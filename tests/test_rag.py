@@ -545,3 +545,13 @@ def test_assignments_of_answers_without_nuggets_only(tmp_path):
     frame = rag.read_assignments(path)
     assert frame.rows() == [("a", "q1", 1, None, None, None, None),
                             ("a", "q2", 2, None, None, None, None)]
+
+
+def test_html_report_of_rag_systems(tmp_path):
+    pytest.importorskip("matplotlib")
+    scores = _fixture_scores("human")
+    cmp = irm.compare(None, scores.systems(), ["all_score", "weighted_recall"],
+                      baseline="bm25-gen")
+    cmp.to_html(tmp_path / "rag.html")
+    page = (tmp_path / "rag.html").read_text()
+    assert "all_score" in page and "weighted_recall" in page and "dense-gen" in page
