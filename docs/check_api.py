@@ -26,7 +26,8 @@ MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot
            "irmetrics.stats.topic_set_size", "irmetrics.stats.similarity",
            "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli",
            "irmetrics.fusion", "irmetrics.fusion.condorcet", "irmetrics.io.external",
-           "irmetrics.conformance"]
+           "irmetrics.conformance",
+           "irmetrics.rag"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
           "ranking_metrics", "spark", "switch", "run"]
 

@@ -33,7 +33,7 @@ LAYERS = [
     ("the road: evaluate, Evaluator, Results", {"evaluate", "results"}),
     ("capabilities", {"adapters", "judgment_formats", "comparison", "meta_evaluation",
                       "spark", "crosscheck", "plot", "leaderboards", "similarity", "fusion",
-                      "conformance"}),
+                      "conformance", "rag"}),
     ("drop-ins", {"compat"}),
     ("faces: the package, the command line", {"irmetrics", "cli", "__main__"}),
 ]
