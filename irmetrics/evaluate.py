@@ -30,6 +30,10 @@ from .measures.rel_format import QRELS, check_rel_format
 from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
+from .unjudged.bounds import BOUNDED_MEASURES, bound_columns, grade_range
+
+#: How unjudged retrieved documents count: as non-relevant (trec_eval), or both ways.
+UNJUDGED = ("zero", "bounds")
 
 
 def coerce_input(value, cls, what, read, from_dict=None, from_frame=None):
@@ -173,8 +177,10 @@ class Evaluator:
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                  qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int",
-                 progress=False):
+                 progress=False, unjudged="zero"):
         check_choice("semantics", semantics, SEMANTICS)
+        check_choice("unjudged", unjudged, UNJUDGED)
+        self.unjudged = unjudged
         check_progress(progress)
         self.progress = progress
         check_choice("ties", ties, TIES)
@@ -224,6 +230,8 @@ class Evaluator:
             check_expected_measures(self.requests, judged_only=judged_only, max_docs=max_docs)
         if relevance == "float":
             check_float_measures(self.requests)
+        if unjudged == "bounds":
+            check_bounded(self.requests, ties=ties, relevance=relevance)
         self.ties = ties
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
@@ -413,8 +421,15 @@ class Evaluator:
         return self.results(lists, columns, specs, id_encoding)
 
     def _specs(self) -> dict:
-        """``{output name: MeasureDef}`` of every request."""
-        return {name: req.measure for req in self.requests for name in req.output_names}
+        """``{output name: MeasureDef}`` of every request (and of its bounds)."""
+        return {name: req.measure for req in self.requests
+                for name in self._with_bounds(req.output_names)}
+
+    def _with_bounds(self, names) -> list:
+        """Output names, each followed by its ``_low`` and ``_high`` under bounds."""
+        if self.unjudged != "bounds":
+            return list(names)
+        return [n + suffix for n in names for suffix in ("", "_low", "_high")]
 
     def _columns(self, lists) -> dict:
         """``{output name: per-query values}`` of every request on ``lists`` in trec_eval's
@@ -452,6 +467,14 @@ class Evaluator:
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
+        if self.unjudged == "bounds":
+            bounds = bound_columns(lists, requests, columns,
+                                   relevance_level=self.relevance_level,
+                                   judged_only=self.judged_only,
+                                   grades=grade_range(lists.levels))
+            specs = {n: specs[n.rsplit("_", 1)[0] if n in bounds else n]
+                     for n in self._with_bounds(specs)}
+            columns = {n: bounds[n] if n in bounds else columns[n] for n in specs}
         return columns, specs
 
     def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8) -> Results:
@@ -489,6 +512,22 @@ BINARY_FAMILIES = frozenset({"precision", "recall", "rank", "average_precision",
                              "set_based", "interpolated"})
 #: Measures whose gain is the label itself (trec_eval's default gain table).
 LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
+
+
+def check_bounded(requests: list[Request], *, ties: str, relevance: str) -> None:
+    """Refuse, under ``unjudged="bounds"``, measures without bounds (list them) and
+    the options bounds do not cover."""
+    refused = sorted({r.output_names[0] for r in requests
+                      if r.measure.name not in BOUNDED_MEASURES})
+    if refused:
+        raise parameter_error(
+            "measures", "measures with bounds over unjudged documents ("
+            + ", ".join(BOUNDED_MEASURES) + ") under unjudged='bounds'", refused)
+    if ties == "expected":
+        raise parameter_error("ties", "'trec_eval' or 'input_order' under "
+                              "unjudged='bounds'", ties)
+    if relevance != "int":
+        raise parameter_error("relevance", "'int' under unjudged='bounds'", relevance)
 
 
 def check_float_measures(requests: list[Request]) -> None:
@@ -546,7 +585,8 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
-             run_columns=None, ties="trec_eval", relevance="int", progress=False) -> Results:
+             run_columns=None, ties="trec_eval", relevance="int", progress=False,
+             unjudged="zero") -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -612,6 +652,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
         run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
+        unjudged=unjudged,
     )._evaluate_checked(run, None, stacklevel=2)
 
 

@@ -1,0 +1,353 @@
+"""Lowest and highest value of a measure over every labelling of the unjudged documents.
+
+A retrieved document that is not in the query's qrels (trec_eval's code -1, "not in
+pool") may carry any label of the grade range ``[lo, hi]``; judged documents keep their
+labels. The bounds of a measure are its minimum and maximum over all those labellings
+(every unjudged document of the evaluated ranking, below a cut-off too, since it can
+raise R and the ideal DCG). Each family has its own extremal labelling, derived in
+docs/incomplete_judgments.md; the kernels below evaluate the few candidate labellings of
+every query at once (no loop over queries or documents) and tests/test_unjudged_bounds.py
+checks them against brute-force enumeration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import segments as sg
+from ..engine.gains import log2_discount
+from ..engine.ranked import NOT_IN_POOL
+from ..exceptions import ParameterError
+
+__all__ = ["BOUNDED_MEASURES", "bound_columns", "grade_range"]
+
+#: trec_eval measure names whose bounds are computed (their friendly spellings too).
+BOUNDED_MEASURES = ("P", "success", "recip_rank", "recip_rank_cut", "recall", "Rprec",
+                    "map", "map_cut", "ndcg", "ndcg_cut", "judged_cut")
+
+_INF = np.iinfo(np.int64).max // 4
+
+
+def grade_range(labels) -> tuple[int, int]:
+    """The grade range unjudged documents may take: from ``min(0, lowest label)`` to the
+    highest label of the qrels.
+
+    Label 0 is always in the range (it is what trec_eval gives an unjudged document),
+    so qrels that list only relevant documents still let the rest be non-relevant.
+
+    Examples
+    --------
+    >>> grade_range([1, 1, 3])
+    (0, 3)
+    >>> grade_range([])
+    (0, 0)
+    """
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return 0, 0
+    return int(min(0, labels.min())), int(max(0, labels.max()))
+
+
+class _Window:
+    """Per-entry arrays of one view cut at rank ``k`` (``None``: the whole ranking)."""
+
+    def __init__(self, view, k, level: int):
+        self.view = view
+        n = view.num_ret
+        self.k = n if k is None else np.minimum(n, k)
+        self.inside = view.rank <= self.k[view.seg]
+        self.free = view.code == NOT_IN_POOL
+        self.jrel = (view.code >= 0) & (view.code >= level)
+        self.free_in = self.free & self.inside
+        self.u_in = view.count(self.free_in)
+        self.u_out = view.count(self.free & ~self.inside)
+        self.ordinal = sg.seg_cumcount(self.free_in, view.offsets)  # m at the m-th free doc
+
+
+def _candidates(view, free_in):
+    """Candidate labellings ``j = 0 .. u`` of every query: ``(query, j, entry)`` with
+    ``entry`` the index of the j-th free entry in the window (-1 for ``j = 0``)."""
+    entry = np.flatnonzero(free_in)
+    query = np.concatenate((np.arange(view.n_queries), view.seg[entry]))
+    j = np.concatenate((np.zeros(view.n_queries, dtype=np.int64),
+                        sg.seg_cumcount(free_in, view.offsets)[entry]))
+    return query, j, np.concatenate((np.full(view.n_queries, -1), entry))
+
+
+def _take(values, entry):
+    """``values`` at each candidate's entry (0 for ``j = 0``, whose entry is -1)."""
+    if values.size == 0:
+        return np.zeros(entry.shape, dtype=values.dtype)
+    return np.where(entry >= 0, values[np.maximum(entry, 0)], 0)
+
+
+def _extremes(values, query, valid, n_queries):
+    low = np.full(n_queries, np.inf)
+    high = np.full(n_queries, -np.inf)
+    np.minimum.at(low, query[valid], values[valid])
+    np.maximum.at(high, query[valid], values[valid])
+    return low, high
+
+
+def _ratio(num, den):
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape),
+                     where=den > 0)
+
+
+def _allowed(j, u, can_rel, can_non):
+    """Whether ``j`` of ``u`` free documents may be relevant (the others not)."""
+    ok = np.ones(j.shape, dtype=bool)
+    if not can_rel:
+        ok &= j == 0
+    if not can_non:
+        ok &= j == u
+    return ok
+
+
+def _cutoff_measure(name, view, k, level, lo, hi, value):
+    """Measures whose extremal labelling is one fixed labelling per query."""
+    w = _Window(view, k, level)
+    can_rel, can_non = hi >= level, lo < level
+    top = view.count(w.jrel & w.inside)
+
+    def first_rank(free_rel: bool):
+        mask = w.jrel | (w.free if free_rel else np.zeros_like(w.free))
+        return sg.seg_first(mask, view.offsets)
+
+    out = []
+    for free_rel in (not can_non, can_rel):  # low, then high
+        if name == "P":
+            out.append((top + (w.u_in if free_rel else 0)) / k)
+        elif name == "success":
+            out.append(((top + (w.u_in if free_rel else 0)) > 0).astype(np.float64))
+        else:  # recip_rank, recip_rank_cut
+            first = first_rank(free_rel)
+            limit = view.num_ret if k is None else np.minimum(view.num_ret, k)
+            hit = (first > 0) & (first <= limit)
+            out.append(_ratio(hit.astype(np.float64), np.where(hit, first, 1)))
+    return out[0], out[1]
+
+
+def _recall(view, k, level, lo, hi):
+    w = _Window(view, k, level)
+    can_rel, can_non = hi >= level, lo < level
+    top = view.count(w.jrel & w.inside)
+    r0 = view.num_rel
+    # Low: free docs in the top k non-relevant, those below relevant; high: the reverse.
+    in_lo = w.u_in if not can_non else 0
+    out_lo = w.u_out if can_rel else 0
+    in_hi = w.u_in if can_rel else 0
+    out_hi = w.u_out if not can_non else 0
+    low = _ratio((top + in_lo).astype(np.float64), r0 + in_lo + out_lo)
+    high = _ratio((top + in_hi).astype(np.float64), r0 + in_hi + out_hi)
+    return low, high
+
+
+def _rprec(view, level, lo, hi):
+    w = _Window(view, None, level)
+    can_rel, can_non = hi >= level, lo < level
+    query, j, _ = _candidates(view, w.free_in)
+    u = w.u_in[query]
+    r = view.num_rel[query] + j
+    pos = np.minimum(r, view.num_ret[query])
+    offs = view.offsets[query]
+    jcum = sg.seg_cumcount(w.jrel, view.offsets)
+    ucum = w.ordinal
+
+    def at(cum):
+        if cum.size == 0:
+            return np.zeros(pos.shape, dtype=np.int64)
+        return np.where(pos >= 1, cum[np.minimum(offs + np.maximum(pos, 1) - 1,
+                                                 cum.size - 1)], 0)
+
+    jp, up = at(jcum), at(ucum)
+    ok = _allowed(j, u, can_rel, can_non)
+    # The j relevant free documents first (high) or last (low) among the free ones.
+    high_v = _ratio((jp + np.minimum(j, up)).astype(np.float64), r)
+    low_v = _ratio((jp + np.maximum(0, up - (u - j))).astype(np.float64), r)
+    return (_extremes(low_v, query, ok, view.n_queries)[0],
+            _extremes(high_v, query, ok, view.n_queries)[1])
+
+
+def _average_precision(view, k, level, lo, hi):
+    w = _Window(view, k, level)
+    can_rel, can_non = hi >= level, lo < level
+    rank = view.rank.astype(np.float64)
+    jin = w.jrel & w.inside
+    jcum = sg.seg_cumcount(w.jrel, view.offsets)
+    inv = np.where(jin, 1.0 / rank, 0.0)
+    inv_total = view.sum(inv)
+    after_rel = inv_total[view.seg] - sg.seg_cumsum(inv, view.offsets)  # T(p)
+    s0 = view.sum(np.where(jin, jcum / rank, 0.0))
+    # High: the j highest free documents relevant; adding the m-th raises the precision
+    # of every judged relevant document below it and adds its own (J(p) + m) / p.
+    gain_hi = np.where(w.free_in, after_rel + (jcum + w.ordinal) / rank, 0.0)
+    s_hi = s0[view.seg] + sg.seg_cumsum(gain_hi, view.offsets)
+    # Low: the j lowest free documents relevant; adding one above those already added
+    # raises the precision of every relevant document below it, free ones included.
+    free_inv = np.where(w.free_in, 1.0 / rank, 0.0)
+    after_free = view.sum(free_inv)[view.seg] - sg.seg_cumsum(free_inv, view.offsets)
+    gain_lo = np.where(w.free_in, (jcum + 1) / rank + after_rel + after_free, 0.0)
+    s_lo = s0[view.seg] + sg.seg_accumulate(np.add, gain_lo, view.offsets, reverse=True)
+    extra_hi = 0 if can_non else w.u_out
+    extra_lo = w.u_out if can_rel else 0
+    r0 = view.num_rel
+    query, j, entry = _candidates(view, w.free_in)
+    u = w.u_in[query]
+    ok = _allowed(j, u, can_rel, can_non)
+    first = entry < 0
+    num_hi = np.where(first, s0[query], _take(s_hi, entry))
+    high_v = _ratio(num_hi, r0[query] + j + np.broadcast_to(extra_hi, r0.shape)[query])
+    # For the low side candidate j counts the free documents from the bottom: the entry
+    # holding the m-th free document from the top stands for j = u - m + 1.
+    j_lo = np.where(first, 0, u - j + 1)
+    ok_lo = _allowed(j_lo, u, can_rel, can_non)
+    num_lo = np.where(first, s0[query], _take(s_lo, entry))
+    low_v = _ratio(num_lo, r0[query] + j_lo + np.broadcast_to(extra_lo, r0.shape)[query])
+    return (_extremes(low_v, query, ok_lo, view.n_queries)[0],
+            _extremes(high_v, query, ok, view.n_queries)[1])
+
+
+def _discount_table(size: int) -> np.ndarray:
+    """``D[m] = sum_{i <= m} 1 / log2(i + 1)``, ``D[0] = 0``."""
+    ranks = np.arange(1, size + 1, dtype=np.int64)
+    return np.concatenate(([0.0], np.cumsum(1.0 / log2_discount(ranks))))
+
+
+def _ndcg(view, k, lo, hi):
+    """nDCG (trec_eval's gains: the label where positive) over labellings in [lo, hi].
+
+    Low: the j lowest free documents of the window at ``hi``, every free document below
+    the window at ``hi`` (it only raises the ideal). High, for a two-grade range: the j
+    highest free documents at ``hi`` and those below the window at ``lo``.
+    """
+    if hi - lo > 1:
+        raise ParameterError(
+            "`grades` must span two labels for the upper bound of nDCG; got "
+            f"{(lo, hi)!r}. (Its highest value may take a middle grade; pass "
+            "grades=(0, 1) style ranges, or leave nDCG out of the bounds.)")
+    w = _Window(view, k, 1)
+    rank = view.rank
+    disc = 1.0 / log2_discount(rank) if rank.size else np.zeros(0)
+    g_lo, g_hi = max(lo, 0), max(hi, 0)
+    judged_gain = np.where(view.code > 0, view.code, 0).astype(np.float64)
+    dcg0 = view.sum(np.where(w.inside, judged_gain * disc, 0.0))
+    free_disc = np.where(w.free_in, disc, 0.0)
+    base = dcg0 + g_lo * view.sum(free_disc)
+    top_sum = sg.seg_cumsum(free_disc, view.offsets)
+    bottom_sum = sg.seg_accumulate(np.add, free_disc, view.offsets, reverse=True)
+    query, j, entry = _candidates(view, w.free_in)
+    first = entry < 0
+    u = w.u_in[query]
+    j_lo = np.where(first, 0, u - j + 1)
+    dcg_hi = base[query] + (g_hi - g_lo) * _take(top_sum, entry)
+    dcg_lo = base[query] + (g_hi - g_lo) * _take(bottom_sum, entry)
+    levels = np.asarray(view.rel_levels, dtype=np.int64)
+    values = np.unique(np.concatenate((levels, [lo, hi])))[::-1]
+    values = values[values > 0]
+    hist = np.zeros((view.n_queries, values.size), dtype=np.int64)
+    for col, value in enumerate(values):
+        hist[:, col] = view.rel_hist[:, levels == value].sum(axis=1)
+    table = _discount_table(int((hist.sum(axis=1) + view.num_ret).max(initial=0)) + 1)
+    limit = _INF if k is None else k
+
+    def ideal(n_hi, n_lo):
+        total = np.zeros(n_hi.shape)
+        start = np.zeros(n_hi.shape, dtype=np.int64)
+        for col, value in enumerate(values):
+            count = hist[query, col] + (n_hi if value == hi else 0) + (
+                n_lo if value == lo else 0)
+            end = start + count
+            total += value * (table[np.minimum(end, limit)] - table[np.minimum(start, limit)])
+            start = end
+        return total
+
+    u_out = w.u_out[query]
+    high_v = _ratio(dcg_hi, ideal(j, (u - j) + u_out))
+    low_v = _ratio(dcg_lo, ideal(j_lo + u_out, u - j_lo))
+    ok = np.ones(query.shape, dtype=bool)
+    if lo == hi:
+        ok = first
+    return (_extremes(low_v, query, ok, view.n_queries)[0],
+            _extremes(high_v, query, ok, view.n_queries)[1])
+
+
+def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
+                  judged_only: bool = False, grades: tuple[int, int] = (0, 1)) -> dict:
+    """Per-query bounds of ``requests`` over the labellings of the unjudged documents.
+
+    For every output name ``m`` of a request, returns ``m + "_low"`` and ``m + "_high"``:
+    ``min`` and ``max`` of the measure over every assignment of a label in
+    ``grades = (lo, hi)`` to each retrieved document absent from the qrels,
+
+    .. math:: \\mathrm{low}_q = \\min_{x \\in [lo, hi]^{U_q}} M_q(x), \\qquad
+              \\mathrm{high}_q = \\max_{x \\in [lo, hi]^{U_q}} M_q(x).
+
+    ``values`` (the trec_eval values, unjudged = 0) are kept inside the bounds when label
+    0 is in the range, so rounding never puts the value outside its interval.
+
+    Parameters
+    ----------
+    lists : RankedLists
+        The packed rankings (after ``max_docs``).
+    requests : list of Request
+        Parsed measures; each must be one of :data:`BOUNDED_MEASURES`.
+    values : dict
+        ``{output name: per-query trec_eval values}`` of the same requests.
+    relevance_level, judged_only : as in :func:`irmetrics.evaluate`.
+    grades : (int, int)
+        The lowest and highest label an unjudged document may take.
+
+    Raises
+    ------
+    ParameterError
+        A measure has no bounds here, or nDCG with more than two grades.
+
+    Examples
+    --------
+    >>> import irmetrics as irm
+    >>> res = irm.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 2, "x": 1}}, ["P@2"],
+    ...                    unjudged="bounds")
+    >>> res.to_dict()["q"]
+    {'P@2': 0.5, 'P@2_low': 0.5, 'P@2_high': 1.0}
+    """
+    lo, hi = grades
+    out: dict = {}
+    for req in requests:
+        name = req.measure.name
+        if name not in BOUNDED_MEASURES:
+            raise ParameterError(
+                f"`measures` must be measures with bounds over unjudged documents "
+                f"({', '.join(BOUNDED_MEASURES)}); got {req.output_names[0]!r}.")
+        if req.options:
+            raise ParameterError(f"`measures` must take no options under "
+                                 f"unjudged='bounds'; got {req.output_names[0]!r}.")
+        level = relevance_level if req.relevance_level is None else req.relevance_level
+        if level < 0:
+            raise ParameterError(f"`relevance_level` must be >= 0 under unjudged='bounds'"
+                                 f"; got {level!r}.")
+        jo = judged_only if req.judged_only is None else req.judged_only
+        view = lists.view(level, jo)
+        cutoffs = req.params if isinstance(req.params, tuple) and req.params else (None,)
+        if name == "ndcg" and req.params:
+            raise ParameterError("`measures` must use trec_eval's gains (no gain "
+                                 f"parameters) under unjudged='bounds'; got {req.raw!r}.")
+        for out_name, k in zip(req.output_names, cutoffs if name != "ndcg" else (None,)):
+            value = values[out_name]
+            if name in ("P", "success", "recip_rank", "recip_rank_cut"):
+                low, high = _cutoff_measure(name, view, k, level, lo, hi, value)
+            elif name == "recall":
+                low, high = _recall(view, k, level, lo, hi)
+            elif name == "Rprec":
+                low, high = _rprec(view, level, lo, hi)
+            elif name in ("map", "map_cut"):
+                low, high = _average_precision(view, k, level, lo, hi)
+            elif name in ("ndcg", "ndcg_cut"):
+                low, high = _ndcg(view, k, lo, hi)
+            else:  # judged_cut: a fact about the judgments, reported alongside
+                low, high = value, value
+            if lo <= 0 <= hi:
+                low, high = np.minimum(low, value), np.maximum(high, value)
+            out[out_name + "_low"] = np.asarray(low, dtype=np.float64)
+            out[out_name + "_high"] = np.asarray(high, dtype=np.float64)
+    return out

@@ -1,0 +1,150 @@
+"""Bounds over unjudged documents (irmetrics.unjudged) against brute force.
+
+The oracle enumerates every labelling of each query's retrieved-but-unjudged documents
+with labels in the qrels' grade range (up to 8 unjudged documents per query), evaluates
+every labelling with the ordinary engine (each labelling is a query of its own) and
+takes the minimum and maximum per query; the bounds must equal them.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import irmetrics as irm
+from irmetrics.exceptions import ParameterError
+from irmetrics.unjudged import grade_range
+
+FAST = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+BINARY = ["P.1,3,5,12", "success.1,3", "recip_rank", "RR@3", "recall.1,3,12", "Rprec",
+          "map", "map_cut.2,5,12", "Judged@5"]
+GAIN = ["ndcg", "ndcg_cut.1,3,12"]
+
+
+@st.composite
+def collections(draw, grades):
+    """Qrels and a run of 1-3 queries: judged labels in ``0 .. grades - 1`` (negative
+    ones too), judged documents outside the run, unjudged documents (<= 8 per query),
+    ties, empty rankings."""
+    top = grades - 1
+    qrels, run = {}, {}
+    for q in range(draw(st.integers(1, 3))):
+        qid = f"q{q}"
+        n = draw(st.integers(0, 10))
+        kinds = draw(st.lists(st.sampled_from(["u", "j"]), min_size=n, max_size=n))
+        while kinds.count("u") > 8:
+            kinds[kinds.index("u")] = "j"
+        qrels[qid], run[qid] = {}, {}
+        for i, kind in enumerate(kinds):
+            doc = f"d{i}"
+            run[qid][doc] = float(draw(st.integers(0, 4)))  # ties broken by doc id
+            if kind == "j":
+                qrels[qid][doc] = draw(st.integers(-1, top))
+        for i in range(draw(st.integers(0, 3))):  # judged, never retrieved
+            qrels[qid][f"p{i}"] = draw(st.integers(0, top))
+        qrels[qid].setdefault("p_top" if q == 0 else "p_zero", top if q == 0 else 0)
+    return qrels, run
+
+
+def brute_force(qrels, run, measures, **kw):
+    """``{query: {name: (min, max)}}`` over every labelling, by enumeration."""
+    lo, hi = grade_range([v for docs in qrels.values() for v in docs.values()])
+    big_qrels, big_run, origin = {}, {}, {}
+    for qid, ranking in run.items():
+        # The ranking as evaluated: trec_eval's order, cut at max_docs.
+        ranked = sorted(ranking, key=lambda d: (ranking[d], d.encode()), reverse=True)
+        ranked = ranked[:kw.get("max_docs") or None]
+        free = [d for d in ranked if d not in qrels[qid]]
+        for i, labels in enumerate(itertools.product(range(lo, hi + 1), repeat=len(free))):
+            key = f"{qid}|{i}"
+            big_qrels[key] = {**qrels[qid], **dict(zip(free, labels))}
+            big_run[key] = dict(ranking)
+            origin[key] = qid
+    per_query = irm.evaluate(big_qrels, big_run, measures, **kw).to_dict()
+    out: dict = {}
+    for key, values in per_query.items():
+        for name, value in values.items():
+            low, high = out.setdefault(origin[key], {}).get(name, (np.inf, -np.inf))
+            out[origin[key]][name] = (min(low, value), max(high, value))
+    return out
+
+
+def check(qrels, run, measures, **kw):
+    got = irm.evaluate(qrels, run, measures, unjudged="bounds", **kw).to_dict()
+    want = brute_force(qrels, run, measures, **kw)
+    for qid, values in want.items():
+        for name, (low, high) in values.items():
+            if name.startswith("Judged"):  # the judged share itself, reported alongside
+                assert got[qid][name + "_low"] == got[qid][name] == got[qid][name + "_high"]
+                continue
+            assert got[qid][name + "_low"] == pytest.approx(low, abs=1e-12), (qid, name)
+            assert got[qid][name + "_high"] == pytest.approx(high, abs=1e-12), (qid, name)
+            assert got[qid][name + "_low"] <= got[qid][name] <= got[qid][name + "_high"]
+
+
+@FAST
+@given(collections(grades=3), st.sampled_from([1, 2]), st.sampled_from([None, 3, 7]))
+def test_binary_measures_equal_brute_force(data, level, max_docs):
+    qrels, run = data
+    check(qrels, run, BINARY, relevance_level=level, max_docs=max_docs)
+
+
+@FAST
+@given(collections(grades=2), st.sampled_from([None, 4]))
+def test_ndcg_equals_brute_force_on_two_grades(data, max_docs):
+    qrels, run = data
+    check(qrels, run, GAIN + BINARY, max_docs=max_docs)
+
+
+def test_ap_extremes_are_not_all_min_and_all_max():
+    # A relevant document at rank 1, an unjudged one deep down: labelling it relevant
+    # lowers AP (R grows), so AP's high is the trec_eval value, not "all relevant".
+    run = {"q": {"a": 10.0, **{f"n{i}": 5.0 - i / 10 for i in range(8)}, "x": 0.0}}
+    qrels = {"q": {"a": 1, **{f"n{i}": 0 for i in range(8)}}}
+    res = irm.evaluate(qrels, run, ["map", "ndcg"], unjudged="bounds").to_dict()["q"]
+    assert res["map_high"] == 1.0 and res["map_low"] == pytest.approx((1 + 2 / 10) / 2)
+    assert res["ndcg_high"] == 1.0 and res["ndcg_low"] < 1.0
+
+
+def test_queries_are_independent_of_each_other():
+    # The same query evaluated alone and among others gets the same bounds.
+    qrels = {"a": {"d1": 1, "d2": 0}, "b": {"d9": 1}}
+    run = {"a": {"d1": 1.0, "x": 2.0, "d2": 0.5, "y": 0.1}, "b": {"z": 1.0}}
+    both = irm.evaluate(qrels, run, BINARY, unjudged="bounds").to_dict()
+    alone = irm.evaluate({"a": qrels["a"]}, {"a": run["a"]}, BINARY,
+                         unjudged="bounds").to_dict()
+    assert both["a"] == alone["a"]
+
+
+def test_aggregates_are_means_of_the_bounds():
+    qrels = {"a": {"d1": 1}, "b": {"d9": 1}}
+    run = {"a": {"d1": 1.0, "x": 2.0}, "b": {"z": 1.0, "d9": 0.5}}
+    res = irm.evaluate(qrels, run, ["P@1"], unjudged="bounds")
+    assert res.aggregate() == {"P@1": 0.0, "P@1_low": 0.0, "P@1_high": 1.0}
+
+
+def test_errors_name_the_measure_and_the_option():
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
+    with pytest.raises(ParameterError, match="bpref"):
+        irm.evaluate(qrels, run, ["bpref"], unjudged="bounds")
+    with pytest.raises(ParameterError, match="`unjudged` must be"):
+        irm.evaluate(qrels, run, ["map"], unjudged="both")
+    with pytest.raises(ParameterError, match="`ties`"):
+        irm.evaluate(qrels, run, ["map"], unjudged="bounds", ties="expected")
+    with pytest.raises(ParameterError, match="two labels"):
+        irm.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0, "x": 0.5}}, ["ndcg"],
+                     unjudged="bounds")
+
+
+def test_a_planted_bug_is_caught():
+    # The naive bounds (all unjudged non-relevant / all relevant) fail the oracle.
+    qrels = {"q": {"a": 1, **{f"n{i}": 0 for i in range(3)}}}
+    run = {"q": {"a": 4.0, "n0": 3.0, "n1": 2.0, "n2": 1.5, "x": 1.0}}
+    naive = irm.evaluate({"q": {**qrels["q"], "x": 1}}, run, ["map"]).to_dict()["q"]["map"]
+    assert naive < brute_force(qrels, run, ["map"])["q"]["map"][1]
