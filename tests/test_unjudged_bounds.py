@@ -28,7 +28,7 @@ GAIN = ["ndcg", "ndcg_cut.1,3,12"]
 
 
 @st.composite
-def collections(draw, grades):
+def collections(draw, grades, most_unjudged=8):
     """Qrels and a run of 1-3 queries: judged labels in ``0 .. grades - 1`` (negative
     ones too), judged documents outside the run, unjudged documents (<= 8 per query),
     ties, empty rankings."""
@@ -38,7 +38,7 @@ def collections(draw, grades):
         qid = f"q{q}"
         n = draw(st.integers(0, 10))
         kinds = draw(st.lists(st.sampled_from(["u", "j"]), min_size=n, max_size=n))
-        while kinds.count("u") > 8:
+        while kinds.count("u") > most_unjudged:
             kinds[kinds.index("u")] = "j"
         qrels[qid], run[qid] = {}, {}
         for i, kind in enumerate(kinds):
@@ -52,16 +52,18 @@ def collections(draw, grades):
     return qrels, run
 
 
-def brute_force(qrels, run, measures, **kw):
-    """``{query: {name: (min, max)}}`` over every labelling, by enumeration."""
+def brute_force(qrels, run, measures, grades=None, **kw):
+    """``{query: {name: (min, max)}}`` over every labelling, by enumeration (labels in
+    ``grades``, default the qrels' grade range)."""
     lo, hi = grade_range([v for docs in qrels.values() for v in docs.values()])
+    grades = range(lo, hi + 1) if grades is None else grades
     big_qrels, big_run, origin = {}, {}, {}
     for qid, ranking in run.items():
         # The ranking as evaluated: trec_eval's order, cut at max_docs.
         ranked = sorted(ranking, key=lambda d: (ranking[d], d.encode()), reverse=True)
         ranked = ranked[:kw.get("max_docs") or None]
         free = [d for d in ranked if d not in qrels[qid]]
-        for i, labels in enumerate(itertools.product(range(lo, hi + 1), repeat=len(free))):
+        for i, labels in enumerate(itertools.product(grades, repeat=len(free))):
             key = f"{qid}|{i}"
             big_qrels[key] = {**qrels[qid], **dict(zip(free, labels))}
             big_run[key] = dict(ranking)
@@ -102,6 +104,34 @@ def test_ndcg_equals_brute_force_on_two_grades(data, max_docs):
     check(qrels, run, GAIN + BINARY, max_docs=max_docs)
 
 
+@FAST
+@given(collections(grades=3), st.sampled_from([None, 4]))
+def test_ndcg_equals_brute_force_on_three_grades(data, max_docs):
+    qrels, run = data
+    check(qrels, run, GAIN, max_docs=max_docs)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(collections(grades=4, most_unjudged=5))
+def test_ndcg_equals_brute_force_on_four_grades(data):
+    qrels, run = data
+    check(qrels, run, GAIN)
+
+
+def test_ndcg_high_may_take_a_middle_grade():
+    # Labelling x and y 1 (not 0, not 2) makes the top 3 ideal: nDCG@3 = 1. Another
+    # query's label 2 makes the grade range 0..2.
+    qrels = {"q": {"b": 1, "d": 1, "e": 1, "p": 1}, "r": {"t": 2}}
+    run = {"q": {"x": 9.0, "b": 8.0, "y": 7.0, "z": 6.0, "w": 5.0, "d": 4.0, "e": 3.0},
+           "r": {"t": 1.0}}
+    got = irm.evaluate(qrels, run, ["ndcg_cut.3"], unjudged="bounds").to_dict()["q"]
+    want = brute_force(qrels, run, ["ndcg_cut.3"])["q"]["ndcg_cut_3"]
+    assert got["ndcg_cut_3_high"] == pytest.approx(want[1], abs=1e-12) == 1.0
+    vertices = brute_force(qrels, run, ["ndcg_cut.3"], grades=(0, 2))["q"]["ndcg_cut_3"]
+    assert vertices[1] < want[1]
+
+
 def test_ap_extremes_are_not_all_min_and_all_max():
     # A relevant document at rank 1, an unjudged one deep down: labelling it relevant
     # lowers AP (R grows), so AP's high is the trec_eval value, not "all relevant".
@@ -137,9 +167,6 @@ def test_errors_name_the_measure_and_the_option():
         irm.evaluate(qrels, run, ["map"], unjudged="both")
     with pytest.raises(ParameterError, match="`ties`"):
         irm.evaluate(qrels, run, ["map"], unjudged="bounds", ties="expected")
-    with pytest.raises(ParameterError, match="two labels"):
-        irm.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0, "x": 0.5}}, ["ndcg"],
-                     unjudged="bounds")
 
 
 def test_a_planted_bug_is_caught():

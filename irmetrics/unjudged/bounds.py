@@ -218,14 +218,9 @@ def _ndcg(view, k, lo, hi):
     """nDCG (trec_eval's gains: the label where positive) over labellings in [lo, hi].
 
     Low: the j lowest free documents of the window at ``hi``, every free document below
-    the window at ``hi`` (it only raises the ideal). High, for a two-grade range: the j
-    highest free documents at ``hi`` and those below the window at ``lo``.
+    the window at ``hi`` (it only raises the ideal). High: :func:`_ndcg_high`, started
+    from the best labelling with the j highest free documents at ``hi``.
     """
-    if hi - lo > 1:
-        raise ParameterError(
-            "`grades` must span two labels for the upper bound of nDCG; got "
-            f"{(lo, hi)!r}. (Its highest value may take a middle grade; pass "
-            "grades=(0, 1) style ranges, or leave nDCG out of the bounds.)")
     w = _Window(view, k, 1)
     rank = view.rank
     disc = 1.0 / log2_discount(rank) if rank.size else np.zeros(0)
@@ -268,8 +263,70 @@ def _ndcg(view, k, lo, hi):
     ok = np.ones(query.shape, dtype=bool)
     if lo == hi:
         ok = first
-    return (_extremes(low_v, query, ok, view.n_queries)[0],
-            _extremes(high_v, query, ok, view.n_queries)[1])
+    low = _extremes(low_v, query, ok, view.n_queries)[0]
+    high = _extremes(high_v, query, ok, view.n_queries)[1]
+    if hi - lo > 1:  # a middle grade may do better than the vertices
+        high = _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, high)
+    return low, high
+
+
+def _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, start):
+    """The highest nDCG over labellings in ``[lo, hi]`` (integer grades), exactly.
+
+    With gain = label, ``DCG = dcg0 + sum_v S(T_v)`` and ``IDCG = sum_v D(min(C_v, K))``
+    over the levels ``v >= 1``, where ``T_v`` is the number of free documents of the
+    window labelled ``>= v`` (at the maximum they are the ``T_v`` highest ranked, so
+    ``S(T)`` sums the first T free discounts) and ``C_v`` the number of documents with
+    label ``>= v`` in the ideal. Both are sums over levels of a function of one ``T_v``;
+    Dinkelbach's iteration maximises ``DCG - t IDCG`` level by level (the largest
+    maximisers nest, ``T_v`` falling with ``v``, because ``D`` is concave) and sets
+    ``t`` to the ratio found, until ``t`` stops rising: ``t`` is then the maximum.
+    """
+    levels = np.asarray(view.rel_levels, dtype=np.int64)
+    judged = levels[(levels > 0) & (view.rel_hist.sum(axis=0) > 0)]
+    edges = np.unique(np.concatenate(([0, max(lo, 0), hi], judged)))
+    u_all = (w.u_in + w.u_out)[query]
+    limit = _INF if k is None else k
+    s_t = _take(top_sum, entry)
+    t_cand = np.where(entry < 0, 0, sg.seg_cumcount(w.free_in, view.offsets)[
+        np.maximum(entry, 0)] if entry.size and w.free_in.size else 0)
+    const_n = dcg0.copy()
+    const_i = np.zeros(view.n_queries)
+    free_groups = []  # (weight, judged count with label >= the group's levels)
+    for a, b in zip(edges[:-1], edges[1:]):
+        weight = float(b - a)
+        above = view.rel_hist[:, levels >= b].sum(axis=1)
+        if b <= lo:  # every free document has label >= these levels
+            n_first = np.bincount(query, weights=np.where(t_cand == w.u_in[query], s_t, 0),
+                                  minlength=view.n_queries)
+            const_n += weight * n_first
+            n_all = np.bincount(query, weights=np.where(entry < 0, u_all, 0),
+                                minlength=view.n_queries).astype(np.int64)
+            const_i += weight * table[np.minimum(above + n_all, limit)]
+        elif a >= hi:  # above every grade: judged documents only
+            const_i += weight * table[np.minimum(above, limit)]
+        else:
+            free_groups.append((weight, above))
+    t = start.copy()
+    n_q = view.n_queries
+    for _ in range(64):
+        num, den = const_n.copy(), const_i.copy()
+        for weight, above in free_groups:
+            value = s_t - t[query] * table[np.minimum(above[query] + t_cand, limit)]
+            best = np.full(n_q, -np.inf)
+            np.maximum.at(best, query, value)
+            chosen = np.zeros(n_q, dtype=np.int64)
+            np.maximum.at(chosen, query, np.where(value == best[query], t_cand, 0))
+            pick = value == best[query]
+            picked = pick & (t_cand == chosen[query])
+            num += weight * np.bincount(query[picked], weights=s_t[picked], minlength=n_q)
+            den += weight * table[np.minimum(above + chosen, limit)]
+        ratio = _ratio(num, den)
+        rising = ratio > t * (1 + 1e-15)
+        t = np.maximum(t, ratio)
+        if not rising.any():
+            break
+    return t
 
 
 def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
