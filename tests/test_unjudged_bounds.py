@@ -24,7 +24,7 @@ FAST = settings(max_examples=60, deadline=None,
 
 BINARY = ["P.1,3,5,12", "success.1,3", "recip_rank", "RR@3", "recall.1,3,12", "Rprec",
           "map", "map_cut.2,5,12", "Judged@5"]
-GAIN = ["ndcg", "ndcg_cut.1,3,12"]
+GAIN = ["ndcg", "ndcg_cut.1,3,12", "ERR@1", "ERR@3", "ERR@12"]
 
 
 @st.composite

@@ -18,12 +18,13 @@ from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ranked import NOT_IN_POOL
 from ..exceptions import ParameterError
+from ..measures.gdeval import err_running
 
 __all__ = ["BOUNDED_MEASURES", "bound_columns", "grade_range"]
 
 #: trec_eval measure names whose bounds are computed (their friendly spellings too).
 BOUNDED_MEASURES = ("P", "success", "recip_rank", "recip_rank_cut", "recall", "Rprec",
-                    "map", "map_cut", "ndcg", "ndcg_cut", "judged_cut")
+                    "map", "map_cut", "ndcg", "ndcg_cut", "err_cut", "judged_cut")
 
 _INF = np.iinfo(np.int64).max // 4
 
@@ -206,6 +207,20 @@ def _average_precision(view, k, level, lo, hi):
     low_v = _ratio(num_lo, r0[query] + j_lo + np.broadcast_to(extra_lo, r0.shape)[query])
     return (_extremes(low_v, query, ok_lo, view.n_queries)[0],
             _extremes(high_v, query, ok, view.n_queries)[1])
+
+
+def _err(view, k, lo, hi):
+    """ERR@k (gdeval's): every stopping probability is below 1, so ERR rises with each
+    label (``dERR/dR_j >= P_j (1/j - 1/(j+1)) >= 0``); the extremes label every free
+    document ``lo``, then ``hi``."""
+    free = view.code == NOT_IN_POOL
+    judged = np.where(view.code > 0, view.code, 0)
+    out = []
+    for grade in (lo, hi):
+        labels = np.where(free, max(grade, 0), judged)
+        offsets, running = err_running(view.offsets, labels, k)
+        out.append(sg.at_rank(running, offsets, k, fill=0.0))
+    return out[0], out[1]
 
 
 def _discount_table(size: int) -> np.ndarray:
@@ -399,6 +414,8 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = _rprec(view, level, lo, hi)
             elif name in ("map", "map_cut"):
                 low, high = _average_precision(view, k, level, lo, hi)
+            elif name == "err_cut":
+                low, high = _err(view, k, lo, hi)
             elif name in ("ndcg", "ndcg_cut"):
                 low, high = _ndcg(view, k, lo, hi)
             else:  # judged_cut: a fact about the judgments, reported alongside
