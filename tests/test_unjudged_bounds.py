@@ -9,6 +9,7 @@ takes the minimum and maximum per query; the bounds must equal them.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
+from irmetrics.cli import main
 from irmetrics.exceptions import ParameterError
 from irmetrics.unjudged import grade_range
 
@@ -175,3 +177,48 @@ def test_a_planted_bug_is_caught():
     run = {"q": {"a": 4.0, "n0": 3.0, "n1": 2.0, "n2": 1.5, "x": 1.0}}
     naive = irm.evaluate({"q": {**qrels["q"], "x": 1}}, run, ["map"]).to_dict()["q"]["map"]
     assert naive < brute_force(qrels, run, ["map"])["q"]["map"][1]
+
+
+# --- the surfaces: irmetrics eval --bounds, compare ---------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "meta_evaluation"
+HUMAN = str(FIXTURES / "qrels.human.txt")
+
+
+def test_cli_eval_prints_the_bounds_next_to_each_value(capsys):
+    assert main(["eval", "--bounds", "-m", "map", "-m", "P.10", HUMAN,
+                 str(FIXTURES / "dense.run")]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in lines] == ["map", "map_low", "map_high",
+                                         "P_10", "P_10_low", "P_10_high"]
+    res = irm.evaluate(HUMAN, str(FIXTURES / "dense.run"), ["map", "P.10"],
+                       unjudged="bounds").aggregate()
+    assert [float(row[2]) for row in lines] == [round(res[row[0]], 4) for row in lines]
+
+
+def test_cli_eval_bounds_default_and_refusals(capsys):
+    assert main(["eval", "--bounds", HUMAN, str(FIXTURES / "dense.run")]) == 0
+    names = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
+    assert {"map_low", "Rprec_high", "recip_rank_low", "P_10_high"} <= names
+    assert main(["eval", "--bounds", "-m", "bpref", HUMAN, str(FIXTURES / "dense.run")]) == 2
+    assert "bpref" in capsys.readouterr().err
+    assert main(["eval", "--bounds", "--tie-report", HUMAN, str(FIXTURES / "dense.run")]) == 1
+
+
+def test_compare_says_whether_a_conclusion_holds_at_both_ends():
+    runs = {name: str(FIXTURES / f"{name}.run") for name in ("dense", "bm25", "splade")}
+    cmp = irm.compare(HUMAN, runs, ["map", "P.10"], baseline="bm25", unjudged="bounds")
+    rows = {(r["measure"], r["system"]): r for r in cmp.bounds.iter_rows(named=True)}
+    # dense beats bm25 on map whatever the unjudged documents are; splade only perhaps.
+    assert rows["map", "dense"]["holds"] and not rows["map", "splade"]["holds"]
+    for r in rows.values():
+        assert r["diff_low"] <= r["diff"] <= r["diff_high"]
+    assert "holds at both ends" in cmp.to_text()
+    assert "bounds" in cmp.to_dict()
+    assert irm.compare(HUMAN, runs, ["map"], baseline="bm25").bounds is None
+
+
+def test_cli_compare_bounds(capsys):
+    assert main(["compare", "--bounds", "-m", "map", HUMAN, str(FIXTURES / "dense.run"),
+                 str(FIXTURES / "bm25.run")]) == 0
+    assert "holds at both ends" in capsys.readouterr().out
