@@ -21,7 +21,8 @@ from sphinx.util.inventory import InventoryFile  # noqa: E402
 MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot",
            "irmetrics.spark", "irmetrics.io", "irmetrics.exceptions", "irmetrics.progress",
            "irmetrics.containers", "irmetrics.judgment_formats", "irmetrics.measures.custom",
-           "irmetrics.meta_evaluation", "irmetrics.device", "irmetrics.parallel"]
+           "irmetrics.meta_evaluation", "irmetrics.device", "irmetrics.parallel",
+           "irmetrics.unjudged"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
           "ranking_metrics", "spark"]
 

@@ -148,6 +148,14 @@ class Evaluator:
         ``"auto"`` only when stderr is a terminal (what ``irmetrics eval`` does; its
         ``--quiet`` turns it off). A bar appears after a second of work and is cleared
         when the work ends (:mod:`irmetrics.progress`).
+    unjudged : {"zero", "bounds"}, default "zero"
+        How retrieved documents absent from the qrels count: as non-relevant (trec_eval),
+        or also both ways: ``"bounds"`` adds, after each output ``m``, ``m_low`` and
+        ``m_high``, the lowest and highest value of ``m`` over every labelling of those
+        documents with labels from ``min(0, lowest label)`` to the highest label of the
+        qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
+        with bounds are accepted (P, success, recip_rank, RR@k, recall, Rprec, map,
+        map_cut, ndcg, ndcg_cut, ERR@k, Judged@k).
 
     Notes
     -----
@@ -604,8 +612,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
-    relevance, progress
-        See :class:`Evaluator`.
+    relevance, progress, unjudged
+        See :class:`Evaluator` (``unjudged="bounds"``: docs/incomplete_judgments.md).
     qrels_columns, run_columns
         Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
 

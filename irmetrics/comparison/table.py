@@ -114,6 +114,11 @@ class Comparison:
     sources : dict of str to path
         The files read (``{"qrels": path, "run 'bm25'": path, ...}``): :meth:`to_html`
         refuses to write over one of them.
+    bounds : polars.DataFrame or None
+        Under ``unjudged="bounds"``, per row of the table: ``diff_low`` and
+        ``diff_high`` (the difference at both ends of the bounds over unjudged
+        documents), ``p_low_end``, ``p_high_end`` and ``holds`` (the conclusion holds at
+        its unfavourable end); None otherwise. See docs/incomplete_judgments.md.
 
     Notes
     -----
@@ -428,7 +433,10 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance`` as
         for :func:`~irmetrics.evaluate` (runs and qrels may be Parquet / Arrow IPC files or
-        LazyFrames).
+        LazyFrames). ``unjudged="bounds"`` also fills :attr:`Comparison.bounds`: whether
+        each conclusion holds at both ends of the bounds over unjudged documents
+        (docs/incomplete_judgments.md; runs given as evaluated values must carry
+        ``<measure>_low`` and ``<measure>_high``).
 
     Returns
     -------
