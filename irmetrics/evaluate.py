@@ -476,13 +476,16 @@ class Evaluator:
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
         if self.unjudged == "bounds":
-            bounds = bound_columns(lists, requests, columns,
+            # (Requests made inside irmetrics, such as a report's curves, may have none.)
+            bounds = bound_columns(lists, [r for r in requests
+                                           if r.measure.name in BOUNDED_MEASURES], columns,
                                    relevance_level=self.relevance_level,
                                    judged_only=self.judged_only,
                                    grades=grade_range(lists.levels))
-            specs = {n: specs[n.rsplit("_", 1)[0] if n in bounds else n]
-                     for n in self._with_bounds(specs)}
-            columns = {n: bounds[n] if n in bounds else columns[n] for n in specs}
+            order = [m for n in specs
+                     for m in ((n, n + "_low", n + "_high") if n + "_low" in bounds else (n,))]
+            specs = {n: specs[n] if n in specs else specs[n.rsplit("_", 1)[0]] for n in order}
+            columns = {n: columns[n] if n in columns else bounds[n] for n in order}
         return columns, specs
 
     def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8) -> Results:

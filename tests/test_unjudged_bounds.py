@@ -222,3 +222,24 @@ def test_cli_compare_bounds(capsys):
     assert main(["compare", "--bounds", "-m", "map", HUMAN, str(FIXTURES / "dense.run"),
                  str(FIXTURES / "bm25.run")]) == 0
     assert "holds at both ends" in capsys.readouterr().out
+
+
+def test_every_road_gives_the_same_bounds():
+    # The bounded-memory file road (chunk by chunk), the dict road and the in-memory
+    # table road compute the same bounds.
+    run_path = FIXTURES / "splade.run"
+    measures = ["map", "nDCG@10", "R@20", "Rprec", "ERR@10"]
+    by_file = irm.evaluate(HUMAN, str(run_path), measures, unjudged="bounds")
+    run = irm.Run.read(str(run_path))
+    by_table = irm.evaluate(HUMAN, run, measures, unjudged="bounds")
+    by_dict = irm.evaluate(HUMAN, run.to_dict(), measures, unjudged="bounds")
+    assert by_file.to_dict() == by_table.to_dict() == by_dict.to_dict()
+
+
+def test_the_html_report_shows_the_bounds():
+    pytest.importorskip("matplotlib")
+    runs = {name: str(FIXTURES / f"{name}.run") for name in ("dense", "bm25")}
+    page = irm.compare(HUMAN, runs, ["map"], baseline="bm25", unjudged="bounds").to_html()
+    assert "Over every labelling of the unjudged documents" in page and "holds" in page
+    plain = irm.compare(HUMAN, runs, ["map"], baseline="bm25").to_html()
+    assert "Over every labelling" not in plain
