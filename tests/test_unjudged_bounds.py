@@ -243,3 +243,23 @@ def test_the_html_report_shows_the_bounds():
     assert "Over every labelling of the unjudged documents" in page and "holds" in page
     plain = irm.compare(HUMAN, runs, ["map"], baseline="bm25").to_html()
     assert "Over every labelling" not in plain
+
+
+def test_queries_absent_from_the_run_have_no_range():
+    # complete=True scores a query the run lacks on trec_eval's placeholder ranking;
+    # nothing was retrieved, so there is nothing to label.
+    qrels = {"a": {"d1": 1}, "b": {"d2": 1}}
+    res = irm.evaluate(qrels, {"a": {"d1": 1.0, "x": 0.5}}, ["P@2", "map", "nDCG@2"],
+                       unjudged="bounds", complete=True).to_dict()
+    assert res["b"] == {"P@2": 0.0, "P@2_low": 0.0, "P@2_high": 0.0, "map": 0.0,
+                        "map_low": 0.0, "map_high": 0.0, "nDCG@2": 0.0, "nDCG@2_low": 0.0,
+                        "nDCG@2_high": 0.0}
+    assert res["a"]["P@2_high"] == 1.0
+
+
+def test_judged_only_leaves_nothing_to_label():
+    qrels, run = {"q": {"a": 1, "b": 0}}, {"q": {"x": 3.0, "a": 2.0, "b": 1.0}}
+    res = irm.evaluate(qrels, run, ["map", "P@2"], unjudged="bounds",
+                       judged_only=True).to_dict()["q"]
+    assert res["map_low"] == res["map"] == res["map_high"] == 1.0
+    assert res["P@2_low"] == res["P@2"] == res["P@2_high"] == 0.5

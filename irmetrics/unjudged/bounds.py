@@ -105,7 +105,7 @@ def _allowed(j, u, can_rel, can_non):
     return ok
 
 
-def _cutoff_measure(name, view, k, level, lo, hi, value):
+def _cutoff_measure(name, view, k, level, lo, hi):
     """Measures whose extremal labelling is one fixed labelling per query."""
     w = _Window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
@@ -407,7 +407,7 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
         for out_name, k in zip(req.output_names, cutoffs if name != "ndcg" else (None,)):
             value = values[out_name]
             if name in ("P", "success", "recip_rank", "recip_rank_cut"):
-                low, high = _cutoff_measure(name, view, k, level, lo, hi, value)
+                low, high = _cutoff_measure(name, view, k, level, lo, hi)
             elif name == "recall":
                 low, high = _recall(view, k, level, lo, hi)
             elif name == "Rprec":
@@ -422,6 +422,10 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = value, value
             if lo <= 0 <= hi:
                 low, high = np.minimum(low, value), np.maximum(high, value)
+            # A query absent from the run (complete=True) retrieved nothing: its
+            # placeholder document is trec_eval's device, not a document to label.
+            low = np.where(lists.bogus, value, low)
+            high = np.where(lists.bogus, value, high)
             out[out_name + "_low"] = np.asarray(low, dtype=np.float64)
             out[out_name + "_high"] = np.asarray(high, dtype=np.float64)
     return out
