@@ -152,8 +152,7 @@ class Evaluator:
         How retrieved documents absent from the qrels count: as non-relevant (trec_eval),
         or also both ways: ``"bounds"`` adds, after each output ``m``, ``m_low`` and
         ``m_high``, the lowest and highest value of ``m`` over every labelling of those
-        documents with labels from ``min(0, lowest label)`` to the highest label of the
-        qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
+        documents with labels from 0 to the highest label of the qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
         with bounds are accepted (P, success, recip_rank, RR@k, recall, Rprec, map,
         map_cut, ndcg, ndcg_cut, ERR@k, Judged@k).
 

@@ -30,23 +30,26 @@ _INF = np.iinfo(np.int64).max // 4
 
 
 def grade_range(labels) -> tuple[int, int]:
-    """The grade range unjudged documents may take: from ``min(0, lowest label)`` to the
-    highest label of the qrels.
+    """The grade range unjudged documents may take: from 0 to the highest label of the
+    qrels.
 
     Label 0 is always in the range (it is what trec_eval gives an unjudged document),
     so qrels that list only relevant documents still let the rest be non-relevant.
+    Negative labels are not grades: trec_eval reads them as "pooled but not judged".
 
     Examples
     --------
     >>> grade_range([1, 1, 3])
     (0, 3)
+    >>> grade_range([-1, 2])
+    (0, 2)
     >>> grade_range([])
     (0, 0)
     """
     labels = np.asarray(labels)
     if labels.size == 0:
         return 0, 0
-    return int(min(0, labels.min())), int(max(0, labels.max()))
+    return 0, int(max(0, labels.max()))
 
 
 class _Window:
@@ -356,7 +359,9 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
               \\mathrm{high}_q = \\max_{x \\in [lo, hi]^{U_q}} M_q(x).
 
     ``values`` (the trec_eval values, unjudged = 0) are kept inside the bounds when label
-    0 is in the range, so rounding never puts the value outside its interval.
+    0 is in the range and not relevant, so rounding never puts the value outside its
+    interval. (Under ``relevance_level <= 0`` every label of ``[0, hi]`` is relevant, and
+    trec_eval's value, which counts an unjudged document non-relevant, may lie outside.)
 
     Parameters
     ----------
@@ -420,7 +425,9 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = _ndcg(view, k, lo, hi)
             else:  # judged_cut: a fact about the judgments, reported alongside
                 low, high = value, value
-            if lo <= 0 <= hi:
+            if lo <= 0 <= hi and (level >= 1 or name in ("ndcg", "ndcg_cut", "err_cut")):
+                # Label 0 counts as trec_eval counts an unjudged document: the value is
+                # one of the labellings, kept inside its bounds whatever the rounding.
                 low, high = np.minimum(low, value), np.maximum(high, value)
             # A query absent from the run (complete=True) retrieved nothing: its
             # placeholder document is trec_eval's device, not a document to label.
