@@ -24,7 +24,8 @@ __all__ = ["BOUNDED_MEASURES", "bound_columns", "grade_range"]
 
 #: trec_eval measure names whose bounds are computed (their friendly spellings too).
 BOUNDED_MEASURES = ("P", "success", "recip_rank", "recip_rank_cut", "recall", "Rprec",
-                    "map", "map_cut", "ndcg", "ndcg_cut", "err_cut", "judged_cut")
+                    "map", "map_cut", "bpref", "ndcg", "ndcg_cut", "err_cut",
+                    "judged_cut")
 
 _INF = np.iinfo(np.int64).max // 4
 
@@ -226,6 +227,95 @@ def _err(view, k, lo, hi):
     return out[0], out[1]
 
 
+class _Grid:
+    """Per-query functions of ``a = 0 .. U_q`` summed from linear pieces
+    ``alpha + beta * a`` on ``[start, stop)``: difference arrays, then one running sum."""
+
+    def __init__(self, u):
+        self.u = u
+        self.offsets = np.concatenate(([0], np.cumsum(u + 1))).astype(np.int64)
+        size = int(self.offsets[-1]) + 1
+        self.alpha = np.zeros(size)
+        self.beta = np.zeros(size)
+
+    def add(self, query, start, stop, alpha, beta):
+        start = np.clip(start, 0, self.u[query] + 1)
+        stop = np.clip(stop, start, self.u[query] + 1)
+        keep = stop > start
+        base = self.offsets[query[keep]]
+        alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), query.shape)[keep]
+        beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), query.shape)[keep]
+        for where, sign in ((base + start[keep], 1.0), (base + stop[keep], -1.0)):
+            np.add.at(self.alpha, where, sign * alpha)
+            np.add.at(self.beta, where, sign * beta)
+
+    def add_capped(self, query, start, r0, pieces):
+        """``min(g(a), r0 + a)`` for ``a >= start``, with ``g`` non-increasing, given as
+        two pieces ``(alpha1, beta1, until)`` then ``(alpha2, beta2)``: ``r0 + a`` up to
+        the first ``a`` where it reaches ``g``, then ``g``."""
+        (a1, b1, until), (a2, b2) = pieces
+        first = np.maximum(0, np.ceil((a1 - r0) / (1 - b1))).astype(np.int64)
+        second = np.maximum(until, np.ceil((a2 - r0) / (1 - b2))).astype(np.int64)
+        cross = np.maximum(np.where(first < until, first, second), start)
+        self.add(query, start, cross, r0, np.ones_like(r0))
+        self.add(query, cross, until, a1, b1)
+        self.add(query, np.maximum(cross, until), self.u[query] + 1, a2, b2)
+
+    def values(self):
+        """``(query, a, sum)`` over the grid."""
+        alpha = np.cumsum(self.alpha)[:-1]
+        beta = np.cumsum(self.beta)[:-1]
+        query = np.repeat(np.arange(self.u.size), self.u + 1)
+        a = np.arange(alpha.size) - self.offsets[query]
+        return query, a, alpha + beta * a
+
+
+def _bpref(view, level, lo, hi):
+    """bpref over labellings: with lo = 0 each free document is relevant or judged
+    non-relevant. For a count ``a`` of relevant ones the top ``a`` free documents give the
+    maximum and the bottom ``a`` the minimum (moving a relevant label up past a
+    non-relevant one never adds a non-relevant document above a relevant one); the
+    capped penalties ``min(n_r, R)`` are piecewise linear in ``a``, summed on a grid."""
+    w = _Window(view, None, level)
+    can_rel, can_non = hi >= level, lo < level
+    code = view.code
+    jnon = (code >= 0) & (code < level)
+    c = sg.seg_cumcount(jnon, view.offsets)  # judged non-relevant at or above
+    f_above = w.ordinal - w.free  # free documents strictly above
+    u = w.u_in
+    r0 = view.num_rel.astype(np.float64)
+    nr0 = view.num_nonrel
+    rel_ret = view.count(w.jrel)
+    jr = np.flatnonzero(w.jrel)
+    fr = np.flatnonzero(w.free)
+    qj, qf = view.seg[jr], view.seg[fr]
+    cj, fj = c[jr].astype(np.float64), f_above[jr].astype(np.float64)
+    cf, m = c[fr].astype(np.float64), w.ordinal[fr].astype(np.float64)
+    uj, uf = u[qj].astype(np.float64), u[qf].astype(np.float64)
+    out = []
+    for side in ("low", "high"):
+        grid = _Grid(u)
+        if side == "high":  # the top a free documents relevant
+            grid.add_capped(qj, np.zeros(jr.size, dtype=np.int64), r0[qj],
+                            ((cj + fj, -1.0, fj.astype(np.int64)), (cj, 0.0)))
+            grid.add_capped(qf, m.astype(np.int64), r0[qf],
+                            ((cf, 0.0, np.zeros(fr.size, dtype=np.int64)), (cf, 0.0)))
+        else:  # the bottom a free documents relevant, the top U - a non-relevant
+            until = (uj - fj + 1).astype(np.int64)
+            grid.add_capped(qj, np.zeros(jr.size, dtype=np.int64), r0[qj],
+                            ((cj + fj, 0.0, until), (cj + uj, -1.0)))
+            grid.add_capped(qf, (uf - m + 1).astype(np.int64), r0[qf],
+                            ((cf + uf, -1.0, np.zeros(fr.size, dtype=np.int64)),
+                             (cf + uf, -1.0)))
+        query, a, penalty = grid.values()
+        r = r0[query] + a
+        den = np.minimum(nr0[query] + u[query] - a, r)
+        value = _ratio(rel_ret[query] + a - _ratio(penalty, den), r)
+        ok = _allowed(a, u[query], can_rel, can_non)
+        out.append(_extremes(value, query, ok, view.n_queries)[0 if side == "low" else 1])
+    return out[0], out[1]
+
+
 def _discount_table(size: int) -> np.ndarray:
     """``D[m] = sum_{i <= m} 1 / log2(i + 1)``, ``D[0] = 0``."""
     ranks = np.arange(1, size + 1, dtype=np.int64)
@@ -419,15 +509,18 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = _rprec(view, level, lo, hi)
             elif name in ("map", "map_cut"):
                 low, high = _average_precision(view, k, level, lo, hi)
+            elif name == "bpref":
+                low, high = _bpref(view, level, lo, hi)
             elif name == "err_cut":
                 low, high = _err(view, k, lo, hi)
             elif name in ("ndcg", "ndcg_cut"):
                 low, high = _ndcg(view, k, lo, hi)
             else:  # judged_cut: a fact about the judgments, reported alongside
                 low, high = value, value
-            if lo <= 0 <= hi and (level >= 1 or name in ("ndcg", "ndcg_cut", "err_cut")):
+            if name != "bpref" and (level >= 1 or name in ("ndcg", "ndcg_cut", "err_cut")):
                 # Label 0 counts as trec_eval counts an unjudged document: the value is
                 # one of the labellings, kept inside its bounds whatever the rounding.
+                # (Not for bpref: a document judged 0 raises NR, an unjudged one not.)
                 low, high = np.minimum(low, value), np.maximum(high, value)
             # A query absent from the run (complete=True) retrieved nothing: its
             # placeholder document is trec_eval's device, not a document to label.
