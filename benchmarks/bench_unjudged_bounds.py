@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEASURES = ["map", "P.10", "ndcg_cut.10", "recall.100", "Rprec", "recip_rank"]
+MEASURES = ["map", "P.10", "ndcg_cut.10", "recall.100", "Rprec", "recip_rank", "bpref"]
 
 CHILD = """
 import json, sys, time

@@ -53,6 +53,14 @@ def grade_range(labels) -> tuple[int, int]:
     return 0, int(max(0, labels.max()))
 
 
+def _window(view, k, level: int) -> "_Window":
+    """The view's :class:`_Window` for ``(k, level)``, made once per view."""
+    key = ("unjudged_window", k, level)
+    if key not in view.cache:
+        view.cache[key] = _Window(view, k, level)
+    return view.cache[key]
+
+
 class _Window:
     """Per-entry arrays of one view cut at rank ``k`` (``None``: the whole ranking)."""
 
@@ -70,13 +78,21 @@ class _Window:
 
 
 def _candidates(view, free_in):
-    """Candidate labellings ``j = 0 .. u`` of every query: ``(query, j, entry)`` with
-    ``entry`` the index of the j-th free entry in the window (-1 for ``j = 0``)."""
-    entry = np.flatnonzero(free_in)
-    query = np.concatenate((np.arange(view.n_queries), view.seg[entry]))
-    j = np.concatenate((np.zeros(view.n_queries, dtype=np.int64),
-                        sg.seg_cumcount(free_in, view.offsets)[entry]))
-    return query, j, np.concatenate((np.full(view.n_queries, -1), entry))
+    """Candidate labellings ``j = 0 .. u`` of every query, grouped by query in order of
+    j: ``(query, j, entry)`` with ``entry`` the index of the j-th free entry in the window
+    (-1 for ``j = 0``)."""
+    free = np.flatnonzero(free_in)
+    ordinal = sg.seg_cumcount(free_in, view.offsets)[free]
+    owner = view.seg[free]
+    per_query = np.bincount(owner, minlength=view.n_queries) + 1
+    starts = np.concatenate(([0], np.cumsum(per_query)[:-1])).astype(np.int64)
+    size = int(per_query.sum())
+    query = np.repeat(np.arange(view.n_queries), per_query)
+    j = np.zeros(size, dtype=np.int64)
+    entry = np.full(size, -1, dtype=np.int64)
+    j[starts[owner] + ordinal] = ordinal
+    entry[starts[owner] + ordinal] = free
+    return query, j, entry
 
 
 def _take(values, entry):
@@ -87,10 +103,13 @@ def _take(values, entry):
 
 
 def _extremes(values, query, valid, n_queries):
-    low = np.full(n_queries, np.inf)
-    high = np.full(n_queries, -np.inf)
-    np.minimum.at(low, query[valid], values[valid])
-    np.maximum.at(high, query[valid], values[valid])
+    """Per-query minimum and maximum of the valid candidates; ``query`` is sorted and
+    names every query (each has its ``j = 0`` candidate)."""
+    if values.size == 0:
+        return np.full(n_queries, np.inf), np.full(n_queries, -np.inf)
+    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    low = np.minimum.reduceat(np.where(valid, values, np.inf), starts)
+    high = np.maximum.reduceat(np.where(valid, values, -np.inf), starts)
     return low, high
 
 
@@ -111,7 +130,7 @@ def _allowed(j, u, can_rel, can_non):
 
 def _cutoff_measure(name, view, k, level, lo, hi):
     """Measures whose extremal labelling is one fixed labelling per query."""
-    w = _Window(view, k, level)
+    w = _window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
     top = view.count(w.jrel & w.inside)
 
@@ -134,7 +153,7 @@ def _cutoff_measure(name, view, k, level, lo, hi):
 
 
 def _recall(view, k, level, lo, hi):
-    w = _Window(view, k, level)
+    w = _window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
     top = view.count(w.jrel & w.inside)
     r0 = view.num_rel
@@ -149,7 +168,7 @@ def _recall(view, k, level, lo, hi):
 
 
 def _rprec(view, level, lo, hi):
-    w = _Window(view, None, level)
+    w = _window(view, None, level)
     can_rel, can_non = hi >= level, lo < level
     query, j, _ = _candidates(view, w.free_in)
     u = w.u_in[query]
@@ -175,7 +194,7 @@ def _rprec(view, level, lo, hi):
 
 
 def _average_precision(view, k, level, lo, hi):
-    w = _Window(view, k, level)
+    w = _window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
     rank = view.rank.astype(np.float64)
     jin = w.jrel & w.inside
@@ -245,9 +264,10 @@ class _Grid:
         base = self.offsets[query[keep]]
         alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), query.shape)[keep]
         beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), query.shape)[keep]
+        size = self.alpha.size
         for where, sign in ((base + start[keep], 1.0), (base + stop[keep], -1.0)):
-            np.add.at(self.alpha, where, sign * alpha)
-            np.add.at(self.beta, where, sign * beta)
+            self.alpha += np.bincount(where, weights=sign * alpha, minlength=size)
+            self.beta += np.bincount(where, weights=sign * beta, minlength=size)
 
     def add_capped(self, query, start, r0, pieces):
         """``min(g(a), r0 + a)`` for ``a >= start``, with ``g`` non-increasing, given as
@@ -276,7 +296,7 @@ def _bpref(view, level, lo, hi):
     maximum and the bottom ``a`` the minimum (moving a relevant label up past a
     non-relevant one never adds a non-relevant document above a relevant one); the
     capped penalties ``min(n_r, R)`` are piecewise linear in ``a``, summed on a grid."""
-    w = _Window(view, None, level)
+    w = _window(view, None, level)
     can_rel, can_non = hi >= level, lo < level
     code = view.code
     jnon = (code >= 0) & (code < level)
@@ -329,7 +349,7 @@ def _ndcg(view, k, lo, hi):
     the window at ``hi`` (it only raises the ideal). High: :func:`_ndcg_high`, started
     from the best labelling with the j highest free documents at ``hi``.
     """
-    w = _Window(view, k, 1)
+    w = _window(view, k, 1)
     rank = view.rank
     disc = 1.0 / log2_discount(rank) if rank.size else np.zeros(0)
     g_lo, g_hi = max(lo, 0), max(hi, 0)
