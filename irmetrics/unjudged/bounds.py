@@ -193,26 +193,41 @@ def _rprec(view, level, lo, hi):
             _extremes(high_v, query, ok, view.n_queries)[1])
 
 
+def _compressed(mask, view):
+    """``(index, offsets)`` of the entries where ``mask`` holds, as segments per query."""
+    index = np.flatnonzero(mask)
+    counts = np.bincount(view.seg[index], minlength=view.n_queries)
+    return index, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
 def _average_precision(view, k, level, lo, hi):
     w = _window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
-    rank = view.rank.astype(np.float64)
     jin = w.jrel & w.inside
     jcum = sg.seg_cumcount(w.jrel, view.offsets)
-    inv = np.where(jin, 1.0 / rank, 0.0)
-    inv_total = view.sum(inv)
-    after_rel = inv_total[view.seg] - sg.seg_cumsum(inv, view.offsets)  # T(p)
-    s0 = view.sum(np.where(jin, jcum / rank, 0.0))
+    rel, rel_offsets = _compressed(jin, view)
+    rel_rank = view.rank[rel].astype(np.float64)
+    s0 = sg.seg_sum(jcum[rel] / rel_rank, view.seg[rel], view.n_queries)
+    # Suffix sums of 1/i over the judged relevant ranks (one past the end: 0).
+    rel_suffix = np.append(sg.seg_accumulate(np.add, 1.0 / rel_rank, rel_offsets,
+                                             reverse=True), 0.0)
+    free, free_offsets = _compressed(w.free_in, view)
+    query_f = view.seg[free]
+    rank_f = view.rank[free].astype(np.float64)
+    jcum_f = jcum[free]
+    # T(p): 1/i over judged relevant ranks i > p (those after the jcum(p) above p).
+    after = rel_offsets[query_f] + jcum_f
+    after_rel = np.where(after < rel_offsets[query_f + 1], rel_suffix[after], 0.0)
     # High: the j highest free documents relevant; adding the m-th raises the precision
     # of every judged relevant document below it and adds its own (J(p) + m) / p.
-    gain_hi = np.where(w.free_in, after_rel + (jcum + w.ordinal) / rank, 0.0)
-    s_hi = s0[view.seg] + sg.seg_cumsum(gain_hi, view.offsets)
+    ordinal = w.ordinal[free]
+    s_hi = s0[query_f] + sg.seg_cumsum(after_rel + (jcum_f + ordinal) / rank_f, free_offsets)
     # Low: the j lowest free documents relevant; adding one above those already added
     # raises the precision of every relevant document below it, free ones included.
-    free_inv = np.where(w.free_in, 1.0 / rank, 0.0)
-    after_free = view.sum(free_inv)[view.seg] - sg.seg_cumsum(free_inv, view.offsets)
-    gain_lo = np.where(w.free_in, (jcum + 1) / rank + after_rel + after_free, 0.0)
-    s_lo = s0[view.seg] + sg.seg_accumulate(np.add, gain_lo, view.offsets, reverse=True)
+    inv_f = 1.0 / rank_f
+    after_free = sg.seg_accumulate(np.add, inv_f, free_offsets, reverse=True) - inv_f
+    gain_lo = (jcum_f + 1) / rank_f + after_rel + after_free
+    s_lo = s0[query_f] + sg.seg_accumulate(np.add, gain_lo, free_offsets, reverse=True)
     extra_hi = 0 if can_non else w.u_out
     extra_lo = w.u_out if can_rel else 0
     r0 = view.num_rel
@@ -220,13 +235,16 @@ def _average_precision(view, k, level, lo, hi):
     u = w.u_in[query]
     ok = _allowed(j, u, can_rel, can_non)
     first = entry < 0
-    num_hi = np.where(first, s0[query], _take(s_hi, entry))
+    # The candidates' free entries come in the order of ``free``.
+    num_hi = s0[query]
+    num_hi[~first] = s_hi
     high_v = _ratio(num_hi, r0[query] + j + np.broadcast_to(extra_hi, r0.shape)[query])
     # For the low side candidate j counts the free documents from the bottom: the entry
     # holding the m-th free document from the top stands for j = u - m + 1.
     j_lo = np.where(first, 0, u - j + 1)
     ok_lo = _allowed(j_lo, u, can_rel, can_non)
-    num_lo = np.where(first, s0[query], _take(s_lo, entry))
+    num_lo = s0[query]
+    num_lo[~first] = s_lo
     low_v = _ratio(num_lo, r0[query] + j_lo + np.broadcast_to(extra_lo, r0.shape)[query])
     return (_extremes(low_v, query, ok_lo, view.n_queries)[0],
             _extremes(high_v, query, ok, view.n_queries)[1])
@@ -253,9 +271,10 @@ class _Grid:
     def __init__(self, u):
         self.u = u
         self.offsets = np.concatenate(([0], np.cumsum(u + 1))).astype(np.int64)
-        size = int(self.offsets[-1]) + 1
-        self.alpha = np.zeros(size)
-        self.beta = np.zeros(size)
+        self.size = int(self.offsets[-1]) + 1
+        self.where: list = []
+        self.alpha: list = []
+        self.beta: list = []
 
     def add(self, query, start, stop, alpha, beta):
         start = np.clip(start, 0, self.u[query] + 1)
@@ -264,10 +283,10 @@ class _Grid:
         base = self.offsets[query[keep]]
         alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), query.shape)[keep]
         beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), query.shape)[keep]
-        size = self.alpha.size
         for where, sign in ((base + start[keep], 1.0), (base + stop[keep], -1.0)):
-            self.alpha += np.bincount(where, weights=sign * alpha, minlength=size)
-            self.beta += np.bincount(where, weights=sign * beta, minlength=size)
+            self.where.append(where)
+            self.alpha.append(sign * alpha)
+            self.beta.append(sign * beta)
 
     def add_capped(self, query, start, r0, pieces):
         """``min(g(a), r0 + a)`` for ``a >= start``, with ``g`` non-increasing, given as
@@ -283,8 +302,13 @@ class _Grid:
 
     def values(self):
         """``(query, a, sum)`` over the grid."""
-        alpha = np.cumsum(self.alpha)[:-1]
-        beta = np.cumsum(self.beta)[:-1]
+        where = np.concatenate(self.where) if self.where else np.zeros(0, dtype=np.int64)
+
+        def summed(parts):
+            weights = np.concatenate(parts) if parts else np.zeros(0)
+            return np.cumsum(np.bincount(where, weights=weights, minlength=self.size))[:-1]
+
+        alpha, beta = summed(self.alpha), summed(self.beta)
         query = np.repeat(np.arange(self.u.size), self.u + 1)
         a = np.arange(alpha.size) - self.offsets[query]
         return query, a, alpha + beta * a
