@@ -154,7 +154,7 @@ class Evaluator:
         ``m_high``, the lowest and highest value of ``m`` over every labelling of those
         documents with labels from 0 to the highest label of the qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
         with bounds are accepted (P, success, recip_rank, RR@k, recall, Rprec, map,
-        map_cut, ndcg, ndcg_cut, ERR@k, Judged@k).
+        map_cut, bpref, ndcg, ndcg_cut, ERR@k, Judged@k).
 
     Notes
     -----
