@@ -265,3 +265,20 @@ def test_judged_only_leaves_nothing_to_label():
                        judged_only=True).to_dict()["q"]
     assert res["map_low"] == res["map"] == res["map_high"] == 1.0
     assert res["P@2_low"] == res["P@2"] == res["P@2_high"] == 0.5
+
+
+def test_the_docs_page_shows_real_output(capsys):
+    doc = (FIXTURES.parents[1] / "docs" / "incomplete_judgments.md").read_text()
+    shown = [line[2:] for line in doc.splitlines() if line.startswith("# ")]
+    assert main(["eval", "--bounds", "-m", "map", "-m", "ndcg_cut.10", HUMAN,
+                 str(FIXTURES / "dense.run")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out and all(line in shown for line in out)
+    assert main(["compare", "--bounds", "-m", "map", "-m", "P.10", "--baseline", "bm25",
+                 HUMAN, *(f"{n}={FIXTURES / n}.run" for n in ("dense", "bm25", "splade"))]) == 0
+    verdicts = [line for line in capsys.readouterr().out.splitlines() if "at both ends" in line]
+    assert len(verdicts) == 4 and all(line in shown for line in verdicts)
+    toy = irm.evaluate({"q1": {"a": 1, "b": 0, "c": 2}},
+                       {"q1": {"a": 0.9, "x": 0.8, "b": 0.7, "c": 0.6, "y": 0.5}},
+                       ["map"], unjudged="bounds").to_dict()["q1"]
+    assert (toy["map_low"], toy["map_high"]) == (pytest.approx(0.7), pytest.approx(11 / 12))
