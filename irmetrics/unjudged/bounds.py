@@ -17,7 +17,7 @@ import numpy as np
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ranked import NOT_IN_POOL
-from ..exceptions import ParameterError
+from ..exceptions import IrMetricsError, ParameterError
 from ..measures.gdeval import err_running
 
 __all__ = ["BOUNDED_MEASURES", "bound_columns", "grade_range"]
@@ -418,11 +418,11 @@ def _ndcg(view, k, lo, hi):
     low = _extremes(low_v, query, ok, view.n_queries)[0]
     high = _extremes(high_v, query, ok, view.n_queries)[1]
     if hi - lo > 1:  # a middle grade may do better than the vertices
-        high = _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, high)
+        high = _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, j, entry, table, high)
     return low, high
 
 
-def _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, start):
+def _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, j, entry, table, start):
     """The highest nDCG over labellings in ``[lo, hi]`` (integer grades), exactly.
 
     With gain = label, ``DCG = dcg0 + sum_v S(T_v)`` and ``IDCG = sum_v D(min(C_v, K))``
@@ -440,8 +440,7 @@ def _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, start):
     u_all = (w.u_in + w.u_out)[query]
     limit = _INF if k is None else k
     s_t = _take(top_sum, entry)
-    t_cand = np.where(entry < 0, 0, sg.seg_cumcount(w.free_in, view.offsets)[
-        np.maximum(entry, 0)] if entry.size and w.free_in.size else 0)
+    t_cand = j  # candidate T: the number of free documents labelled >= v
     const_n = dcg0.copy()
     const_i = np.zeros(view.n_queries)
     free_groups = []  # (weight, judged count with label >= the group's levels)
@@ -477,8 +476,10 @@ def _ndcg_high(view, w, k, lo, hi, dcg0, top_sum, query, entry, table, start):
         rising = ratio > t * (1 + 1e-15)
         t = np.maximum(t, ratio)
         if not rising.any():
-            break
-    return t
+            return t
+    # Dinkelbach's iteration gains digits superlinearly: never seen; never silent.
+    raise IrMetricsError("the upper bound of nDCG did not converge for queries "
+                         f"{np.flatnonzero(rising)[:5].tolist()} (row numbers); please report")
 
 
 def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
