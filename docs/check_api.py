@@ -27,7 +27,8 @@ MODULES = ["irmetrics", "irmetrics.adapters", "irmetrics.stats", "irmetrics.plot
            "irmetrics.crosscheck", "irmetrics.io.columnar", "irmetrics.cli",
            "irmetrics.fusion", "irmetrics.fusion.condorcet", "irmetrics.io.external",
            "irmetrics.conformance",
-           "irmetrics.rag"]
+           "irmetrics.rag",
+           "irmetrics.unjudged"]
 COMPAT = ["pytrec_eval", "ir_measures", "torchmetrics", "oml", "pml", "tfsim", "pytorchltr",
           "ranking_metrics", "spark", "switch", "run"]
 

@@ -33,6 +33,10 @@ from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED
 from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
+from .unjudged.bounds import BOUNDED_MEASURES, bound_columns, grade_range
+
+#: How unjudged retrieved documents count: as non-relevant (trec_eval), or both ways.
+UNJUDGED = ("zero", "bounds")
 
 
 def coerce_input(value, cls, what, read, from_dict=None, from_frame=None):
@@ -203,6 +207,13 @@ class Evaluator:
         Raise :class:`~irmetrics.exceptions.ParameterError` instead of reading a run
         given as a path or a frame whole, when it cannot take a bounded-memory road
         (``Results.road`` says which road ran; :meth:`plan` which one would).
+    unjudged : {"zero", "bounds"}, default "zero"
+        How retrieved documents absent from the qrels count: as non-relevant (trec_eval),
+        or also both ways: ``"bounds"`` adds, after each output ``m``, ``m_low`` and
+        ``m_high``, the lowest and highest value of ``m`` over every labelling of those
+        documents with labels from 0 to the highest label of the qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
+        with bounds are accepted (P, success, recip_rank, RR@k, recall, Rprec, map,
+        map_cut, bpref, ndcg, ndcg_cut, ERR@k, Judged@k).
 
     Notes
     -----
@@ -233,11 +244,13 @@ class Evaluator:
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                  qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int",
-                 progress=False, threads=None, strict=False):
+                 progress=False, threads=None, strict=False, unjudged="zero"):
         check_choice("semantics", semantics, SEMANTICS)
         self.threads = resolve_threads(threads)
         check_bool("strict", strict)
         self.strict = bool(strict)
+        check_choice("unjudged", unjudged, UNJUDGED)
+        self.unjudged = unjudged
         check_progress(progress)
         self.progress = progress
         check_choice("ties", ties, TIES)
@@ -290,6 +303,8 @@ class Evaluator:
             check_expected_measures(self.requests, judged_only=judged_only, max_docs=max_docs)
         if relevance == "float":
             check_float_measures(self.requests)
+        if unjudged == "bounds":
+            check_bounded(self.requests, ties=ties, relevance=relevance)
         self.ties = ties
         self.relevance_level = int(relevance_level)
         self.judged_only = bool(judged_only)
@@ -544,8 +559,15 @@ class Evaluator:
             meter.close()
 
     def _specs(self) -> dict:
-        """``{output name: MeasureDef}`` of every request."""
-        return {name: req.measure for req in self.requests for name in req.output_names}
+        """``{output name: MeasureDef}`` of every request (and of its bounds)."""
+        return {name: req.measure for req in self.requests
+                for name in self._with_bounds(req.output_names)}
+
+    def _with_bounds(self, names) -> list:
+        """Output names, each followed by its ``_low`` and ``_high`` under bounds."""
+        if self.unjudged != "bounds":
+            return list(names)
+        return [n + suffix for n in names for suffix in ("", "_low", "_high")]
 
     def _columns(self, lists) -> dict:
         """``{output name: per-query values}`` of every request on ``lists`` in trec_eval's
@@ -583,6 +605,17 @@ class Evaluator:
                 for name, j in zip(req.output_names, picked):
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
+        if self.unjudged == "bounds":
+            # (Requests made inside irmetrics, such as a report's curves, may have none.)
+            bounds = bound_columns(lists, [r for r in requests
+                                           if r.measure.name in BOUNDED_MEASURES], columns,
+                                   relevance_level=self.relevance_level,
+                                   judged_only=self.judged_only,
+                                   grades=grade_range(lists.levels))
+            order = [m for n in specs
+                     for m in ((n, n + "_low", n + "_high") if n + "_low" in bounds else (n,))]
+            specs = {n: specs[n] if n in specs else specs[n.rsplit("_", 1)[0]] for n in order}
+            columns = {n: columns[n] if n in columns else bounds[n] for n in order}
         return columns, specs
 
     def results(self, evaluated, columns: dict, specs: dict, id_encoding: str = UTF8,
@@ -621,6 +654,22 @@ BINARY_FAMILIES = frozenset({"precision", "recall", "rank", "average_precision",
                              "set_based", "interpolated"})
 #: Measures whose gain is the label itself (trec_eval's default gain table).
 LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
+
+
+def check_bounded(requests: list[Request], *, ties: str, relevance: str) -> None:
+    """Refuse, under ``unjudged="bounds"``, measures without bounds (list them) and
+    the options bounds do not cover."""
+    refused = sorted({r.output_names[0] for r in requests
+                      if r.measure.name not in BOUNDED_MEASURES})
+    if refused:
+        raise parameter_error(
+            "measures", "measures with bounds over unjudged documents ("
+            + ", ".join(BOUNDED_MEASURES) + ") under unjudged='bounds'", refused)
+    if ties == "expected":
+        raise parameter_error("ties", "'trec_eval' or 'input_order' under "
+                              "unjudged='bounds'", ties)
+    if relevance != "int":
+        raise parameter_error("relevance", "'int' under unjudged='bounds'", relevance)
 
 
 def check_float_measures(requests: list[Request]) -> None:
@@ -679,7 +728,7 @@ def _complete_reset(values: np.ndarray, bogus: np.ndarray, req: Request) -> np.n
 def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_docs=None,
              complete=False, semantics="trec_eval", num_docs_in_coll=0, qrels_columns=None,
              run_columns=None, ties="trec_eval", relevance="int", progress=False,
-             threads=None, strict=False) -> Results:
+             threads=None, strict=False, unjudged="zero") -> Results:
     """Evaluate a run against qrels with trec_eval's measures and semantics.
 
     Parameters
@@ -697,8 +746,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         trec_eval names (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or
         friendly names (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``).
     relevance_level, judged_only, max_docs, complete, semantics, num_docs_in_coll, ties,
-    relevance, progress, threads, strict
-        See :class:`Evaluator`.
+    relevance, progress, threads, strict, unjudged
+        See :class:`Evaluator` (``unjudged="bounds"``: docs/incomplete_judgments.md).
     qrels_columns, run_columns
         Names of a table's columns; see :class:`Evaluator` and docs/scale.md.
 
@@ -745,7 +794,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         max_docs=max_docs, complete=complete, semantics=semantics,
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
         run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
-        threads=threads, strict=strict,
+        threads=threads, strict=strict, unjudged=unjudged,
     )._evaluate_checked(run, None, stacklevel=2)
 
 

@@ -29,7 +29,7 @@ LAYERS = [
     ("containers: Qrels, Run and their text form", {"containers"}),
     ("readers and writers", {"io"}),
     ("engine", {"engine"}),
-    ("measures and the device", {"measures", "device"}),
+    ("measures and the device", {"measures", "device", "unjudged"}),
     ("the road: evaluate, Evaluator, Results", {"evaluate", "results"}),
     ("capabilities", {"adapters", "judgment_formats", "comparison", "meta_evaluation",
                       "spark", "crosscheck", "plot", "leaderboards", "similarity", "fusion",

@@ -95,6 +95,10 @@ def build_parser() -> CliParser:
                    help="random seed; the same seed gives the same numbers (default 0)")
     add_threads(g)
     add_output(g, html="a self-contained report with plots")
+    g.add_argument("--bounds", action="store_true",
+                   help="also say whether each conclusion holds at both ends of the bounds"
+                        " over the retrieved documents absent from the qrels"
+                        " (docs/incomplete_judgments.md) (e.g. --bounds)")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
@@ -150,6 +154,11 @@ def run(argv: list[str], stdout, stderr) -> int:
     options = {}
     if qrels is not None:
         options = evaluation_options(args)
+        if args.bounds:
+            options["unjudged"] = "bounds"
+    elif args.bounds:
+        raise CliError("--bounds needs qrels (the bounds come from evaluating the runs)",
+                       EXIT_USAGE)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,

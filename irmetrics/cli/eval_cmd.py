@@ -127,6 +127,11 @@ def build_parser() -> CliParser:
                    help="print, per run and measure, the number of tied entries that matter"
                         " and the value under trec_eval's tie order, in expectation, at best"
                         " and at worst (e.g. --tie-report -m map -m P.10)")
+    x.add_argument("--bounds", action="store_true",
+                   help="also print, per measure, its lowest and highest value over every"
+                        " labelling of the retrieved documents absent from the qrels"
+                        " (<measure>_low, <measure>_high; docs/incomplete_judgments.md)"
+                        " (e.g. --bounds -m map -m ndcg_cut.10)")
     x.add_argument("--strict", action="store_true",
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
@@ -198,7 +203,13 @@ def run(argv: list[str], stdout, stderr) -> int:
     num_docs = parse_int("-N", args.Number_docs_in_coll, minimum=-(2**62), maximum=2**62)
     load_measure_files(args.measures_from, stderr, "irmetrics eval")
     tie_aware = args.ties == "expected" or args.tie_report
-    measures = args.measures or (expected_official() if tie_aware else ["official"])
+    measures = args.measures or (expected_official() if tie_aware else
+                                 bounded_official() if args.bounds else ["official"])
+    if args.bounds and (tie_aware or args.Rel_info_format != "qrels"
+                        or args.Zscore is not None or args.float_relevance):
+        raise CliError("--bounds applies to -R qrels with integer labels under trec_eval's"
+                       " tie order: it takes neither --ties expected, --tie-report, -Z nor"
+                       " --float-relevance", EXIT_USAGE)
     check_measure_syntax(measures)
     if ((args.ties != "trec_eval" or args.tie_report or args.float_relevance
          or args.strict_road) and args.Rel_info_format != "qrels"):
@@ -229,7 +240,9 @@ def run(argv: list[str], stdout, stderr) -> int:
                                relevance="float" if args.float_relevance else "int",
                                progress=not args.quiet and is_terminal(stderr),
                                threads=parse_threads(args.threads),
-                               strict=args.strict_road)
+                               strict=args.strict_road,
+                               **({"unjudged": "bounds"} if args.bounds else {}))
+
     if args.tie_report:
         for path in args.runs:
             label = "<stdin>" if path == "-" else path
@@ -281,6 +294,15 @@ def expected_official() -> list[str]:
     return [name for name in NICKNAMES["official"] if name in accepted]
 
 
+def bounded_official() -> list[str]:
+    """The ``official`` measures that have bounds (the default -m of ``--bounds``)."""
+    from ..measures.registry import NICKNAMES
+    from ..unjudged import BOUNDED_MEASURES
+
+    return [name for name in NICKNAMES["official"]
+            if name.split(".")[0] in BOUNDED_MEASURES]
+
+
 def _evaluate_run(evaluator, path, label, args, *, report=False):
     """Results (or with ``report`` the TieReport) of one run; no common query stops with
     trec_eval's exit 7 (exit 4 under --strict, where trec_eval 10 stops at the first
@@ -324,7 +346,7 @@ class _FormatEvaluator:
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
                    run_columns, ties="trec_eval", relevance="int", progress=False,
-                   threads=None, strict=False):
+                   threads=None, strict=False, unjudged="zero"):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
     into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
@@ -333,7 +355,7 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                          semantics=semantics, num_docs_in_coll=num_docs_in_coll,
                          qrels_columns=qrels_columns, run_columns=run_columns, ties=ties,
                          relevance=relevance, progress=progress, threads=threads,
-                         strict=strict)
+                         strict=strict, unjudged=unjudged)
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)

@@ -310,6 +310,8 @@ class _Page:
         rows = list(c.table().filter(measure=measure).iter_rows(named=True))
         parts = [f"<section id=\"{_slug(index, measure)}\">", f"<h2>{_e(measure)}</h2>",
                  self.rows_table(rows)]
+        if c.bounds is not None:
+            parts.append(self.bounds_table(measure))
         shown = [(r["system"], r["baseline"]) for r in rows][:MAX_PAIRS]
         more = (f" The first {MAX_PAIRS} of {len(rows)} comparisons are drawn."
                 if len(rows) > MAX_PAIRS else "")
@@ -334,6 +336,29 @@ class _Page:
         parts.append(self.extremes(measure, shown))
         parts.append("</section>")
         return "\n".join(parts)
+
+    def bounds_table(self, measure: str) -> str:
+        """Each conclusion at both ends of the bounds over unjudged documents."""
+        body = []
+        for r in self.cmp.bounds.filter(measure=measure).iter_rows(named=True):
+            verdict = "holds" if r["holds"] else "<strong>does not hold</strong>"
+            body.append(
+                f"<tr><td>{_e(r['system'])}</td><td>{_e(r['baseline'])}</td>"
+                f"<td class=\"num\">{_e(fmt.signed(r['diff']))}</td>"
+                f"<td class=\"num\">[{_e(fmt.signed(r['diff_low']))},"
+                f" {_e(fmt.signed(r['diff_high']))}]</td>"
+                f"<td class=\"num\">{_e(fmt.pvalue(r['p_low_end']))},"
+                f" {_e(fmt.pvalue(r['p_high_end']))}</td><td>{verdict}</td></tr>")
+        head = ("<tr><th>system</th><th>baseline</th><th class=\"num\">difference</th>"
+                "<th class=\"num\">at the ends</th><th class=\"num\">p at the ends</th>"
+                "<th>conclusion</th></tr>")
+        return ("<h3>Over every labelling of the unjudged documents</h3>\n"
+                f"<table class=\"rows\"><thead>{head}</thead><tbody>{''.join(body)}</tbody>"
+                "</table>\n<p class=\"note\">The ends pair the system's lowest value with the"
+                " baseline's highest and the reverse (each run's unjudged documents labelled on"
+                " their own: conservative); a conclusion holds when its direction, and its"
+                " significance where the row is significant, hold at its unfavourable end."
+                "</p>")
 
     def rows_table(self, rows) -> str:
         c = self.cmp

@@ -116,6 +116,11 @@ class Comparison:
     sources : dict of str to path
         The files read (``{"qrels": path, "run 'bm25'": path, ...}``): :meth:`to_html`
         refuses to write over one of them.
+    bounds : polars.DataFrame or None
+        Under ``unjudged="bounds"``, per row of the table: ``diff_low`` and
+        ``diff_high`` (the difference at both ends of the bounds over unjudged
+        documents), ``p_low_end``, ``p_high_end`` and ``holds`` (the conclusion holds at
+        its unfavourable end); None otherwise. See docs/incomplete_judgments.md.
 
     Notes
     -----
@@ -145,6 +150,8 @@ class Comparison:
     _scored: dict | None = field(repr=False, default=None)
     _runs: dict | None = field(repr=False, default=None)
     _evaluator: Any = field(repr=False, default=None)
+    #: Under ``unjudged="bounds"``: whether each row's conclusion holds at both ends.
+    bounds: pl.DataFrame | None = None
 
     def table(self) -> pl.DataFrame:
         """One row per (measure, system, baseline); see docs/compare.md for each column."""
@@ -297,6 +304,8 @@ class Comparison:
                     c.ljust(w) if i < 2 or i == 10 else c.rjust(w)
                     for i, (c, w) in enumerate(zip(row, widths))).rstrip())
             blocks.append("")
+        if self.bounds is not None:
+            blocks += bounds_lines(self.bounds)
         blocks += fmt.footnotes(self)
         return "\n".join(blocks) + "\n"
 
@@ -355,14 +364,17 @@ class Comparison:
 
     def to_dict(self) -> dict:
         """Settings, query alignment and rows as plain Python (NaN and infinities as None)."""
-        rows = [{k: fmt.json_value(v) for k, v in r.items()}
-                for r in self._table.iter_rows(named=True)]
+        def plain(table):
+            return [{k: fmt.json_value(v) for k, v in r.items()}
+                    for r in table.iter_rows(named=True)]
+
+        bounds = {} if self.bounds is None else {"bounds": plain(self.bounds)}
         return {
             "test": self.test, "correction": self.correction, "alpha": self.alpha,
             "level": self.level, "n_resamples": self.n_resamples, "seed": self.seed,
             "systems": self.systems, "baselines": self.baselines, "measures": self.measures,
             "n_queries": len(self.query_ids), "missing_queries": self.missing_queries,
-            "notes": list(self.notes), "rows": rows,
+            "notes": list(self.notes), "rows": plain(self._table), **bounds,
         }
 
     def to_json(self) -> str:
@@ -441,7 +453,10 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         ``relevance_level``, ``judged_only``, ``max_docs``, ``complete``, ``semantics``,
         ``num_docs_in_coll``, ``qrels_columns``, ``run_columns``, ``ties``, ``relevance`` as
         for :func:`~irmetrics.evaluate` (runs and qrels may be Parquet / Arrow IPC files or
-        LazyFrames).
+        LazyFrames). ``unjudged="bounds"`` also fills :attr:`Comparison.bounds`: whether
+        each conclusion holds at both ends of the bounds over unjudged documents
+        (docs/incomplete_judgments.md; runs given as evaluated values must carry
+        ``<measure>_low`` and ``<measure>_high``).
 
     Returns
     -------
@@ -524,6 +539,11 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                                 alpha=alpha, n_resamples=n_resamples, seed=seed,
                                 threads=threads)
             _warn_undecided(table, test)
+            bounds = None
+            if evaluate_options.get("unjudged") == "bounds":
+                bounds = _bounds_table(scored, systems, names, pairs, table, test=test,
+                                       correction=correction, alpha=alpha,
+                                       n_resamples=n_resamples, seed=seed, threads=threads)
     finally:
         for warning in caught:
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
@@ -534,7 +554,65 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                       correction="none" if test == "tukey" else correction, alpha=alpha,
                       level=1.0 - alpha, n_resamples=n_resamples, seed=seed, notes=notes,
                       sources=_sources(qrels, named), _table=table, _scored=scored,
-                      _runs=named, _evaluator=evaluator)
+                      _runs=named, _evaluator=evaluator, bounds=bounds)
+
+
+def _bounds_table(scored, systems, names, pairs, table, *, test, correction, alpha,
+                  n_resamples, seed, threads) -> pl.DataFrame:
+    """Each row's conclusion at both ends of the bounds over unjudged documents.
+
+    The system's low against the baseline's high is the end least favourable to "the
+    system is better" (``diff_low``, ``p_low_end``), the reverse the end least favourable
+    to "worse"; a conclusion (the sign of ``diff``, and significance where the row is
+    significant) ``holds`` when it holds at its unfavourable end. Each run's bounds
+    label the unjudged documents on their own, so a document both runs retrieved may
+    take different labels at the two ends: the ends are conservative.
+    """
+    if test == "tukey":
+        raise parameter_error("test", "a paired test under unjudged='bounds'", test)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, ends, _ = _align(scored, systems, [n + e for n in names for e in ("_low", "_high")])
+    low_high = {n: ends[n + "_low"] for n in names}
+    high_low = {n: ends[n + "_high"] for n in names}
+    swapped = [(j + len(systems), i) for j, i in pairs]
+    rows = {}
+    for end, first, second in (("low", low_high, high_low), ("high", high_low, low_high)):
+        stacked = {n: np.vstack((second[n], first[n])) for n in names}
+        rows[end] = _test_pairs(stacked, names, systems + systems, swapped, test=test,
+                                correction=correction, alpha=alpha,
+                                n_resamples=n_resamples, seed=seed, threads=threads)
+    low, high = rows["low"], rows["high"]
+    better = table["diff"].to_numpy() > 0
+    worse = table["diff"].to_numpy() < 0
+    significant = table["significant"].to_numpy()
+    unfavourable_diff = np.where(better, low["diff"].to_numpy(), high["diff"].to_numpy())
+    unfavourable_sig = np.where(better, low["significant"].to_numpy(),
+                                high["significant"].to_numpy())
+    holds = ((better & (unfavourable_diff > 0)) | (worse & (unfavourable_diff < 0))) & (
+        ~significant | unfavourable_sig)
+    return pl.DataFrame({
+        "measure": table["measure"], "system": table["system"],
+        "baseline": table["baseline"], "diff": table["diff"],
+        "diff_low": low["diff"], "diff_high": high["diff"],
+        "p_low_end": low["p_adjusted"], "p_high_end": high["p_adjusted"],
+        "significant": table["significant"], "holds": pl.Series(holds, dtype=pl.Boolean),
+    })
+
+
+def bounds_lines(bounds: pl.DataFrame) -> list[str]:
+    """The text lines of :attr:`Comparison.bounds`: per row, the difference at both ends
+    of the bounds over unjudged documents and whether the conclusion holds."""
+    lines = ["Over every labelling of the unjudged documents (system low vs baseline high,"
+             " system high vs baseline low):"]
+    for r in bounds.iter_rows(named=True):
+        verdict = "holds at both ends" if r["holds"] else "does NOT hold at both ends"
+        lines.append(f"  {fmt.printable(r['measure'])}: {fmt.printable(r['system'])} vs"
+                     f" {fmt.printable(r['baseline'])}: diff {fmt.signed(r['diff'])}"
+                     f" in [{fmt.signed(r['diff_low'])}, {fmt.signed(r['diff_high'])}];"
+                     f" p at the ends {fmt.pvalue(r['p_low_end'])},"
+                     f" {fmt.pvalue(r['p_high_end'])}: {verdict}")
+    return lines + [""]
 
 
 def check_alpha(name: str, alpha) -> float:
@@ -612,7 +690,8 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
 
     unknown = set(evaluate_options) - {"relevance_level", "judged_only", "max_docs",
                                        "complete", "semantics", "num_docs_in_coll",
-                                       "qrels_columns", "run_columns", "ties", "relevance"}
+                                       "qrels_columns", "run_columns", "ties", "relevance",
+                                       "unjudged"}
     if unknown:
         raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
     evaluator = None
