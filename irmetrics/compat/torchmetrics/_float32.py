@@ -126,11 +126,13 @@ def normalized_dcg(g: Groups, top_k, device) -> np.ndarray:
     steps[later] = cumulative[later] - cumulative[later - 1]
     # One term per distinct prediction: those past the prefix are products with 0.
     per_query = np.bincount(run_seg, minlength=g.n)
-    terms = np.zeros(int(g.distinct.sum()), dtype=np.float32)
-    distinct_offsets = np.concatenate(([0], np.cumsum(g.distinct)))
+    distinct = g.distinct
+    assert distinct is not None, "nDCG's groups count distinct predictions"
+    terms = np.zeros(int(distinct.sum()), dtype=np.float32)
+    distinct_offsets = np.concatenate(([0], np.cumsum(distinct)))
     within = np.arange(run_seg.size) - np.repeat(np.cumsum(per_query) - per_query, per_query)
     terms[distinct_offsets[run_seg] + within] = run_gain / run_len * steps
-    dcg = row_reduced(terms, g.distinct, device)
+    dcg = row_reduced(terms, distinct, device)
     ideal = row_reduced(ideal_terms, g.sizes, device)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ideal == 0, np.float32(0), dcg / ideal).astype(np.float32)

@@ -375,11 +375,11 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
 
 def _distinct_counts(values: Tensor) -> np.ndarray:
     """Distinct values of each row (-0.0 and 0.0 one value, as ``torch.unique`` has it)."""
-    ordered = np.sort(values.numpy(), axis=1) if values.device.type == "cpu" else \
-        torch.sort(values, dim=1).values
-    changes = ordered[:, 1:] != ordered[:, :-1]
-    counts = changes.sum(1) + 1
-    return counts if isinstance(counts, np.ndarray) else counts.cpu().numpy()
+    if values.device.type == "cpu":
+        ordered = np.sort(values.numpy(), axis=1)
+        return np.count_nonzero(ordered[:, 1:] != ordered[:, :-1], axis=1) + 1
+    on_device = torch.sort(values, dim=1).values
+    return ((on_device[:, 1:] != on_device[:, :-1]).sum(dim=1) + 1).cpu().numpy()
 
 
 def _concatenated(blocks: list[_Block], n_q: int):
