@@ -636,6 +636,10 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None
         Order of tied predictions: torch's on this device (torchmetrics' numbers),
         doc ids ``d0, d1, ...`` descending in byte order (trec_eval's), or input
         position (the numpy face's).
+    exact : bool, default False
+        False: torchmetrics' float32 value, bit for bit (the mean of float32
+        quotients, reduced as torch reduces it); True: the exact value rounded
+        to float32 once (an ulp or so apart).
 
     Returns
     -------
@@ -788,7 +792,8 @@ def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: int | None = 
     :math:`DCG@k = \sum_{i \le k} g_i / \log_2(i + 1)`, linear gain (graded targets
     allowed); tied predictions occupying ranks a..b share their mean gain. Divided
     by the ideal DCG@k; 0 when that is 0. ``ties`` has no effect (kept for a uniform
-    signature).
+    signature). Computed in torchmetrics' float32 order of operations (its bits);
+    ``exact=True`` gives the exact value rounded to float32 once.
 
     Examples
     --------
