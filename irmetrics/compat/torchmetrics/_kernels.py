@@ -72,6 +72,7 @@ class Groups:
         self.num_neg = self.sizes - self.num_pos
         self.target_sum = np.asarray(target_sum, dtype=np.float64)
         self.ideal = ideal
+        self.distinct: np.ndarray | None = None  # distinct predictions per query (nDCG)
         self.ids = np.arange(self.n) if ids is None else ids
 
     @cached_property

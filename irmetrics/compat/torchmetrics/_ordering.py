@@ -64,7 +64,8 @@ class Prefix:
     scoring at least the k-th largest prediction, in descending order, any order
     inside ties: nDCG's tie-averaged gain). ``k`` is an int, None (the whole query)
     or ``"num_pos"`` (each query's number of positive targets: R-precision).
-    ``ideal`` also sends each query's ``min(k, n)`` largest targets (nDCG's ideal).
+    ``ideal`` also sends each query's ``min(k, n)`` largest targets (nDCG's ideal)
+    and its number of distinct predictions (the length of torchmetrics' float32 sum).
     """
 
     op: str
@@ -335,6 +336,7 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
     num_pos = torch.empty(n_q, dtype=torch.long, device=device)
     target_sum = torch.empty(n_q, dtype=torch.float64, device=device)
     blocks = []
+    distinct = np.zeros(n_q, dtype=np.int64)
     for n, rows in _size_blocks(sizes):
         rows_dev = torch.from_numpy(rows).to(device)
         if one_block:
@@ -359,6 +361,7 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
         ideal = None
         if prefix.ideal:
             ideal = torch.topk(block_target, int(cut[0]) if len(rows) else 0, dim=-1).values
+            distinct[rows] = _distinct_counts(block_preds)
         ranked_values, ranked_carried, lengths = ranked
         blocks.append(_Block(rows, ranked_values, ranked_carried, lengths, ideal))
     prefix_offsets, ranked_preds, ranked_target = _concatenated(blocks, n_q)
@@ -366,7 +369,17 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
                     num_pos=num_pos.cpu().numpy(), target_sum=target_sum.cpu().numpy(), ids=ids)
     if prefix.ideal:
         groups.ideal = _ideal_gains(blocks, n_q)
+        groups.distinct = distinct
     return groups
+
+
+def _distinct_counts(values: Tensor) -> np.ndarray:
+    """Distinct values of each row (-0.0 and 0.0 one value, as ``torch.unique`` has it)."""
+    if values.device.type == "cpu":
+        ordered = np.sort(values.numpy(), axis=1)
+        return np.count_nonzero(ordered[:, 1:] != ordered[:, :-1], axis=1) + 1
+    on_device = torch.sort(values, dim=1).values
+    return ((on_device[:, 1:] != on_device[:, :-1]).sum(dim=1) + 1).cpu().numpy()
 
 
 def _concatenated(blocks: list[_Block], n_q: int):

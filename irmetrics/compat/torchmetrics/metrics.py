@@ -28,9 +28,13 @@ Deliberate differences from torchmetrics 1.9.0:
 * an invalid ``top_k`` raises for every metric (torchmetrics' MAP and MRR let
   negative values through, and its functional AP, MRR and AUROC read
   ``top_k=0`` as None);
-* per-query values are computed in float64 and rounded to float32 once (about
-  1e-7 from torchmetrics' float32 arithmetic), then aggregated by torch as in
-  torchmetrics;
+* AUROC's per-query values are computed in float64 and rounded to float32 once
+  (about 1e-7 from torchmetrics' float32 arithmetic); every other value is
+  torchmetrics' float32 number bit for bit: average precision and nDCG follow its
+  float32 order of operations (:mod:`~irmetrics.compat.torchmetrics._float32`),
+  the rest are one correctly rounded division there. ``exact=True`` gives the
+  exact value rounded to float32 once instead (average precision and nDCG can be
+  an ulp apart); torch aggregates per-query values as torchmetrics does;
 * error messages begin with torchmetrics' words and end with the value received.
 """
 
@@ -46,6 +50,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from ...checks import check_choice
 from ...exceptions import ParameterError, ShapeError
+from . import _float32 as float32
 from . import _kernels as kernels
 from ._checks import (
     check_adaptive_k,
@@ -176,8 +181,9 @@ class _RetrievalMetric(Metric):
 
     def __init__(self, empty_target_action: str = "neg", ignore_index: int | None = None,
                  aggregation: str | Callable = "mean", *, ties: str = "torchmetrics",
-                 **kwargs: Any) -> None:
+                 exact: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.exact = bool(exact)
         self.empty_target_action = check_empty_target_action(empty_target_action)
         self.ignore_index = check_ignore_index(ignore_index)
         self.aggregation = check_aggregation(aggregation)
@@ -208,7 +214,8 @@ class _RetrievalMetric(Metric):
         """Aggregate the per-query values over every query seen so far."""
         groups, preds = self._ranked()
         (values,) = kernels.handle_empty(groups, self.empty_target_action,
-                                         self._empty_means_no_negative, self._values(groups))
+                                         self._empty_means_no_negative,
+                                         self._values(groups, preds.device))
         if values.size == 0:
             return torch.tensor(0.0).to(preds)
         return _aggregate(torch.from_numpy(values).to(preds), self.aggregation)
@@ -220,7 +227,7 @@ class _RetrievalMetric(Metric):
     def _prefix(self) -> Prefix:
         raise NotImplementedError
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         raise NotImplementedError
 
 
@@ -276,8 +283,10 @@ class RetrievalMAP(_FilteredMetric):
     def _prefix(self):
         return Prefix("topk", self.top_k)
 
-    def _values(self, groups):
-        return kernels.average_precision(groups, self.top_k, self.filter_nonpositive)
+    def _values(self, groups, device):
+        if self.exact:
+            return kernels.average_precision(groups, self.top_k, self.filter_nonpositive)
+        return float32.average_precision(groups, self.top_k, self.filter_nonpositive, device)
 
 
 class RetrievalMRR(_FilteredMetric):
@@ -299,7 +308,7 @@ class RetrievalMRR(_FilteredMetric):
     def _prefix(self):
         return Prefix("topk", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.reciprocal_rank(groups, self.top_k, self.filter_nonpositive)
 
 
@@ -330,7 +339,7 @@ class RetrievalPrecision(_FilteredMetric):
     def _prefix(self):
         return Prefix("topk", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.precision(groups, self.top_k, self.adaptive_k, self.filter_nonpositive)
 
 
@@ -353,7 +362,7 @@ class RetrievalRecall(_FilteredMetric):
     def _prefix(self):
         return Prefix("argsort", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.recall(groups, self.top_k, self.filter_nonpositive)
 
 
@@ -384,7 +393,7 @@ class RetrievalFallOut(_TopKMetric):
     def _prefix(self):
         return Prefix("argsort", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.fall_out(groups, self.top_k)
 
 
@@ -403,7 +412,7 @@ class RetrievalHitRate(_TopKMetric):
     def _prefix(self):
         return Prefix("argsort", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.hit_rate(groups, self.top_k)
 
 
@@ -425,7 +434,7 @@ class RetrievalRPrecision(_RetrievalMetric):
     def _prefix(self):
         return Prefix("argsort", "num_pos")
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.r_precision(groups)
 
 
@@ -451,8 +460,10 @@ class RetrievalNormalizedDCG(_TopKMetric):
     def _prefix(self):
         return Prefix("ties", self.top_k, ideal=True)
 
-    def _values(self, groups):
-        return kernels.normalized_dcg(groups, self.top_k)
+    def _values(self, groups, device):
+        if self.exact:
+            return kernels.normalized_dcg(groups, self.top_k)
+        return float32.normalized_dcg(groups, self.top_k, device)
 
 
 class RetrievalAUROC(_TopKMetric):
@@ -482,7 +493,7 @@ class RetrievalAUROC(_TopKMetric):
     def _prefix(self):
         return Prefix("topk", self.top_k)
 
-    def _values(self, groups):
+    def _values(self, groups, device):
         return kernels.auroc(groups, self.top_k, self.max_fpr)
 
 
@@ -593,13 +604,18 @@ def _query_values(preds, target, prefix: Prefix, kernel, *, graded=False, ties="
     return kernel(groups), preds
 
 
+def _device(preds) -> torch.device:
+    """The device torchmetrics would compute ``preds`` on (the host for non-tensors)."""
+    return preds.device if isinstance(preds, Tensor) else torch.device("cpu")
+
+
 def _scalar(values, preds: Tensor) -> Tensor:
     return torch.tensor(float(values[0]), dtype=torch.float32, device=preds.device)
 
 
 def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None = None, *,
                                 filter_nonpositive: bool = True,
-                                ties: str = "torchmetrics") -> Tensor:
+                                ties: str = "torchmetrics", exact: bool = False) -> Tensor:
     r"""Average precision of one query (torchmetrics 1.9.0 ``retrieval_average_precision``).
 
     :math:`AP = \frac{1}{h_{k'}} \sum_{i \le k', g_i = 1} \frac{h_i}{i}` over the top
@@ -620,6 +636,10 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None
         Order of tied predictions: torch's on this device (torchmetrics' numbers),
         doc ids ``d0, d1, ...`` descending in byte order (trec_eval's), or input
         position (the numpy face's).
+    exact : bool, default False
+        False: torchmetrics' float32 value, bit for bit (the mean of float32
+        quotients, reduced as torch reduces it); True: the exact value rounded
+        to float32 once (an ulp or so apart).
 
     Returns
     -------
@@ -636,7 +656,9 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: int | None
     top_k = check_top_k(top_k)
     values, preds = _query_values(
         preds, target, Prefix("topk", top_k),
-        lambda g: kernels.average_precision(g, top_k, filter_nonpositive), ties=ties)
+        lambda g: (kernels.average_precision(g, top_k, filter_nonpositive) if exact else
+                   float32.average_precision(g, top_k, filter_nonpositive, _device(preds))),
+        ties=ties)
     return _scalar(values, preds)
 
 
@@ -764,13 +786,14 @@ def retrieval_r_precision(preds: Tensor, target: Tensor, *, ties: str = "torchme
 
 
 def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: int | None = None, *,
-                             ties: str = "torchmetrics") -> Tensor:
+                             ties: str = "torchmetrics", exact: bool = False) -> Tensor:
     r"""nDCG@k of one query with tie averaging (torchmetrics 1.9.0 ``retrieval_normalized_dcg``).
 
     :math:`DCG@k = \sum_{i \le k} g_i / \log_2(i + 1)`, linear gain (graded targets
     allowed); tied predictions occupying ranks a..b share their mean gain. Divided
     by the ideal DCG@k; 0 when that is 0. ``ties`` has no effect (kept for a uniform
-    signature).
+    signature). Computed in torchmetrics' float32 order of operations (its bits);
+    ``exact=True`` gives the exact value rounded to float32 once.
 
     Examples
     --------
@@ -781,7 +804,9 @@ def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: int | None = 
     """
     top_k = check_top_k(top_k)
     values, preds = _query_values(preds, target, Prefix("ties", top_k, ideal=True),
-                                  lambda g: kernels.normalized_dcg(g, top_k), graded=True, ties=ties)
+                                  lambda g: (kernels.normalized_dcg(g, top_k) if exact else
+                                             float32.normalized_dcg(g, top_k, _device(preds))),
+                                  graded=True, ties=ties)
     return _scalar(values, preds)
 
 
