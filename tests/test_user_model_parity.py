@@ -111,10 +111,14 @@ def test_bad_names(name, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("name, hint", [("SDCG(max_rel=3)", "'SDCG(min_rel=<int>, max_rel=<int>)@k'"),
-                                        ("INST(max_rel=3)@5", "'INST(T=<float>, ")])
-def test_cutoff_mismatch_is_an_unknown_spelling_with_the_right_one_suggested(name, hint):
-    with pytest.raises(UnknownMeasureError) as info:
+# A missing cutoff is an unknown spelling; a cutoff given to a measure without one says so
+# (issue 32), both naming the right spelling.
+@pytest.mark.parametrize("name, hint, error", [
+    ("SDCG(max_rel=3)", "'SDCG(min_rel=<int>, max_rel=<int>)@k'", UnknownMeasureError),
+    ("INST(max_rel=3)@5", "INST takes no cutoff (@k), it is spelled 'INST(T=<float>, ",
+     ParameterError)])
+def test_cutoff_mismatch_names_the_right_spelling(name, hint, error):
+    with pytest.raises(error) as info:
         irm.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [name])
     assert hint in str(info.value)
 
