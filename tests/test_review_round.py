@@ -1,0 +1,36 @@
+"""Defects found by the adversarial review of the round (a new user's malformed inputs):
+each test failed before its fix. Every bad input must end in a clear error naming the file
+(and line where there is one), with the CLI's input exit status, never an internal error."""
+
+from __future__ import annotations
+
+import pytest
+
+from irmetrics import leaderboards as lb
+from irmetrics.cli import main
+from irmetrics.exceptions import InputFormatError
+
+
+@pytest.mark.parametrize("text, message", [
+    ("task,topic,system,score\nT1,a,S1,0.5\nT1,a,S2,0.4\nT2,c,S1,x\nT2,c,S2,0.1\n",
+     "board.csv:4: score must be a number; got 'x' (task 'T2', topic 'c', system 'S1')"),
+    ("", "board.csv: the file is empty"),
+    ("task,topic,system,score\nT1,a,S1,0.5\nT1,a,S1,0.7\n",
+     "board.csv: task 'T1', topic 'a', system 'S1' appears twice."),
+])
+def test_leaderboard_bad_table_is_an_input_error(tmp_path, capsys, monkeypatch, text, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "board.csv").write_text(text)
+    assert main(["leaderboard", "board.csv"]) == 2  # was 4 (internal error) or "<input>: "
+    err = capsys.readouterr().err
+    assert f"irmetrics leaderboard: {message}" in err and "<input>" not in err
+    with pytest.raises(InputFormatError) as info:
+        lb.from_long_table("board.csv")
+    assert str(info.value) == message
+
+
+def test_leaderboard_bad_parquet_names_the_file(tmp_path):
+    path = tmp_path / "board.parquet"
+    path.write_bytes(b"PAR1 not parquet")
+    with pytest.raises(InputFormatError, match=r"board\.parquet: not a readable Parquet table"):
+        lb.from_long_table(path)
