@@ -34,3 +34,24 @@ def test_leaderboard_bad_parquet_names_the_file(tmp_path):
     path.write_bytes(b"PAR1 not parquet")
     with pytest.raises(InputFormatError, match=r"board\.parquet: not a readable Parquet table"):
         lb.from_long_table(path)
+
+
+@pytest.mark.parametrize("command", ["fuse", "similarity"])
+def test_json_run_error_names_the_file(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\n")
+    (tmp_path / "b.json").write_text('{"q1": {"d1": "x"}}')
+    assert main([command, "a.run", "b.json"]) == 2
+    err = capsys.readouterr().err
+    assert (f"irmetrics {command}: b.json: score must be a real number, found 'x'"
+            f" (query_id 'q1', doc_id 'd1')") in err  # was "<dict>: ..."
+
+
+def test_json_qrels_error_names_the_file(tmp_path):
+    from irmetrics.io import read_ranx_qrels
+    path = tmp_path / "q.json"
+    path.write_text('{"q1": {"d1": 1.5}}')
+    with pytest.raises(InputFormatError) as info:
+        read_ranx_qrels(path)
+    assert str(info.value).startswith(f"{path}: relevance must be an integer")
+    assert info.value.path == str(path)
