@@ -55,3 +55,12 @@ def test_json_qrels_error_names_the_file(tmp_path):
         read_ranx_qrels(path)
     assert str(info.value).startswith(f"{path}: relevance must be an integer")
     assert info.value.path == str(path)
+
+
+def test_fuse_unwritable_output_says_write(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.run").write_text(f"q1 Q0 d1 1 2.0 {name}\nq1 Q0 d2 2 1.0 {name}\n")
+    target = str(tmp_path / "missing-folder" / "fused.run")
+    assert main(["fuse", "a.run", "b.run", "-o", target]) == 2
+    assert f"irmetrics fuse: cannot write {target!r}: " in capsys.readouterr().err  # was "read"
