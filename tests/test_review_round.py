@@ -64,3 +64,13 @@ def test_fuse_unwritable_output_says_write(tmp_path, capsys, monkeypatch):
     target = str(tmp_path / "missing-folder" / "fused.run")
     assert main(["fuse", "a.run", "b.run", "-o", target]) == 2
     assert f"irmetrics fuse: cannot write {target!r}: " in capsys.readouterr().err  # was "read"
+
+
+@pytest.mark.parametrize("call", ["install", "uninstall"])
+def test_switch_names_given_as_a_list(call):
+    from irmetrics import compat
+    from irmetrics.exceptions import ParameterTypeError
+    with pytest.raises(ParameterTypeError, match=r"^`names` must be library names given as"
+                       r" separate strings.*; got \['pytrec_eval'\]\.$"):  # was TypeError
+        getattr(compat, call)(["pytrec_eval"])
+    assert compat.installed() == []
