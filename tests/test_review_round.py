@@ -74,3 +74,31 @@ def test_switch_names_given_as_a_list(call):
                        r" separate strings.*; got \['pytrec_eval'\]\.$"):  # was TypeError
         getattr(compat, call)(["pytrec_eval"])
     assert compat.installed() == []
+
+
+@pytest.mark.parametrize("target, message", [
+    ("nosuch_script.py", "can't open file 'nosuch_script.py': no such file"),
+    ("nosuch_module_xyz", "no module named 'nosuch_module_xyz' (nor a file of that name)"),
+])
+def test_compat_run_missing_program_is_one_line(tmp_path, monkeypatch, target, message):
+    from irmetrics import compat
+    from irmetrics.compat.run import main
+    monkeypatch.chdir(tmp_path)
+    try:
+        with pytest.raises(SystemExit) as info:  # was a runpy traceback
+            main([target])
+    finally:
+        compat.uninstall()
+    assert info.value.code == f"python -m irmetrics.compat.run: {message}"
+
+
+def test_compat_run_bad_only_is_one_line():
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    done = subprocess.run([sys.executable, "-m", "irmetrics.compat.run", "--only", "bogus",
+                           "x.py"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == ("python -m irmetrics.compat.run: `names` must be among"
+                                   " ['ir_measures', 'pytrec_eval']; got 'bogus'.")
