@@ -102,3 +102,20 @@ def test_compat_run_bad_only_is_one_line():
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == ("python -m irmetrics.compat.run: `names` must be among"
                                    " ['ir_measures', 'pytrec_eval']; got 'bogus'.")
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "irds:some/dataset", "run.txt"],
+    ["compare", "irds:some/dataset", "A=run.txt", "B=run2.txt"],
+])
+def test_irds_without_ir_datasets_is_a_setup_error(tmp_path, capsys, monkeypatch, argv):
+    import sys
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # as if not installed
+    for name in ("run.txt", "run2.txt"):
+        (tmp_path / name).write_text("q1 Q0 d1 1 2.0 A\n")
+    assert main(argv) == 1  # was 4, "internal error ... please report it"
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert err.strip() == (f"irmetrics {argv[0]}: irds:some/dataset: qrels by ir_datasets id"
+                           ' need the ir_datasets package: pip install "irmetrics-exact[irds]"')
