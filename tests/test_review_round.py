@@ -119,3 +119,28 @@ def test_irds_without_ir_datasets_is_a_setup_error(tmp_path, capsys, monkeypatch
     assert "internal error" not in err
     assert err.strip() == (f"irmetrics {argv[0]}: irds:some/dataset: qrels by ir_datasets id"
                            ' need the ir_datasets package: pip install "irmetrics-exact[irds]"')
+
+
+def test_messages_agree_with_their_numbers(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\n")
+    assert main(["eval", "--verbose", "--threads", "1", "-m", "map", "qrels.txt", "run.txt"]) == 0
+    assert "road file (1 thread)\n" in capsys.readouterr().err  # was "(1 threads)"
+    # a leaderboard line is named file:line, as every other reader names it (was "a, line 2")
+    (tmp_path / "runB.txt").write_text("q1 Q0 d2 1 2.0 B\nq1 Q0 d1 2 1.0 B\n")
+    (tmp_path / "qrels2.txt").write_text("q1 0 d1 0\nq1 0 d2 1\n")
+    (tmp_path / "board.txt").write_text("A 0.5\nB\n")
+    assert main(["agree", "--qrels", "qrels.txt", "--leaderboard", "board.txt", "-m", "map",
+                 "run.txt", "runB.txt"]) == 2
+    assert "irmetrics agree: board.txt:2: expected 'run value'" in capsys.readouterr().err
+
+
+def test_one_task_warning_is_singular():
+    import numpy as np
+
+    from irmetrics.exceptions import DegenerateTestWarning
+    from irmetrics.stats.rank_intervals import aggregate_rank_intervals
+    rng = np.random.default_rng(0)
+    with pytest.warns(DegenerateTestWarning, match=r"^only 1 task: a bootstrap"):
+        aggregate_rank_intervals([rng.random((20, 3))], n_resamples=50, seed=0)
