@@ -144,3 +144,13 @@ def test_one_task_warning_is_singular():
     rng = np.random.default_rng(0)
     with pytest.warns(DegenerateTestWarning, match=r"^only 1 task: a bootstrap"):
         aggregate_rank_intervals([rng.random((20, 3))], n_resamples=50, seed=0)
+
+
+def test_fuse_overflow_names_the_value_plainly(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 1e308 A\nq1 Q0 d2 2 -1e308 A\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d1 1 5 B\nq1 Q0 d2 2 5 B\n")
+    assert main(["fuse", "a.run", "b.run", "-m", "mnz", "--norm", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "gives a score that is not finite (inf; with scores this large" in err
+    assert "np.float64" not in err  # was "(np.float64(inf))"
