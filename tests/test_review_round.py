@@ -154,3 +154,18 @@ def test_fuse_overflow_names_the_value_plainly(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "gives a score that is not finite (inf; with scores this large" in err
     assert "np.float64" not in err  # was "(np.float64(inf))"
+
+
+def test_strict_refuses_a_json_run(tmp_path):
+    import irmetrics as irm
+    from irmetrics.exceptions import ParameterError
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.json"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    run.write_text('{"q1": {"d1": 2.0, "d2": 1.0}}')
+    plan = irm.Evaluator(str(qrels), ["map"]).plan(str(run))
+    assert (plan.road, plan.bounded_input) == ("memory", True)  # was 'file'
+    assert plan.reason == "a ranx JSON run (JSON is parsed whole)"
+    assert irm.evaluate(str(qrels), str(run), ["map"]).road == "memory"
+    with pytest.raises(ParameterError, match=r"^`strict` must be False to read this run whole:"
+                       r" a ranx JSON run \(JSON is parsed whole\); got True\.$"):
+        irm.evaluate(str(qrels), str(run), ["map"], strict=True)  # was read whole silently
