@@ -169,3 +169,26 @@ def test_strict_refuses_a_json_run(tmp_path):
     with pytest.raises(ParameterError, match=r"^`strict` must be False to read this run whole:"
                        r" a ranx JSON run \(JSON is parsed whole\); got True\.$"):
         irm.evaluate(str(qrels), str(run), ["map"], strict=True)  # was read whole silently
+
+
+@pytest.mark.parametrize("meta, task, message", [
+    ("{bad", None, "m1/r/model_meta.json: not an MTEB model_meta.json (Expecting property"),
+    ("[1]", None, "m1/r/model_meta.json: not an MTEB model_meta.json (not a JSON object)."),
+    (None, '{"task_name": "T", "scores": [1]}',
+     "m1/r/T.json: not an MTEB result file (scores is not an object of splits)."),
+    (None, '{"task_name": "T", "scores": {"test": "zz"}}',
+     "m1/r/T.json: not an MTEB result file (split 'test' is not a list of subset objects)."),
+])
+def test_malformed_mteb_files_are_input_errors(tmp_path, capsys, monkeypatch, meta, task,
+                                               message):
+    monkeypatch.chdir(tmp_path)
+    for model in ("m1", "m2"):
+        (tmp_path / model / "r").mkdir(parents=True)
+        (tmp_path / model / "r" / "T.json").write_text(
+            '{"task_name": "T", "scores": {"test": [{"main_score": 0.5}]}}')
+    if meta is not None:
+        (tmp_path / "m1" / "r" / "model_meta.json").write_text(meta)
+    if task is not None:
+        (tmp_path / "m1" / "r" / "T.json").write_text(task)
+    assert main(["leaderboard", "--mteb", "."]) == 2  # was 4, an internal error
+    assert f"irmetrics leaderboard: {message}" in capsys.readouterr().err

@@ -213,20 +213,24 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
     rows = []
     where: dict = {}
     for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputFormatError(f"not an MTEB result file ({exc}).", path=str(path)) from None
-        if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:
+        data = _json_object(path, "an MTEB result file")
+        if "task_name" not in data or "scores" not in data:
             raise InputFormatError("not an MTEB result file (no task_name/scores).",
                                    path=str(path))
+        if not isinstance(data["scores"], dict):
+            raise InputFormatError("not an MTEB result file (scores is not an object of"
+                                   " splits).", path=str(path))
         entries = data["scores"].get(split)
         if not entries:
             continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InputFormatError(f"not an MTEB result file (split {split!r} is not a list"
+                                   " of subset objects).", path=str(path))
         main = [e.get("main_score") for e in entries]
         meta = path.parent / "model_meta.json"
         if meta.exists():
-            model = json.loads(meta.read_text(encoding="utf-8")).get("name") or path.parent.parent.name
+            model = (_json_object(meta, "an MTEB model_meta.json").get("name")
+                     or path.parent.parent.name)
         else:
             model = path.parent.parent.name.replace("__", "/")
         value = (float(np.mean(main)) if all(isinstance(m, (int, float)) for m in main)
@@ -241,6 +245,17 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
     if not rows:
         raise InputFormatError(f"no MTEB result with split {split!r} under {roots}.")
     return from_long_table(pl.DataFrame(rows))
+
+
+def _json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path``, or an InputFormatError saying it is not ``what``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputFormatError(f"not {what} ({exc}).", path=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputFormatError(f"not {what} (not a JSON object).", path=str(path))
+    return data
 
 
 def from_results(results: Mapping[str, Mapping[str, Any]], measure: str) -> Benchmark:
