@@ -118,6 +118,8 @@ ROADS = (FILE_ROAD, TABLE_ROAD, DICT_ROAD, DIRECT_ROAD, MEMORY_ROAD)
 #: The roads whose memory does not grow with the run's length.
 BOUNDED_ROADS = frozenset({FILE_ROAD, TABLE_ROAD})
 #: Why the bounded-memory road gave a run back at run time (it decides only on reading).
+#: Why a ranx JSON run leaves the bounded roads.
+JSON_WHOLE = "a ranx JSON run (JSON is parsed whole)"
 DECLINED = ("the run needs the whole-file reader (a file that is not UTF-8, a malformed "
             "line the chunk reader cannot place, a document repeated in a query, or a "
             "judged placeholder under complete=True)")
@@ -487,6 +489,8 @@ class Evaluator:
             direct = (getattr(run, "pack_direct", None) is not None and run_query_ids is None
                       and self.id_encoding == UTF8)
             return RoadPlan(DIRECT_ROAD if direct else MEMORY_ROAD, False)
+        if reason is None and text_file and is_json(run):
+            reason = JSON_WHOLE
         if reason is None and text_file and not is_regular_path(run):
             reason = "standard input or a pipe (read once, whole)"
         if reason is not None:
@@ -499,7 +503,10 @@ class Evaluator:
         must stay silent where the original is. ``infinite_scores`` accepts ``inf`` and
         ``-inf`` in a dict run (pytrec_eval ranks them first and last)."""
         check_columns_apply("run_columns", self.run_columns, run)
-        if is_json(run):  # ranx's JSON run
+        if is_json(run):  # ranx's JSON run, parsed whole: strict refuses it like any other
+            if self.strict:
+                raise parameter_error("strict", f"False to read this run whole: {JSON_WHOLE}",
+                                      True)
             run = read_ranx_run(run)
         plan = self.plan(run, run_query_ids)
         streamed: StreamedValues | None = None

@@ -28,6 +28,9 @@ COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compa
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
+#: What every install hint of an optional dependency says (``irmetrics-exact[extra]``).
+OPTIONAL_HINT = 'pip install "irmetrics-exact['
+
 
 HELP = """\
 usage: irmetrics <command> [options] ...
@@ -118,6 +121,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - the CLI promises no traceback
+        if isinstance(exc, ImportError) and OPTIONAL_HINT in str(exc):
+            # an optional dependency the input needs (irds: qrels, plots): the user's
+            # setup, said with its install hint, not an internal error
+            return _fail(stderr, f"{prog}: {exc}", EXIT_USAGE)
         if os.environ.get("IRMETRICS_DEBUG"):
             traceback.print_exc()
         return _fail(stderr, f"{prog}: internal error ({type(exc).__name__}: {exc}); please"

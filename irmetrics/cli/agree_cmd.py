@@ -244,19 +244,19 @@ def _read_leaderboard(path: str) -> dict:
         if not line:
             continue
         if len(line) not in (2, 3):
-            raise CliError(f"{path}, line {number}: expected 'run value' or 'run measure"
+            raise CliError(f"{path}:{number}: expected 'run value' or 'run measure"
                            f" value', got {len(line)} fields", EXIT_INPUT)
         try:
             value = float(line[-1])
         except ValueError:
-            raise CliError(f"{path}, line {number}: {line[-1]!r} is not a number",
+            raise CliError(f"{path}:{number}: {line[-1]!r} is not a number",
                            EXIT_INPUT) from None
         if not math.isfinite(value):
-            raise CliError(f"{path}, line {number}: {line[-1]!r} is not a finite number",
+            raise CliError(f"{path}:{number}: {line[-1]!r} is not a finite number",
                            EXIT_INPUT)
         key = tuple(line[:-1])
         if key in first_line:
-            raise CliError(f"{path}, line {number}: a second value for {' '.join(key)!r}"
+            raise CliError(f"{path}:{number}: a second value for {' '.join(key)!r}"
                            f" (the first is on line {first_line[key]})", EXIT_INPUT)
         first_line[key] = number
         if len(line) == 2:

@@ -259,8 +259,9 @@ def run(argv: list[str], stdout, stderr) -> int:
         label = "<stdin>" if path == "-" else path
         results = _evaluate_run(evaluator, path, label, args)
         if args.verbose:
+            threads = getattr(evaluator, "threads", 1)
             stderr.write(f"irmetrics eval: {label}: road {results.road or 'memory'}"
-                         f" ({getattr(evaluator, 'threads', 1)} threads)\n")
+                         f" ({threads} thread{'s' if threads != 1 else ''})\n")
         # The skipped queries are the ones the library reports (Results.missing_query_ids);
         # the CLI words the warning itself (the library's is silenced in _evaluate_run).
         missing = results.missing_query_ids

@@ -10,7 +10,7 @@ import tempfile
 from ..checks import parameter_error
 from ..fusion import METHODS, NORMS, fuse
 from ..io.output import check_not_input
-from .options import EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version
+from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version
 
 DESCRIPTION = """\
 Fuse two or more runs into one run, written in TREC format (query_id Q0 doc_id rank
@@ -72,7 +72,11 @@ def run(argv: list[str], stdout, stderr) -> int:
                  weights=_weights(args.weights), qrels=args.qrels, name=args.name,
                  **dict(_param(text) for text in args.param))
     if args.output != "-":
-        fused.write(args.output)  # .gz compresses
+        try:
+            fused.write(args.output)  # .gz compresses
+        except OSError as exc:  # main() would say "cannot read" of the output
+            raise CliError(f"cannot write {args.output!r}: {exc.strerror or exc}",
+                           EXIT_INPUT) from None
         return EXIT_OK
     # The writer takes paths; standard output here is whatever stream main() was given.
     with tempfile.TemporaryDirectory() as tmp:

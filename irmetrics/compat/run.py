@@ -10,15 +10,18 @@ runs a project's tests with the drop-ins underneath.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
 
 from ..checks import parameter_error
+from ..exceptions import IrMetricsError
 from .switch import install
 
 __all__ = ["main"]
 
+PROG = "python -m irmetrics.compat.run"
 USAGE = "usage: python -m irmetrics.compat.run [--only NAMES] MODULE|SCRIPT [ARGS ...]"
 
 
@@ -47,12 +50,23 @@ def main(argv: list[str] | None = None) -> None:
     install(*names)
     target = args[0]
     if target.endswith(".py") or os.path.isfile(target):
+        if not os.path.isfile(target):  # as python says it, not a runpy traceback
+            raise SystemExit(f"{PROG}: can't open file {target!r}: no such file")
         sys.argv = args
         runpy.run_path(target, run_name="__main__")
     else:
+        try:
+            found = importlib.util.find_spec(target)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise SystemExit(f"{PROG}: no module named {target!r} (nor a file of that name)")
         sys.argv = args  # runpy puts the module's file first
         runpy.run_module(target, run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except IrMetricsError as error:  # the runner's own arguments; the program's errors pass
+        raise SystemExit(f"{PROG}: {error}") from None

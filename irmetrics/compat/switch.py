@@ -37,7 +37,7 @@ import sys
 import types
 from collections.abc import Iterable, Sequence
 
-from ..checks import parameter_error
+from ..checks import parameter_error, parameter_type_error
 from ..exceptions import AlreadyImportedError
 
 __all__ = ["DROPINS", "ENVIRONMENT_VARIABLE", "install", "installed", "names_from_environment",
@@ -120,6 +120,10 @@ _FINDER = _Finder()
 def _check_names(names: Sequence[str], default: Iterable[str]) -> list[str]:
     chosen = list(names) or list(default)
     for name in chosen:
+        if not isinstance(name, str):  # install(["pytrec_eval"]): a list is unhashable
+            raise parameter_type_error(
+                "names", "library names given as separate strings, e.g."
+                " install('pytrec_eval', 'ir_measures')", name)
         if name not in DROPINS:
             raise parameter_error("names", f"among {sorted(DROPINS)}", name)
     return chosen

@@ -487,7 +487,8 @@ def _check_finite(fused: np.ndarray, lists: FusionLists, method: str) -> None:
     if bad.size:
         i = int(bad[0])
         raise InputFormatError(f"method {method!r} gives a score that is not finite"
-                               f" ({fused[i]!r})", path="fusion",
+                               f" ({float(fused[i])!r}; with scores this large, normalise"
+                               " them, e.g. norm='min-max')", path="fusion",
                                query_id=str(lists.query_ids[lists.pair_query[i]]),
                                doc_id=lists.pair_doc[i])
 

@@ -9,6 +9,7 @@ ir_datasets dataset, through the optional ``ir_datasets`` package) and ranx's JS
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -133,7 +134,8 @@ def read_ranx_qrels(path: str | os.PathLike, *, relevance: str = "int") -> Qrels
     [('q1', 'd1', 1), ('q1', 'd2', 0)]
     """
     data = _load_json(path)
-    table = Qrels.from_dict(data, relevance_type=relevance)
+    with _named(path):
+        table = Qrels.from_dict(data, relevance_type=relevance)
     table.path = os.fsdecode(os.fspath(path))
     return table
 
@@ -155,7 +157,20 @@ def read_ranx_run(path: str | os.PathLike, *, name: str | None = None) -> Run:
     data = _load_json(path)
     if name is None:
         name = os.path.basename(os.fsdecode(os.fspath(path)))[:-len(".json")] or "run"
-    return Run.from_dict(data, name=name)
+    with _named(path):
+        return Run.from_dict(data, name=name)
+
+
+@contextlib.contextmanager
+def _named(path):
+    """Errors in the JSON's values name the file, not the ``<dict>`` the reader was given."""
+    try:
+        yield
+    except InputFormatError as error:
+        if error.path == "<dict>":
+            error.path = os.fsdecode(os.fspath(path))
+            error.args = (str(error),)
+        raise
 
 
 def _load_json(path) -> dict:

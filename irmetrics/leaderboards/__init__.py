@@ -78,9 +78,16 @@ def _read_table(table: Any) -> pl.DataFrame:
         return table.collect()
     if isinstance(table, (str, os.PathLike)):
         path = os.fspath(table)
-        if path.endswith((".parquet", ".pq")):
-            return pl.read_parquet(path)
-        return pl.read_csv(path, infer_schema_length=10000)
+        try:
+            if path.endswith((".parquet", ".pq")):
+                return pl.read_parquet(path)
+            return pl.read_csv(path, infer_schema_length=10000)
+        except (pl.exceptions.NoDataError, pl.exceptions.ComputeError) as exc:
+            # an empty or malformed file is the user's input, not an internal error
+            reason = "the file is empty" if isinstance(exc, pl.exceptions.NoDataError) else \
+                f"not a readable {'Parquet' if path.endswith(('.parquet', '.pq')) else 'CSV'} " \
+                f"table ({str(exc).splitlines()[0]})"
+            raise InputFormatError(reason, path=path) from None
     if hasattr(table, "columns"):  # pandas and the like
         return pl.from_pandas(table) if hasattr(table, "iloc") else pl.DataFrame(table)
     raise parameter_error("table", "a CSV/Parquet path or a DataFrame", table)
@@ -120,17 +127,27 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
     source = os.fspath(table) if isinstance(table, (str, os.PathLike)) else "the table"
     missing = [c for c in (task, topic, system, score) if c not in frame.columns]
     if missing:
-        raise InputFormatError(f"{source}: no column {missing[0]!r} (columns: "
-                               f"{', '.join(frame.columns)}).")
+        raise InputFormatError(f"no column {missing[0]!r} (columns: "
+                               f"{', '.join(frame.columns)}).", path=source)
+    numbers = frame[score].cast(pl.Float64, strict=False)
+    bad = np.flatnonzero((numbers.is_null() & frame[score].is_not_null()).to_numpy())
+    if bad.size:
+        # a row (not polars' cast error) names the line: header is line 1 of a file
+        row = frame.row(int(bad[0]), named=True)
+        csv = source.endswith((".csv", ".tsv", ".txt")) or "." not in os.path.basename(source)
+        raise InputFormatError(
+            f"score must be a number; got {row[score]!r} (task {row[task]!r}, topic "
+            f"{row[topic]!r}, system {row[system]!r})", path=source,
+            line=int(bad[0]) + 2 if csv and source != "the table" else None)
     frame = frame.select(pl.col(task).cast(pl.String).alias("task"),
                          pl.col(topic).cast(pl.String).alias("topic"),
                          pl.col(system).cast(pl.String).alias("system"),
-                         pl.col(score).cast(pl.Float64).alias("score"))
+                         numbers.alias("score"))
     twice = frame.filter(pl.struct("task", "topic", "system").is_duplicated())
     if twice.height:
         row = twice.row(0, named=True)
-        raise InputFormatError(f"{source}: task {row['task']!r}, topic {row['topic']!r}, "
-                               f"system {row['system']!r} appears twice.")
+        raise InputFormatError(f"task {row['task']!r}, topic {row['topic']!r}, "
+                               f"system {row['system']!r} appears twice.", path=source)
     tasks = frame["task"].unique(maintain_order=True).to_list()
     systems = frame["system"].unique(maintain_order=True).to_list()
     present = frame.group_by("system").agg(pl.col("task").unique())
@@ -138,8 +155,8 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
     gone = [(s, [t for t in tasks if t not in have[s]]) for s in systems if len(have[s]) < len(tasks)]
     kept = [s for s in systems if len(have[s]) == len(tasks)]
     if len(kept) < 2:
-        raise InputFormatError(f"{source}: fewer than two systems have scores on every task "
-                               f"({len(kept)} of {len(systems)}).")
+        raise InputFormatError(f"fewer than two systems have scores on every task "
+                               f"({len(kept)} of {len(systems)}).", path=source)
     frame = frame.filter(pl.col("system").is_in(kept))
     wide = frame.pivot(on="system", index=["task", "topic"], values="score", maintain_order=True)
     values = wide.select(kept).to_numpy().astype(np.float64)
@@ -158,7 +175,7 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
         scores.append(values[rows])
         topics.append([topic_col[i] for i in rows])
     if not names:
-        raise InputFormatError(f"{source}: no task has a topic every system scored.")
+        raise InputFormatError("no task has a topic every system scored.", path=source)
     return Benchmark(systems=kept, tasks=names, scores=scores, topics=topics,
                      left_out={"systems": gone, "topics": dropped_rows, "tasks": empty})
 
@@ -196,32 +213,49 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
     rows = []
     where: dict = {}
     for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputFormatError(f"{path}: not an MTEB result file ({exc}).") from None
-        if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:
-            raise InputFormatError(f"{path}: not an MTEB result file (no task_name/scores).")
+        data = _json_object(path, "an MTEB result file")
+        if "task_name" not in data or "scores" not in data:
+            raise InputFormatError("not an MTEB result file (no task_name/scores).",
+                                   path=str(path))
+        if not isinstance(data["scores"], dict):
+            raise InputFormatError("not an MTEB result file (scores is not an object of"
+                                   " splits).", path=str(path))
         entries = data["scores"].get(split)
         if not entries:
             continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InputFormatError(f"not an MTEB result file (split {split!r} is not a list"
+                                   " of subset objects).", path=str(path))
         main = [e.get("main_score") for e in entries]
         meta = path.parent / "model_meta.json"
         if meta.exists():
-            model = json.loads(meta.read_text(encoding="utf-8")).get("name") or path.parent.parent.name
+            model = (_json_object(meta, "an MTEB model_meta.json").get("name")
+                     or path.parent.parent.name)
         else:
             model = path.parent.parent.name.replace("__", "/")
         value = (float(np.mean(main)) if all(isinstance(m, (int, float)) for m in main)
                  else float("nan"))
         key = (model, data["task_name"])
         if key in where:  # several revisions of one model: the user must choose
-            raise InputFormatError(f"{path}: model {model!r} has task {key[1]!r} in"
-                                   f" {where[key]} too; pass one revision folder per model.")
+            raise InputFormatError(f"model {model!r} has task {key[1]!r} in"
+                                   f" {where[key]} too; pass one revision folder per model.",
+                                   path=str(path))
         where[key] = path
         rows.append({"task": data["task_name"], "topic": "all", "system": model, "score": value})
     if not rows:
         raise InputFormatError(f"no MTEB result with split {split!r} under {roots}.")
     return from_long_table(pl.DataFrame(rows))
+
+
+def _json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path``, or an InputFormatError saying it is not ``what``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputFormatError(f"not {what} ({exc}).", path=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputFormatError(f"not {what} (not a JSON object).", path=str(path))
+    return data
 
 
 def from_results(results: Mapping[str, Mapping[str, Any]], measure: str) -> Benchmark:

@@ -405,7 +405,7 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
         warnings.warn(f"tasks {single} have one topic: nothing to resample within them.",
                       DegenerateTestWarning, stacklevel=2)
     if resampling != "topics" and len(matrices) < 10:
-        warnings.warn(f"only {len(matrices)} tasks: a bootstrap over tasks is coarse with "
+        warnings.warn(f"only {len(matrices)} task{'s' if len(matrices) != 1 else ''}: a bootstrap over tasks is coarse with "
                       "fewer than about 10.", DegenerateTestWarning, stacklevel=2)
     same = [t for t, matrix in enumerate(matrices) if np.all(matrix == matrix[:, :1])]
     if len(same) == len(matrices):
