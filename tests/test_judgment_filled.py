@@ -113,3 +113,14 @@ def test_cli_fill_from(capsys):
     assert main(["eval", "--fill-from", root + "qrels.llm.txt", "-J", root + "qrels.human.txt",
                  root + "dense.run"]) == 1
     assert "--fill-from takes no -J" in capsys.readouterr().err
+
+
+def test_the_docs_page_shows_real_output():
+    doc = open("docs/incomplete_judgments.md", encoding="utf-8").read()
+    root = "fixtures/meta_evaluation/"
+    res = evaluate_filled(root + "qrels.human.txt", root + "qrels.llm.txt",
+                          root + "dense.run", ["map", "nDCG@10"])
+    for name, value in res.aggregate().items():
+        assert f"'{name}': {round(value, 4)}" in doc
+    f = fill(root + "qrels.human.txt", root + "qrels.llm.txt")
+    assert f"# ({len(f.human)}, {len(f.machine)})" in doc

@@ -125,7 +125,7 @@ def test_options_refused():
         evaluate_uncertain({}, {"q": {"d": {1: 1.0}}}, {"q": {"d": 1.0}}, ["P@1"], samples=1)
 
 
-def coverage(reps, topics, samples, seed=0):
+def coverage(reps, topics, samples, seed=0, interval="t"):
     """Share of ``reps`` intervals (nominal 95 %) of mean RR that hold its population
     value. A topic ranks 3 documents whose relevance is uncertain: doc i is relevant with
     probability ``p_i`` ~ U(0, 1) (labels drawn from the distribution), so a topic's
@@ -148,4 +148,15 @@ def coverage(reps, topics, samples, seed=0):
 
 def test_coverage_of_the_intervals_small():
     """The recorded figure (benchmarks/bench_uncertain_coverage.py, docs) uses more reps."""
-    assert coverage(reps=60, topics=40, samples=16) >= 0.93
+    assert coverage(reps=100, topics=20, samples=16) >= 0.93
+
+
+def test_the_docs_page_shows_real_output():
+    doc = open("docs/incomplete_judgments.md", encoding="utf-8").read()
+    root = "fixtures/meta_evaluation/"
+    ex = evaluate_uncertain(root + "qrels.human.txt", root + "labels.llm.dist.txt",
+                            root + "dense.run", ["P@10", "map", "nDCG@10"], samples=200)
+    for m in ("P@10", "map", "nDCG@10"):
+        shown = (round(ex.results.aggregate()[m], 4), round(ex.se[m], 5),
+                 round(float(ex.intervals[m].low), 4), round(float(ex.intervals[m].high), 4))
+        assert f"'{m}': {shown}" in doc

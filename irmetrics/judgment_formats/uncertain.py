@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from ..evaluate import as_qrels, as_run, evaluate
+from ..checks import check_choice
 from ..exceptions import InputFormatError, MissingQueriesWarning, ParameterError
 from ..measures.parse import parse_measures
 from ..parallel import block_generators, map_ordered
@@ -139,8 +140,9 @@ class Expected(NamedTuple):
         Per query, for every output ``m``: ``m`` (its expected value) and ``m_se`` (the
         standard error of that value from the label samples; 0 where exact).
     intervals : dict
-        ``{m: ConfidenceInterval}`` of the mean over topics: percentile bootstrap over
-        topics of the per-topic sampled means (topic and label sampling together).
+        ``{m: ConfidenceInterval}`` of the mean over topics, from the per-topic sampled
+        means (topic and label sampling together; Student's t or a bootstrap over
+        topics).
     se : dict
         ``{m: standard error of the mean from the label samples alone}`` (0 where exact).
     exact : tuple of str
@@ -203,8 +205,8 @@ def _exact_p(plain: pl.DataFrame, dist: pl.DataFrame, run, requests, level_defau
 
 
 def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, level=0.95,
-                       grades=None, exact=True, n_resamples=10_000, threads=None,
-                       **options) -> Expected:
+                       grades=None, exact=True, interval="t", n_resamples=10_000,
+                       threads=None, **options) -> Expected:
     r"""Expected value of each measure when some labels are distributions.
 
     Every (query, doc) of ``labels`` takes label ``l`` with probability ``p_l``,
@@ -217,7 +219,9 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
     otherwise the mean over ``samples`` seeded labellings with the standard error
     :math:`s_q / \sqrt{S}`. The interval of the mean over topics is a percentile bootstrap
     over topics of the per-topic sampled means, so it carries the topic sampling and the
-    error of the label sampling together.
+    error of the label sampling together. ``interval="t"`` (Student's t over the
+    per-topic means) holds its level at 10 topics already; the bootstrap needs more
+    (docs/incomplete_judgments.md, Coverage).
 
     Parameters
     ----------
@@ -238,8 +242,11 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
         (no upper limit when the plain qrels are empty).
     exact : bool
         False samples P@k too.
+    interval : {"t", "bootstrap"}
+        The interval over topics of the per-topic sampled means: Student's t, or a BCa
+        bootstrap (:func:`irmetrics.stats.confidence_interval`).
     n_resamples : int
-        Bootstrap resamples of the topics.
+        Bootstrap resamples of the topics (``interval="bootstrap"``).
     threads : int or None
         :func:`irmetrics.parallel.resolve_threads`; the result does not depend on it.
 
@@ -269,6 +276,7 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
         if option in options:
             raise ParameterError(f"`{option}` must be left out of evaluate_uncertain; got"
                                  f" {options[option]!r}.")
+    check_choice("interval", interval, ("t", "bootstrap"))
     samples = int(samples)
     if samples < 2:
         raise ParameterError(f"`samples` must be an integer >= 2; got {samples!r}.")
@@ -320,8 +328,7 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
             se[name] = float(matrix.mean(axis=1).std(ddof=1) / math.sqrt(samples))
         out_cols[name], out_cols[name + "_se"] = mean, sd / math.sqrt(samples)
         specs[name] = specs[name + "_se"] = base.measure_of(name)
-        intervals[name] = confidence_interval(per_topic, method="bootstrap",
-                                              bootstrap_ci="percentile", level=level,
+        intervals[name] = confidence_interval(per_topic, method=interval, level=level,
                                               n_resamples=n_resamples, seed=seed,
                                               threads=threads)
     results = Results(base.query_ids, out_cols, specs, run_name=base.run_name,
