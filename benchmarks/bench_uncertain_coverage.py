@@ -27,8 +27,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--topics", type=int, nargs="+", default=[10, 20, 40])
+    parser.add_argument("--intervals", nargs="+", default=["t", "bootstrap"])
     args = parser.parse_args()
-    for interval in ("t", "bootstrap"):
+    for interval in args.intervals:
         for topics in args.topics:
             t0 = time.perf_counter()
             share = coverage(args.reps, topics, args.samples, seed=1, interval=interval)

@@ -140,7 +140,7 @@ def coverage(reps, topics, samples, seed=0, interval="t"):
                   for t in range(topics)}
         run = {f"t{t}": {"d0": 3.0, "d1": 2.0, "d2": 1.0} for t in range(topics)}
         ex = evaluate_uncertain({}, labels, run, ["recip_rank"], samples=samples,
-                                seed=rep, n_resamples=600)
+                                seed=rep, interval=interval, n_resamples=2000)
         ci = ex.intervals["recip_rank"]
         hits += float(ci.low) <= mu <= float(ci.high)
     return hits / reps

@@ -219,9 +219,9 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
     otherwise the mean over ``samples`` seeded labellings with the standard error
     :math:`s_q / \sqrt{S}`. The interval of the mean over topics is a percentile bootstrap
     over topics of the per-topic sampled means, so it carries the topic sampling and the
-    error of the label sampling together. ``interval="t"`` (Student's t over the
-    per-topic means) holds its level at 10 topics already; the bootstrap needs more
-    (docs/incomplete_judgments.md, Coverage).
+    error of the label sampling together. Simulated coverage at a nominal 95 %
+    (docs/incomplete_judgments.md, Coverage): 0.938, 0.945, 0.932 at 10, 20, 40 topics
+    with ``interval="t"``; 0.925, 0.935, 0.932 with the BCa bootstrap.
 
     Parameters
     ----------
