@@ -31,7 +31,7 @@ def _case(rng):
     return qrels, labels, run
 
 
-def _enumerated(qrels, labels, run, measures):
+def _enumerated(qrels, labels, run, measures, **options):
     """E[m_q] summed over every labelling (plainly, one evaluate per labelling)."""
     cells = [(q, d, dist) for q, docs in labels.items() for d, dist in docs.items()]
     total: dict = {}
@@ -39,9 +39,9 @@ def _enumerated(qrels, labels, run, measures):
         full = {q: dict(v) for q, v in qrels.items()}
         weight = 1.0
         for (q, d, _), (g, p) in zip(cells, choice):
-            full[q][d] = g
+            full.setdefault(q, {})[d] = g
             weight *= p
-        for q, row in irm.evaluate(full, run, measures).to_dict().items():
+        for q, row in irm.evaluate(full, run, measures, **options).to_dict().items():
             for name, v in row.items():
                 total[(q, name)] = total.get((q, name), 0.0) + weight * v
     return total
@@ -63,6 +63,22 @@ def test_expected_values_match_enumeration(seed):
                 assert row[name + "_se"] == 0.0
             else:  # sampled: within 5 standard errors (+ rounding when the se is 0)
                 assert abs(row[name] - truth[(q, name)]) <= 5 * row[name + "_se"] + 1e-12
+
+
+@pytest.mark.filterwarnings("ignore::irmetrics.exceptions.MissingQueriesWarning")
+@pytest.mark.parametrize("options", [{"max_docs": 3}, {"relevance_level": 2},
+                                     {"complete": True}])
+def test_exact_p_under_options(options):
+    qrels, labels, run = _case(random.Random(11))
+    run["q3"] = {"d0": 1.0}  # not judged: ignored
+    labels["q4"] = {"d0": {0: 0.5, 1: 0.5}}  # not retrieved: evaluated under complete
+    truth = _enumerated(qrels, labels, run, ["P@2", "P@4"], **options)
+    ex = evaluate_uncertain(qrels, labels, run, ["P@2", "P@4"], samples=2, grades=(0, 2),
+                            n_resamples=10, **options)
+    got = ex.results.to_dict()
+    assert ex.exact == ("P@2", "P@4") and len(got) == len({q for q, _ in truth})
+    for (q, name), value in truth.items():
+        assert got[q][name] == pytest.approx(value, abs=1e-12)
 
 
 def test_sampled_p_agrees_with_exact_p():

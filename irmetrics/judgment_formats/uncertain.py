@@ -291,7 +291,9 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
             f"`label` must be in the grade range [{lo}, {hi}]", "relevance")
     run = as_run(run)
     requests = parse_measures(measures)
-    linear = [r for r in requests if exact and r.measure.name == "P"]
+    # The exact P@k ranks as trec_eval does; other semantics (float32 scores) sample it.
+    linear = [r for r in requests if exact and r.measure.name == "P"
+              and options.get("semantics", "trec_eval") == "trec_eval"]
     exact_names = tuple(n for r in linear for n in r.output_names)
     pairs = dist.unique(_KEY, maintain_order=True).select(_KEY)
     draw = _sampler(dist)
