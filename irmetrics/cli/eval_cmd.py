@@ -17,7 +17,8 @@ import numpy as np
 
 from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
-from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
+from ..containers import Qrels
+from ..judgment_formats import evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
@@ -132,6 +133,12 @@ def build_parser() -> CliParser:
                         " labelling of the retrieved documents absent from the qrels"
                         " (<measure>_low, <measure>_high; docs/incomplete_judgments.md)"
                         " (e.g. --bounds -m map -m ndcg_cut.10)")
+    x.add_argument("--fill-from", metavar="MACHINE_QRELS",
+                   help="fill the holes of the qrels with this judge's labels and print,"
+                        " per measure, the bounds, the value on the human labels alone"
+                        " (<measure>_human) and the share of the judged documents labelled"
+                        " by the judge (<measure>_machine; docs/incomplete_judgments.md)"
+                        " (e.g. --fill-from qrels.llm.txt -m map)")
     x.add_argument("--strict", action="store_true",
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
@@ -204,10 +211,14 @@ def run(argv: list[str], stdout, stderr) -> int:
     load_measure_files(args.measures_from, stderr, "irmetrics eval")
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else
-                                 bounded_official() if args.bounds else ["official"])
-    if args.bounds and (tie_aware or args.Rel_info_format != "qrels"
+                                 bounded_official() if args.bounds or args.fill_from
+                                 else ["official"])
+    if args.fill_from and args.Judged_docs_only:
+        raise CliError("--fill-from takes no -J (the judge's share counts the ranking"
+                       " with its unjudged documents)", EXIT_USAGE)
+    if (args.bounds or args.fill_from) and (tie_aware or args.Rel_info_format != "qrels"
                         or args.Zscore is not None or args.float_relevance):
-        raise CliError("--bounds applies to -R qrels with integer labels under trec_eval's"
+        raise CliError("--bounds and --fill-from apply to -R qrels with integer labels under trec_eval's"
                        " tie order: it takes neither --ties expected, --tie-report, -Z nor"
                        " --float-relevance", EXIT_USAGE)
     check_measure_syntax(measures)
@@ -232,7 +243,11 @@ def run(argv: list[str], stdout, stderr) -> int:
         if text:
             raise CliError(f"{option} names the columns of Parquet / Arrow IPC files; {text[0]}"
                            " is a TREC text file (its columns are fixed)", EXIT_USAGE)
-    evaluator = _evaluator_for(args.Rel_info_format, args.qrels, measures,
+    evaluator = _filled_evaluator(args, measures, relevance_level=level, max_docs=max_docs,
+                                  complete=args.complete_rel_info_wanted,
+                                  semantics=args.semantics, num_docs_in_coll=num_docs,
+                                  threads=parse_threads(args.threads)) if args.fill_from \
+        else _evaluator_for(args.Rel_info_format, args.qrels, measures,
                                relevance_level=level, judged_only=args.Judged_docs_only,
                                max_docs=max_docs, complete=args.complete_rel_info_wanted,
                                semantics=args.semantics, num_docs_in_coll=num_docs,
@@ -342,6 +357,17 @@ class _FormatEvaluator:
 
     def evaluate(self, run):
         return self._evaluate(self._judgments, run, self._measures, **self._options)
+
+
+def _filled_evaluator(args, measures, **options):
+    """``evaluate(run)`` on the qrels filled by ``--fill-from`` (both read once)."""
+    if args.qrels_columns is not None or args.run_columns is not None:
+        raise CliError("--fill-from reads TREC qrels files", EXIT_USAGE)
+    machine = Qrels.read(args.fill_from)
+
+    def filled(human, run, measures, **kw):
+        return evaluate_filled(human, machine, run, measures, **kw)
+    return _FormatEvaluator(filled, Qrels.read(args.qrels), measures, **options)
 
 
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
