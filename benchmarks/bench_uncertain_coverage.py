@@ -4,7 +4,7 @@ label is drawn from its distribution.
 
     python benchmarks/bench_uncertain_coverage.py [--reps 400] [--samples 16]
 
-The simulation is the one of tests/test_judgment_uncertain.py (``coverage``: seeded, each
+The simulation is the one of tests/judgment_formats/test_judgment_uncertain.py (``coverage``: seeded, each
 topic ranks 3 documents relevant with probabilities ~ U(0, 1); population mean
 1/2 + 1/8 + 1/24), run with more repetitions and several topic counts. The issue's
 target: at least 93 %. Figures in docs/incomplete_judgments.md.
@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_judgment_uncertain import coverage  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.judgment_formats.test_judgment_uncertain import coverage  # noqa: E402
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ evaluation make them, printed in full (orders and values by ``repr``).
 Run as a script, with the real libraries or with irmetrics' drop-ins underneath
 (``--install`` calls :func:`irmetrics.compat.install` first; ``python -m
 irmetrics.compat.run`` and ``import irmetrics.compat.auto`` are the other doors):
-tests/test_compat_switch.py compares the two outputs byte for byte. The callers are
+tests/compat/test_compat_switch.py compares the two outputs byte for byte. The callers are
 re-created from what they compute with ir_measures' and pytrec_eval's output (PyTerrier
 0.13's ``_ir_measures_to_dict`` and experiment table, MTEB 1.x's
 ``RetrievalEvaluator.evaluate``), not copied from them.

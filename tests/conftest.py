@@ -10,9 +10,9 @@ import pytest
 #: that starts Spark (the ``spark`` fixture: a JVM, 35 s to start, then 2-70 s a test)
 #: they carry the ``slow`` marker, so ``pytest -m "not slow"`` is the quick run.
 SLOW = {
-    "tests/test_reference_vs_pytrec_eval.py::test_reference_matches_pytrec_eval",
-    "tests/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval",
-    "tests/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval_many_levels",
+    "tests/measures/test_reference_vs_pytrec_eval.py::test_reference_matches_pytrec_eval",
+    "tests/compat/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval",
+    "tests/compat/test_crosscheck_pytrec_eval.py::test_matches_pytrec_eval_many_levels",
 }
 
 

@@ -3,7 +3,7 @@
 ``BNDCG``, ``RecallAtK``, ``PrecisionAtK`` and ``MapAtK`` follow tensorflow-similarity
 0.17.1 (its retrieval metrics are the code of commit dc506d6), where ``MapAtK`` is a
 ``PrecisionAtK`` subclass (the December 2022 refactor); outputs recorded from the real
-library are replayed in ``tests/test_compat_goldens.py``. Each metric object is built
+library are replayed in ``tests/compat/test_compat_goldens.py``. Each metric object is built
 with the original keyword arguments and evaluated with ``compute(*, query_labels=,
 match_mask=, lookup_distances=)``; the result is a Python float. TensorFlow is never
 imported.

@@ -82,7 +82,7 @@ No path loops over lines in Python:
 3. general: a polars list-based tokenizer, only used if polars refuses valid UTF-8 input.
 
 The numeric checks rely on polars' float/int parsers accepting exactly the documented
-grammar; ``tests/test_io_trec.py`` checks that, and checks all paths against a plainly
+grammar; ``tests/io/test_io_trec.py`` checks that, and checks all paths against a plainly
 written line-by-line reference reader.
 """
 

@@ -6,7 +6,7 @@ irmetrics takes its key from this module: the table road (:mod:`irmetrics.engine
 the bounded-memory file road (:mod:`irmetrics.engine.stream`), the dict road
 (:mod:`irmetrics.engine.dicts`), the array adapters (``irmetrics.adapters``) and the
 device (:mod:`irmetrics.device.order`). Each road finds the order its own fast way;
-``tests/test_ordering_roads.py`` runs them all on the same inputs, for every tie policy
+``tests/engine/test_ordering_roads.py`` runs them all on the same inputs, for every tie policy
 and semantics, against :func:`rank_order`, the rule written as one sort.
 
 * **Score** (:func:`ordering_scores`): as read (``semantics="trec_eval"``, trec_eval

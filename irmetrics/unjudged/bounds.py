@@ -6,7 +6,7 @@ labels. The bounds of a measure are its minimum and maximum over all those label
 (every unjudged document of the evaluated ranking, below a cut-off too, since it can
 raise R and the ideal DCG). Each family has its own extremal labelling, derived in
 docs/incomplete_judgments.md; the kernels below evaluate the few candidate labellings of
-every query at once (no loop over queries or documents) and tests/test_unjudged_bounds.py
+every query at once (no loop over queries or documents) and tests/measures/test_unjudged_bounds.py
 checks them against brute-force enumeration.
 """
 

@@ -1,5 +1,5 @@
 """Record the real libraries' outputs as goldens (inputs + outputs, JSON) under
-fixtures/golden_libs/; tests/test_compat_goldens.py replays them through irmetrics.compat.
+fixtures/golden_libs/; tests/compat/test_compat_goldens.py replays them through irmetrics.compat.
 
 Not a test (pytest does not collect it) and irmetrics is not imported: run it once inside
 the real libraries' scratch virtualenvs (see tests/golden_libs/README.md for the recipes)::

@@ -35,7 +35,7 @@ Two semantics are offered:
       whereas trec_eval 10 ignores the pair (spec section 4.2).
 
     These rules were verified by experiment against the real ``pytrec_eval``
-    module (see ``tests/test_reference_vs_pytrec_eval.py``).  Further
+    module (see ``tests/measures/test_reference_vs_pytrec_eval.py``).  Further
     pytrec_eval 0.5.11 findings, not in the spec:
 
     * ``relevance_level=0`` raises ``TypeError("Argument relevance_level should

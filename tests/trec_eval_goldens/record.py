@@ -1,5 +1,5 @@
 """Record the real trec_eval's outputs (stdout, byte for byte) as goldens under
-fixtures/trec_eval/; tests/test_trec_eval_goldens.py replays them through ``irmetrics eval``.
+fixtures/trec_eval/; tests/cli/test_trec_eval_goldens.py replays them through ``irmetrics eval``.
 
 Not a test (pytest does not collect it) and irmetrics is not imported. Given a trec_eval
 source tree and the binary built from it, run from a clone::
