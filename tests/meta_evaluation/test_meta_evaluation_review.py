@@ -102,10 +102,10 @@ def test_cli_swap_options_out_of_range(small):
 
 @pytest.mark.parametrize("text, message", [
     ("A.run 0.9\nA.run 0.1\nB.run 0.8\nC.run 0.5\nD.run 0.3\n",
-     "line 2: a second value for 'A.run' (the first is on line 1)"),
-    ("A.run nan\nB.run 0.8\nC.run 0.5\nD.run 0.3\n", "line 1: 'nan' is not a finite number"),
-    ("A.run 0.9\nB.run -inf\nC.run 0.5\nD.run 0.3\n", "line 2: '-inf' is not a finite number"),
-    ("A.run map 0.9\nA.run map 0.8\n", "line 2: a second value for 'A.run map'"),
+     "board.txt:2: a second value for 'A.run' (the first is on line 1)"),
+    ("A.run nan\nB.run 0.8\nC.run 0.5\nD.run 0.3\n", "board.txt:1: 'nan' is not a finite number"),
+    ("A.run 0.9\nB.run -inf\nC.run 0.5\nD.run 0.3\n", "board.txt:2: '-inf' is not a finite number"),
+    ("A.run map 0.9\nA.run map 0.8\n", "board.txt:2: a second value for 'A.run map'"),
 ])
 def test_leaderboard_file_with_a_duplicate_or_a_non_finite_value(small, text, message):
     tmp, _ = small

@@ -162,7 +162,10 @@ def test_sdist_holds_the_license_the_fixtures_and_the_tests(tmp_path):
     CI also runs a subset of them from the unpacked sdist (.ci/run)."""
     if not (ROOT / "pyproject.toml").exists() or not (ROOT / ".git").exists():
         pytest.skip("needs the source checkout")
-    if importlib.util.find_spec("build") is None or importlib.util.find_spec("setuptools") is None:
+    # build.__main__, not build: `pip install .` leaves a build/ folder in the checkout, which
+    # imports as an empty namespace package.
+    if (importlib.util.find_spec("build") is None or importlib.util.find_spec("build.__main__") is None
+            or importlib.util.find_spec("setuptools") is None):
         pytest.skip("needs build and setuptools (the dev extra)")
     source = tmp_path / "source"
     tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
