@@ -30,7 +30,7 @@ import os
 import threading
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -47,7 +47,6 @@ __all__ = [
     "map_ordered_warnings",
     "imap_ordered",
     "block_generators",
-    "chunked",
     "split_threads",
 ]
 
@@ -353,16 +352,6 @@ def block_generators(seed: Any, n_blocks: int) -> list[np.random.Generator]:
         entropy = check_int("seed", seed, min=0)
     children = np.random.SeedSequence(entropy).spawn(n_blocks)
     return [np.random.default_rng(child) for child in children]
-
-
-def chunked(sequence: Sequence[T], size: int) -> list[Sequence[T]]:
-    """``sequence`` cut into consecutive pieces of ``size`` (the last may be shorter).
-
-    >>> chunked([1, 2, 3, 4, 5], 2)
-    [[1, 2], [3, 4], [5]]
-    """
-    size = check_int("size", size, min=1)
-    return [sequence[i:i + size] for i in range(0, len(sequence), size)]
 
 
 def split_threads(threads: int | None, n_items: int) -> tuple[int, int]:

@@ -10,7 +10,7 @@ import pytest
 
 from irmetrics.exceptions import ParameterError
 from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generators,
-                                chunked, imap_ordered, map_ordered, resolve_threads)
+                                imap_ordered, map_ordered, resolve_threads)
 
 
 @pytest.mark.parametrize("bad", [0, -1, MAX_THREADS + 1, 2.0, True, "4"])
@@ -79,8 +79,3 @@ def test_block_generators_are_reproducible_and_independent():
     assert np.array_equal(block_generators(g1, 2)[1].random(3), block_generators(g2, 2)[1].random(3))
     with pytest.raises(ParameterError):
         block_generators(-1, 2)
-
-
-def test_chunked():
-    assert chunked(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert chunked([], 3) == []
