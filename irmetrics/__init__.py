@@ -20,10 +20,11 @@ Where things live (imports run one way: engine ← measures ← road ← capabil
 ``import irmetrics`` loads the road only; everything else loads on first use.
 """
 
-import importlib
-import re
-from importlib import metadata
-from pathlib import Path
+# Private aliases, so that dir(irmetrics) and tab completion show only the package's names.
+import importlib as _importlib
+import re as _re
+from importlib import metadata as _metadata
+from pathlib import Path as _Path
 
 from .containers import Qrels, Run
 from .evaluate import BOUNDED_ROADS, ROADS, Evaluator, RoadPlan, evaluate
@@ -41,12 +42,12 @@ def _version() -> str:
     """The installed distribution's version, or, in a source tree that is not installed,
     the one pyproject.toml declares (the only place the version is written)."""
     try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+        return _metadata.version(DISTRIBUTION)
+    except _metadata.PackageNotFoundError:
         pass
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = _Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
-        found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
+        found = _re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
     except OSError:
         found = None
     return found.group(1) if found else "0+unknown"
@@ -90,7 +91,7 @@ def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'irmetrics' has no attribute {name!r}")
     module, attribute = _LAZY[name]
-    value = importlib.import_module(module)
+    value = _importlib.import_module(module)
     return value if attribute is None else getattr(value, attribute)
 
 

@@ -341,7 +341,11 @@ def _evaluate_run(evaluator, path, label, args, *, report=False):
         raise CliError(f"{label}: {exc}", EXIT_COMPUTE) from exc
     except ParameterError as exc:
         if exc.args and str(exc.args[0]).startswith("`strict`"):  # --strict-road refused
-            raise CliError(f"{label}: {str(exc).replace('`strict`', '`--strict-road`', 1)}",
+            # The API's "`strict` must be False to read this run whole: WHY; got True." in
+            # the CLI's words: the option is a flag, so "must be False" would mislead.
+            why = str(exc).split("whole: ", 1)[-1].removesuffix("; got True.")
+            raise CliError(f"{label}: --strict-road refuses to read this run whole ({why});"
+                           " without --strict-road it is evaluated that way",
                            EXIT_INPUT) from None
         raise
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import warnings
@@ -13,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..checks import check_choice, check_float, parameter_error, parameter_type_error
-from ..exceptions import brief_repr
+from ..exceptions import ParameterError, brief_repr
 from ..measures.parse import parse_measures
 from .cases import INPUTS, Case, generate_cases, reference_values, variant_value
 from .spec import FAMILIES, RAISES, SKIPPED, Family, reference_choices
@@ -253,6 +254,26 @@ def _equal(a, b, tolerance: float) -> bool:
     return a == b
 
 
+#: What ``fn`` is called with, by ``input=`` (for the signature check's message).
+_ARGUMENTS = {"arrays": "(labels, scores)", "ids": "(ranking, labels)", "dicts": "(qrels, run)"}
+
+
+def _check_signature(fn: Callable, kind: str) -> None:
+    """Refuse a callable that cannot take the two arguments at all: otherwise every case
+    would "raise" and the report would read as a convention (``empty_ranking = raises``)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and C callables without a signature
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise ParameterError(
+            f"`fn` must take two positional arguments {_ARGUMENTS[kind]} for"
+            f" input={kind!r}; got {getattr(fn, '__qualname__', fn)!r} with signature"
+            f" {signature}.") from None
+
+
 def _call(fn: Callable, case: Case, kind: str):
     """Run ``fn`` on one case; (outcome, message)."""
     if kind == "arrays":
@@ -383,6 +404,7 @@ def check(fn: Callable, measure: str, *, input: str = "ids", labels: str = "any"
     tolerance = check_float("tolerance", tolerance, min=0.0)
     if not callable(fn):
         raise parameter_type_error("fn", "a callable", fn)
+    _check_signature(fn, input)
     data = _restricted(_corpus(family.name, k, input), labels)
     calls = [_call(fn, case, input) for case in data.cases]
     got = [value for value, _ in calls]

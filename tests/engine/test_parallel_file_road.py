@@ -285,7 +285,7 @@ def test_cli_threads_verbose_and_strict_road(tmp_path):
     assert status == 0 and err == f"irmetrics eval: {run}: road file (3 threads)\n"
     status, out2, err = cli("--strict-road", "--ties", "expected", "-m", "P.1", qrels, run)
     assert status == 2 and out2 == ""
-    assert "`--strict-road` must be False to read this run whole: ties='expected'" in err
+    assert "--strict-road refuses to read this run whole (ties='expected' (expected" in err
     for bad in ("0", "1025", "two"):
         status, _, err = cli("--threads", bad, "-m", "P.1", qrels, run)
         assert status == 2 and f"`--threads` must be an integer between 1 and 1024; got" \

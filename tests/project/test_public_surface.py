@@ -122,3 +122,13 @@ def test_a_documented_module_hides_no_public_callable(name):
     own = {n for n, v in vars(module).items() if not n.startswith("_")
            and (inspect.isclass(v) or inspect.isfunction(v)) and v.__module__ == name}
     assert sorted(own - set(module.__all__)) == []
+
+
+def test_the_top_level_shows_no_standard_library_names():
+    # dir() and tab completion on the package list what it offers, not the modules its
+    # __init__ happens to use (Path, re, importlib, metadata showed there before).
+    import irmetrics
+
+    shown = {n for n in dir(irmetrics) if not n.startswith("_")}
+    assert not shown & {"Path", "re", "importlib", "metadata"}
+    assert set(irmetrics.__all__) <= shown
