@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 from .. import __version__
@@ -57,10 +58,16 @@ class CliParser(argparse.ArgumentParser):
     """argparse with trec_eval's usage status and a one-line error message."""
 
     def error(self, message):
+        # argparse takes a value that starts with '-' (``-w -1,1``) for an option and says
+        # only "expected one argument": name the spelling that works.
+        found = re.match(r"argument (?:\S+/)?(--?[\w-]+): expected one argument$", message)
+        if found and any(re.match(r"-\.?\d", token) for token in getattr(self, "_argv", ())):
+            message += f"; a value that starts with '-' is written {found.group(1)}=VALUE"
         raise CliError(f"{message} (see '{self.prog} --help')", EXIT_USAGE)
 
     def parse(self, argv):
         """Parse with GNU permutation; ``--help``/``--version`` raise SystemExit(0)."""
+        self._argv = list(argv)
         return self.parse_intermixed_args(self._trec_eval_prefixes(argv))
 
     def _trec_eval_prefixes(self, argv):

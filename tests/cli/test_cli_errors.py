@@ -305,3 +305,14 @@ def test_subprocess_errors_have_no_traceback(files):
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_negative_option_value_names_the_spelling_that_works(files, capsys):
+    # argparse reads "-1,1" as an option; the message says how to write it.
+    run = str(files / "run")
+    assert main(["fuse", "-m", "wsum", "-w", "-1,1", run, run]) == 1
+    err = capsys.readouterr().err
+    assert "argument -w/--weights: expected one argument; a value that starts with '-' is" \
+        " written --weights=VALUE" in err
+    assert main(["eval", "-m"]) == 1  # no negative number given: no such hint
+    assert "expected one argument (see 'irmetrics eval --help')" in capsys.readouterr().err
