@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from ..checks import parameter_error
-from .params import KeywordParams, Option
+from .params import Option
 from .registry import measure
 from .rel_format import NUGGETS
 
@@ -106,7 +106,7 @@ _NUGGETIZER = {"rel_formats": (NUGGETS,), "source": "nuggetizer 0.0.5"}
 _NO_OPTIONS: dict = {}
 
 
-@measure("nugget_strict_vital", order=1200, params=KeywordParams(), options=_NO_OPTIONS,
+@measure("nugget_strict_vital", order=1200, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="strict_vital_score", **_NUGGETIZER)
 def nugget_strict_vital(ctx, params):
     r"""Share of the vital nuggets the answer fully supports (nuggetizer's
@@ -114,7 +114,7 @@ def nugget_strict_vital(ctx, params):
     return ctx.score("strict_vital_score")
 
 
-@measure("nugget_strict_all", order=1201, params=KeywordParams(), options=_NO_OPTIONS,
+@measure("nugget_strict_all", order=1201, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="strict_all_score", **_NUGGETIZER)
 def nugget_strict_all(ctx, params):
     r"""Share of all nuggets the answer fully supports (nuggetizer's
@@ -122,7 +122,7 @@ def nugget_strict_all(ctx, params):
     return ctx.score("strict_all_score")
 
 
-@measure("nugget_vital", order=1202, params=KeywordParams(), options=_NO_OPTIONS,
+@measure("nugget_vital", order=1202, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="vital_score", **_NUGGETIZER)
 def nugget_vital(ctx, params):
     r"""Credit of the vital nuggets, half for partial support (nuggetizer's
@@ -130,7 +130,7 @@ def nugget_vital(ctx, params):
     return ctx.score("vital_score")
 
 
-@measure("nugget_all", order=1203, params=KeywordParams(), options=_NO_OPTIONS,
+@measure("nugget_all", order=1203, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="all_score", **_NUGGETIZER)
 def nugget_all(ctx, params):
     r"""Credit of all nuggets, half for partial support (nuggetizer's ``all_score``):
@@ -143,7 +143,7 @@ _WEIGHTS = {key: Option(float, default=value, low=0.0,
             for key, value in DEFAULT_WEIGHTS.items()}
 
 
-@measure("nugget_weighted_recall", order=1204, params=KeywordParams(), options=_WEIGHTS,
+@measure("nugget_weighted_recall", order=1204, options=_WEIGHTS,
          pytrec_eval=False, friendly="weighted_recall", **_NUGGETIZER)
 def nugget_weighted_recall(ctx, params):
     r"""Credit weighted by importance (not a nuggetizer score):
