@@ -28,7 +28,7 @@ from irmetrics.measures.nuggets import NuggetContext
 from irmetrics.measures.parse import parse_measures
 from irmetrics.measures.rel_format import NUGGETS, QRELS, check_rel_format, rel_formats_of
 from irmetrics.results import Results, report_query_set
-from .formats import read_assignments, read_nuggets
+from .formats import ASSIGNMENT, read_assignments, read_nuggets
 from .nuggets import scorable
 
 
@@ -208,6 +208,28 @@ def evaluate_nuggets(nuggets, assignments, measures, *, run_id: str | None = Non
     return NuggetEvaluator(nuggets, measures).evaluate(assignments, run_id=run_id)
 
 
+def assessor_labels(assignments) -> pl.DataFrame:
+    """An assessor's labels as a qrels table, for :func:`irmetrics.judge_agreement`:
+    ``query_id`` the topic, ``doc_id`` the run and the nugget's text (``run<TAB>text``:
+    the same nugget of the same answer under two assessors), ``relevance`` the label's
+    position in not_support < partial_support < support (0, 1, 2). Nuggets nuggetizer
+    failed to label (``failed``) have no label and are left out.
+
+    >>> import polars as pl
+    >>> a = pl.DataFrame({"run_id": ["r"], "topic_id": ["q1"], "line": [1], "nugget": [0],
+    ...                   "text": ["a"], "importance": ["vital"], "assignment": ["support"]})
+    >>> assessor_labels(a).rows()
+    [('q1', 'r\\ta', 2)]
+    """
+    frame, _ = _assignment_frame(assignments)
+    codes = {label: i for i, label in enumerate(ASSIGNMENT)}
+    return (frame.filter(pl.col("assignment").is_in(list(ASSIGNMENT)))
+            .select(query_id="topic_id",
+                    doc_id=pl.concat_str("run_id", pl.lit("\t"), "text"),
+                    relevance=pl.col("assignment").replace_strict(codes,
+                                                                  return_dtype=pl.Int64)))
+
+
 #: The options of :class:`irmetrics.Evaluator` and their defaults: nugget measures take
 #: none of them (what they mean for rankings, answers do not have).
 _RANKING_OPTIONS = {name: p.default for name, p in
@@ -272,6 +294,14 @@ class NuggetEvaluator:
         return _evaluate(self._nuggets, frame, source, self.requests, [run_id],
                          stacklevel=3)[run_id]
 
+    def evaluate_named(self, name: str, assignments) -> Results:
+        """:meth:`evaluate` of the run called ``name`` when ``assignments`` hold several
+        runs and one of them is ``name`` (how :func:`irmetrics.compare` names systems);
+        otherwise of the one run they hold."""
+        frame, _ = _assignment_frame(assignments)
+        several = frame["run_id"].n_unique() > 1
+        return self.evaluate(frame, run_id=name if several else None)
+
     def evaluate_all(self, assignments) -> dict[str, Results]:
         """``{run_id: Results}`` of every run of ``assignments``."""
         frame, source = _assignment_frame(assignments)
@@ -279,4 +309,4 @@ class NuggetEvaluator:
         return _evaluate(self._nuggets, frame, source, self.requests, runs, stacklevel=3)
 
 
-__all__ = ["NuggetEvaluator", "evaluate_nugget_runs", "evaluate_nuggets", "wants_nuggets"]
+__all__ = ["NuggetEvaluator", "assessor_labels", "evaluate_nugget_runs", "evaluate_nuggets", "wants_nuggets"]
