@@ -19,6 +19,7 @@ from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
 from ..containers import Qrels
 from ..judgment_formats import evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs
+from ..rag.evaluate import NuggetEvaluator
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
@@ -101,7 +102,9 @@ def build_parser() -> CliParser:
     g.add_argument("-R", "--Rel_info_format", metavar="FORMAT", default="qrels",
                    help="format of the judgments file: qrels (default), qrels_jg, prefs,"
                         " qrels_prefs, diversity (intent-aware qrels 'query intent doc rel'"
-                        " for alpha_nDCG@k and the other diversity measures; e.g. -R qrels)")
+                        " for alpha_nDCG@k and the other diversity measures), nuggets"
+                        " (nuggetizer's nugget file; the runs are its assignment files, for"
+                        " all_score and the other nugget measures; e.g. -R qrels)")
     g.add_argument("-T", "--Results_format", metavar="FORMAT", default="trec_results",
                    help="format of the run file; only trec_results exists (e.g. -T"
                         " trec_results)")
@@ -270,9 +273,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
-    for path in args.runs:
-        label = "<stdin>" if path == "-" else path
-        results = _evaluate_run(evaluator, path, label, args)
+    for label, results in _each_run(evaluator, args):
         if args.verbose:
             threads = getattr(evaluator, "threads", 1)
             stderr.write(f"irmetrics eval: {label}: road {results.road or 'memory'}"
@@ -317,6 +318,21 @@ def bounded_official() -> list[str]:
 
     return [name for name in NICKNAMES["official"]
             if name.split(".")[0] in BOUNDED_MEASURES]
+
+
+def _each_run(evaluator, args):
+    """``(label, Results)`` of every run given; under ``-R nuggets`` every run of every
+    assignment file (``file:run_id`` when a file holds several)."""
+    for path in args.runs:
+        label = "<stdin>" if path == "-" else path
+        if not isinstance(evaluator, NuggetEvaluator):
+            yield label, _evaluate_run(evaluator, path, label, args)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingQueriesWarning)  # worded by the caller
+            by_run = evaluator.evaluate_all(path)
+        for run, results in by_run.items():
+            yield (f"{label}:{run}" if len(by_run) > 1 else label), results
 
 
 def _evaluate_run(evaluator, path, label, args, *, report=False):
@@ -386,6 +402,11 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)
+    if rel_format == "nuggets":  # nuggetizer's nugget file; the runs are assignments
+        return NuggetEvaluator(path, measures, relevance_level=relevance_level,
+                               judged_only=judged_only, max_docs=max_docs, complete=complete,
+                               semantics=semantics, ties=ties, relevance=relevance,
+                               unjudged=unjudged)
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import inspect
 import os
 
-import numpy as np
 import polars as pl
 
 from irmetrics.checks import parameter_error
@@ -266,7 +265,7 @@ class NuggetEvaluator:
         for name, value in options.items():
             if name not in _RANKING_OPTIONS:
                 raise parameter_error("options", "options of irmetrics.Evaluator", name)
-            if name != "threads" and value != _RANKING_OPTIONS[name]:
+            if name not in ("threads", "progress") and value != _RANKING_OPTIONS[name]:
                 raise parameter_error(name, f"{_RANKING_OPTIONS[name]!r} for nugget measures"
                                       " (answers have no ranking to cut, order or judge by"
                                       " relevance level)", value)
