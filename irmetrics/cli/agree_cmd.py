@@ -164,6 +164,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     nuggets = args.nuggets is not None
     if not nuggets and len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
+    runs: list | dict | None
     if nuggets:  # run ids in the assessors' assignment files; none: every run
         runs, run_paths = (list(args.runs) or None), [args.nuggets]
     else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -102,7 +103,7 @@ class NuggetContext:
 
 
 #: Every declaration here: nugget judgments, nuggetizer 0.0.5's definition.
-_NUGGETIZER = {"rel_formats": (NUGGETS,), "source": "nuggetizer 0.0.5"}
+_NUGGETIZER: dict[str, Any] = {"rel_formats": (NUGGETS,), "source": "nuggetizer 0.0.5"}
 _NO_OPTIONS: dict = {}
 
 
