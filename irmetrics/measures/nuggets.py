@@ -110,32 +110,32 @@ _NO_OPTIONS: dict = {}
 @measure("nugget_strict_vital", order=1200, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="strict_vital_score", **_NUGGETIZER)
 def nugget_strict_vital(ctx, params):
-    r"""Share of the vital nuggets the answer fully supports (nuggetizer's
-    ``strict_vital_score``): :math:`\sum_{i \in V} s_i / |V|`, 0 without vital nugget."""
+    """Share of the vital nuggets the answer fully supports (nuggetizer's
+    ``strict_vital_score``): ``sum_{i in V} s_i / |V|``, 0 without vital nugget."""
     return ctx.score("strict_vital_score")
 
 
 @measure("nugget_strict_all", order=1201, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="strict_all_score", **_NUGGETIZER)
 def nugget_strict_all(ctx, params):
-    r"""Share of all nuggets the answer fully supports (nuggetizer's
-    ``strict_all_score``): :math:`\sum_{i \in N} s_i / |N|`."""
+    """Share of all nuggets the answer fully supports (nuggetizer's
+    ``strict_all_score``): ``sum_{i in N} s_i / |N|``."""
     return ctx.score("strict_all_score")
 
 
 @measure("nugget_vital", order=1202, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="vital_score", **_NUGGETIZER)
 def nugget_vital(ctx, params):
-    r"""Credit of the vital nuggets, half for partial support (nuggetizer's
-    ``vital_score``): :math:`\sum_{i \in V} c_i / |V|`, 0 without vital nugget."""
+    """Credit of the vital nuggets, half for partial support (nuggetizer's
+    ``vital_score``): ``sum_{i in V} c_i / |V|``, 0 without vital nugget."""
     return ctx.score("vital_score")
 
 
 @measure("nugget_all", order=1203, options=_NO_OPTIONS,
          pytrec_eval=False, friendly="all_score", **_NUGGETIZER)
 def nugget_all(ctx, params):
-    r"""Credit of all nuggets, half for partial support (nuggetizer's ``all_score``):
-    :math:`\sum_{i \in N} c_i / |N|`."""
+    """Credit of all nuggets, half for partial support (nuggetizer's ``all_score``):
+    ``sum_{i in N} c_i / |N|``."""
     return ctx.score("all_score")
 
 
@@ -145,10 +145,11 @@ _WEIGHTS = {key: Option(float, default=value, low=0.0,
 
 
 @measure("nugget_weighted_recall", order=1204, options=_WEIGHTS,
-         pytrec_eval=False, friendly="weighted_recall", **_NUGGETIZER)
+         pytrec_eval=False, friendly="weighted_recall", rel_formats=(NUGGETS,),
+         source="irmetrics (nuggetizer's credit, weighted by importance)")
 def nugget_weighted_recall(ctx, params):
-    r"""Credit weighted by importance (not a nuggetizer score):
-    :math:`\sum_{i \in N} w_i c_i / \sum_{i \in N} w_i`, with ``vital`` weighing 1 and
+    """Credit weighted by importance (not a nuggetizer score):
+    ``sum_{i in N} w_i c_i / sum_{i in N} w_i``, with ``vital`` weighing 1 and
     ``okay`` 0.5 unless ``weighted_recall(vital=..., okay=...)`` says otherwise (a
     ``failed`` importance weighs as ``okay``)."""
     weights = {key: float(ctx.options.get(key, default))
