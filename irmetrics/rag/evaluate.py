@@ -155,7 +155,7 @@ def evaluate_nugget_runs(nuggets, assignments, measures) -> dict[str, Results]:
     ...                   "assignment": ["support", "partial_support", "not_support"]})
     >>> runs = evaluate_nugget_runs(None, a, ["all_score", "nugget_vital"])
     >>> {run: res.aggregate() for run, res in runs.items()}
-    {'r': {'all_score': 0.75, 'nugget_vital': 1.0}, 's': {'all_score': 0.0, 'nugget_vital': 0.0}}
+    {'r': {'nugget_vital': 1.0, 'all_score': 0.75}, 's': {'nugget_vital': 0.0, 'all_score': 0.0}}
     """
     return NuggetEvaluator(nuggets, measures).evaluate_all(assignments)
 
