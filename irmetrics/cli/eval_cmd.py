@@ -215,6 +215,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else
                                  bounded_official() if args.bounds or args.fill_from
+                                 else NUGGET_DEFAULT if args.Rel_info_format == "nuggets"
                                  else ["official"])
     if args.fill_from and args.Judged_docs_only:
         raise CliError("--fill-from takes no -J (the judge's share counts the ranking"
@@ -300,6 +301,11 @@ def run(argv: list[str], stdout, stderr) -> int:
     elif args.format == "markdown":
         stdout.write(render_markdown(blocks, per_query=per_query, summary=summary))
     return EXIT_OK
+
+
+#: ``-R nuggets`` without ``-m``: the run ids, topic counts and nuggetizer's four scores.
+NUGGET_DEFAULT = ["runid", "num_q", "nugget_strict_vital", "nugget_strict_all", "nugget_vital",
+                  "nugget_all"]
 
 
 def expected_official() -> list[str]:

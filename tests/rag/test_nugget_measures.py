@@ -154,6 +154,11 @@ def test_cli_eval_compare_agree(capsys, tmp_path):
     values = [float(line.split()[2]) for line in out.splitlines()]
     means = _quiet(rag.nugget_scores, HUMAN, NUGGETS).means()["all_score"].to_list()
     assert values == pytest.approx([round(m, 4) for m in means], abs=1e-12)
+    code, out, _ = _cli(["eval", "-R", "nuggets", str(NUGGETS), str(LLM)], capsys)
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert code == 0 and [f[0].strip() for f in lines[:6]] == [
+        "runid", "num_q", "nugget_strict_vital", "nugget_strict_all", "nugget_vital",
+        "nugget_all"] and lines[0][2] == "bm25-gen"
     code, out, err = _cli(["eval", "-m", "all_score", str(FIX / "qrels.txt"),
                            str(FIX / "bm25-gen.run")], capsys)
     assert code != 0 and "-R nuggets" in err
