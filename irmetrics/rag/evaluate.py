@@ -297,9 +297,13 @@ class NuggetEvaluator:
         """:meth:`evaluate` of the run called ``name`` when ``assignments`` hold several
         runs and one of them is ``name`` (how :func:`irmetrics.compare` names systems);
         otherwise of the one run they hold."""
-        frame, _ = _assignment_frame(assignments)
-        several = frame["run_id"].n_unique() > 1
-        return self.evaluate(frame, run_id=name if several else None)
+        frame, source = _assignment_frame(assignments)
+        runs = frame["run_id"].unique().sort().to_list()
+        if len(runs) > 1 and name not in runs:
+            raise parameter_error("runs", f"named by the runs of {source} when it holds"
+                                  f" several ({', '.join(runs[:5])}"
+                                  f"{', ...' if len(runs) > 5 else ''})", name)
+        return self.evaluate(frame, run_id=name if len(runs) > 1 else None)
 
     def evaluate_all(self, assignments) -> dict[str, Results]:
         """``{run_id: Results}`` of every run of ``assignments``."""

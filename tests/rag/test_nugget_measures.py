@@ -49,6 +49,15 @@ def test_evaluate_nugget_runs_equals_nuggetizer(records, tmp_path):
         got = runs[record["run_id"]].to_dict()[record["qid"]]
         for name, friendly in NAMES.items():
             assert got[name] == got[friendly] == getattr(want, friendly)
+    # importance-weighted recall, by a plain loop (weights 1 and 0.25)
+    weighted = _quiet(rag.evaluate_nugget_runs, None, path, ["weighted_recall(okay=0.25)"])
+    credit = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
+    for record in records:
+        w = [1.0 if n["importance"] == "vital" else 0.25 for n in record["nuggets"]]
+        c = [credit[n["assignment"]] for n in record["nuggets"]]
+        want = sum(a * b for a, b in zip(w, c)) / sum(w)
+        got = weighted[record["run_id"]].to_dict()[record["qid"]]["weighted_recall(okay=0.25)"]
+        assert got == pytest.approx(want, rel=1e-15, abs=1e-15)
     for run, results in runs.items():
         glob = metrics.calculate_global_metrics([r for r in records if r["run_id"] == run])
         for friendly in NAMES.values():
@@ -104,6 +113,14 @@ def test_assignment_of_a_nugget_the_file_lacks(tmp_path):
     path = _write(tmp_path / "a.jsonl", records)
     with pytest.raises(InputFormatError, match=r"a.jsonl:1: .*run 'bm25-gen'.*query_id"):
         irm.evaluate_nuggets(NUGGETS, path, ["all_score"])
+
+
+def test_several_runs_need_a_name_or_a_run_id():
+    with pytest.raises(ParameterError, match=r"`runs` must be named by the runs of .*got 'a'"):
+        _quiet(irm.compare, NUGGETS, {"a": HUMAN, "b": HUMAN}, ["all_score"])
+    meta = _quiet(irm.meta_evaluate, {"human": HUMAN, "llm": LLM}, ["bm25-gen", "dense-gen"],
+                  "all_score", nuggets=NUGGETS, n_resamples=0)
+    assert meta.grid.run_names == ["bm25-gen", "dense-gen"]
 
 
 def test_compare_takes_nugget_files_and_results():
