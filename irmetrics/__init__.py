@@ -57,7 +57,7 @@ __version__ = _version()
 __all__ = ["BOUNDED_ROADS", "ROADS", "RoadPlan", "Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
            "MetaEvaluation", "Prefs", "Qrels", "QueryRanking", "Rankings", "Results", "Run",
            "adapters", "compare", "define_measure", "evaluate", "evaluate_diversity",
-           "evaluate_grid", "evaluate_jg", "evaluate_prefs", "fuse", "fusion", "judge_agreement",
+           "evaluate_grid", "evaluate_jg", "evaluate_nuggets", "evaluate_prefs", "fuse", "fusion", "judge_agreement",
            "load_measures",
            "meta_evaluate", "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
 
@@ -72,6 +72,7 @@ _LAZY = {
     "evaluate_diversity": ("irmetrics.judgment_formats", "evaluate_diversity"),
     "DiversityQrels": ("irmetrics.io.diversity", "DiversityQrels"),
     "evaluate_jg": ("irmetrics.judgment_formats", "evaluate_jg"),
+    "evaluate_nuggets": ("irmetrics.rag", "evaluate_nuggets"),
     "evaluate_prefs": ("irmetrics.judgment_formats", "evaluate_prefs"),
     "JudgmentGroups": ("irmetrics.io.prefs", "JudgmentGroups"),
     "Prefs": ("irmetrics.io.prefs", "Prefs"),

@@ -44,6 +44,7 @@ and through the labels they give the documents both judged.
 
   irmetrics agree [options] --qrels human=h.txt --qrels llm=l.txt run [run ...]
   irmetrics agree [options] --qrels llm=l.txt --leaderboard official.txt run [run ...]
+  irmetrics agree [options] --nuggets n.jsonl --qrels human=a.jsonl --qrels llm=b.jsonl
 
 The first --qrels is the reference unless --reference names another (or --leaderboard
 gives a published one). Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l)
@@ -122,9 +123,14 @@ def build_parser() -> CliParser:
                       help="exit 3 when CONDITION holds for any row, e.g. 'tau_b<0.9'"
                            " (repeatable)")
     add_evaluation(p, complete="", level="; also the judges' Jaccard")
-    p.add_argument("runs", nargs="+", metavar="run",
+    g.add_argument("--nuggets", metavar="FILE",
+                   help="nuggetizer's nugget file: each --qrels is then a nugget assessor's"
+                        " assignment file, the runs are run ids in them (default: every"
+                        " run all assessors assessed), the measures nugget measures"
+                        " (default -m all_score)")
+    p.add_argument("runs", nargs="*", metavar="run",
                    help="the runs ranked (two or more); a run as NAME=PATH is called NAME"
-                        " (e.g. BM25=bm25.run)")
+                        " (e.g. BM25=bm25.run); with --nuggets, run ids")
     return p
 
 
@@ -155,10 +161,15 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.reference is not None and args.reference not in qrels:
         raise CliError(f"--reference {args.reference!r} is not one of the --qrels"
                        f" ({', '.join(qrels)})", EXIT_USAGE)
-    if len(args.runs) < 2:
+    nuggets = args.nuggets is not None
+    if not nuggets and len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
-    given_names, run_paths = split_names(args.runs)
-    runs = dict(zip(_run_names(run_paths, given_names), run_paths))
+    runs: list | dict | None
+    if nuggets:  # run ids in the assessors' assignment files; none: every run
+        runs, run_paths = (list(args.runs) or None), [args.nuggets]
+    else:
+        given_names, run_paths = split_names(args.runs)
+        runs = dict(zip(_run_names(run_paths, given_names), run_paths))
     inputs = read_files([*qrels.values(), *run_paths]
                         + ([args.leaderboard] if args.leaderboard else []), args.measures_from)
     if args.output is not None:
@@ -169,14 +180,14 @@ def run(argv: list[str], stdout, stderr) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         meta = meta_evaluate(
-            qrels, runs, list(args.measures or DEFAULT_MEASURES),
+            qrels, runs, list(args.measures or (["all_score"] if nuggets else DEFAULT_MEASURES)),
             reference=args.reference,
             leaderboard=None if args.leaderboard is None else _leaderboard(args),
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
             seed=parse_int("--seed", args.seed, minimum=0), level=1.0 - alpha,
             test=args.test, alpha=alpha, correction=args.correction,
             swap_trials=swap_trials, swap_bin_width=bin_width,
-            threads=threads,
+            threads=threads, **({"nuggets": args.nuggets} if nuggets else {}),
             progress=not args.quiet and is_terminal(stderr), **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):

@@ -108,6 +108,10 @@ def build_parser() -> CliParser:
                       help="with --fail-if-worse, also fail when a run is worse by more than M,"
                            " significant or not (e.g. --margin 0.01)")
     add_evaluation(p, complete=", instead of leaving them out of the comparison", level="")
+    g.add_argument("--nuggets", metavar="FILE",
+                   help="nuggetizer's nugget file: the files are then its assignment files,"
+                        " every run in them a system, compared on nugget measures"
+                        " (default -m all_score)")
     p.add_argument("files", nargs="+", metavar="file",
                    help="qrels then two or more runs; or two or more -q evaluation files;"
                         " a run as NAME=PATH is called NAME (e.g. BM25=bm25.run)")
@@ -135,12 +139,14 @@ def run(argv: list[str], stdout, stderr) -> int:
         _require_matplotlib()
 
     load_measure_files(args.measures_from, stderr, "irmetrics compare")
-    given_names, paths = split_names(args.files)
-    read = read_files(paths, args.measures_from)
+    nuggets = args.nuggets is not None
+    given_names, paths = split_names(args.files) if not nuggets else \
+        ([None] * len(args.files), args.files)
+    read = read_files(paths + ([args.nuggets] if nuggets else []), args.measures_from)
     if args.output is not None:
         # Before any work: the output must not be one of the inputs.
         check_not_input("-o", args.output, read)
-    qrels, runs = _inputs(paths)
+    qrels, runs = _inputs(paths) if not nuggets else (None, _nugget_runs(args, stderr))
     if qrels is None:
         _refuse_evaluation_options(args)
     elif given_names[0] is not None:
@@ -149,7 +155,8 @@ def run(argv: list[str], stdout, stderr) -> int:
     measures = args.measures
     if measures is None:
         measures = list(DEFAULT_MEASURES) if qrels is not None else _common_names(runs)
-    names = _run_names(runs, given_names[len(paths) - len(runs):])
+    names = _run_names(runs, given_names[len(paths) - len(runs):]) if not nuggets else \
+        [r.run_name for r in runs]
     baselines = [_resolve(b, names, runs) for b in args.baseline] if args.baseline else None
     options = {}
     if qrels is not None:
@@ -185,6 +192,30 @@ def run(argv: list[str], stdout, stderr) -> int:
         if regressions:
             return EXIT_WORSE
     return EXIT_OK
+
+
+def _nugget_runs(args, stderr) -> list:
+    """The Results of every run of the assignment files (``--nuggets``), runs named by
+    their run ids; ``-m`` defaults to ``all_score``."""
+    from ..rag import NuggetEvaluator
+
+    if args.measures is None:
+        args.measures = ["all_score"]
+    evaluator = NuggetEvaluator(args.nuggets, args.measures)
+    runs: dict = {}
+    for path in args.files:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found = evaluator.evaluate_all(path)
+        for warning in caught:
+            stderr.write(f"irmetrics compare: warning: {path}: {warning.message}\n")
+        for run in found:
+            if run in runs:
+                raise CliError(f"{path}: run {run!r} is in two assignment files", EXIT_USAGE)
+        runs.update(found)
+    if len(runs) < 2:
+        raise CliError("give assignments of at least two runs to compare", EXIT_USAGE)
+    return list(runs.values())
 
 
 def _refuse_evaluation_options(args) -> None:

@@ -19,6 +19,7 @@ from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
 from ..containers import Qrels
 from ..judgment_formats import evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs
+from ..rag.evaluate import NuggetEvaluator
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
@@ -101,7 +102,9 @@ def build_parser() -> CliParser:
     g.add_argument("-R", "--Rel_info_format", metavar="FORMAT", default="qrels",
                    help="format of the judgments file: qrels (default), qrels_jg, prefs,"
                         " qrels_prefs, diversity (intent-aware qrels 'query intent doc rel'"
-                        " for alpha_nDCG@k and the other diversity measures; e.g. -R qrels)")
+                        " for alpha_nDCG@k and the other diversity measures), nuggets"
+                        " (nuggetizer's nugget file; the runs are its assignment files, for"
+                        " all_score and the other nugget measures; e.g. -R qrels)")
     g.add_argument("-T", "--Results_format", metavar="FORMAT", default="trec_results",
                    help="format of the run file; only trec_results exists (e.g. -T"
                         " trec_results)")
@@ -212,6 +215,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     tie_aware = args.ties == "expected" or args.tie_report
     measures = args.measures or (expected_official() if tie_aware else
                                  bounded_official() if args.bounds or args.fill_from
+                                 else NUGGET_DEFAULT if args.Rel_info_format == "nuggets"
                                  else ["official"])
     if args.fill_from and args.Judged_docs_only:
         raise CliError("--fill-from takes no -J (the judge's share counts the ranking"
@@ -270,9 +274,7 @@ def run(argv: list[str], stdout, stderr) -> int:
     zscores = read_zscores(args.Zscore) if args.Zscore is not None else None
     per_query, summary = args.query_eval_wanted, not args.nosummary
     blocks = []
-    for path in args.runs:
-        label = "<stdin>" if path == "-" else path
-        results = _evaluate_run(evaluator, path, label, args)
+    for label, results in _each_run(evaluator, args):
         if args.verbose:
             threads = getattr(evaluator, "threads", 1)
             stderr.write(f"irmetrics eval: {label}: road {results.road or 'memory'}"
@@ -301,6 +303,11 @@ def run(argv: list[str], stdout, stderr) -> int:
     return EXIT_OK
 
 
+#: ``-R nuggets`` without ``-m``: the run ids, topic counts and nuggetizer's four scores.
+NUGGET_DEFAULT = ["runid", "num_q", "nugget_strict_vital", "nugget_strict_all", "nugget_vital",
+                  "nugget_all"]
+
+
 def expected_official() -> list[str]:
     """The ``official`` measures that ``--ties expected`` accepts (the default -m there)."""
     from ..measures.expected import accepted_names
@@ -317,6 +324,21 @@ def bounded_official() -> list[str]:
 
     return [name for name in NICKNAMES["official"]
             if name.split(".")[0] in BOUNDED_MEASURES]
+
+
+def _each_run(evaluator, args):
+    """``(label, Results)`` of every run given; under ``-R nuggets`` every run of every
+    assignment file (``file:run_id`` when a file holds several)."""
+    for path in args.runs:
+        label = "<stdin>" if path == "-" else path
+        if not isinstance(evaluator, NuggetEvaluator):
+            yield label, _evaluate_run(evaluator, path, label, args)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingQueriesWarning)  # worded by the caller
+            by_run = evaluator.evaluate_all(path)
+        for run, results in by_run.items():
+            yield (f"{label}:{run}" if len(by_run) > 1 else label), results
 
 
 def _evaluate_run(evaluator, path, label, args, *, report=False):
@@ -390,6 +412,11 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)
+    if rel_format == "nuggets":  # nuggetizer's nugget file; the runs are assignments
+        return NuggetEvaluator(path, measures, relevance_level=relevance_level,
+                               judged_only=judged_only, max_docs=max_docs, complete=complete,
+                               semantics=semantics, ties=ties, relevance=relevance,
+                               unjudged=unjudged)
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,

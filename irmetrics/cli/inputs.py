@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..containers import Run
 from ..io.diversity import read_diversity_qrels
+from ..rag.formats import read_nuggets
 from ..io.trec import read_qrels
 from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from ..exceptions import brief_repr
@@ -26,6 +27,7 @@ REL_INFO_READERS: dict[str, Callable] = {
     "prefs": read_prefs,
     "qrels_prefs": read_qrels_prefs,
     "diversity": read_diversity_qrels,
+    "nuggets": read_nuggets,  # read by irmetrics.rag.NuggetEvaluator (eval_cmd)
 }
 REL_INFO_FORMATS = tuple(REL_INFO_READERS)
 

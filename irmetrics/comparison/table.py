@@ -35,6 +35,7 @@ from ..parallel import map_ordered_warnings, resolve_threads, split_threads
 from ..measures.registry import GEOMETRIC, MEAN, STRING, SUM
 from ..io.output import file_inputs
 from ..io.per_query import PerQueryScores
+from ..rag.evaluate import NuggetEvaluator, wants_nuggets
 from ..results import Results, lacking_summary
 from . import formatting as fmt
 from .report import html_report
@@ -420,7 +421,10 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     qrels : Qrels, path, dict, DataFrame or None
         Judgments for the runs that need evaluating; None when every run is given as
         per-query values (:class:`~irmetrics.Results` or
-        :class:`~irmetrics.io.per_query.PerQueryScores`).
+        :class:`~irmetrics.io.per_query.PerQueryScores`). For nugget measures
+        (``all_score``, ``nugget_vital``, ...): nuggetizer's nugget file, the runs being
+        assignment files (one holding several runs gives each system the run of its
+        name; :class:`irmetrics.rag.NuggetEvaluator`).
     runs : dict or list
         ``{name: run}`` with each run a path, dict, Run, Results or PerQueryScores; or a
         list of paths (names from the file names) or of Results (names from their run
@@ -703,13 +707,17 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
                                   " only when every run is given as per-query values)", qrels)
         # runs side by side, each read on the threads left over (never threads x threads)
         threads, inner = split_threads(threads, len(to_evaluate))
-        evaluator = Evaluator(qrels, measures, threads=inner, **evaluate_options)
+        # Nugget measures: the qrels are a nugget file, the runs assignments (rag.evaluate).
+        evaluator = (NuggetEvaluator(qrels, measures, **evaluate_options)
+                     if wants_nuggets(measures) else
+                     Evaluator(qrels, measures, threads=inner, **evaluate_options))
     done = iter(range(1, len(to_evaluate) + 1))
     lock = threading.Lock()
 
     def evaluate(name: str):
         assert evaluator is not None  # made above whenever a run needs evaluating
-        result = evaluator.evaluate(named[name])
+        result = (evaluator.evaluate_named(name, named[name])
+                  if isinstance(evaluator, NuggetEvaluator) else evaluator.evaluate(named[name]))
         if progress:
             with lock:  # runs finish in any order: count them as they do
                 sys.stderr.write(f"\rirmetrics compare: evaluated {next(done)}/"

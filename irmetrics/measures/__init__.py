@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     ltr,
     metric_learning,
     msmarco,
+    nuggets,
     precision,
     prefs,
     rank,

@@ -155,6 +155,9 @@ REFERENCES = {
         " 2011 (ERR-IA).",
         "C. L. A. Clarke, M. Kolla and O. Vechtomova. An effectiveness measure for ambiguous"
         " and underspecified queries. *ICTIR*, 2009 (NRBP)."),
+    "nuggets": ("R. Pradeep, N. Thakur, S. Upadhyay, D. Campos, N. Craswell and J. Lin."
+                " Initial nugget evaluation results for the TREC 2024 RAG track with the"
+                " AutoNuggetizer framework. arXiv:2411.09607, 2024.",),
     "ranx": (
         "E. Bassani. ranx: a blazing-fast Python library for ranking evaluation and"
         " comparison. *ECIR*, 2022.",

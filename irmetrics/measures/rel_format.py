@@ -14,13 +14,18 @@ QRELS, QRELS_JG, PREFS = "qrels", "qrels_jg", "prefs"
 #: Intent-aware qrels (not a trec_eval format: ndeval's; :mod:`irmetrics.measures.diversity`).
 DIVERSITY = "diversity"
 
+#: nuggetizer's nugget files and assignments (:mod:`irmetrics.measures.nuggets`).
+NUGGETS = "nuggets"
+
 #: For measures that never look at judgments (runid, num_q).
-ALL_REL_FORMATS = (QRELS, QRELS_JG, PREFS, DIVERSITY)
+ALL_REL_FORMATS = (QRELS, QRELS_JG, PREFS, DIVERSITY, NUGGETS)
 
 #: The nickname that selects every measure of a format, for error hints.
 _GROUP_OF_FORMAT = {QRELS: "official or all_trec", QRELS_JG: "qrels_jg", PREFS: "all_prefs",
                     DIVERSITY: "alpha_DCG@k, alpha_nDCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP,"
-                    " AP_IA, P_IA@k, StRecall@k (irmetrics.evaluate_diversity)"}
+                    " AP_IA, P_IA@k, StRecall@k (irmetrics.evaluate_diversity)",
+                    NUGGETS: "nugget_strict_vital, nugget_strict_all, nugget_vital, nugget_all,"
+                    " nugget_weighted_recall (irmetrics.evaluate_nuggets)"}
 
 
 def rel_formats_of(measure_def) -> tuple:
@@ -46,7 +51,9 @@ def check_rel_format(requests, rel_format: str) -> None:
         needed = sorted({f for r in requests if r.measure.name in wrong
                          for f in rel_formats_of(r.measure)})
         hint = (" Evaluate them with irmetrics.evaluate_diversity (CLI: -R diversity)."
-                if DIVERSITY in needed else "")
+                if DIVERSITY in needed else
+                " Evaluate them with irmetrics.evaluate_nuggets on a nugget file and"
+                " assignments (CLI: -R nuggets)." if NUGGETS in needed else "")
         raise ParameterError(
             f"measure {names} cannot be computed from {rel_format} judgments; it needs"
             f" {' or '.join(needed)} (trec_eval: format mismatch). Measures for"

@@ -28,6 +28,7 @@ from ..io.output import file_inputs
 from ..measures.parse import output_name
 from ..measures.registry import MEAN, STRING
 from ..parallel import map_ordered, map_ordered_warnings, resolve_threads, split_threads
+from ..rag.evaluate import NuggetEvaluator
 from ..results import lacking_summary, listed_ids, report_query_set
 
 #: The options :func:`evaluate_grid` passes to every :class:`~irmetrics.Evaluator`.
@@ -616,3 +617,40 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
 
 __all__ = ["EVALUATE_OPTIONS", "Grid", "LEADERBOARD", "agreement_columns", "evaluate_grid",
            "named_inputs"]
+
+
+def nugget_grid(assessors: dict, runs, measures, *, nuggets=None, **evaluate_options) -> Grid:
+    """The :class:`Grid` of nugget measures: every run evaluated under every assessor.
+
+    An assessor's judgments are its assignment file (nuggetizer's ``assign`` output of
+    every run), read once (:meth:`irmetrics.rag.NuggetEvaluator.evaluate_all`); the
+    runs are run ids (None: those every assessor assessed) and ``nuggets`` the nugget
+    file all share (None: the nuggets of the assignments).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> def labels(*values):
+    ...     return pl.DataFrame({"run_id": ["a", "b"], "topic_id": ["q1", "q1"],
+    ...                          "line": [1, 2], "nugget": [0, 0], "text": ["n", "n"],
+    ...                          "importance": ["vital"] * 2, "assignment": list(values)})
+    >>> grid = nugget_grid({"human": labels("support", "not_support"),
+    ...                     "llm": labels("support", "partial_support")}, None, "all_score")
+    >>> grid.means("all_score").rows()
+    [('a', 1.0, 1.0), ('b', 0.0, 0.5)]
+    """
+    evaluator = NuggetEvaluator(nuggets, measures, **evaluate_options)
+    scored = {name: evaluator.evaluate_all(value) for name, value in assessors.items()}
+    if runs is None:
+        runs = sorted(set.intersection(*(set(by_run) for by_run in scored.values())))
+    runs = list(runs)
+    for name, by_run in scored.items():
+        lacking = [run for run in runs if run not in by_run]
+        if lacking:
+            raise parameter_error("runs", f"runs assessor {name!r} assessed"
+                                  f" ({', '.join(sorted(by_run))})", lacking)
+    if len(runs) < 2:
+        raise parameter_error("runs", "two or more runs every assessor assessed", runs)
+    return Grid(list(scored), runs, {(q, r): scored[q][r] for q in scored for r in runs},
+                sources={**file_inputs("qrels", assessors),
+                         **file_inputs("nuggets", {"nuggets": nuggets})})

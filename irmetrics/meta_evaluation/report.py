@@ -25,7 +25,8 @@ from ..comparison import formatting as fmt
 from ..exceptions import MissingQueriesWarning, ParameterTypeError, QueryAlignmentWarning
 from ..parallel import resolve_threads
 from ..stats import POWER_TESTS, RANKING_STATISTICS
-from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs
+from ..rag.evaluate import assessor_labels, wants_nuggets
+from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs, nugget_grid
 from .cells import FOOTNOTE, cell, printable
 from .judges import JUDGE_COLUMNS, _label_text, judge_agreement
 
@@ -359,7 +360,7 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
                   n_resamples: int = 1000, seed=0, level: float = 0.95, test: str = "t",
                   alpha: float = 0.05, correction: str = "none", swap_trials: int = 1000,
                   swap_bin_width: float = 0.01, judge_relevance_level=None,
-                  threads=None, **evaluate_options) -> MetaEvaluation:
+                  threads=None, nuggets=None, **evaluate_options) -> MetaEvaluation:
     r"""Compare judgment sets through the leaderboards they give and the labels they hold.
 
     Evaluates every run against every qrels set (:func:`evaluate_grid`, each run read
@@ -393,6 +394,12 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     judge_relevance_level : int or float, optional
         Lowest relevant label for the judges' Jaccard overlap (default: the evaluation's
         ``relevance_level``, 1).
+    nuggets : path or polars.DataFrame, optional
+        For nugget measures (``all_score``, ``nugget_vital``, ...): the qrels are then
+        nugget assessors' assignment files, the runs run ids (None: those every assessor
+        assessed), ``nuggets`` the nugget file they share (:func:`nugget_grid`), and the
+        judges' labels are their assignments, not_support < partial_support < support
+        (:func:`irmetrics.rag.evaluate.assessor_labels`).
     threads : int or None
         Threads for the grid's runs and the statistics' cells and resamples
         (:func:`irmetrics.parallel.resolve_threads`: default every core the process may
@@ -445,8 +452,16 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
         # Queries left out are said once, below (Grid.alignment_note), with the runs
         # that lack them.
         warnings.simplefilter("ignore", MissingQueriesWarning)
-        grid = evaluate_grid(named_qrels, runs, measures, threads=threads,
-                             **evaluate_options)
+        if wants_nuggets(measures):
+            grid = nugget_grid(named_qrels, runs, measures, nuggets=nuggets,
+                               **evaluate_options)
+            named_qrels = {name: assessor_labels(value) for name, value in named_qrels.items()}
+        else:
+            if nuggets is not None:
+                raise parameter_error("nuggets", "given only with nugget measures (all_score,"
+                                      " nugget_vital, ...)", nuggets)
+            grid = evaluate_grid(named_qrels, runs, measures, threads=threads,
+                                 **evaluate_options)
     ranked = grid.scored_measures()
     if not ranked:
         raise parameter_error("measures", "at least one measure averaged over queries"

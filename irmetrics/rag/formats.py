@@ -26,16 +26,9 @@ import numpy as np
 import polars as pl
 
 from irmetrics.exceptions import InputFormatError
-
-#: nuggetizer's importance labels.
-IMPORTANCE = ("vital", "okay")
-
-#: nuggetizer's assignment labels, from no support to full support.
-ASSIGNMENT = ("not_support", "partial_support", "support")
-
-#: The label nuggetizer writes for an importance or an assignment its LLM call failed to
-#: give; refused unless ``failed="keep"``.
-FAILED = "failed"
+# nuggetizer's labels and its mark of a failed LLM call (refused here unless
+# ``failed="keep"``) are the measures' own.
+from irmetrics.measures.nuggets import ASSIGNMENT, FAILED, IMPORTANCE
 
 
 def _records(path):

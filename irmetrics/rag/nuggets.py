@@ -20,14 +20,12 @@ import polars as pl
 from irmetrics.checks import check_float, parameter_error
 from irmetrics.exceptions import InputFormatError, MissingQueriesWarning
 from irmetrics.io.per_query import PerQueryScores
-from .formats import FAILED, IMPORTANCE, read_assignments, read_nuggets
+from irmetrics.measures.nuggets import DEFAULT_WEIGHTS, NUGGET_SCORES
+from .formats import IMPORTANCE, read_assignments, read_nuggets
 
 #: The measures of :func:`nugget_scores`, in output order (nuggetizer's names first).
 NUGGET_MEASURES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score",
                    "weighted_recall")
-
-#: Default importance weights of ``weighted_recall``.
-DEFAULT_WEIGHTS = {"vital": 1.0, "okay": 0.5}
 
 
 @dataclass(frozen=True)
@@ -187,6 +185,21 @@ def nugget_scores(assignments, nuggets=None, *, weights=None) -> NuggetScores:
     """
     frame, source = _frame(assignments, read_assignments, "assignments")
     weights = _check_weights(weights)
+    frame, listed = scorable(frame, source, nuggets, stacklevel=3,
+                             where="; they are in NuggetScores.unscored")
+    scored = (frame.group_by("run_id", "topic_id")
+              .agg(nuggets=pl.len(), vital_nuggets=(pl.col("importance") == "vital").sum(),
+                   **{name: NUGGET_SCORES[name](weights) for name in NUGGET_MEASURES})
+              .sort("run_id", "topic_id"))
+    return NuggetScores(scored, listed)
+
+
+def scorable(frame: pl.DataFrame, source: str, nuggets, *, stacklevel: int,
+             where: str = "") -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(nugget rows to score, unscored answers)`` of an assignment frame: with a nugget
+    file, an assigned nugget it lacks for the topic is an error naming the line, topic
+    and run, and answers to topics it has no nugget for are unscored; answers assessed
+    against no nugget are unscored too, listed and warned about (never scored 0)."""
     empty = frame.filter(pl.col("nugget").is_null())
     frame = frame.filter(pl.col("nugget").is_not_null())
     unscored = [empty.select("run_id", "topic_id",
@@ -211,29 +224,9 @@ def nugget_scores(assignments, nuggets=None, *, weights=None) -> NuggetScores:
     if listed.height:
         shown = ", ".join(f"{r}/{t}" for r, t in listed.select("run_id", "topic_id").rows()[:5])
         warnings.warn(f"{listed.height} answers have no nugget for their topic and are not"
-                      f" scored ({shown}{', ...' if listed.height > 5 else ''}); they are in"
-                      " NuggetScores.unscored", MissingQueriesWarning, stacklevel=2)
-    credit = (pl.when(pl.col("assignment") == "support").then(1.0)
-              .when(pl.col("assignment") == "partial_support").then(0.5).otherwise(0.0))
-    strict = (pl.col("assignment") == "support").cast(pl.Float64)
-    vital = pl.col("importance") == "vital"
-    # nuggetizer's "failed" importance (kept with failed="keep") is not vital: an okay.
-    weight = pl.col("importance").replace_strict({**weights, FAILED: weights["okay"]},
-                                                 return_dtype=pl.Float64)
-
-    def share(part: pl.Expr, count: pl.Expr) -> pl.Expr:
-        return pl.when(count > 0).then(part / count).otherwise(0.0)
-
-    n_vital = vital.cast(pl.Int64).sum()
-    scored = (frame.group_by("run_id", "topic_id")
-              .agg(nuggets=pl.len(), vital_nuggets=n_vital,
-                   strict_vital_score=share(strict.filter(vital).sum(), n_vital),
-                   strict_all_score=strict.sum() / pl.len(),
-                   vital_score=share(credit.filter(vital).sum(), n_vital),
-                   all_score=credit.sum() / pl.len(),
-                   weighted_recall=(weight * credit).sum() / weight.sum())
-              .sort("run_id", "topic_id"))
-    return NuggetScores(scored, listed)
+                      f" scored ({shown}{', ...' if listed.height > 5 else ''}){where}",
+                      MissingQueriesWarning, stacklevel=stacklevel + 1)
+    return frame, listed
 
 
 def _check_weights(weights) -> dict:
