@@ -312,6 +312,10 @@ class _Page:
                  self.rows_table(rows)]
         if c.bounds is not None:
             parts.append(self.bounds_table(measure))
+        if c.filled is not None:
+            parts.append(self.filled_table(measure))
+        if c.uncertain is not None:
+            parts.append(self.uncertain_table(measure))
         shown = [(r["system"], r["baseline"]) for r in rows][:MAX_PAIRS]
         more = (f" The first {MAX_PAIRS} of {len(rows)} comparisons are drawn."
                 if len(rows) > MAX_PAIRS else "")
@@ -359,6 +363,43 @@ class _Page:
                 " their own: conservative); a conclusion holds when its direction, and its"
                 " significance where the row is significant, hold at its unfavourable end."
                 "</p>")
+
+    def filled_table(self, measure: str) -> str:
+        """How much of each system's score rests on the judge's labels."""
+        body = "".join(
+            f"<tr><td>{_e(r['system'])}</td><td class=\"num\">{_e(fmt.number(r['value']))}</td>"
+            f"<td class=\"num\">{_e(fmt.number(r['human']))}</td>"
+            f"<td class=\"num\">{_e(fmt.number(r['machine_share']))}</td></tr>"
+            for r in self.cmp.filled.filter(measure=measure, query_id="all")
+            .iter_rows(named=True))
+        head = ("<tr><th>system</th><th class=\"num\">filled</th><th class=\"num\">human"
+                " labels only</th><th class=\"num\">machine share</th></tr>")
+        return ("<h3>Holes filled by a judge</h3>\n"
+                f"<table class=\"rows\"><thead>{head}</thead><tbody>{body}</tbody></table>\n"
+                "<p class=\"note\">Means over the common queries: on the human qrels filled"
+                " with the judge's labels where humans did not judge, on the human labels"
+                " alone, and the share of the judged documents in the measure's depth that"
+                " the judge labelled (per query in the comparison's <code>filled</code>"
+                " table).</p>")
+
+    def uncertain_table(self, measure: str) -> str:
+        """Expected values under the label distributions, with their intervals."""
+        body = "".join(
+            f"<tr><td>{_e(r['system'])}</td><td class=\"num\">{_e(fmt.number(r['mean']))}</td>"
+            f"<td class=\"num\">{_e(fmt.number(r['label_se'], 5))}</td>"
+            f"<td class=\"num\">[{_e(fmt.number(r['ci_low']))},"
+            f" {_e(fmt.number(r['ci_high']))}]</td></tr>"
+            for r in self.cmp.uncertain.filter(measure=measure).iter_rows(named=True))
+        head = ("<tr><th>system</th><th class=\"num\">expected mean</th><th class=\"num\">"
+                f"label s.e.</th><th class=\"num\">{_e(fmt.percent(self.cmp.level))}"
+                " interval</th></tr>")
+        return ("<h3>Under the label distributions</h3>\n"
+                f"<table class=\"rows\"><thead>{head}</thead><tbody>{body}</tbody></table>\n"
+                "<p class=\"note\">Expected values over labellings drawn from the label"
+                " distributions (the same draws for every system); the intervals are over"
+                " topics of the per-topic expected values, so they carry the topic and the"
+                " label sampling, and the differences' intervals above are over the"
+                " per-topic expected differences.</p>")
 
     def rows_table(self, rows) -> str:
         c = self.cmp
