@@ -31,11 +31,14 @@ _BLOCK = 64
 _KEY = ["query_id", "doc_id"]
 _SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64,
            "prob": pl.Float64}
+#: Where a row was read (1-based line of the file; null for dicts and frames).
+_LINE = {"line": pl.Int64}
 
 
 def _read_file(path) -> pl.DataFrame:
-    """``query iter doc label prob`` lines; errors name file and line."""
-    rows: list = [[], [], [], []]
+    """``query iter doc label prob`` lines, with each row's line number (``line``);
+    errors name file and line."""
+    rows: list = [[], [], [], [], []]
     name = os.fspath(path)
     with open(name, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -53,9 +56,9 @@ def _read_file(path) -> pl.DataFrame:
                                        f" {fields[3]!r} {fields[4]!r}", path=name,
                                        line=number, query_id=fields[0],
                                        doc_id=fields[2]) from None
-            for column, value in zip(rows, (fields[0], fields[2], label, prob)):
+            for column, value in zip(rows, (fields[0], fields[2], label, prob, number)):
                 column.append(value)
-    return pl.DataFrame(dict(zip(_SCHEMA, rows)), schema=_SCHEMA)
+    return pl.DataFrame(dict(zip([*_SCHEMA, "line"], rows)), schema={**_SCHEMA, **_LINE})
 
 
 def as_label_distribution(labels) -> pl.DataFrame:
@@ -91,6 +94,12 @@ def as_label_distribution(labels) -> pl.DataFrame:
     ...
     irmetrics.exceptions.InputFormatError: <dict>: `probabilities` must sum to 1; got 0.5 (query_id 'q1', doc_id 'd1')
     """
+    return _distribution(labels)[0].drop("line")
+
+
+def _distribution(labels) -> tuple[pl.DataFrame, str]:
+    """:func:`as_label_distribution`'s frame with each row's file line (``line``), and
+    the source's name for errors."""
     source = "<dict>" if isinstance(labels, dict) else "<DataFrame>"
     if isinstance(labels, (str, os.PathLike)):
         df, source = _read_file(labels), os.fspath(labels)
@@ -105,18 +114,23 @@ def as_label_distribution(labels) -> pl.DataFrame:
             raise ParameterError(f"`labels` must have the columns {list(_SCHEMA)}; got"
                                  f" {frame.columns!r}.")
         df = frame.select([pl.col(c).cast(t) for c, t in _SCHEMA.items()])
+    if "line" not in df.columns:
+        df = df.with_columns(line=pl.lit(None, dtype=pl.Int64))
     df = df.sort(["query_id", "doc_id", "relevance"])
     _check(df, source)
-    return df
+    return df, source
 
 
 def _refuse(df: pl.DataFrame, mask, reason: str, column: str, path: str = "<labels>") -> None:
-    """A clear error naming the first (query, doc) of ``df`` where ``mask`` holds."""
+    """A clear error naming the first (query, doc) of ``df`` where ``mask`` holds (and
+    its file line, where ``df`` has one)."""
     bad = df.filter(mask)
     if bad.height:
-        row = bad.row(0, named=True)
+        row = bad.sort("line", nulls_last=True).row(0, named=True) \
+            if "line" in bad.columns else bad.row(0, named=True)
         raise InputFormatError(f"{reason}; got {row[column]!r}", path=path,
-                               query_id=row["query_id"], doc_id=row["doc_id"])
+                               line=row.get("line"), query_id=row["query_id"],
+                               doc_id=row["doc_id"])
 
 
 def _check(df: pl.DataFrame, path: str) -> None:
@@ -126,7 +140,8 @@ def _check(df: pl.DataFrame, path: str) -> None:
             path)
     _refuse(df, pl.struct(["query_id", "doc_id", "relevance"]).is_duplicated(),
             "`label` must appear once per (query, doc)", "relevance", path)
-    sums = df.group_by(_KEY, maintain_order=True).agg(pl.col("prob").sum())
+    sums = df.group_by(_KEY, maintain_order=True).agg(pl.col("prob").sum(),
+                                                      pl.col("line").min())
     _refuse(sums, (pl.col("prob") - 1).abs() > TOLERANCE,
             "`probabilities` must sum to 1", "prob", path)
 
@@ -280,15 +295,16 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
     samples = int(samples)
     if samples < 2:
         raise ParameterError(f"`samples` must be an integer >= 2; got {samples!r}.")
-    dist = as_label_distribution(labels)
+    dist, source = _distribution(labels)
     plain = as_qrels(qrels).df
-    both = plain.join(dist.select(_KEY).unique(), on=_KEY, how="semi")
+    both = dist.join(plain.select(_KEY).unique(), on=_KEY, how="semi").join(
+        plain.select([*_KEY, pl.col("relevance").alias("plain")]), on=_KEY)
     _refuse(both, pl.lit(True), "a label distribution must not be given for a document the"
-            " qrels judge plainly (plain label)", "relevance")
+            " qrels judge plainly (plain label)", "plain", source)
     lo, hi = grades if grades is not None else (
         0, max(0, int(plain["relevance"].to_numpy().max())) if plain.height else math.inf)
     _refuse(dist, (pl.col("relevance") < lo) | (pl.col("relevance") > hi),
-            f"`label` must be in the grade range [{lo}, {hi}]", "relevance")
+            f"`label` must be in the grade range [{lo}, {hi}]", "relevance", source)
     run = as_run(run)
     requests = parse_measures(measures)
     # The exact P@k ranks as trec_eval does; other semantics (float32 scores) sample it.
