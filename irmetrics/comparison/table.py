@@ -665,8 +665,9 @@ def _filled_table(scored, systems, names, query_ids, scores) -> pl.DataFrame:
 
 def _uncertain_table(scored, systems, names, scores, alpha) -> pl.DataFrame:
     """:attr:`Comparison.uncertain`: per (measure, system) the mean expected value, its
-    label-sampling standard error (topics drawn independently: the per-topic errors add
-    in quadrature) and the t interval over topics."""
+    label-sampling standard error and the t interval over topics, on the common queries."""
+    from ..judgment_formats import label_standard_error
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, errors, _ = _align(scored, systems, [n + "_se" for n in names])
@@ -676,7 +677,7 @@ def _uncertain_table(scored, systems, names, scores, alpha) -> pl.DataFrame:
             values, se = scores[name][i], errors[name + "_se"][i]
             interval = stats.confidence_interval(values, method="t", level=1 - alpha)
             rows.append({"measure": name, "system": system, "mean": float(values.mean()),
-                         "label_se": float(np.sqrt(np.sum(se ** 2)) / max(se.size, 1)),
+                         "label_se": label_standard_error(se),
                          "ci_low": float(interval.low), "ci_high": float(interval.high)})
     return pl.DataFrame(rows)
 

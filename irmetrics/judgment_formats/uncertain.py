@@ -21,7 +21,7 @@ from ..parallel import block_generators, map_ordered
 from ..results import Results
 from ..stats import confidence_interval
 
-__all__ = ["Expected", "as_label_distribution", "evaluate_uncertain"]
+__all__ = ["Expected", "as_label_distribution", "evaluate_uncertain", "label_standard_error"]
 
 #: How far a (query, doc)'s probabilities may sum from 1.
 TOLERANCE = 1e-6
@@ -159,7 +159,8 @@ class Expected(NamedTuple):
         means (topic and label sampling together; Student's t or a bootstrap over
         topics).
     se : dict
-        ``{m: standard error of the mean from the label samples alone}`` (0 where exact).
+        ``{m: standard error of the mean from the label samples alone}`` (0 where exact;
+        :func:`label_standard_error` of the per-query ``m_se``).
     exact : tuple of str
         The outputs computed exactly (P@k, linear in the labels).
     samples : int
@@ -171,6 +172,34 @@ class Expected(NamedTuple):
     se: dict
     exact: tuple
     samples: int
+
+
+def label_standard_error(per_query_se) -> float:
+    r"""Standard error, from the label samples alone, of a mean over topics.
+
+    Each topic's labels are drawn independently of the others', so the per-topic
+    errors :math:`se_q` add in quadrature:
+
+    .. math:: se = \frac{1}{Q} \sqrt{\sum_q se_q^2}.
+
+    Parameters
+    ----------
+    per_query_se : array_like
+        The per-topic standard errors (``m_se`` of :func:`evaluate_uncertain`), on the
+        topics the mean is over.
+
+    Returns
+    -------
+    float
+        0 for no topics.
+
+    Examples
+    --------
+    >>> label_standard_error([0.3, 0.4])
+    0.25
+    """
+    se = np.asarray(per_query_se, dtype=np.float64)
+    return float(np.sqrt(np.sum(se ** 2)) / se.size) if se.size else 0.0
 
 
 def _sampler(dist: pl.DataFrame):
@@ -339,12 +368,11 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
         if name in exact_values:
             mean, sd = exact_values[name], np.zeros(matrix.shape[1])
             per_topic = mean
-            se[name] = 0.0
         else:
             mean, sd = matrix.mean(axis=0), matrix.std(axis=0, ddof=1)
             per_topic = mean
-            se[name] = float(matrix.mean(axis=1).std(ddof=1) / math.sqrt(samples))
         out_cols[name], out_cols[name + "_se"] = mean, sd / math.sqrt(samples)
+        se[name] = label_standard_error(out_cols[name + "_se"])
         specs[name] = specs[name + "_se"] = base.measure_of(name)
         intervals[name] = confidence_interval(per_topic, method=interval, level=level,
                                               n_resamples=n_resamples, seed=seed,

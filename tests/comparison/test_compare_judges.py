@@ -168,3 +168,24 @@ def test_cli_compare_label_distributions(capsys):
 def test_cli_compare_refusals(capsys, extra, message):
     code, _, err = _cli(capsys, *extra, "-m", "map", HUMAN, RUNS["dense"], RUNS["bm25"])
     assert code in (1, 2) and message in err
+
+
+def test_the_docs_page_shows_real_output(capsys):
+    doc = (FIXTURES.parents[1] / "docs" / "incomplete_judgments.md").read_text()
+    shown = {line[2:] for line in doc.splitlines() if line.startswith("# ")}
+    _, out, _ = _cli(capsys, "--fill-from", MACHINE, "-m", "map", "-m", "P.10",
+                     "--baseline", "bm25", HUMAN,
+                     *(f"{n}={RUNS[n]}" for n in ("dense", "bm25", "splade")))
+    wanted = [line for line in out.splitlines()
+              if line.startswith("  map: ") or line.startswith("Holes filled")]
+    assert len(wanted) == 6 and all(line in shown for line in wanted)
+    _, out, _ = _cli(capsys, "--label-distributions", LABELS, "--label-samples", "200",
+                     "-m", "map", "--baseline", "bm25", HUMAN, f"dense={RUNS['dense']}",
+                     f"bm25={RUNS['bm25']}")
+    wanted = [line for line in out.splitlines() if line.startswith("  map: ")
+              or line.startswith("  dense ") or line.startswith("Under the label")]
+    assert len(wanted) == 4 and all(line in shown for line in wanted)
+    assert main(["eval", "--label-distributions", LABELS, "--label-samples", "200", "-m",
+                 "map", "-m", "P.10", HUMAN, RUNS["dense"]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 8 and all(line in shown for line in lines)
