@@ -109,7 +109,8 @@ def build_parser() -> CliParser:
                         " (`query iter doc label prob` lines); intervals carry the topic and"
                         " the label sampling (e.g. --label-distributions labels.dist.txt)")
     g.add_argument("--label-samples", default="1000", metavar="S",
-                   help="labellings drawn under --label-distributions (default 1000)")
+                   help="labellings drawn under --label-distributions (default 1000)"
+                        " (e.g. --label-samples 200)")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"

@@ -144,11 +144,12 @@ def build_parser() -> CliParser:
                    help="labels with probabilities (`query iter doc label prob` lines) for"
                         " documents the qrels do not judge: print, per measure, its expected"
                         " value, <measure>_se (the label sampling's standard error) and, in"
-                        " the summary, <measure>_ci_low and <measure>_ci_high (95% interval"
+                        " the summary, <measure>_ci_low and <measure>_ci_high (95%% interval"
                         " over topics and label samples; docs/incomplete_judgments.md)"
                         " (e.g. --label-distributions labels.dist.txt -m map)")
     x.add_argument("--label-samples", default="1000", metavar="S",
-                   help="labellings drawn under --label-distributions, seed 0 (default 1000)")
+                   help="labellings drawn under --label-distributions, seed 0 (default 1000)"
+                        " (e.g. --label-samples 200)")
     x.add_argument("--strict", action="store_true",
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
