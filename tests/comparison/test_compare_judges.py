@@ -189,3 +189,28 @@ def test_the_docs_page_shows_real_output(capsys):
                  "map", "-m", "P.10", HUMAN, RUNS["dense"]]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 8 and all(line in shown for line in lines)
+
+
+def paired_coverage(reps, topics, samples, seed=0):
+    """Share of ``reps`` paired-difference intervals (nominal 95 %) that hold the
+    population mean of the expected difference in RR. A topic has 3 documents, doc i
+    relevant with probability ``p_i`` (p0 ~ U(0, 1), p1 ~ U(0, 1/2), p2 ~ U(0, 1)); A
+    ranks d0 d1 d2, B ranks d1 d0 d2, so ``E[RR_A] - E[RR_B] = (p0 - p1) / 2`` per topic
+    and its population mean is 1/8."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for rep in range(reps):
+        p = rng.random((topics, 3)) * np.array([1.0, 0.5, 1.0])
+        labels = {f"t{t}": {f"d{i}": {0: 1 - p[t, i], 1: p[t, i]} for i in range(3)}
+                  for t in range(topics)}
+        runs = {"A": {f"t{t}": {"d0": 3.0, "d1": 2.0, "d2": 1.0} for t in range(topics)},
+                "B": {f"t{t}": {"d1": 3.0, "d0": 2.0, "d2": 1.0} for t in range(topics)}}
+        cmp = irm.compare({}, runs, ["recip_rank"], baseline="B", label_distributions=labels,
+                          label_samples=samples, seed=rep, threads=1)
+        row = cmp.table().row(0, named=True)
+        hits += row["ci_low"] <= 1 / 8 <= row["ci_high"]
+    return hits / reps
+
+
+def test_coverage_of_the_paired_difference_small():
+    assert paired_coverage(reps=60, topics=20, samples=16) >= 0.93
