@@ -562,6 +562,11 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
             warnings.simplefilter("always")
             scorer = _judge_scorer(qrels, measures, evaluate_options, fill_from,
                                    label_distributions, label_samples, seed)
+            given = [n for n, r in named.items() if isinstance(r, (Results, PerQueryScores))]
+            if scorer is not None and given:
+                raise parameter_error("runs", "rankings to score under fill_from or"
+                                      " label_distributions (run files, Runs or dicts), not"
+                                      f" per-query values (run {given[0]!r})", type(named[given[0]]))
             scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress,
                                                threads, scorer)
             names = _comparable_measures(scored, measures)

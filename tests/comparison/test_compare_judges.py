@@ -123,6 +123,10 @@ def test_refusals():
     with pytest.raises(ParameterError, match="`qrels` must be"):
         res = {k: irm.evaluate(HUMAN, v, ["map"]) for k, v in runs.items()}
         irm.compare(None, res, ["map"], fill_from=MACHINE)
+    evaluated = {"a": irm.evaluate(HUMAN, RUNS["bm25"], ["map"]), "b": RUNS["dense"]}
+    for judge in ({"fill_from": MACHINE}, {"label_distributions": LABELS}):
+        with pytest.raises(ParameterError, match="`runs` must be rankings to score"):
+            irm.compare(HUMAN, evaluated, ["map"], **judge)
     with pytest.raises(ParameterError, match="`label_samples` must be"):
         irm.compare(HUMAN, runs, ["map"], label_distributions=LABELS, label_samples=1)
     with pytest.raises(ParameterError, match="measures with bounds"):
