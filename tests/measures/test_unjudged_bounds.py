@@ -267,6 +267,16 @@ def test_cli_eval_bounds_default_and_refusals(capsys):
     assert main(["eval", "--bounds", "--tie-report", HUMAN, str(FIXTURES / "dense.run")]) == 1
 
 
+def test_cli_eval_bounds_infap(capsys):
+    assert main(["eval", "--bounds", "-m", "infAP", HUMAN, str(FIXTURES / "dense.run")]) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    res = irm.evaluate(HUMAN, str(FIXTURES / "dense.run"), ["infAP"],
+                       unjudged="bounds").aggregate()
+    assert [row[0].strip() for row in lines] == ["infAP", "infAP_low", "infAP_high"]
+    assert [row[2] for row in lines] == ["%.4f" % res[row[0].strip()] for row in lines]
+    assert res["infAP_low"] < res["infAP_high"]
+
+
 def test_compare_says_whether_a_conclusion_holds_at_both_ends():
     runs = {name: str(FIXTURES / f"{name}.run") for name in ("dense", "bm25", "splade")}
     cmp = irm.compare(HUMAN, runs, ["map", "P.10"], baseline="bm25", unjudged="bounds")
