@@ -12,12 +12,14 @@ checks them against brute-force enumeration.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
 from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED
-from ..exceptions import IrMetricsError, ParameterError
+from ..exceptions import IrMetricsError, IrMetricsWarning, ParameterError
 from ..measures.gdeval import err_running
 from ..measures.incomplete import INFAP_EPSILON
 
@@ -29,6 +31,9 @@ BOUNDED_MEASURES = ("P", "success", "recip_rank", "recip_rank_cut", "recall", "R
                     "infAP", "judged_cut")
 
 _INF = np.iinfo(np.int64).max // 4
+#: infAP's exchange argument needs ``2 eps (q - i) <= i (i - 1)``: rankings shorter than
+#: ``1 / eps`` documents (docs/incomplete_judgments.md).
+_INFAP_EXACT_BELOW = 100_000
 
 
 def grade_range(labels) -> tuple[int, int]:
@@ -586,6 +591,11 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
             elif name in ("map", "map_cut"):
                 low, high = _average_precision(view, k, level, lo, hi)
             elif name == "infAP":
+                if view.num_ret.max(initial=0) >= _INFAP_EXACT_BELOW:
+                    warnings.warn("infAP's bounds are proven exact for rankings shorter than"
+                                  f" {_INFAP_EXACT_BELOW:,} documents (its smoothing constant"
+                                  " enters the argument); a longer ranking's may be off by"
+                                  " that constant's share", IrMetricsWarning, stacklevel=3)
                 low, high = _average_precision(view, None, level, lo, hi,
                                                _infap_weights(view))
             elif name == "bpref":

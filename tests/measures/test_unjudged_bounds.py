@@ -183,6 +183,15 @@ def test_infap_is_not_ap_in_disguise(monkeypatch):
     assert bounds() != (pytest.approx(want[0], abs=1e-6), pytest.approx(want[1], abs=1e-6))
 
 
+def test_infap_warns_beyond_its_proof(monkeypatch):
+    # The exchange argument holds for rankings shorter than 1/eps documents; past that a
+    # warning says so (the limit lowered here, not a 100,000-document ranking).
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "x": 0.5}}
+    monkeypatch.setattr(bounds_module, "_INFAP_EXACT_BELOW", 2)
+    with pytest.warns(irm.exceptions.IrMetricsWarning, match="shorter than 2 documents"):
+        irm.evaluate(qrels, run, ["infAP"], unjudged="bounds")
+
+
 def test_ndcg_high_may_take_a_middle_grade():
     # Labelling x and y 1 (not 0, not 2) makes the top 3 ideal: nDCG@3 = 1. Another
     # query's label 2 makes the grade range 0..2.
