@@ -99,6 +99,18 @@ def build_parser() -> CliParser:
                    help="also say whether each conclusion holds at both ends of the bounds"
                         " over the retrieved documents absent from the qrels"
                         " (docs/incomplete_judgments.md) (e.g. --bounds)")
+    g.add_argument("--fill-from", metavar="MACHINE_QRELS",
+                   help="fill the holes of the qrels with this judge's labels: compare on"
+                        " the filled qrels, say how much of each score rests on the judge's"
+                        " labels and whether each conclusion holds at both ends of the"
+                        " bounds over what is still unjudged (e.g. --fill-from qrels.llm.txt)")
+    g.add_argument("--label-distributions", metavar="FILE",
+                   help="compare the expected values under these label distributions"
+                        " (`query iter doc label prob` lines); intervals carry the topic and"
+                        " the label sampling (e.g. --label-distributions labels.dist.txt)")
+    g.add_argument("--label-samples", default="1000", metavar="S",
+                   help="labellings drawn under --label-distributions (default 1000)"
+                        " (e.g. --label-samples 200)")
     gate = p.add_argument_group("CI gate")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="exit 3 when a run is significantly worse than its baseline"
@@ -163,14 +175,16 @@ def run(argv: list[str], stdout, stderr) -> int:
         options = evaluation_options(args)
         if args.bounds:
             options["unjudged"] = "bounds"
-    elif args.bounds:
-        raise CliError("--bounds needs qrels (the bounds come from evaluating the runs)",
-                       EXIT_USAGE)
+    elif args.bounds or args.fill_from or args.label_distributions:
+        raise CliError("--bounds, --fill-from and --label-distributions need qrels (they"
+                       " come from evaluating the runs)", EXIT_USAGE)
+    judge = _judge_options(args, options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = compare(qrels, dict(zip(names, runs)), measures, baseline=baselines,
                              test=args.test, correction=args.correction, alpha=alpha,
-                             n_resamples=n_resamples, seed=seed, threads=threads, **options)
+                             n_resamples=n_resamples, seed=seed, threads=threads, **judge,
+                             **options)
     for warning in caught:
         if not issubclass(warning.category, UserWarning):
             continue  # numerical RuntimeWarnings are the library's business, not the user's
@@ -216,6 +230,27 @@ def _nugget_runs(args, stderr) -> list:
     if len(runs) < 2:
         raise CliError("give assignments of at least two runs to compare", EXIT_USAGE)
     return list(runs.values())
+def _judge_options(args, options: dict) -> dict:
+    """``fill_from`` / ``label_distributions`` of :func:`compare`, or ``{}``."""
+    if args.fill_from and args.label_distributions:
+        raise CliError("--fill-from and --label-distributions are two kinds of machine"
+                       " judgments: give one", EXIT_USAGE)
+    if args.label_samples != "1000" and not args.label_distributions:
+        raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+    if not (args.fill_from or args.label_distributions):
+        return {}
+    if args.Judged_docs_only or args.bounds or options.get("ties", "trec_eval") != "trec_eval" \
+            or args.float_relevance:
+        raise CliError("--fill-from and --label-distributions take neither -J, --bounds"
+                       " (--fill-from carries the bounds), --ties nor --float-relevance",
+                       EXIT_USAGE)
+    options.pop("judged_only", None)
+    options.pop("ties", None)
+    options.pop("relevance", None)
+    if args.fill_from:
+        return {"fill_from": args.fill_from}
+    return {"label_distributions": args.label_distributions,
+            "label_samples": parse_int("--label-samples", args.label_samples, minimum=2)}
 
 
 def _refuse_evaluation_options(args) -> None:

@@ -18,7 +18,8 @@ import numpy as np
 from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
 from ..containers import Qrels
-from ..judgment_formats import evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs
+from ..judgment_formats import (evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs,
+                                evaluate_uncertain)
 from ..rag.evaluate import NuggetEvaluator
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
@@ -27,8 +28,8 @@ from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
 from ..progress import is_terminal
 from ..results import listed_ids
-from .formatting import FORMATS, RunBlock, render_delimited, render_json, render_markdown, \
-    trec_text
+from .formatting import FORMATS, RunBlock, c_double, render_delimited, render_json, \
+    render_markdown, trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
 from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
                       CliParser, add_float_relevance, add_measures_from, add_threads,
@@ -142,6 +143,16 @@ def build_parser() -> CliParser:
                         " (<measure>_human) and the share of the judged documents labelled"
                         " by the judge (<measure>_machine; docs/incomplete_judgments.md)"
                         " (e.g. --fill-from qrels.llm.txt -m map)")
+    x.add_argument("--label-distributions", metavar="FILE",
+                   help="labels with probabilities (`query iter doc label prob` lines) for"
+                        " documents the qrels do not judge: print, per measure, its expected"
+                        " value, <measure>_se (the label sampling's standard error) and, in"
+                        " the summary, <measure>_ci_low and <measure>_ci_high (95%% interval"
+                        " over topics and label samples; docs/incomplete_judgments.md)"
+                        " (e.g. --label-distributions labels.dist.txt -m map)")
+    x.add_argument("--label-samples", default="1000", metavar="S",
+                   help="labellings drawn under --label-distributions, seed 0 (default 1000)"
+                        " (e.g. --label-samples 200)")
     x.add_argument("--strict", action="store_true",
                    help="stop like trec_eval 10 (exit 4) when a qrels query has no results"
                         " and -c is not given, instead of warning and skipping it"
@@ -216,7 +227,9 @@ def run(argv: list[str], stdout, stderr) -> int:
     measures = args.measures or (expected_official() if tie_aware else
                                  bounded_official() if args.bounds or args.fill_from
                                  else NUGGET_DEFAULT if args.Rel_info_format == "nuggets"
+                                 else scored_official() if args.label_distributions
                                  else ["official"])
+    samples = _check_label_options(args, tie_aware)
     if args.fill_from and args.Judged_docs_only:
         raise CliError("--fill-from takes no -J (the judge's share counts the ranking"
                        " with its unjudged documents)", EXIT_USAGE)
@@ -247,6 +260,11 @@ def run(argv: list[str], stdout, stderr) -> int:
         if text:
             raise CliError(f"{option} names the columns of Parquet / Arrow IPC files; {text[0]}"
                            " is a TREC text file (its columns are fixed)", EXIT_USAGE)
+    if args.label_distributions:
+        return _print_expected(args, measures, samples, stdout, stderr, relevance_level=level,
+                               max_docs=max_docs, complete=args.complete_rel_info_wanted,
+                               semantics=args.semantics, num_docs_in_coll=num_docs,
+                               threads=parse_threads(args.threads))
     evaluator = _filled_evaluator(args, measures, relevance_level=level, max_docs=max_docs,
                                   complete=args.complete_rel_info_wanted,
                                   semantics=args.semantics, num_docs_in_coll=num_docs,
@@ -339,6 +357,63 @@ def _each_run(evaluator, args):
             by_run = evaluator.evaluate_all(path)
         for run, results in by_run.items():
             yield (f"{label}:{run}" if len(by_run) > 1 else label), results
+def scored_official() -> list[str]:
+    """The ``official`` measures that are per-query scores (the default -m of
+    ``--label-distributions``: no counts, no run tag)."""
+    from ..measures.registry import MEAN, NICKNAMES, REGISTRY
+
+    return [name for name in NICKNAMES["official"] if REGISTRY[name].summary == MEAN]
+
+
+def _check_label_options(args, tie_aware: bool) -> int | None:
+    """``--label-samples`` as an int under ``--label-distributions`` (None without it);
+    the options it cannot take refused."""
+    if not args.label_distributions:
+        if args.label_samples != "1000":
+            raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+        return None
+    if (args.bounds or args.fill_from or args.Judged_docs_only or tie_aware
+            or args.Rel_info_format != "qrels" or args.Zscore is not None
+            or args.float_relevance or args.format != "trec" or args.strict
+            or args.qrels_columns is not None or args.run_columns is not None):
+        raise CliError("--label-distributions prints its own trec_eval-style lines for -R"
+                       " qrels text files: it takes none of --bounds, --fill-from, -J, --ties"
+                       " expected, --tie-report, -Z, --float-relevance, --format, --strict,"
+                       " --qrels-columns, --run-columns", EXIT_USAGE)
+    return parse_int("--label-samples", args.label_samples, minimum=2)
+
+
+def _print_expected(args, measures, samples, stdout, stderr, **options) -> int:
+    """``--label-distributions``: per run, the expected values (per query with ``-q``) and
+    their standard errors, then the summary with the intervals over topics."""
+    head = "%-22s\t%s\t"
+    for path in args.runs:
+        label = "<stdin>" if path == "-" else path
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MissingQueriesWarning)  # worded below
+                ex = evaluate_uncertain(args.qrels, args.label_distributions, path, measures,
+                                        samples=samples, **options)
+        except NoQueriesError as exc:
+            raise CliError(f"{label}: {exc}", EXIT_NO_QUERIES) from None
+        missing = ex.results.missing_query_ids
+        if len(missing):
+            stderr.write(_missing_warning(label, missing))
+        lines = []
+        if args.query_eval_wanted:
+            lines.append(trec_text(ex.results, per_query=True, summary=False))
+        if not args.nosummary:
+            summary = ex.results.aggregate()
+            for name in ex.results.names:
+                if name.endswith("_se") and name[:-3] in ex.se:
+                    continue
+                interval = ex.intervals[name]
+                for out, value in ((name, summary[name]), (name + "_se", ex.se[name]),
+                                   (name + "_ci_low", float(interval.low)),
+                                   (name + "_ci_high", float(interval.high))):
+                    lines.append(head % (out, "all") + c_double(value) + "\n")
+        stdout.write("".join(lines))
+    return EXIT_OK
 
 
 def _evaluate_run(evaluator, path, label, args, *, report=False):

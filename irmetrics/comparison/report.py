@@ -312,6 +312,10 @@ class _Page:
                  self.rows_table(rows)]
         if c.bounds is not None:
             parts.append(self.bounds_table(measure))
+        if c.filled is not None:
+            parts.append(self.filled_table(measure))
+        if c.uncertain is not None:
+            parts.append(self.uncertain_table(measure))
         shown = [(r["system"], r["baseline"]) for r in rows][:MAX_PAIRS]
         more = (f" The first {MAX_PAIRS} of {len(rows)} comparisons are drawn."
                 if len(rows) > MAX_PAIRS else "")
@@ -359,6 +363,32 @@ class _Page:
                 " their own: conservative); a conclusion holds when its direction, and its"
                 " significance where the row is significant, hold at its unfavourable end."
                 "</p>")
+
+    def filled_table(self, measure: str) -> str:
+        """How much of each system's score rests on the judge's labels."""
+        rows = self.cmp.filled.filter(measure=measure, query_id="all").iter_rows(named=True)
+        return _system_table(
+            "Holes filled by a judge", ["filled", "human labels only", "machine share"],
+            [(r["system"], [fmt.number(r["value"]), fmt.number(r["human"]),
+                            fmt.number(r["machine_share"])]) for r in rows],
+            "Means over the common queries: on the human qrels filled with the judge's"
+            " labels where humans did not judge, on the human labels alone, and the share"
+            " of the judged documents in the measure's depth that the judge labelled (per"
+            " query in the comparison's <code>filled</code> table).")
+
+    def uncertain_table(self, measure: str) -> str:
+        """Expected values under the label distributions, with their intervals."""
+        rows = self.cmp.uncertain.filter(measure=measure).iter_rows(named=True)
+        return _system_table(
+            "Under the label distributions",
+            ["expected mean", "label s.e.", f"{fmt.percent(self.cmp.level)} interval"],
+            [(r["system"], [fmt.number(r["mean"]), fmt.number(r["label_se"], 5),
+                            f"[{fmt.number(r['ci_low'])}, {fmt.number(r['ci_high'])}]"])
+             for r in rows],
+            "Expected values over labellings drawn from the label distributions (the same"
+            " draws for every system); the intervals are over topics of the per-topic"
+            " expected values, so they carry the topic and the label sampling, and the"
+            " differences' intervals above are over the per-topic expected differences.")
 
     def rows_table(self, rows) -> str:
         c = self.cmp
@@ -552,6 +582,18 @@ _XMLNS = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
 #: A tag of matplotlib's SVG: its text content has ``<`` and ``>`` escaped, so this never
 #: reaches into text (a run name such as ``a id="b"`` stays as it is).
 _TAG = re.compile(r"<[^<>]+>")
+
+
+def _system_table(title: str, columns: list, rows: list, note: str) -> str:
+    """A titled table with a row per system (``(system, [cells])``, cells plain text)
+    and a note (HTML) below it."""
+    head = "<tr><th>system</th>" + "".join(f"<th class=\"num\">{_e(c)}</th>"
+                                            for c in columns) + "</tr>"
+    body = "".join(f"<tr><td>{_e(system)}</td>"
+                   + "".join(f"<td class=\"num\">{_e(cell)}</td>" for cell in cells) + "</tr>"
+                   for system, cells in rows)
+    return (f"<h3>{_e(title)}</h3>\n<table class=\"rows\"><thead>{head}</thead>"
+            f"<tbody>{body}</tbody></table>\n<p class=\"note\">{note}</p>")
 
 
 def inline_svg(svg: str, prefix: str) -> str:

@@ -122,6 +122,21 @@ class Comparison:
         ``diff_high`` (the difference at both ends of the bounds over unjudged
         documents), ``p_low_end``, ``p_high_end`` and ``holds`` (the conclusion holds at
         its unfavourable end); None otherwise. See docs/incomplete_judgments.md.
+    filled : polars.DataFrame or None
+        With ``fill_from``: per (measure, system) and query (``"all"``: the mean over
+        the common queries), ``value`` (on the filled qrels), ``human`` (on the human
+        qrels alone) and ``machine_share`` (the share of the judged documents in the
+        measure's depth labelled by the machine), from
+        :func:`irmetrics.judgment_formats.evaluate_filled`; None otherwise.
+    uncertain : polars.DataFrame or None
+        With ``label_distributions``: per (measure, system), the mean over the common
+        queries of the expected values, ``label_se`` (its standard error from the label
+        samples alone) and ``ci_low``, ``ci_high`` (Student's t over the per-topic
+        expected values: topic and label sampling together), from
+        :func:`irmetrics.judgment_formats.evaluate_uncertain`; None otherwise. The
+        table's ``ci_low``, ``ci_high`` are then the paired difference's interval over
+        the per-topic expected differences, both systems scored on the same label
+        samples.
 
     Notes
     -----
@@ -153,6 +168,10 @@ class Comparison:
     _evaluator: Any = field(repr=False, default=None)
     #: Under ``unjudged="bounds"``: whether each row's conclusion holds at both ends.
     bounds: pl.DataFrame | None = None
+    #: With ``fill_from``: per query and overall, how much rests on machine labels.
+    filled: pl.DataFrame | None = None
+    #: With ``label_distributions``: expected means, label-sampling error, intervals.
+    uncertain: pl.DataFrame | None = None
 
     def table(self) -> pl.DataFrame:
         """One row per (measure, system, baseline); see docs/compare.md for each column."""
@@ -227,6 +246,9 @@ class Comparison:
         [('A', 0.8333), ('B', 0.5833)]
         """
 
+        if self.uncertain is not None:
+            raise ComparisonError("the runs were scored under label distributions, whose"
+                                  " expected precision-recall curves are not computed")
         request = parse_measures(["iprec_at_recall"])[0]
         names = list(request.output_names)
         levels = [float(n.rsplit("_", 1)[1]) for n in names]
@@ -307,6 +329,10 @@ class Comparison:
             blocks.append("")
         if self.bounds is not None:
             blocks += bounds_lines(self.bounds)
+        if self.filled is not None:
+            blocks += filled_lines(self.filled)
+        if self.uncertain is not None:
+            blocks += uncertain_lines(self.uncertain, self.level)
         blocks += fmt.footnotes(self)
         return "\n".join(blocks) + "\n"
 
@@ -369,7 +395,9 @@ class Comparison:
             return [{k: fmt.json_value(v) for k, v in r.items()}
                     for r in table.iter_rows(named=True)]
 
-        bounds = {} if self.bounds is None else {"bounds": plain(self.bounds)}
+        bounds = {key: plain(table) for key, table in (
+            ("bounds", self.bounds), ("filled", self.filled), ("uncertain", self.uncertain))
+            if table is not None}
         return {
             "test": self.test, "correction": self.correction, "alpha": self.alpha,
             "level": self.level, "n_resamples": self.n_resamples, "seed": self.seed,
@@ -413,6 +441,7 @@ class Comparison:
 
 def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm",
             alpha=0.05, n_resamples=10_000, seed=0, progress=None, threads=None,
+            fill_from=None, label_distributions=None, label_samples=1000,
             **evaluate_options) -> Comparison:
     """Test whether systems differ, measure by measure, on the same queries.
 
@@ -461,6 +490,21 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
         each conclusion holds at both ends of the bounds over unjudged documents
         (docs/incomplete_judgments.md; runs given as evaluated values must carry
         ``<measure>_low`` and ``<measure>_high``).
+    fill_from : Qrels, path, dict or DataFrame, optional
+        A judge's (machine) qrels filling the holes of ``qrels``: every run is scored by
+        :func:`irmetrics.judgment_formats.evaluate_filled`; fills
+        :attr:`Comparison.filled` (how much of each score rests on machine labels) and
+        :attr:`Comparison.bounds` (whether each conclusion holds at both ends of the
+        bounds over the documents still unjudged). Measures must have bounds.
+    label_distributions : path, dict or DataFrame, optional
+        Label distributions (:func:`irmetrics.judgment_formats.as_label_distribution`):
+        every run is scored by its expected values
+        (:func:`irmetrics.judgment_formats.evaluate_uncertain`, ``label_samples``
+        labellings drawn with ``seed``, the same for every run); fills
+        :attr:`Comparison.uncertain`. The paired tests and intervals then run on the
+        per-topic expected values, so they carry the topic and the label sampling.
+    label_samples : int
+        Labellings drawn under ``label_distributions``.
 
     Returns
     -------
@@ -520,8 +564,15 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            scorer = _judge_scorer(qrels, measures, evaluate_options, fill_from,
+                                   label_distributions, label_samples, seed)
+            given = [n for n, r in named.items() if isinstance(r, (Results, PerQueryScores))]
+            if scorer is not None and given:
+                raise parameter_error("runs", "rankings to score under fill_from or"
+                                      " label_distributions (run files, Runs or dicts), not"
+                                      f" per-query values (run {given[0]!r})", type(named[given[0]]))
             scored, evaluator = _score_systems(qrels, named, measures, evaluate_options, progress,
-                                               threads)
+                                               threads, scorer)
             names = _comparable_measures(scored, measures)
             query_ids, scores, missing = _align(scored, systems, names)
             if len(query_ids) < 2 and test in ("t", "bootstrap"):
@@ -544,10 +595,14 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                                 threads=threads)
             _warn_undecided(table, test)
             bounds = None
-            if evaluate_options.get("unjudged") == "bounds":
+            if evaluate_options.get("unjudged") == "bounds" or fill_from is not None:
                 bounds = _bounds_table(scored, systems, names, pairs, table, test=test,
                                        correction=correction, alpha=alpha,
                                        n_resamples=n_resamples, seed=seed, threads=threads)
+            filled = None if fill_from is None else _filled_table(scored, systems, names,
+                                                                  query_ids, scores)
+            uncertain = None if label_distributions is None else _uncertain_table(
+                scored, systems, names, scores, alpha)
     finally:
         for warning in caught:
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
@@ -558,7 +613,82 @@ def compare(qrels, runs, measures, *, baseline=None, test="t", correction="holm"
                       correction="none" if test == "tukey" else correction, alpha=alpha,
                       level=1.0 - alpha, n_resamples=n_resamples, seed=seed, notes=notes,
                       sources=_sources(qrels, named), _table=table, _scored=scored,
-                      _runs=named, _evaluator=evaluator, bounds=bounds)
+                      _runs=named, _evaluator=evaluator, bounds=bounds, filled=filled,
+                      uncertain=uncertain)
+
+
+class _JudgeScorer:
+    """``score(run, threads) -> Results``, and the qrels the report's precision-recall
+    curves evaluate the runs on (None: no curves)."""
+
+    def __init__(self, score, curves_qrels):
+        self.score, self.curves_qrels = score, curves_qrels
+
+    def __call__(self, run, threads):
+        return self.score(run, threads)
+
+
+def _judge_scorer(qrels, measures, options: dict, fill_from, labels, samples, seed):
+    """The :class:`_JudgeScorer` under a judge's labels (``fill_from``) or label
+    distributions; None for a plain evaluation. Each is computed in one place:
+    :mod:`irmetrics.judgment_formats`."""
+    if fill_from is None and labels is None:
+        return None
+    if fill_from is not None and labels is not None:
+        raise parameter_error("label_distributions", "None when fill_from is given (one"
+                              " kind of machine judgments at a time)", "<label distributions>")
+    if qrels is None:
+        raise parameter_error("qrels", "the human judgments that fill_from or"
+                              " label_distributions complete", qrels)
+    from ..judgment_formats import evaluate_filled, evaluate_uncertain, fill
+    if fill_from is not None:
+        return _JudgeScorer(lambda run, threads: evaluate_filled(
+            qrels, fill_from, run, measures, threads=threads, **options),
+            fill(qrels, fill_from).qrels)
+    samples = check_int("label_samples", samples, min=2)
+    # trec_eval's defaults, as the command line passes them, mean "not set" here.
+    defaults = {"judged_only": False, "ties": "trec_eval", "unjudged": "zero"}
+    options = {k: v for k, v in options.items() if defaults.get(k, object()) != v}
+    return _JudgeScorer(lambda run, threads: evaluate_uncertain(
+        qrels, labels, run, measures, samples=samples, seed=seed, threads=threads,
+        **options).results, None)
+
+
+def _filled_table(scored, systems, names, query_ids, scores) -> pl.DataFrame:
+    """:attr:`Comparison.filled`: per (measure, system), per query then ``"all"``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, extra, _ = _align(scored, systems, [n + e for n in names
+                                               for e in ("_human", "_machine")])
+    frames = []
+    for name in names:
+        for i, system in enumerate(systems):
+            values = [scores[name][i], extra[name + "_human"][i], extra[name + "_machine"][i]]
+            frames.append(pl.DataFrame({
+                "measure": name, "system": system,
+                "query_id": [str(q) for q in query_ids] + ["all"],
+                **{column: np.append(v, v.mean() if v.size else np.nan)
+                   for column, v in zip(("value", "human", "machine_share"), values)}}))
+    return pl.concat(frames)
+
+
+def _uncertain_table(scored, systems, names, scores, alpha) -> pl.DataFrame:
+    """:attr:`Comparison.uncertain`: per (measure, system) the mean expected value, its
+    label-sampling standard error and the t interval over topics, on the common queries."""
+    from ..judgment_formats import label_standard_error
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, errors, _ = _align(scored, systems, [n + "_se" for n in names])
+    rows = []
+    for name in names:
+        for i, system in enumerate(systems):
+            values, se = scores[name][i], errors[name + "_se"][i]
+            interval = stats.confidence_interval(values, method="t", level=1 - alpha)
+            rows.append({"measure": name, "system": system, "mean": float(values.mean()),
+                         "label_se": label_standard_error(se),
+                         "ci_low": float(interval.low), "ci_high": float(interval.high)})
+    return pl.DataFrame(rows)
 
 
 def _bounds_table(scored, systems, names, pairs, table, *, test, correction, alpha,
@@ -617,6 +747,31 @@ def bounds_lines(bounds: pl.DataFrame) -> list[str]:
                      f" p at the ends {fmt.pvalue(r['p_low_end'])},"
                      f" {fmt.pvalue(r['p_high_end'])}: {verdict}")
     return lines + [""]
+
+
+def filled_lines(filled: pl.DataFrame) -> list[str]:
+    """The text lines of :attr:`Comparison.filled`: per measure and system, the mean on
+    the filled qrels, on the human labels alone and the machine labels' share."""
+    lines = ["Holes filled by a judge (mean on the filled qrels; on the human labels"
+             " alone; share of the judged documents labelled by the machine):"]
+    for r in filled.filter(pl.col("query_id") == "all").iter_rows(named=True):
+        lines.append(f"  {fmt.printable(r['measure'])}: {fmt.printable(r['system'])}"
+                     f" {fmt.number(r['value'])}; human only {fmt.number(r['human'])};"
+                     f" machine share {fmt.number(r['machine_share'])}")
+    return lines + [""]
+
+
+def uncertain_lines(uncertain: pl.DataFrame, level: float) -> list[str]:
+    """The text lines of :attr:`Comparison.uncertain`."""
+    lines = [f"Under the label distributions (mean expected value; its standard error from"
+             f" the label samples; {fmt.percent(level)} interval over topics and label"
+             " samples):"]
+    for r in uncertain.iter_rows(named=True):
+        lines.append(f"  {fmt.printable(r['measure'])}: {fmt.printable(r['system'])}"
+                     f" {fmt.number(r['mean'])}; s.e. {fmt.number(r['label_se'], 5)};"
+                     f" [{fmt.number(r['ci_low'])}, {fmt.number(r['ci_high'])}]")
+    return lines + ["  (the differences' intervals above are over the per-topic expected"
+                    " differences, both systems on the same label samples)", ""]
 
 
 def check_alpha(name: str, alpha) -> float:
@@ -687,7 +842,7 @@ def _baselines(baseline, systems: list) -> list | None:
 
 
 def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progress: bool,
-                   threads: int = 1):
+                   threads: int = 1, scorer=None):
     """Per-query values of every system: evaluated (one Evaluator, qrels encoded once;
     a run per thread at a time, each read once) or taken as given; and that Evaluator
     (None when nothing needed evaluating)."""
@@ -699,6 +854,7 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
     if unknown:
         raise TypeError(f"compare() got unexpected keyword argument(s): {sorted(unknown)}")
     evaluator = None
+    inner = 1
     to_evaluate = [name for name, run in named.items()
                    if not isinstance(run, (Results, PerQueryScores))]
     if to_evaluate:
@@ -707,17 +863,25 @@ def _score_systems(qrels, named: dict, measures, evaluate_options: dict, progres
                                   " only when every run is given as per-query values)", qrels)
         # runs side by side, each read on the threads left over (never threads x threads)
         threads, inner = split_threads(threads, len(to_evaluate))
-        # Nugget measures: the qrels are a nugget file, the runs assignments (rag.evaluate).
-        evaluator = (NuggetEvaluator(qrels, measures, **evaluate_options)
-                     if wants_nuggets(measures) else
-                     Evaluator(qrels, measures, threads=inner, **evaluate_options))
+        if scorer is None:
+            # Nugget measures: the qrels are a nugget file, the runs assignments (rag.evaluate).
+            evaluator = (NuggetEvaluator(qrels, measures, **evaluate_options)
+                         if wants_nuggets(measures) else
+                         Evaluator(qrels, measures, threads=inner, **evaluate_options))
+        elif scorer.curves_qrels is not None:  # this Evaluator only draws the curves
+            evaluator = Evaluator(scorer.curves_qrels, measures, threads=inner,
+                                  **evaluate_options)
     done = iter(range(1, len(to_evaluate) + 1))
     lock = threading.Lock()
 
     def evaluate(name: str):
-        assert evaluator is not None  # made above whenever a run needs evaluating
-        result = (evaluator.evaluate_named(name, named[name])
-                  if isinstance(evaluator, NuggetEvaluator) else evaluator.evaluate(named[name]))
+        if scorer is not None:
+            result = scorer(named[name], inner)
+        else:
+            assert evaluator is not None  # made above whenever a run needs evaluating
+            result = (evaluator.evaluate_named(name, named[name])
+                      if isinstance(evaluator, NuggetEvaluator)
+                      else evaluator.evaluate(named[name]))
         if progress:
             with lock:  # runs finish in any order: count them as they do
                 sys.stderr.write(f"\rirmetrics compare: evaluated {next(done)}/"

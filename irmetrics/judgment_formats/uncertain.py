@@ -21,7 +21,7 @@ from ..parallel import block_generators, map_ordered
 from ..results import Results
 from ..stats import confidence_interval
 
-__all__ = ["Expected", "as_label_distribution", "evaluate_uncertain"]
+__all__ = ["Expected", "as_label_distribution", "evaluate_uncertain", "label_standard_error"]
 
 #: How far a (query, doc)'s probabilities may sum from 1.
 TOLERANCE = 1e-6
@@ -31,11 +31,14 @@ _BLOCK = 64
 _KEY = ["query_id", "doc_id"]
 _SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64,
            "prob": pl.Float64}
+#: Where a row was read (1-based line of the file; null for dicts and frames).
+_LINE = {"line": pl.Int64}
 
 
 def _read_file(path) -> pl.DataFrame:
-    """``query iter doc label prob`` lines; errors name file and line."""
-    rows: list = [[], [], [], []]
+    """``query iter doc label prob`` lines, with each row's line number (``line``);
+    errors name file and line."""
+    rows: list = [[], [], [], [], []]
     name = os.fspath(path)
     with open(name, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -53,9 +56,9 @@ def _read_file(path) -> pl.DataFrame:
                                        f" {fields[3]!r} {fields[4]!r}", path=name,
                                        line=number, query_id=fields[0],
                                        doc_id=fields[2]) from None
-            for column, value in zip(rows, (fields[0], fields[2], label, prob)):
+            for column, value in zip(rows, (fields[0], fields[2], label, prob, number)):
                 column.append(value)
-    return pl.DataFrame(dict(zip(_SCHEMA, rows)), schema=_SCHEMA)
+    return pl.DataFrame(dict(zip([*_SCHEMA, "line"], rows)), schema={**_SCHEMA, **_LINE})
 
 
 def as_label_distribution(labels) -> pl.DataFrame:
@@ -91,6 +94,12 @@ def as_label_distribution(labels) -> pl.DataFrame:
     ...
     irmetrics.exceptions.InputFormatError: <dict>: `probabilities` must sum to 1; got 0.5 (query_id 'q1', doc_id 'd1')
     """
+    return _distribution(labels)[0].drop("line")
+
+
+def _distribution(labels) -> tuple[pl.DataFrame, str]:
+    """:func:`as_label_distribution`'s frame with each row's file line (``line``), and
+    the source's name for errors."""
     source = "<dict>" if isinstance(labels, dict) else "<DataFrame>"
     if isinstance(labels, (str, os.PathLike)):
         df, source = _read_file(labels), os.fspath(labels)
@@ -105,18 +114,23 @@ def as_label_distribution(labels) -> pl.DataFrame:
             raise ParameterError(f"`labels` must have the columns {list(_SCHEMA)}; got"
                                  f" {frame.columns!r}.")
         df = frame.select([pl.col(c).cast(t) for c, t in _SCHEMA.items()])
+    if "line" not in df.columns:
+        df = df.with_columns(line=pl.lit(None, dtype=pl.Int64))
     df = df.sort(["query_id", "doc_id", "relevance"])
     _check(df, source)
-    return df
+    return df, source
 
 
 def _refuse(df: pl.DataFrame, mask, reason: str, column: str, path: str = "<labels>") -> None:
-    """A clear error naming the first (query, doc) of ``df`` where ``mask`` holds."""
+    """A clear error naming the first (query, doc) of ``df`` where ``mask`` holds (and
+    its file line, where ``df`` has one)."""
     bad = df.filter(mask)
     if bad.height:
-        row = bad.row(0, named=True)
+        row = bad.sort("line", nulls_last=True).row(0, named=True) \
+            if "line" in bad.columns else bad.row(0, named=True)
         raise InputFormatError(f"{reason}; got {row[column]!r}", path=path,
-                               query_id=row["query_id"], doc_id=row["doc_id"])
+                               line=row.get("line"), query_id=row["query_id"],
+                               doc_id=row["doc_id"])
 
 
 def _check(df: pl.DataFrame, path: str) -> None:
@@ -126,7 +140,8 @@ def _check(df: pl.DataFrame, path: str) -> None:
             path)
     _refuse(df, pl.struct(["query_id", "doc_id", "relevance"]).is_duplicated(),
             "`label` must appear once per (query, doc)", "relevance", path)
-    sums = df.group_by(_KEY, maintain_order=True).agg(pl.col("prob").sum())
+    sums = df.group_by(_KEY, maintain_order=True).agg(pl.col("prob").sum(),
+                                                      pl.col("line").min())
     _refuse(sums, (pl.col("prob") - 1).abs() > TOLERANCE,
             "`probabilities` must sum to 1", "prob", path)
 
@@ -144,7 +159,8 @@ class Expected(NamedTuple):
         means (topic and label sampling together; Student's t or a bootstrap over
         topics).
     se : dict
-        ``{m: standard error of the mean from the label samples alone}`` (0 where exact).
+        ``{m: standard error of the mean from the label samples alone}`` (0 where exact;
+        :func:`label_standard_error` of the per-query ``m_se``).
     exact : tuple of str
         The outputs computed exactly (P@k, linear in the labels).
     samples : int
@@ -156,6 +172,34 @@ class Expected(NamedTuple):
     se: dict
     exact: tuple
     samples: int
+
+
+def label_standard_error(per_query_se) -> float:
+    r"""Standard error, from the label samples alone, of a mean over topics.
+
+    Each topic's labels are drawn independently of the others', so the per-topic
+    errors :math:`se_q` add in quadrature:
+
+    .. math:: se = \frac{1}{Q} \sqrt{\sum_q se_q^2}.
+
+    Parameters
+    ----------
+    per_query_se : array_like
+        The per-topic standard errors (``m_se`` of :func:`evaluate_uncertain`), on the
+        topics the mean is over.
+
+    Returns
+    -------
+    float
+        0 for no topics.
+
+    Examples
+    --------
+    >>> label_standard_error([0.3, 0.4])
+    0.25
+    """
+    se = np.asarray(per_query_se, dtype=np.float64)
+    return float(np.sqrt(np.sum(se ** 2)) / se.size) if se.size else 0.0
 
 
 def _sampler(dist: pl.DataFrame):
@@ -280,15 +324,16 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
     samples = int(samples)
     if samples < 2:
         raise ParameterError(f"`samples` must be an integer >= 2; got {samples!r}.")
-    dist = as_label_distribution(labels)
+    dist, source = _distribution(labels)
     plain = as_qrels(qrels).df
-    both = plain.join(dist.select(_KEY).unique(), on=_KEY, how="semi")
+    both = dist.join(plain.select(_KEY).unique(), on=_KEY, how="semi").join(
+        plain.select([*_KEY, pl.col("relevance").alias("plain")]), on=_KEY)
     _refuse(both, pl.lit(True), "a label distribution must not be given for a document the"
-            " qrels judge plainly (plain label)", "relevance")
+            " qrels judge plainly (plain label)", "plain", source)
     lo, hi = grades if grades is not None else (
         0, max(0, int(plain["relevance"].to_numpy().max())) if plain.height else math.inf)
     _refuse(dist, (pl.col("relevance") < lo) | (pl.col("relevance") > hi),
-            f"`label` must be in the grade range [{lo}, {hi}]", "relevance")
+            f"`label` must be in the grade range [{lo}, {hi}]", "relevance", source)
     run = as_run(run)
     requests = parse_measures(measures)
     # The exact P@k ranks as trec_eval does; other semantics (float32 scores) sample it.
@@ -323,12 +368,11 @@ def evaluate_uncertain(qrels, labels, run, measures, *, samples=1000, seed=0, le
         if name in exact_values:
             mean, sd = exact_values[name], np.zeros(matrix.shape[1])
             per_topic = mean
-            se[name] = 0.0
         else:
             mean, sd = matrix.mean(axis=0), matrix.std(axis=0, ddof=1)
             per_topic = mean
-            se[name] = float(matrix.mean(axis=1).std(ddof=1) / math.sqrt(samples))
         out_cols[name], out_cols[name + "_se"] = mean, sd / math.sqrt(samples)
+        se[name] = label_standard_error(out_cols[name + "_se"])
         specs[name] = specs[name + "_se"] = base.measure_of(name)
         intervals[name] = confidence_interval(per_topic, method=interval, level=level,
                                               n_resamples=n_resamples, seed=seed,

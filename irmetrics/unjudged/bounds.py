@@ -12,22 +12,28 @@ checks them against brute-force enumeration.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..engine import segments as sg
 from ..engine.gains import log2_discount
-from ..engine.ranked import NOT_IN_POOL
-from ..exceptions import IrMetricsError, ParameterError
+from ..engine.ranked import NOT_IN_POOL, POOL_UNJUDGED
+from ..exceptions import IrMetricsError, IrMetricsWarning, ParameterError
 from ..measures.gdeval import err_running
+from ..measures.incomplete import INFAP_EPSILON
 
 __all__ = ["BOUNDED_MEASURES", "bound_columns", "grade_range"]
 
 #: trec_eval measure names whose bounds are computed (their friendly spellings too).
 BOUNDED_MEASURES = ("P", "success", "recip_rank", "recip_rank_cut", "recall", "Rprec",
                     "map", "map_cut", "bpref", "ndcg", "ndcg_cut", "err_cut",
-                    "judged_cut")
+                    "infAP", "judged_cut")
 
 _INF = np.iinfo(np.int64).max // 4
+#: infAP's exchange argument needs ``2 eps (q - i) <= i (i - 1)``: rankings shorter than
+#: ``1 / eps`` documents (docs/incomplete_judgments.md).
+_INFAP_EXACT_BELOW = 100_000
 
 
 def grade_range(labels) -> tuple[int, int]:
@@ -200,33 +206,63 @@ def _compressed(mask, view):
     return index, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
-def _average_precision(view, k, level, lo, hi):
+def _infap_weights(view):
+    """infAP's term at a relevant document of rank ``i`` once every document of the
+    ranking is labelled: ``alpha_i + beta_i * a`` with ``a`` the relevant ones above.
+
+    trec_eval's term is ``1/i + ((i-1)/i) * ((a + n + s)/(i-1)) * ((a + eps)/(a + n + 2 eps))``
+    with ``n`` the judged non-relevant and ``s`` the sampled-but-unjudged (label < 0)
+    documents above. When no document is left out of the qrels, ``a + n + s = i - 1``
+    and ``a + n = d_i``, the ranks above that are not sampled-but-unjudged: a count fixed
+    by the qrels, whatever the labelling. So
+
+    .. math:: \\alpha_i = \\frac1i + \\frac{i-1}{i}\\,\\frac{\\epsilon}{d_i + 2\\epsilon},
+              \\qquad \\beta_i = \\frac{i-1}{i}\\,\\frac{1}{d_i + 2\\epsilon}.
+    """
+    rank = view.rank.astype(np.float64)
+    sampled = sg.seg_cumcount(view.code == POOL_UNJUDGED, view.offsets)
+    d = rank - 1 - sampled  # at a labelled document, none of those counted is itself
+    share = (rank - 1) / rank / (d + 2 * INFAP_EPSILON)
+    return 1.0 / rank + share * INFAP_EPSILON, share
+
+
+def _average_precision(view, k, level, lo, hi, weights=None):
+    """AP's bounds, and infAP's with ``weights = (alpha, beta)``: the sum over relevant
+    documents of ``alpha_i + beta_i * a_i`` (``a_i`` relevant above rank ``i``) divided
+    by R. AP is ``alpha = beta = 1/i``. As long as a relevant label moved up never
+    lowers the sum (it raises ``a`` of those it passes and the moved document's own
+    term: ``beta_i`` falls with ``i`` faster than the precision rises, see
+    docs/incomplete_judgments.md), the ``j`` highest free documents give the most and
+    the ``j`` lowest the least for every ``j``; the bounds are extremes over ``j``."""
     w = _window(view, k, level)
     can_rel, can_non = hi >= level, lo < level
+    if weights is None:
+        alpha = beta = 1.0 / view.rank.astype(np.float64) if view.rank.size else np.zeros(0)
+    else:
+        alpha, beta = weights
     jin = w.jrel & w.inside
     jcum = sg.seg_cumcount(w.jrel, view.offsets)
     rel, rel_offsets = _compressed(jin, view)
-    rel_rank = view.rank[rel].astype(np.float64)
-    s0 = sg.seg_sum(jcum[rel] / rel_rank, view.seg[rel], view.n_queries)
-    # Suffix sums of 1/i over the judged relevant ranks (one past the end: 0).
-    rel_suffix = np.append(sg.seg_accumulate(np.add, 1.0 / rel_rank, rel_offsets,
+    s0 = sg.seg_sum(alpha[rel] + beta[rel] * (jcum[rel] - 1), view.seg[rel], view.n_queries)
+    # Suffix sums of beta over the judged relevant ranks (one past the end: 0).
+    rel_suffix = np.append(sg.seg_accumulate(np.add, beta[rel], rel_offsets,
                                              reverse=True), 0.0)
     free, free_offsets = _compressed(w.free_in, view)
     query_f = view.seg[free]
-    rank_f = view.rank[free].astype(np.float64)
+    alpha_f, beta_f = alpha[free], beta[free]
     jcum_f = jcum[free]
-    # T(p): 1/i over judged relevant ranks i > p (those after the jcum(p) above p).
+    # T(p): beta over judged relevant ranks i > p (those after the jcum(p) above p).
     after = rel_offsets[query_f] + jcum_f
     after_rel = np.where(after < rel_offsets[query_f + 1], rel_suffix[after], 0.0)
-    # High: the j highest free documents relevant; adding the m-th raises the precision
-    # of every judged relevant document below it and adds its own (J(p) + m) / p.
+    # High: the j highest free documents relevant; adding the m-th raises the term of
+    # every judged relevant document below it and adds its own, with J(p) + m - 1 above.
     ordinal = w.ordinal[free]
-    s_hi = s0[query_f] + sg.seg_cumsum(after_rel + (jcum_f + ordinal) / rank_f, free_offsets)
+    s_hi = s0[query_f] + sg.seg_cumsum(after_rel + alpha_f + beta_f * (jcum_f + ordinal - 1),
+                                       free_offsets)
     # Low: the j lowest free documents relevant; adding one above those already added
-    # raises the precision of every relevant document below it, free ones included.
-    inv_f = 1.0 / rank_f
-    after_free = sg.seg_accumulate(np.add, inv_f, free_offsets, reverse=True) - inv_f
-    gain_lo = (jcum_f + 1) / rank_f + after_rel + after_free
+    # raises the term of every relevant document below it, free ones included.
+    after_free = sg.seg_accumulate(np.add, beta_f, free_offsets, reverse=True) - beta_f
+    gain_lo = alpha_f + beta_f * jcum_f + after_rel + after_free
     s_lo = s0[query_f] + sg.seg_accumulate(np.add, gain_lo, free_offsets, reverse=True)
     extra_hi = 0 if can_non else w.u_out
     extra_lo = w.u_out if can_rel else 0
@@ -554,6 +590,14 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = _rprec(view, level, lo, hi)
             elif name in ("map", "map_cut"):
                 low, high = _average_precision(view, k, level, lo, hi)
+            elif name == "infAP":
+                if view.num_ret.max(initial=0) >= _INFAP_EXACT_BELOW:
+                    warnings.warn("infAP's bounds are proven exact for rankings shorter than"
+                                  f" {_INFAP_EXACT_BELOW:,} documents (its smoothing constant"
+                                  " enters the argument); a longer ranking's may be off by"
+                                  " that constant's share", IrMetricsWarning, stacklevel=3)
+                low, high = _average_precision(view, None, level, lo, hi,
+                                               _infap_weights(view))
             elif name == "bpref":
                 low, high = _bpref(view, level, lo, hi)
             elif name == "err_cut":
@@ -562,10 +606,11 @@ def bound_columns(lists, requests, values: dict, *, relevance_level: int = 1,
                 low, high = _ndcg(view, k, lo, hi)
             else:  # judged_cut: a fact about the judgments, reported alongside
                 low, high = value, value
-            if name != "bpref" and (level >= 1 or name in ("ndcg", "ndcg_cut", "err_cut")):
+            if name not in ("bpref", "infAP") and (level >= 1 or name in ("ndcg", "ndcg_cut", "err_cut")):
                 # Label 0 counts as trec_eval counts an unjudged document: the value is
                 # one of the labellings, kept inside its bounds whatever the rounding.
-                # (Not for bpref: a document judged 0 raises NR, an unjudged one not.)
+                # (Not for bpref: a document judged 0 raises NR, an unjudged one not; nor
+                # for infAP: a judged 0 enters its sample, an unjudged one stays out.)
                 low, high = np.minimum(low, value), np.maximum(high, value)
             # A query absent from the run (complete=True) retrieved nothing: its
             # placeholder document is trec_eval's device, not a document to label.

@@ -95,8 +95,8 @@ def test_options_it_sets_itself_are_refused(option):
 
 
 def test_measure_without_bounds_is_refused():
-    with pytest.raises(ParameterError, match="infAP"):
-        evaluate_filled({"q": {"a": 1}}, {}, {"q": {"a": 1.0}}, ["infAP"])
+    with pytest.raises(ParameterError, match="gm_bpref"):
+        evaluate_filled({"q": {"a": 1}}, {}, {"q": {"a": 1.0}}, ["gm_bpref"])
 
 
 def test_cli_fill_from(capsys):

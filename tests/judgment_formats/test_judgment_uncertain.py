@@ -115,7 +115,7 @@ def test_file_form_equals_dict_form(tmp_path):
     with pytest.raises(InputFormatError, match=r"labels.txt:2: a label distribution line"):
         as_label_distribution(path)
     path.write_text("q1 0 d1 0 0.25\nq1 0 d1 2 0.5\n")
-    with pytest.raises(InputFormatError, match=r"labels.txt: `probabilities` must sum to 1;"
+    with pytest.raises(InputFormatError, match=r"labels.txt:1: `probabilities` must sum to 1;"
                        r" got 0.75 \(query_id 'q1', doc_id 'd1'\)"):
         as_label_distribution(path)
 

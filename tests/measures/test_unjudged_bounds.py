@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 import irmetrics as irm
 from irmetrics.cli import main
 from irmetrics.exceptions import ParameterError
+from irmetrics.unjudged import bounds as bounds_module
 from irmetrics.unjudged import grade_range
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 BINARY = ["P.1,3,5,12", "success.1,3", "recip_rank", "RR@3", "recall.1,3,12", "Rprec",
-          "map", "map_cut.2,5,12", "bpref", "Judged@5"]
+          "map", "map_cut.2,5,12", "bpref", "infAP", "Judged@5"]
 GAIN = ["ndcg", "ndcg_cut.1,3,12", "ERR@1", "ERR@3", "ERR@12"]
 
 
@@ -89,8 +90,8 @@ def check(qrels, run, measures, **kw):
                 continue
             assert got[qid][name + "_low"] == pytest.approx(low, abs=1e-12), (qid, name)
             assert got[qid][name + "_high"] == pytest.approx(high, abs=1e-12), (qid, name)
-            # At level 0 label 0 is relevant; bpref tells judged 0 from unjudged.
-            if kw.get("relevance_level", 1) >= 1 and name != "bpref":
+            # At level 0 label 0 is relevant; bpref and infAP tell judged 0 from unjudged.
+            if kw.get("relevance_level", 1) >= 1 and name not in ("bpref", "infAP"):
                 assert got[qid][name + "_low"] <= got[qid][name] <= got[qid][name + "_high"]
 
 
@@ -121,6 +122,74 @@ def test_ndcg_equals_brute_force_on_three_grades(data, max_docs):
 def test_ndcg_equals_brute_force_on_four_grades(data):
     qrels, run = data
     check(qrels, run, GAIN)
+
+
+@st.composite
+def sampled_pools(draw):
+    """Longer rankings (up to 30) where many documents are sampled-but-unjudged (label
+    -1): infAP's precision estimate then leans on few judged documents above."""
+    qrels, run = {}, {}
+    for q in range(draw(st.integers(1, 2))):
+        qid = f"q{q}"
+        n = draw(st.integers(1, 30))
+        kinds = draw(st.lists(st.sampled_from(["u", "s", "s", "0", "1"]), min_size=n,
+                              max_size=n))
+        free = [i for i, kind in enumerate(kinds) if kind == "u"]
+        for i in free[8:]:
+            kinds[i] = "s"
+        run[qid] = {f"d{i:02d}": float(n - i) for i in range(n)}
+        qrels[qid] = {f"d{i:02d}": {"s": -1, "0": 0, "1": 1}[kind]
+                      for i, kind in enumerate(kinds) if kind != "u"}
+        qrels[qid].update({f"p{i}": 1 for i in range(draw(st.integers(0, 3)))})
+        qrels[qid]["p_zero"] = 0
+    return qrels, run
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sampled_pools())
+def test_infap_equals_brute_force_under_sampled_pools(data):
+    qrels, run = data
+    check(qrels, run, ["infAP"])
+
+
+def test_infap_value_may_lie_outside_its_bounds():
+    # trec_eval leaves a document absent from the qrels (x) out of infAP's sample; any
+    # labelling puts it in: non-relevant, it lowers b's estimated precision (1 of
+    # 4 judged ranks above relevant instead of 1 of 3); relevant, it raises R. Unlabelled, trec_eval's value is above both.
+    qrels = {"q": {"a": 1, "n1": 0, "n2": 0, "s": -1, "b": 1}}
+    run = {"q": {"a": 6.0, "n1": 5.0, "n2": 4.0, "s": 3.0, "x": 2.0, "b": 1.0}}
+    got = irm.evaluate(qrels, run, ["infAP"], unjudged="bounds").to_dict()["q"]
+    low, high = brute_force(qrels, run, ["infAP"])["q"]["infAP"]
+    assert (got["infAP_low"], got["infAP_high"]) == (pytest.approx(low, abs=1e-12),
+                                                     pytest.approx(high, abs=1e-12))
+    assert got["infAP"] > high + 0.005
+
+
+def test_infap_is_not_ap_in_disguise(monkeypatch):
+    # A planted bug, AP's weights (1/i) for infAP's, misses the brute-force bounds when
+    # sampled documents sit above a relevant one; the real weights meet them.
+    qrels = {"q": {"s1": -1, "s2": -1, "a": 1, "n": 0, "b": 1}}
+    run = {"q": {"x": 6.0, "s1": 5.0, "s2": 4.0, "a": 3.0, "n": 2.0, "b": 1.0}}
+    want = brute_force(qrels, run, ["infAP"])["q"]["infAP"]
+
+    def bounds():
+        got = irm.evaluate(qrels, run, ["infAP"], unjudged="bounds").to_dict()["q"]
+        return got["infAP_low"], got["infAP_high"]
+
+    assert bounds() == (pytest.approx(want[0], abs=1e-12), pytest.approx(want[1], abs=1e-12))
+    monkeypatch.setattr(bounds_module, "_infap_weights",
+                        lambda view: (1.0 / view.rank, 1.0 / view.rank))
+    assert bounds() != (pytest.approx(want[0], abs=1e-6), pytest.approx(want[1], abs=1e-6))
+
+
+def test_infap_warns_beyond_its_proof(monkeypatch):
+    # The exchange argument holds for rankings shorter than 1/eps documents; past that a
+    # warning says so (the limit lowered here, not a 100,000-document ranking).
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "x": 0.5}}
+    monkeypatch.setattr(bounds_module, "_INFAP_EXACT_BELOW", 2)
+    with pytest.warns(irm.exceptions.IrMetricsWarning, match="shorter than 2 documents"):
+        irm.evaluate(qrels, run, ["infAP"], unjudged="bounds")
 
 
 def test_ndcg_high_may_take_a_middle_grade():
@@ -165,8 +234,8 @@ def test_aggregates_are_means_of_the_bounds():
 
 def test_errors_name_the_measure_and_the_option():
     qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
-    with pytest.raises(ParameterError, match="infAP"):
-        irm.evaluate(qrels, run, ["infAP"], unjudged="bounds")
+    with pytest.raises(ParameterError, match="gm_bpref"):
+        irm.evaluate(qrels, run, ["gm_bpref"], unjudged="bounds")
     with pytest.raises(ParameterError, match="`unjudged` must be"):
         irm.evaluate(qrels, run, ["map"], unjudged="both")
     with pytest.raises(ParameterError, match="`ties`"):
@@ -202,9 +271,19 @@ def test_cli_eval_bounds_default_and_refusals(capsys):
     assert main(["eval", "--bounds", HUMAN, str(FIXTURES / "dense.run")]) == 0
     names = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
     assert {"map_low", "Rprec_high", "recip_rank_low", "P_10_high"} <= names
-    assert main(["eval", "--bounds", "-m", "infAP", HUMAN, str(FIXTURES / "dense.run")]) == 2
-    assert "infAP" in capsys.readouterr().err
+    assert main(["eval", "--bounds", "-m", "gm_bpref", HUMAN, str(FIXTURES / "dense.run")]) == 2
+    assert "gm_bpref" in capsys.readouterr().err
     assert main(["eval", "--bounds", "--tie-report", HUMAN, str(FIXTURES / "dense.run")]) == 1
+
+
+def test_cli_eval_bounds_infap(capsys):
+    assert main(["eval", "--bounds", "-m", "infAP", HUMAN, str(FIXTURES / "dense.run")]) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    res = irm.evaluate(HUMAN, str(FIXTURES / "dense.run"), ["infAP"],
+                       unjudged="bounds").aggregate()
+    assert [row[0].strip() for row in lines] == ["infAP", "infAP_low", "infAP_high"]
+    assert [row[2] for row in lines] == ["%.4f" % res[row[0].strip()] for row in lines]
+    assert res["infAP_low"] < res["infAP_high"]
 
 
 def test_compare_says_whether_a_conclusion_holds_at_both_ends():
