@@ -224,7 +224,8 @@ def auroc(g: Groups, top_k, max_fpr, device) -> np.ndarray:
         inside = sg.seg_count(x <= m, pseg, g.n)
         stop = roc.offsets[:-1] + np.minimum(inside, points - 1)
         prev = stop - 1
-        weight = (m - x[prev]) / (x[stop] - x[prev])
+        with np.errstate(divide="ignore", invalid="ignore"):  # one-class queries: set to 0 below
+            weight = (m - x[prev]) / (x[stop] - x[prev])
         cut_y = _scalar_lerp(y[prev], y[stop], weight, device)
         kept = sg.ranks(roc.offsets) <= inside[pseg]
         cut_x = np.insert(x[kept], np.cumsum(inside), m)
