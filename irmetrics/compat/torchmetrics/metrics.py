@@ -22,9 +22,10 @@ definitions.
 
 Deliberate differences from torchmetrics 1.9.0:
 
-* fractional float targets (torchmetrics sums them as partial hits) and NaN
-  predictions (ordered arbitrarily by torch) raise
-  :class:`~irmetrics.exceptions.ParameterError`;
+* fractional float targets of the binary metrics (torchmetrics sums them as
+  partial hits) and NaN predictions (ordered arbitrarily by torch) raise
+  :class:`~irmetrics.exceptions.ParameterError` (nDCG takes graded float targets,
+  summed per tie group as torchmetrics sums them);
 * an invalid ``top_k`` raises for every metric (torchmetrics' MAP and MRR let
   negative values through, and its functional AP, MRR and AUROC read
   ``top_k=0`` as None);
