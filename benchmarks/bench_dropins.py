@@ -29,9 +29,11 @@ file) before the clock starts; the jobs of a size alternate (A B C ... A B C ...
 of ir_measures and of the drop-in on dicts, as repro_eval calls it: 58 measures of the
 pytrec_eval provider on 50 queries (target: the drop-in at least as fast as ir_measures)
 and on 1,000 queries (target: at least 2x). Each job in a fresh process, alternated,
-inputs built and modules imported before the clock; the first call (parsing, lazy
-imports) and the median of the next five are timed apiece; the two libraries' aggregates
-must be equal, order included (digest).
+inputs built (numpy imported) before the clock. Timed apiece: the library's import
+(``ir_measures`` with what it imports; ``irmetrics.compat.ir_measures`` with what it
+imports), ``parse_measure`` of the 58 names, the first call, "cold" (the three
+together: what a script pays) and the median of the next five calls ("warm"); the two
+libraries' aggregates must be equal, order included (digest).
 
 Reported: median wall and CPU seconds of the timed call, the resident set once the
 inputs are built, and the peak resident set (``ru_maxrss`` of the child: the parent
@@ -225,19 +227,28 @@ def _small_child(job: str, queries: int, seed: int) -> dict:
     import hashlib
     import time
 
-    qrels, run = _small_data(queries, seed)
-    if job == "small ir_measures":
-        import ir_measures as lib
-    else:
-        from irmetrics.compat import ir_measures as lib
+    import importlib
+
+    qrels, run = _small_data(queries, seed)  # numpy only: neither library imported yet
+    # cold: the library's import (with its own imports: pandas, pytrec_eval, numpy,
+    # polars ...), parsing the 58 measure names and the first calc_aggregate, as a
+    # script runs them; first: the first calc_aggregate alone; warm: the next five.
+    start = time.perf_counter()
+    lib = importlib.import_module("ir_measures" if job == "small ir_measures"
+                                  else "irmetrics.compat.ir_measures")
+    imported = time.perf_counter()
     measures = [lib.parse_measure(m) for m in SMALL_MEASURES]
-    times, out = [], None
-    for _ in range(6):
+    parsed = time.perf_counter()
+    out = lib.calc_aggregate(measures, qrels, run)
+    done = time.perf_counter()
+    times = []
+    for _ in range(5):
         wall = time.perf_counter()
         out = lib.calc_aggregate(measures, qrels, run)
         times.append(time.perf_counter() - wall)
     values = [(str(k), float(v)) for k, v in out.items()]
-    return {"job": job, "first_s": times[0], "warm_s": statistics.median(times[1:]),
+    return {"job": job, "import_s": imported - start, "parse_s": parsed - imported,
+            "first_s": done - parsed, "cold_s": done - start, "warm_s": statistics.median(times),
             "digest": hashlib.sha256(repr(sorted(values)).encode()).hexdigest()[:16],
             "order": hashlib.sha256(repr(values).encode()).hexdigest()[:16]}
 
@@ -246,26 +257,36 @@ def small(args, env) -> None:
     """The small-input cases: fresh processes, jobs alternated, PYTHONHASHSEED fixed
     (ir_measures' dict order is a set's)."""
     env = dict(env, PYTHONHASHSEED="0")
-    print(f"# small inputs: {len(SMALL_MEASURES)} measures, calc_aggregate on dicts; "
-          f"medians of {args.repeat} fresh processes, jobs alternated")
+    keys = ("import_s", "parse_s", "first_s", "cold_s", "warm_s")
+    print(f"# small inputs: {len(SMALL_MEASURES)} measures, calc_aggregate on dicts; medians "
+          f"of {args.repeat} fresh processes, jobs alternated; load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("# cold = import of the library + parse_measure of every name + first call"
+          " (inputs built, numpy imported, before the clock); first = the first call alone;"
+          " warm = median of the next five calls")
     for queries, target in ((50, 1.0), (1000, 2.0)):
         runs: dict[str, list[dict]] = {job: [] for job in SMALL_JOBS}
         for _ in range(args.repeat):
             for job in SMALL_JOBS:
                 runs[job].append(_run(["--small-child", job, str(queries), str(args.seed)],
                                       env))
-        med = {job: {k: statistics.median(r[k] for r in rs) for k in ("first_s", "warm_s")}
+        med = {job: {k: statistics.median(r[k] for r in rs) for k in keys}
                for job, rs in runs.items()}
         same = len({(r["digest"], r["order"]) for rs in runs.values() for r in rs}) == 1
         ref, ours = med["small ir_measures"], med["small compat"]
         print(f"\n## {queries} queries x {len(SMALL_MEASURES)} measures (target: drop-in"
-              f" >= {target:g}x ir_measures)")
+              f" >= {target:g}x ir_measures, cold and warm)")
+        print(f"{'':<20}" + "".join(f"{k[:-2]:>9}" for k in keys) + "   (seconds)")
         for job in SMALL_JOBS:
-            print(f"{job:<20} first call {med[job]['first_s']:7.3f} s   warm call "
-                  f"{med[job]['warm_s']:7.3f} s")
-        print(f"# speed-up (ir_measures / drop-in): first call x"
-              f"{ref['first_s'] / ours['first_s']:.2f}, warm x{ref['warm_s'] / ours['warm_s']:.2f};"
-              f" aggregates {'identical, order included' if same else 'DIFFERENT'}")
+            print(f"{job:<20}" + "".join(f"{med[job][k]:9.3f}" for k in keys))
+        ratios = {k: ref[k] / ours[k] for k in ("cold_s", "first_s", "warm_s")}
+        per_run = sorted(a["cold_s"] / b["cold_s"] for a, b in
+                         zip(runs["small ir_measures"], runs["small compat"]))
+        print(f"# speed-up (ir_measures / drop-in): cold x{ratios['cold_s']:.2f}, first call "
+              f"x{ratios['first_s']:.2f}, warm x{ratios['warm_s']:.2f}; cold per pair "
+              f"{' '.join(f'{r:.2f}' for r in per_run)}; load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; aggregates "
+              f"{'identical, order included' if same else 'DIFFERENT'}")
 
 
 # =========================================================================== parent

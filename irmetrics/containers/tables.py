@@ -141,14 +141,21 @@ def _show(v: Any) -> str:
     return brief_repr(v.item() if isinstance(v, np.generic) else v)
 
 
-def _ids_series(values: list[Any], what: str) -> pl.Series:
+def _str_series(values: list[Any], what: str) -> pl.Series | None:
+    """``values`` as a String series when every one is already a str, else None."""
     try:
         s = pl.Series(what, values, dtype=pl.String, strict=True)
         if not s.null_count():
             return s
     except (TypeError, ValueError, OverflowError):
         pass
-    return pl.Series(what, [to_id(x, what) for x in values], dtype=pl.String)
+    return None
+
+
+def _ids_series(values: list[Any], what: str) -> pl.Series:
+    s = _str_series(values, what)
+    return s if s is not None else pl.Series(what, [to_id(x, what) for x in values],
+                                             dtype=pl.String)
 
 
 def _relevance_series(values, qids, docs, source, unit) -> pl.Series:
@@ -472,12 +479,14 @@ class Qrels(_Frame):
         real numbers with ``relevance_type="float"`` (a Float64 column).
         """
         check_choice("relevance_type", relevance_type, ("int", "float"))
-        q, doc, rel = _dict_columns(d, _float_relevance_series if relevance_type == "float"
-                                    else _relevance_series)
+        q, doc, rel, distinct = _dict_columns(d, _float_relevance_series
+                                              if relevance_type == "float" else _relevance_series)
         df = pl.DataFrame(
             [q, pl.Series("iteration", [DEFAULT_QRELS_ITERATION] * len(q), dtype=pl.String), doc, rel]
         )
-        df = resolve_duplicates(df, value="relevance", policy="error", source="<dict>", unit=None)
+        if not distinct:
+            df = resolve_duplicates(df, value="relevance", policy="error", source="<dict>",
+                                    unit=None)
         return cls._trusted(df)
 
     @classmethod
@@ -644,7 +653,7 @@ class Run(_Frame):
         ``iteration`` is ``"Q0"``, ``rank`` is null, ``run_id`` is ``name``.
         """
         check_str("name", name, allow_empty=True)
-        q, doc, score = _dict_columns(d, _score_series)
+        q, doc, score, distinct = _dict_columns(d, _score_series)
         n = len(q)
         df = pl.DataFrame(
             [
@@ -657,7 +666,8 @@ class Run(_Frame):
             ]
         )
         _check_finite_scores(df, "<dict>", None)
-        df = resolve_duplicates(df, value="score", policy="error", source="<dict>", unit=None)
+        if not distinct:
+            df = resolve_duplicates(df, value="score", policy="error", source="<dict>", unit=None)
         return cls._trusted(df, name=name)
 
     @classmethod
@@ -786,12 +796,18 @@ def _flatten_dict(d: Any, what: str) -> tuple[list, list, list]:
     return qids, docs, vals
 
 
-def _dict_columns(d: Any, value_series) -> tuple[pl.Series, pl.Series, pl.Series]:
-    """``query_id``, ``doc_id`` and value series of a ``{query_id: {doc_id: value}}`` dict."""
+def _dict_columns(d: Any, value_series) -> tuple[pl.Series, pl.Series, pl.Series, bool]:
+    """``query_id``, ``doc_id`` and value series of a ``{query_id: {doc_id: value}}`` dict,
+    and whether its (query_id, doc_id) pairs are known to be distinct: dict keys are, and
+    stay so when every doc id is a str and no two query keys convert to one id (``1`` and
+    ``"1"``), which spares the duplicate search (a hash of every pair)."""
     qids, docs, vals = _flatten_dict(d, "d")
     q = _ids_series(qids, "query_id")
-    doc = _ids_series(docs, "doc_id")
-    return q, doc, value_series(vals, q, doc, "<dict>", None)
+    doc = _str_series(docs, "doc_id")
+    distinct = doc is not None and len({to_id(k, "query_id") for k in d}) == len(d)
+    if doc is None:
+        doc = _ids_series(docs, "doc_id")
+    return q, doc, value_series(vals, q, doc, "<dict>", None), distinct
 
 
 def _frame_columns(cols: Mapping[str, Any], value: str, source: str) -> tuple[pl.Series, pl.Series, pl.Series]:

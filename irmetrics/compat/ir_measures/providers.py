@@ -38,7 +38,6 @@ import polars as pl
 
 from ...containers import Qrels, Run
 from ...evaluate import Evaluator as EngineEvaluator
-from ...judgment_formats import evaluate_diversity
 from ...exceptions import ParameterError, UnknownMeasureError
 from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
@@ -967,6 +966,9 @@ class _Group:
     def evaluate(self, run, *, extras: bool):
         """irmetrics' Results of the group, the run ranked as its road says."""
         if self.road == "diversity":
+            # judgment_formats (and the stats it loads) only where a diversity measure is asked
+            from ...judgment_formats import evaluate_diversity
+
             return evaluate_diversity(self.table, as_table(run, "score"), self.natives(extras),
                                       complete=True)
         if self.road == "doc_id_ascending":

@@ -18,7 +18,16 @@ float32 steps, vectorised over queries:
   1-D tensor of that length (checked in tests), while padding a row to a longer
   length would not give the same bits. At :data:`SPLIT_REDUCTION` elements and
   more a 1-D CPU reduction is split across threads, so such rows (few: each
-  holds that many entries) are reduced one by one.
+  holds that many entries) are reduced one by one;
+* an elementwise torch call whose bits depend on the kernel's path (``sigmoid``:
+  torch's vectorised and scalar loops differ in the last bit) runs on each query's
+  slice as the inner row of a padded matrix, so every position takes the path it
+  takes in torchmetrics' 1-D call of that length (:func:`row_mapped`).
+
+AUROC follows torchmetrics' ``binary_auroc``: float32 ``fps / fps[-1]`` and
+``tps / tps[-1]``, ``torch.trapz`` as a 1-D float32 sum of
+``(x_j - x_{j-1}) (y_j + y_{j-1})`` halved, ``torch.lerp`` and the McClish
+correction in float32.
 """
 
 from __future__ import annotations
@@ -27,10 +36,20 @@ import numpy as np
 import torch
 
 from ...engine import segments as sg
+from .._roc import roc_points
 from ._kernels import Groups
 
 #: ATen's ``GRAIN_SIZE``: a 1-D CPU reduction at least this long is split across threads.
 SPLIT_REDUCTION = 32768
+
+
+def _length_groups(lengths: np.ndarray):
+    """``(length, rows, cells)`` per distinct positive length: the queries of that length
+    and the flat CSR positions of their entries, one row each."""
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    for length in np.unique(lengths[lengths > 0]).tolist():
+        rows = np.flatnonzero(lengths == length)
+        yield length, rows, offsets[rows][:, None] + np.arange(length)
 
 
 def row_reduced(terms: np.ndarray, lengths: np.ndarray, device, reduce: str = "sum") -> np.ndarray:
@@ -42,10 +61,7 @@ def row_reduced(terms: np.ndarray, lengths: np.ndarray, device, reduce: str = "s
     terms = np.ascontiguousarray(terms, dtype=np.float32)
     lengths = np.asarray(lengths, dtype=np.int64)
     out = np.zeros(lengths.size, dtype=np.float32)
-    offsets = np.concatenate(([0], np.cumsum(lengths)))
-    for length in np.unique(lengths[lengths > 0]).tolist():
-        rows = np.flatnonzero(lengths == length)
-        cells = offsets[rows][:, None] + np.arange(length)
+    for length, rows, cells in _length_groups(lengths):
         matrix = torch.from_numpy(terms[cells]).to(device)
         if length >= SPLIT_REDUCTION:
             reduced = torch.stack([getattr(row, reduce)() for row in matrix])
@@ -102,7 +118,8 @@ def normalized_dcg(g: Groups, top_k, device) -> np.ndarray:
     run_start[1:] = run_end[:-1]
     run_id = np.cumsum(run_start) - 1
     n_runs = int(run_id[-1]) + 1 if run_id.size else 0
-    # Integer targets (and float ones) well below 2**24 sum exactly in any order.
+    # Integer targets well below 2**24 sum exactly in any order; float targets come
+    # summed as torchmetrics' float32 scatter_add_ sums them (Groups.group_sums).
     run_gain = np.bincount(run_id, weights=g.target, minlength=n_runs).astype(np.float32)
     run_len = np.bincount(run_id, minlength=n_runs).astype(np.float32)
     run_seg = g.seg[run_start]
@@ -131,8 +148,106 @@ def normalized_dcg(g: Groups, top_k, device) -> np.ndarray:
     terms = np.zeros(int(distinct.sum()), dtype=np.float32)
     distinct_offsets = np.concatenate(([0], np.cumsum(distinct)))
     within = np.arange(run_seg.size) - np.repeat(np.cumsum(per_query) - per_query, per_query)
-    terms[distinct_offsets[run_seg] + within] = run_gain / run_len * steps
+    slots = distinct_offsets[run_seg] + within
+    if g.group_sums is not None:
+        run_gain = g.group_sums[slots]  # float targets (then every query's are)
+    terms[slots] = run_gain / run_len * steps
     dcg = row_reduced(terms, distinct, device)
     ideal = row_reduced(ideal_terms, g.sizes, device)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ideal == 0, np.float32(0), dcg / ideal).astype(np.float32)
+
+
+def row_mapped(fn, values: np.ndarray, lengths: np.ndarray, device) -> np.ndarray:
+    """``fn`` (a float32 elementwise torch call) on each query's 1-D slice of CSR ``values``,
+    with the bits torchmetrics' call on a 1-D tensor of that length gives.
+
+    A query's slice is the inner row of a ``(rows, length + 1)`` matrix cut to
+    ``length`` columns: the rows cannot be merged into one long loop, so each runs
+    torch's inner loop over ``length`` contiguous entries, vectorised and scalar
+    positions as in a 1-D call. Calls stay under :data:`SPLIT_REDUCTION` elements
+    (at least one row), where a 1-D call is not split across threads either.
+    """
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.empty_like(values)
+    for length, rows, cells in _length_groups(lengths):
+        padded = np.zeros((rows.size, length + 1), dtype=np.float32)
+        padded[:, :length] = values[cells]
+        step = max(1, SPLIT_REDUCTION // (length + 1))
+        for start in range(0, rows.size, step):
+            block = torch.from_numpy(padded[start:start + step]).to(device)
+            out[cells[start:start + step]] = fn(block[:, :length]).cpu().numpy()
+    return out
+
+
+def _quotient(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """``counts / totals`` of int64 tensors as torch divides them: float32, correctly rounded."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return counts.astype(np.float32) / totals.astype(np.float32)
+
+
+def auroc(g: Groups, top_k, max_fpr, device) -> np.ndarray:
+    r"""torchmetrics' ``retrieval_auroc`` of every query in float32.
+
+    Over the top ``k' = min(k, n)`` items (sigmoid first when one lies outside
+    [0, 1]), ROC points :math:`x_j = \mathrm{fl}(F_j / F)`,
+    :math:`y_j = \mathrm{fl}(T_j / T)` at each distinct prediction after the origin;
+    :math:`AUC = \frac12 \sum_j \mathrm{fl}((x_j - x_{j-1})(y_j + y_{j-1}))`, the sum
+    a float32 1-D ``torch.sum``. With ``max_fpr = m``: the curve cut after the last
+    :math:`x_j \le m` plus :math:`(m, \mathrm{lerp}(y_{s-1}, y_s, w))`, and
+    :math:`\frac12 (1 + (A - m^2/2) / (m - m^2/2))`. 0 without both classes.
+    """
+    k = g.top(top_k)
+    keep = sg.ranks(g.offsets) <= k[g.seg]
+    offsets = np.concatenate(([0], np.cumsum(k))).astype(np.int64)
+    preds = np.asarray(g.preds[keep], dtype=np.float32)
+    target = g.target[keep] != 0
+    seg = g.seg[keep]
+    outside = sg.seg_count((preds < 0) | (preds > 1), seg, g.n) > 0
+    if outside.any():  # torchmetrics squashes a query's logits with torch.sigmoid
+        squash = outside[seg]
+        preds[squash] = row_mapped(torch.sigmoid, preds[squash], np.where(outside, k, 0), device)
+    roc = roc_points(offsets, preds, target)
+    pseg = roc.seg
+    x = _quotient(roc.fps, roc.negatives[pseg])
+    y = _quotient(roc.tps, roc.positives[pseg])
+    points = np.diff(roc.offsets)
+    both = (roc.positives > 0) & (roc.negatives > 0)
+    half = np.float32(0.5)
+    if max_fpr is None or max_fpr == 1:
+        area = _trapezoids(x, y, points, device)
+    else:
+        m = np.float32(max_fpr)
+        # bucketize(m, x, right=True): the first point past m; one exists where both
+        # classes are present (x ends at 1 > m).
+        inside = sg.seg_count(x <= m, pseg, g.n)
+        stop = roc.offsets[:-1] + np.minimum(inside, points - 1)
+        prev = stop - 1
+        with np.errstate(divide="ignore", invalid="ignore"):  # one-class queries: set to 0 below
+            weight = (m - x[prev]) / (x[stop] - x[prev])
+        cut_y = _scalar_lerp(y[prev], y[stop], weight, device)
+        kept = sg.ranks(roc.offsets) <= inside[pseg]
+        cut_x = np.insert(x[kept], np.cumsum(inside), m)
+        cut_ys = np.insert(y[kept], np.cumsum(inside), cut_y)
+        partial = _trapezoids(cut_x, cut_ys, inside + 1, device)
+        min_area = half * (m * m)
+        area = half * (np.float32(1) + (partial - min_area) / (m - min_area))
+    return np.where(both, area, np.float32(0)).astype(np.float32)
+
+
+def _scalar_lerp(start, end, weight, device) -> np.ndarray:
+    """``torch.lerp`` of many 0-dim triples at once: strided columns take torch's scalar
+    loop, as torchmetrics' 0-dim call does."""
+    table = torch.from_numpy(np.stack([start, end, weight, np.zeros_like(start)], axis=1)).to(device)
+    return torch.lerp(table[:, 0], table[:, 1], table[:, 2]).cpu().numpy()
+
+
+def _trapezoids(x: np.ndarray, y: np.ndarray, points: np.ndarray, device) -> np.ndarray:
+    """``torch.trapz(y, x)`` of each query's CSR curve of ``points`` points, in float32."""
+    starts = np.concatenate(([0], np.cumsum(points)))[:-1]
+    later = np.ones(x.size, dtype=bool)
+    later[starts[points > 0]] = False
+    after = np.flatnonzero(later)
+    terms = (x[after] - x[after - 1]) * (y[after] + y[after - 1])
+    return row_reduced(terms, np.maximum(points - 1, 0), device) / np.float32(2)

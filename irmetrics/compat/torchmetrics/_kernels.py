@@ -73,6 +73,8 @@ class Groups:
         self.target_sum = np.asarray(target_sum, dtype=np.float64)
         self.ideal = ideal
         self.distinct: np.ndarray | None = None  # distinct predictions per query (nDCG)
+        # float targets summed per tie group in float32, ``distinct`` per query (nDCG)
+        self.group_sums: np.ndarray | None = None
         self.ids = np.arange(self.n) if ids is None else ids
 
     @cached_property

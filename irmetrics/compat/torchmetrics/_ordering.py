@@ -308,6 +308,7 @@ class _Block:
     carried: np.ndarray
     lengths: np.ndarray  # each row's prefix length (<= width)
     ideal: Tensor | None  # nDCG's largest targets, rows x min(k, n)
+    group_sums: np.ndarray | None = None  # nDCG's float targets summed per tie group, rows x n
 
 
 # --------------------------------------------------------------------------- public
@@ -358,19 +359,53 @@ def ranked_groups(indexes: Tensor | list[Tensor] | None, preds: Tensor, target: 
             ranked = _stable_block(block_preds, carried, prefix, cut, ties)
         else:
             ranked = _torchmetrics_block(block_preds, carried, prefix, cut)
-        ideal = None
+        ideal = group_sums = None
         if prefix.ideal:
             ideal = torch.topk(block_target, int(cut[0]) if len(rows) else 0, dim=-1).values
             distinct[rows] = _distinct_counts(block_preds)
+            if block_target.is_floating_point():
+                group_sums = _tie_group_sums(block_preds, block_target)
         ranked_values, ranked_carried, lengths = ranked
-        blocks.append(_Block(rows, ranked_values, ranked_carried, lengths, ideal))
+        blocks.append(_Block(rows, ranked_values, ranked_carried, lengths, ideal, group_sums))
     prefix_offsets, ranked_preds, ranked_target = _concatenated(blocks, n_q)
     groups = Groups(prefix_offsets, ranked_preds, ranked_target, sizes=sizes,
                     num_pos=num_pos.cpu().numpy(), target_sum=target_sum.cpu().numpy(), ids=ids)
     if prefix.ideal:
         groups.ideal = _ideal_gains(blocks, n_q)
         groups.distinct = distinct
+        if any(block.group_sums is not None for block in blocks):
+            groups.group_sums = _group_sums(blocks, distinct)
     return groups
+
+
+def _tie_group_sums(values: Tensor, target: Tensor) -> np.ndarray:
+    """Host float32 ``(rows, n)``: row ``r``'s targets summed per distinct value,
+    largest value first (columns past the row's distinct count are 0).
+
+    torchmetrics' ``_tie_average_dcg`` adds a query's float targets into its tie
+    groups with a float32 ``scatter_add_`` in the query's entry order; a row of a
+    2-D ``scatter_add_`` along dim 1 adds in the same order, so fractional targets
+    get its bits.
+    """
+    ordered, order = torch.sort(values, dim=1, descending=True)
+    starts = torch.ones_like(ordered, dtype=torch.long)
+    starts[:, 1:] = (ordered[:, 1:] != ordered[:, :-1]).long()
+    group = torch.empty_like(order).scatter_(1, order, starts.cumsum(dim=1) - 1)
+    sums = torch.zeros(values.shape, dtype=torch.float32, device=values.device)
+    return sums.scatter_add_(1, group, target.float()).cpu().numpy()
+
+
+def _group_sums(blocks: list[_Block], distinct: np.ndarray) -> np.ndarray:
+    """CSR float32 tie-group sums, ``distinct[q]`` per query."""
+    offsets = np.concatenate(([0], np.cumsum(distinct))).astype(np.int64)
+    sums = np.zeros(int(offsets[-1]), dtype=np.float32)
+    for block in blocks:
+        if block.group_sums is None:
+            continue
+        column = np.arange(block.group_sums.shape[1])
+        inside = column < distinct[block.rows][:, None]
+        sums[(offsets[block.rows][:, None] + column)[inside]] = block.group_sums[inside]
+    return sums
 
 
 def _distinct_counts(values: Tensor) -> np.ndarray:

@@ -22,19 +22,20 @@ definitions.
 
 Deliberate differences from torchmetrics 1.9.0:
 
-* fractional float targets (torchmetrics sums them as partial hits) and NaN
-  predictions (ordered arbitrarily by torch) raise
-  :class:`~irmetrics.exceptions.ParameterError`;
+* fractional float targets of the binary metrics (torchmetrics sums them as
+  partial hits) and NaN predictions (ordered arbitrarily by torch) raise
+  :class:`~irmetrics.exceptions.ParameterError` (nDCG takes graded float targets,
+  summed per tie group as torchmetrics sums them);
 * an invalid ``top_k`` raises for every metric (torchmetrics' MAP and MRR let
   negative values through, and its functional AP, MRR and AUROC read
   ``top_k=0`` as None);
-* AUROC's per-query values are computed in float64 and rounded to float32 once
-  (about 1e-7 from torchmetrics' float32 arithmetic); every other value is
-  torchmetrics' float32 number bit for bit: average precision and nDCG follow its
-  float32 order of operations (:mod:`~irmetrics.compat.torchmetrics._float32`),
-  the rest are one correctly rounded division there. ``exact=True`` gives the
-  exact value rounded to float32 once instead (average precision and nDCG can be
-  an ulp apart); torch aggregates per-query values as torchmetrics does;
+* every value is torchmetrics' float32 number bit for bit on CPU: average
+  precision, nDCG and AUROC follow its float32 order of operations
+  (:mod:`~irmetrics.compat.torchmetrics._float32`), the rest are one correctly
+  rounded division there. ``exact=True`` gives the exact (AUROC: float64) value
+  rounded to float32 once instead (an ulp or so apart); torch aggregates
+  per-query values as torchmetrics does. On CUDA the same steps run on the
+  device; ``benchmarks/check_device.py`` compares the bits there;
 * error messages begin with torchmetrics' words and end with the value received.
 """
 
@@ -469,10 +470,11 @@ class RetrievalNormalizedDCG(_TopKMetric):
 class RetrievalAUROC(_TopKMetric):
     r"""Mean ROC AUC over each query's top k (torchmetrics 1.9.0 ``RetrievalAUROC``).
 
-    The exact binary ROC AUC of the top ``min(k, n)`` items (0 unless both classes
-    are among them); ``max_fpr`` gives the McClish-standardised partial AUC.
+    The binary ROC AUC of the top ``min(k, n)`` items (0 unless both classes are
+    among them); ``max_fpr`` gives the McClish-standardised partial AUC.
     Predictions outside [0, 1] pass through a float32 sigmoid first, as in
-    torchmetrics.
+    torchmetrics. Computed in torchmetrics' float32 steps (its bits);
+    ``exact=True`` gives the float64 value rounded to float32 once.
 
     Examples
     --------
@@ -494,7 +496,9 @@ class RetrievalAUROC(_TopKMetric):
         return Prefix("topk", self.top_k)
 
     def _values(self, groups, device):
-        return kernels.auroc(groups, self.top_k, self.max_fpr)
+        if self.exact:
+            return kernels.auroc(groups, self.top_k, self.max_fpr)
+        return float32.auroc(groups, self.top_k, self.max_fpr, device)
 
 
 class RetrievalPrecisionRecallCurve(_RetrievalMetric):
@@ -811,11 +815,14 @@ def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: int | None = 
 
 
 def retrieval_auroc(preds: Tensor, target: Tensor, top_k: int | None = None,
-                    max_fpr: float | None = None, *, ties: str = "torchmetrics") -> Tensor:
+                    max_fpr: float | None = None, *, ties: str = "torchmetrics",
+                    exact: bool = False) -> Tensor:
     """ROC AUC over one query's top k items (torchmetrics 1.9.0 ``retrieval_auroc``).
 
     The top ``min(k, n)`` items by prediction are kept; without both classes among
     them the result is 0; ``max_fpr`` gives the McClish-standardised partial AUC.
+    Computed in torchmetrics' float32 order of operations (its bits);
+    ``exact=True`` gives the float64 value rounded to float32 once.
 
     Examples
     --------
@@ -827,7 +834,9 @@ def retrieval_auroc(preds: Tensor, target: Tensor, top_k: int | None = None,
     top_k = check_top_k(top_k)
     max_fpr = check_max_fpr(max_fpr)
     values, preds = _query_values(preds, target, Prefix("topk", top_k),
-                                  lambda g: kernels.auroc(g, top_k, max_fpr), ties=ties)
+                                  lambda g: (kernels.auroc(g, top_k, max_fpr) if exact else
+                                             float32.auroc(g, top_k, max_fpr, _device(preds))),
+                                  ties=ties)
     return _scalar(values, preds)
 
 
