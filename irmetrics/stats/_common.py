@@ -12,7 +12,7 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import block_generators, map_ordered
+from irmetrics.parallel import block_seeds, map_ordered
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -236,9 +236,9 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     """
     rows = _block_rows(row_elements, total)
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
-    generators = block_generators(seed, len(sizes))
-    return map_ordered(lambda i: fn(sizes[i], generators[i]), range(len(sizes)),
-                       threads=threads)
+    seeds = block_seeds(seed, len(sizes))  # each generator built by the worker drawing it
+    return map_ordered(lambda i: fn(sizes[i], np.random.default_rng(seeds[i])),
+                       range(len(sizes)), threads=threads)
 
 
 def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 
 from irmetrics.exceptions import ParameterError
 from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generators,
-                                imap_ordered, map_ordered, resolve_threads)
+                                block_seeds, imap_ordered, map_ordered, resolve_threads)
 
 
 @pytest.mark.parametrize("bad", [0, -1, MAX_THREADS + 1, 2.0, True, "4"])
@@ -68,6 +68,22 @@ def test_streaming_map_keeps_a_bounded_window():
     assert [next(it) for _ in range(5)] == [0, 1, 2, 3, 4]
     assert len(consumed) <= 5 + 3  # never more than `ahead` items beyond what was taken
     it.close()
+
+
+def test_block_seeds_give_the_block_generators_draw_for_draw():
+    # The statistics build block i's generator from block_seeds in the worker: it must be
+    # generator i of block_generators (whose draws the pinned p-values come from).
+    for seed in (0, 11, None):
+        if seed is None:
+            g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
+            seeds, generators = block_seeds(g1, 5), block_generators(g2, 5)
+        else:
+            seeds, generators = block_seeds(seed, 5), block_generators(seed, 5)
+        assert len(seeds) == 5
+        for child, generator in zip(seeds, generators):
+            assert np.array_equal(np.random.default_rng(child).random(6), generator.random(6))
+    with pytest.raises(ParameterError):
+        block_seeds(1, -1)
 
 
 def test_block_generators_are_reproducible_and_independent():
