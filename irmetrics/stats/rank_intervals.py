@@ -30,7 +30,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import block_seeds, map_ordered
+from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -420,8 +420,10 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
                       " system can be told apart (every interval is [1, m]).",
                       DegenerateTestWarning, stacklevel=2)
     observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
-    boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed, threads)
-    return _result(observed, boot, level, aggregation, resampling, threads)
+    with one_blas_thread():  # small matrix products on our threads: no BLAS threads besides
+        boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed,
+                                 threads)
+        return _result(observed, boot, level, aggregation, resampling, threads)
 
 
 def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: int = 1000,
@@ -484,7 +486,8 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
         with np.errstate(invalid="ignore", divide="ignore"):
             return _exact_means(weights, parts, 1) / (weights @ present)
 
-    boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+    with one_blas_thread():
+        boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns

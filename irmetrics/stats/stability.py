@@ -15,7 +15,7 @@ import numpy as np
 from irmetrics.checks import (check_choice, check_float, check_int, check_positive_int,
                               parameter_error)
 from irmetrics.exceptions import ShapeError
-from irmetrics.parallel import block_seeds, imap_ordered, resolve_threads
+from irmetrics.parallel import block_seeds, imap_ordered, one_blas_thread, resolve_threads
 from ._common import CORRECTIONS, TESTS, _check_finite, _check_seed
 from .corrections import adjust_pvalues
 from .paired import _fixed_point_parts, _paired_test
@@ -306,12 +306,14 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     # in block order in this thread, and integer sums do not depend on the order anyway.
     counts = np.zeros(1, dtype=np.int64)
     swaps = np.zeros(1, dtype=np.int64)
-    for block_counts, block_swaps in imap_ordered(block, range(len(sizes)), threads=threads):
-        n_bins = max(len(counts), len(block_counts))
-        counts = np.pad(counts, (0, n_bins - len(counts)))
-        swaps = np.pad(swaps, (0, n_bins - len(swaps)))
-        counts[:len(block_counts)] += block_counts
-        swaps[:len(block_swaps)] += block_swaps
+    with one_blas_thread():  # the trials' small matrix products: no BLAS threads besides
+        for block_counts, block_swaps in imap_ordered(block, range(len(sizes)),
+                                                      threads=threads):
+            n_bins = max(len(counts), len(block_counts))
+            counts = np.pad(counts, (0, n_bins - len(counts)))
+            swaps = np.pad(swaps, (0, n_bins - len(swaps)))
+            counts[:len(block_counts)] += block_counts
+            swaps[:len(block_swaps)] += block_swaps
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(counts > 0, swaps / np.maximum(counts, 1), np.nan)
     return SwapRate(bin_low=np.arange(len(counts)) * bin_width, counts=counts, swaps=swaps,
