@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Scaling of irmetrics' parallel roads with the thread count, outputs checked byte for byte.
 
-    python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3]
+    python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3] [--keep-blas]
                                        [--cases grid,randomization,bootstrap,tukey,power,swap,
                                                 agreement,rank_intervals,eval]
                                        [--topics 250] [--systems 20] [--eval-data DIR]
@@ -21,7 +21,9 @@ and for ``grid`` polars' own pool, which keeps a second core partly busy even on
 thread, so the grid's real ratio is lower). The 1-minute load average is
 read before each run (median per row). Thread counts above the cores this process may use
 are skipped. BLAS is held to one thread in the workers (``OMP_NUM_THREADS`` etc. = 1), so
-that the thread count measured is irmetrics' own.
+that the thread count measured is irmetrics' own; ``--keep-blas`` leaves the BLAS settings
+as they are (the statistics hold numpy's BLAS to one thread themselves while they draw,
+:func:`irmetrics.parallel.one_blas_thread`).
 
 Cases (seeded data, written once to a temporary directory):
 
@@ -213,8 +215,10 @@ def eval_has_threads() -> bool:
     return "--threads" in done.stdout + done.stderr
 
 
-def measure(case: str, threads: int, data: Path, eval_data: Path | None) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{v: "1" for v in BLAS_VARIABLES})
+def measure(case: str, threads: int, data: Path, eval_data: Path | None,
+            keep_blas: bool = False) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               **({} if keep_blas else {v: "1" for v in BLAS_VARIABLES}))
     argv = [sys.executable, __file__, "--worker", case, "--threads", str(threads),
             "--data", str(data)] + (["--eval-data", str(eval_data)] if eval_data else [])
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -231,6 +235,8 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=250)
     parser.add_argument("--systems", type=int, default=20)
     parser.add_argument("--eval-data", type=Path, default=None)
+    parser.add_argument("--keep-blas", action="store_true",
+                        help="do not hold BLAS to one thread in the workers")
     parser.add_argument("--data", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -273,7 +279,7 @@ def main() -> None:
             for case in cases:
                 for threads in order:
                     loads[(case, threads)].append(load1())
-                    res = measure(case, threads, data, args.eval_data)
+                    res = measure(case, threads, data, args.eval_data, args.keep_blas)
                     times[(case, threads)].append(res["seconds"])
                     cpus[(case, threads)].append(res["cpu"])
                     if res.get("caller") is not None:
