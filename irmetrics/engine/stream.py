@@ -330,7 +330,8 @@ def _stream(qrels, pieces, read, sinks, *, max_docs, complete, semantics, ties="
 
     def work(piece):  # on a worker thread: nothing shared is written
         frame, lines = read(piece)
-        facts = _ChunkFacts(frame, semantics)  # shared by the packers of a fan-out
+        # shared by the packers of a fan-out (an empty frame: each packer returns None)
+        facts = _ChunkFacts(frame, semantics) if frame.height else None
         return frame.height, lines, [packer.prepare(frame, facts) for packer in packers]
 
     line = 1  # the file line the next piece starts on
