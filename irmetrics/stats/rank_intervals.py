@@ -30,7 +30,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread
+from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread, resolve_threads
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -250,8 +250,8 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
 def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
                threads: Any = 1) -> tuple:
     """Max-t simultaneous intervals of all pairwise differences -> rank bounds. The
-    resamples' max-t statistics are computed a block of rows at a time on ``threads``
-    threads (each row's value is the same whatever block holds it)."""
+    resamples' max-t statistics are computed a block of rows at a time, one run of blocks
+    per thread (each row's value is the same whatever block holds it)."""
     m = observed.size
     cov = np.cov(boot, rowvar=False, ddof=1)
     var = np.diag(cov)
@@ -270,8 +270,12 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
         t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
         return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
 
-    stat = np.concatenate(map_ordered(max_t, range(0, boot.shape[0], _RESAMPLE_BLOCK),
-                                      threads=threads))
+    # one run of consecutive blocks per thread: a few items, not one per 128 resamples
+    starts = list(range(0, boot.shape[0], _RESAMPLE_BLOCK))
+    per = -(-len(starts) // resolve_threads(threads)) if starts else 1
+    runs = [starts[k:k + per] for k in range(0, len(starts), per)]
+    stat = np.concatenate(map_ordered(lambda run: np.concatenate([max_t(lo) for lo in run]),
+                                      runs, threads=threads) or [np.zeros(0)])
     critical = float(np.quantile(stat, level, method="higher"))
     margin = np.where(se > 0, critical * se, 0.0)
     tol = 100 * np.finfo(np.float64).eps * (np.abs(observed)[:, None] + np.abs(observed)[None, :])
