@@ -1,19 +1,29 @@
 #!/usr/bin/env python
 """Scaling of irmetrics' parallel roads with the thread count, outputs checked byte for byte.
 
-    python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3]
-                                       [--cases grid,randomization,bootstrap,tukey,power,swap,eval]
+    python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3] [--keep-blas]
+                                       [--cases grid,randomization,bootstrap,tukey,power,swap,
+                                                agreement,rank_intervals,eval]
                                        [--topics 250] [--systems 20] [--eval-data DIR]
 
 Every measurement runs in a fresh process (``--worker``), which imports irmetrics, loads
 its inputs, warms up on a small slice (imports, first calls), then times the case alone
-and prints its wall and CPU seconds and the SHA-256 of its output; the thread counts are alternated within each round (forward, then backward in
-the next round), so that a machine shared with other work loads them alike. The table
-gives the median per (case, threads), the speed-up and parallel efficiency against
-``threads=1``, and whether the output's bytes equal those of ``threads=1``. Thread counts
-above the cores this process may use are skipped. BLAS is held to one thread in the
-workers (``OMP_NUM_THREADS`` etc. = 1), so that the thread count measured is irmetrics'
-own.
+and prints its wall and CPU seconds, the CPU seconds of the calling thread alone and the
+SHA-256 of its output; the thread counts are alternated within each round (forward, then
+backward in the next round), so that a machine shared with other work loads them alike.
+The table gives the median per (case, threads), the speed-up and parallel efficiency
+against ``threads=1``, whether the output's bytes equal those of ``threads=1``, and the
+figures that stay meaningful on a loaded machine: the CPU seconds, the cores kept busy
+(CPU / wall), the serial share ``s`` (CPU of the calling thread, which waits while the
+workers run, over all CPU) and the speed-up that share allows on an idle machine,
+``1 / (s + (1 - s) / N)`` (Amdahl; it ignores the interpreter lock and memory bandwidth,
+and for ``grid`` polars' own pool, which keeps a second core partly busy even on one
+thread, so the grid's real ratio is lower). The 1-minute load average is
+read before each run (median per row). Thread counts above the cores this process may use
+are skipped. BLAS is held to one thread in the workers (``OMP_NUM_THREADS`` etc. = 1), so
+that the thread count measured is irmetrics' own; ``--keep-blas`` leaves the BLAS settings
+as they are (the statistics hold numpy's BLAS to one thread themselves while they draw,
+:func:`irmetrics.parallel.one_blas_thread`).
 
 Cases (seeded data, written once to a temporary directory):
 
@@ -27,6 +37,10 @@ Cases (seeded data, written once to a temporary directory):
 * ``tukey``: :func:`irmetrics.stats.discriminative_power` with randomised Tukey HSD,
   10,000 resamples; ``power``: the same with the randomization test; ``swap``:
   :func:`irmetrics.stats.swap_rate`, 10,000 trials; output: the p-values / bin counts.
+* ``agreement``: :func:`irmetrics.stats.ranking_agreement` (the meta-evaluation's
+  intervals) of the scores against a perturbed copy, ``k=10``, 10,000 resamples;
+  ``rank_intervals``: :func:`irmetrics.stats.rank_intervals.rank_intervals`, 10,000
+  resamples; output: the estimates and interval ends.
 * ``eval``: ``irmetrics eval --threads N`` on the 7M-line MS MARCO-shaped run of
   ``benchmarks/generate.py --queries 7000`` (``--eval-data``: the folder holding its
   ``qrels.txt`` and ``run.txt``); skipped with a note when ``irmetrics eval`` has no
@@ -53,7 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-CASES = ("grid", "randomization", "bootstrap", "tukey", "power", "swap", "eval")
+CASES = ("grid", "randomization", "bootstrap", "tukey", "power", "swap", "agreement",
+         "rank_intervals", "eval")
 GRID_MEASURES = ["ndcg_cut.10", "map", "recall.100"]
 EVAL_MEASURES = ["map", "ndcg_cut.10", "P.10", "recall.1000", "recip_rank", "Rprec"]
 RESAMPLES = 10_000
@@ -111,7 +126,7 @@ def worker(case: str, threads: int, data: Path, eval_data: Path | None, *,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
         children = os.times()
         return {"seconds": time.perf_counter() - start,
-                "cpu": children.children_user + children.children_system,
+                "cpu": children.children_user + children.children_system, "caller": None,
                 "digest": hashlib.sha256(done.stdout).hexdigest()}
     import irmetrics as irm
     from irmetrics import stats
@@ -121,16 +136,16 @@ def worker(case: str, threads: int, data: Path, eval_data: Path | None, *,
         first = {k: files["qrels"][k] for k in list(files["qrels"])[:1]}
         irm.evaluate_grid(first, dict(list(files["runs"].items())[:2]), GRID_MEASURES,
                           threads=threads)  # warm-up: imports, first calls
-        start, cpu = time.perf_counter(), time.process_time()
+        start, cpu, caller = time.perf_counter(), time.process_time(), time.thread_time()
         grid = irm.evaluate_grid(files["qrels"], files["runs"], GRID_MEASURES, threads=threads)
         return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
-                "digest": _frame_digest(grid.per_query())}
+                "caller": time.thread_time() - caller, "digest": _frame_digest(grid.per_query())}
     scores = np.load(data / "scores.npy")
     if not warm:  # the same case on a slice first: scipy's imports are not timed
         worker(case, threads, data, eval_data, scores_=scores[:12, :4], warm=True)
     scores = scores if scores_ is None else scores_
     pairs = stats.system_pairs(scores.shape[1])
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, caller = time.perf_counter(), time.process_time(), time.thread_time()
     if case in ("randomization", "bootstrap"):
         res = stats.paired_test(scores[:, pairs[:, 0]], scores[:, pairs[:, 1]], test=case,
                                 n_resamples=RESAMPLES, exact=False if case == "randomization"
@@ -144,10 +159,20 @@ def worker(case: str, threads: int, data: Path, eval_data: Path | None, *,
     elif case == "swap":
         res = stats.swap_rate(scores, n_trials=RESAMPLES, threads=threads)
         out = (res.counts, res.swaps)
+    elif case == "agreement":
+        other = scores + 0.05 * np.sin(np.arange(scores.size)).reshape(scores.shape)
+        res = stats.ranking_agreement(scores, other, k=min(10, scores.shape[1]),
+                                      n_resamples=RESAMPLES, threads=threads)
+        out = (res.estimate, res.ci_low, res.ci_high)
+    elif case == "rank_intervals":
+        from irmetrics.stats.rank_intervals import rank_intervals
+
+        res = rank_intervals(scores, n_resamples=RESAMPLES, threads=threads)
+        out = (res.low, res.high, res.critical_value)
     else:
         raise SystemExit(f"unknown case {case!r}")
     return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
-            "digest": _digest(*out)}
+            "caller": time.thread_time() - caller, "digest": _digest(*out)}
 
 
 # --------------------------------------------------------------------------- driver
@@ -171,9 +196,16 @@ def machine() -> str:
 
 def load() -> str:
     try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        return " ".join(str(round(x, 2)) for x in os.getloadavg())
     except OSError:
         return "n/a"
+
+
+def load1() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
 
 
 def eval_has_threads() -> bool:
@@ -183,8 +215,10 @@ def eval_has_threads() -> bool:
     return "--threads" in done.stdout + done.stderr
 
 
-def measure(case: str, threads: int, data: Path, eval_data: Path | None) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{v: "1" for v in BLAS_VARIABLES})
+def measure(case: str, threads: int, data: Path, eval_data: Path | None,
+            keep_blas: bool = False) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               **({} if keep_blas else {v: "1" for v in BLAS_VARIABLES}))
     argv = [sys.executable, __file__, "--worker", case, "--threads", str(threads),
             "--data", str(data)] + (["--eval-data", str(eval_data)] if eval_data else [])
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -201,6 +235,8 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=250)
     parser.add_argument("--systems", type=int, default=20)
     parser.add_argument("--eval-data", type=Path, default=None)
+    parser.add_argument("--keep-blas", action="store_true",
+                        help="do not hold BLAS to one thread in the workers")
     parser.add_argument("--data", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -235,22 +271,27 @@ def main() -> None:
               f" ({args.topics} topics x {args.systems} systems for the statistics)")
         times: dict = {(c, t): [] for c in cases for t in counts}
         cpus: dict = {(c, t): [] for c in cases for t in counts}
+        callers: dict = {(c, t): [] for c in cases for t in counts}
+        loads: dict = {(c, t): [] for c in cases for t in counts}
         digests: dict = {}
         for round_ in range(args.repeat):
             order = counts if round_ % 2 == 0 else counts[::-1]
             for case in cases:
                 for threads in order:
-                    res = measure(case, threads, data, args.eval_data)
+                    loads[(case, threads)].append(load1())
+                    res = measure(case, threads, data, args.eval_data, args.keep_blas)
                     times[(case, threads)].append(res["seconds"])
                     cpus[(case, threads)].append(res["cpu"])
+                    if res.get("caller") is not None:
+                        callers[(case, threads)].append(res["caller"])
                     digests.setdefault((case, threads), set()).add(res["digest"])
                     print(f"# round {round_ + 1} {case} threads={threads}:"
                           f" {res['seconds']:.3f} s (CPU {res['cpu']:.3f} s)", file=sys.stderr)
     print(f"# load average at end: {load()}")
     print()
-    print("| case | threads | median wall s | speed-up | efficiency | median CPU s |"
-          " same bytes as threads=1 |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| case | threads | median wall s | speed-up | efficiency | same bytes as"
+          " threads=1 | median CPU s | cores busy | serial share | idle bound | load |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for case in cases:
         base = statistics.median(times[(case, 1)])
         for threads in counts:
@@ -258,8 +299,16 @@ def main() -> None:
             same = digests[(case, threads)] == digests[(case, 1)] and \
                 len(digests[(case, 1)]) == 1
             cpu = statistics.median(cpus[(case, threads)])
+            serial, bound = "n/a", "n/a"
+            if callers[(case, threads)]:
+                caller = statistics.median(callers[(case, threads)])
+                serial = f"{caller / cpu:.0%}" if cpu > 0 else "n/a"
+                floor = caller + (cpu - caller) / threads
+                bound = f"{cpu / floor:.2f}x" if floor > 0 else "n/a"
             print(f"| {case} | {threads} | {median:.3f} | {base / median:.2f}x |"
-                  f" {base / median / threads:.0%} | {cpu:.3f} | {'yes' if same else 'NO'} |")
+                  f" {base / median / threads:.0%} | {'yes' if same else 'NO'} | {cpu:.3f} |"
+                  f" {cpu / median:.2f} | {serial} | {bound} |"
+                  f" {statistics.median(loads[(case, threads)]):.1f} |")
     for note in notes:
         print(f"\n{note}")
 

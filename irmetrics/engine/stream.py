@@ -42,6 +42,7 @@ from its own chunk, numbered in the file, when nothing before it can be an earli
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import tempfile
@@ -329,7 +330,9 @@ def _stream(qrels, pieces, read, sinks, *, max_docs, complete, semantics, ties="
 
     def work(piece):  # on a worker thread: nothing shared is written
         frame, lines = read(piece)
-        return frame.height, lines, [packer.prepare(frame) for packer in packers]
+        # shared by the packers of a fan-out (an empty frame: each packer returns None)
+        facts = _ChunkFacts(frame, semantics) if frame.height else None
+        return frame.height, lines, [packer.prepare(frame, facts) for packer in packers]
 
     line = 1  # the file line the next piece starts on
     try:
@@ -594,12 +597,14 @@ class _Chunks:
                 return None
         return error
 
-    def prepare(self, frame: pl.DataFrame) -> _Piece | None:
+    def prepare(self, frame: pl.DataFrame, facts: _ChunkFacts | None = None) -> _Piece | None:
         """Pack ``frame``, whose query blocks are all whole (on a worker thread: reads
-        the qrels, writes nothing shared); None for an empty frame."""
+        the qrels, writes nothing shared); None for an empty frame. ``facts``: the
+        frame's :class:`_ChunkFacts`, when other packers share them."""
         if frame.height == 0:
             return None
-        blocks = run_blocks(frame)
+        facts = _ChunkFacts(frame, self.semantics) if facts is None else facts
+        blocks = facts.blocks
         lengths = blocks.lengths
         block_code = query_codes(blocks.query_ids, self.qrels.query_ids)
         evaluated = block_code >= 0
@@ -607,17 +612,13 @@ class _Chunks:
         kept_codes = block_code[kept_blocks]
         if sg.distinct(kept_codes).size != kept_codes.size:
             raise _SplitBlocks  # a query in several blocks: partition the run by query
-        row_block = np.repeat(np.arange(len(lengths)), lengths)
-        hashes = doc_hash(frame["doc_id"])
-        if _may_repeat(hashes, row_block):
+        row_block, hashes = facts.row_block, facts.hashes
+        if facts.may_repeat:
             raise NotPlain  # read_run finds the duplicate (or the false alarm)
-        scores = ordering_scores(frame["score"].to_numpy(), self.semantics)
+        scores = facts.scores
 
-        rows = np.arange(frame.height) if evaluated.all() else \
-            np.flatnonzero(evaluated[row_block])
-        if np.any((scores[rows][1:] > scores[rows][:-1])
-                  & (row_block[rows][1:] == row_block[rows][:-1])):
-            rows = rows[rank_order(row_block[rows], scores[rows])]
+        rows = facts.all_rows if evaluated.all() else \
+            facts.ranked(np.flatnonzero(evaluated[row_block]))
         row_block, scores = row_block[rows], scores[rows]
         qcode = block_code[row_block]
         doc_col = frame["doc_id"]
@@ -639,6 +640,50 @@ class _Chunks:
                                  bogus=False, scores=kept_scores) if kept_codes.size else None
         return _Piece(kept_codes, blocks.query_ids.filter(~evaluated), frame["run_id"][-1],
                       kept)
+
+
+class _ChunkFacts:
+    """What packing a frame needs that does not depend on the qrels, worked out once per
+    frame however many qrels it is packed against (a grid's fan-out packs each chunk
+    against every qrels set): its query blocks, the doc-id hashes and whether a block may
+    repeat a doc id, the ordering scores, the row order when every block is evaluated.
+    Each is computed when first asked for, in the order one packer asks, so a packer that
+    stops early (a split query) computes no more than before. Used by one thread."""
+
+    def __init__(self, frame: pl.DataFrame, semantics: str):
+        self.frame, self.semantics = frame, semantics
+        self.blocks = run_blocks(frame)
+        lengths = self.blocks.lengths
+        self.row_block = np.repeat(np.arange(len(lengths)), lengths)
+        self.row_block.flags.writeable = False  # shared, like every array here
+
+    @functools.cached_property
+    def hashes(self) -> np.ndarray:
+        return doc_hash(self.frame["doc_id"])
+
+    @functools.cached_property
+    def may_repeat(self) -> bool:
+        return _may_repeat(self.hashes, self.row_block)
+
+    @functools.cached_property
+    def scores(self) -> np.ndarray:
+        scores = ordering_scores(self.frame["score"].to_numpy(), self.semantics)
+        scores.flags.writeable = False
+        return scores
+
+    @functools.cached_property
+    def all_rows(self) -> np.ndarray:
+        rows = self.ranked(np.arange(self.frame.height))
+        rows.flags.writeable = False  # shared by the packers: none may change it
+        return rows
+
+    def ranked(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` (ascending) in ranking order: score descending inside each block,
+        ties as read; the same array when already so."""
+        scores, row_block = self.scores[rows], self.row_block[rows]
+        if np.any((scores[1:] > scores[:-1]) & (row_block[1:] == row_block[:-1])):
+            return rows[rank_order(row_block, scores)]
+        return rows
 
 
 def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,

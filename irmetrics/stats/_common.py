@@ -12,7 +12,7 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import block_generators, map_ordered
+from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -232,13 +232,15 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     (block ``i`` draws from generator ``i`` of
     :func:`irmetrics.parallel.block_generators`) do not depend on ``threads``, and the
     results come back in block order, so whatever ``fn`` computes from its own draws is
-    the same for any thread count.
+    the same for any thread count. BLAS runs on one thread meanwhile
+    (:func:`irmetrics.parallel.one_blas_thread`).
     """
     rows = _block_rows(row_elements, total)
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
-    generators = block_generators(seed, len(sizes))
-    return map_ordered(lambda i: fn(sizes[i], generators[i]), range(len(sizes)),
-                       threads=threads)
+    seeds = block_seeds(seed, len(sizes))  # each generator built by the worker drawing it
+    with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
+        return map_ordered(lambda i: fn(sizes[i], np.random.default_rng(seeds[i])),
+                           range(len(sizes)), threads=threads)
 
 
 def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:

@@ -428,8 +428,17 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
         # Resample means equal to the mean in exact arithmetic differ from it by rounding
         # of the order of eps * mean |d - mean|; count them as ties.
         gamma = _REL_TOL * (np.abs(mean) + np.abs(d - mean).mean(axis=0))
-        below = np.count_nonzero(boot_means < mean - gamma, axis=0)
-        at_or_below = np.count_nonzero(boot_means <= mean + gamma, axis=0)
+        low_edge, high_edge = mean - gamma, mean + gamma
+
+        def counts(cols: slice) -> tuple[np.ndarray, np.ndarray]:
+            part = boot_means[:, cols]
+            return (np.count_nonzero(part < low_edge[cols], axis=0),
+                    np.count_nonzero(part <= high_edge[cols], axis=0))
+
+        # integer counts per column: the grouping of the columns cannot change them
+        found = map_ordered(counts, _column_groups(k, threads), threads=threads)
+        below = np.concatenate([b for b, _ in found])
+        at_or_below = np.concatenate([a for _, a in found])
         z0 = special.ndtri((below + at_or_below) / (2.0 * boot_means.shape[0]))
         u = d - mean
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -444,6 +453,13 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     return _one_sided(low, high, alternative)
 
 
+def _column_groups(k: int, threads: Any) -> list[slice]:
+    """``k`` columns cut into one contiguous group per thread (one group for 1 thread)."""
+    n = resolve_threads(threads)
+    step = -(-k // n) if n > 1 and k > 1 else max(k, 1)
+    return [slice(i, i + step) for i in range(0, max(k, 1), step)]
+
+
 def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
                       threads: Any = 1) -> np.ndarray:
     """Quantiles of each column of ``samples`` (B, k) at per-column ``probabilities`` (q, k).
@@ -453,14 +469,11 @@ def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
     sorted on ``threads`` threads: every step is per column and element-wise, so the
     grouping cannot change a value.
     """
-    k = samples.shape[1]
-    n = resolve_threads(threads)
-    if n > 1 and k > 1:
-        step = -(-k // n)
-        groups = [slice(i, i + step) for i in range(0, k, step)]
+    groups = _column_groups(samples.shape[1], threads)
+    if len(groups) > 1:
         return np.concatenate(map_ordered(
             lambda cols: _column_quantiles(samples[:, cols], probabilities[:, cols]),
-            groups, threads=n), axis=1)
+            groups, threads=len(groups)), axis=1)
     ordered = np.sort(samples, axis=0)
     last = ordered.shape[0] - 1
     valid = np.isfinite(probabilities)

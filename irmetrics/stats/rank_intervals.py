@@ -30,7 +30,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import block_generators, map_ordered
+from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread, resolve_threads
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -221,10 +221,10 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     means = np.stack([t.mean(axis=0) for t in matrices])
     parts = [_fixed_point_parts(t) for t in matrices]
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
-    generators = block_generators(seed, n_blocks)
+    seeds = block_seeds(seed, n_blocks)
 
     def block(index: int) -> np.ndarray:
-        rng = generators[index]
+        rng = np.random.default_rng(seeds[index])  # built by the worker drawing it
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         if resampling == "topics":
             picked = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
@@ -247,8 +247,11 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     return np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
 
 
-def _intervals(observed: np.ndarray, boot: np.ndarray, level: float) -> tuple:
-    """Max-t simultaneous intervals of all pairwise differences -> rank bounds."""
+def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
+               threads: Any = 1) -> tuple:
+    """Max-t simultaneous intervals of all pairwise differences -> rank bounds. The
+    resamples' max-t statistics are computed a block of rows at a time, one run of blocks
+    per thread (each row's value is the same whatever block holds it)."""
     m = observed.size
     cov = np.cov(boot, rowvar=False, ddof=1)
     var = np.diag(cov)
@@ -259,12 +262,20 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float) -> tuple:
     spread = 100 * np.finfo(np.float64).eps * np.maximum(np.abs(boot).max(axis=0), 1e-300)
     # a pair whose difference never varies carries no sampling error: its t is 0
     live = se_pairs > spread[i] + spread[j]
-    stat = np.zeros(boot.shape[0])
-    for lo in range(0, boot.shape[0], _RESAMPLE_BLOCK):
+    first, second = i[live], j[live]
+    centre, scale = diff[first, second], se_pairs[live]
+
+    def max_t(lo: int) -> np.ndarray:
         chunk = boot[lo:lo + _RESAMPLE_BLOCK]
-        d = chunk[:, i[live]] - chunk[:, j[live]]
-        t = np.abs(d - diff[i[live], j[live]]) / se_pairs[live]
-        stat[lo:lo + _RESAMPLE_BLOCK] = t.max(axis=1) if t.shape[1] else 0.0
+        t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
+        return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
+
+    # one run of consecutive blocks per thread: a few items, not one per 128 resamples
+    starts = list(range(0, boot.shape[0], _RESAMPLE_BLOCK))
+    per = -(-len(starts) // resolve_threads(threads)) if starts else 1
+    runs = [starts[k:k + per] for k in range(0, len(starts), per)]
+    stat = np.concatenate(map_ordered(lambda run: np.concatenate([max_t(lo) for lo in run]),
+                                      runs, threads=threads) or [np.zeros(0)])
     critical = float(np.quantile(stat, level, method="higher"))
     margin = np.where(se > 0, critical * se, 0.0)
     tol = 100 * np.finfo(np.float64).eps * (np.abs(observed)[:, None] + np.abs(observed)[None, :])
@@ -276,8 +287,8 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float) -> tuple:
 
 
 def _result(observed: np.ndarray, boot: np.ndarray, level: float, aggregation: str,
-            resampling: str) -> RankIntervals:
-    low, high, better, critical = _intervals(observed, boot, level)
+            resampling: str, threads: Any = 1) -> RankIntervals:
+    low, high, better, critical = _intervals(observed, boot, level, threads)
     order = np.argsort(-observed, kind="stable")
     rank = 1 + (observed[None, :] > observed[:, None]).sum(axis=1)
     separable = better[order[:-1], order[1:]]
@@ -413,8 +424,10 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
                       " system can be told apart (every interval is [1, m]).",
                       DegenerateTestWarning, stacklevel=2)
     observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
-    boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed, threads)
-    return _result(observed, boot, level, aggregation, resampling)
+    with one_blas_thread():  # small matrix products on our threads: no BLAS threads besides
+        boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed,
+                                 threads)
+        return _result(observed, boot, level, aggregation, resampling, threads)
 
 
 def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: int = 1000,
@@ -469,15 +482,16 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
     parts = _fixed_point_parts(filled)
     present = finite.astype(np.float64)
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
-    generators = block_generators(seed, n_blocks)
+    seeds = block_seeds(seed, n_blocks)
 
     def block(index: int) -> np.ndarray:
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
-        weights = _resample_counts(generators[index], size, n)
+        weights = _resample_counts(np.random.default_rng(seeds[index]), size, n)
         with np.errstate(invalid="ignore", divide="ignore"):
             return _exact_means(weights, parts, 1) / (weights @ present)
 
-    boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+    with one_blas_thread():
+        boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns

@@ -15,7 +15,7 @@ import numpy as np
 from irmetrics.checks import (check_choice, check_float, check_int, check_positive_int,
                               parameter_error)
 from irmetrics.exceptions import ShapeError
-from irmetrics.parallel import block_generators, map_ordered, resolve_threads
+from irmetrics.parallel import block_seeds, imap_ordered, one_blas_thread, resolve_threads
 from ._common import CORRECTIONS, TESTS, _check_finite, _check_seed
 from .corrections import adjust_pvalues
 from .paired import _fixed_point_parts, _paired_test
@@ -266,12 +266,13 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     pairs = system_pairs(m)
     parts = _fixed_point_parts(scores)
     sizes = [min(_TRIAL_BLOCK, n_trials - start) for start in range(0, n_trials, _TRIAL_BLOCK)]
-    generators = block_generators(seed, len(sizes))
+    seeds = block_seeds(seed, len(sizes))
 
     def block(i: int) -> tuple[np.ndarray, np.ndarray]:
         """Observations and swaps per bin of one block of trials."""
         size = sizes[i]
-        order = np.argsort(generators[i].random((size, n)), axis=1, kind="stable")
+        rng = np.random.default_rng(seeds[i])  # built here, off the caller's thread
+        order = np.argsort(rng.random((size, n)), axis=1, kind="stable")
         first = np.zeros((size, n))
         second = np.zeros((size, n))
         rows = np.arange(size)[:, None]
@@ -300,12 +301,14 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
         return (np.bincount(bins), np.bincount(bins, weights=swapped.ravel()).astype(np.int64))
 
     # Per-bin tallies grow with the largest difference seen, block by block: memory does
-    # not grow with the number of trials (at most ``threads`` blocks are in flight).
+    # not grow with the number of trials (at most ``threads + 1`` blocks are in flight).
+    # One pool streams every block (no barrier between batches); the tallies are merged
+    # in block order in this thread, and integer sums do not depend on the order anyway.
     counts = np.zeros(1, dtype=np.int64)
     swaps = np.zeros(1, dtype=np.int64)
-    for start in range(0, len(sizes), 4 * threads):
-        for block_counts, block_swaps in map_ordered(
-                block, range(start, min(len(sizes), start + 4 * threads)), threads=threads):
+    with one_blas_thread():  # the trials' small matrix products: no BLAS threads besides
+        for block_counts, block_swaps in imap_ordered(block, range(len(sizes)),
+                                                      threads=threads):
             n_bins = max(len(counts), len(block_counts))
             counts = np.pad(counts, (0, n_bins - len(counts)))
             swaps = np.pad(swaps, (0, n_bins - len(swaps)))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from irmetrics.exceptions import ParameterError
 from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generators,
-                                imap_ordered, map_ordered, resolve_threads)
+                                block_seeds, imap_ordered, map_ordered, one_blas_thread,
+                                resolve_threads)
 
 
 @pytest.mark.parametrize("bad", [0, -1, MAX_THREADS + 1, 2.0, True, "4"])
@@ -70,6 +72,22 @@ def test_streaming_map_keeps_a_bounded_window():
     it.close()
 
 
+def test_block_seeds_give_the_block_generators_draw_for_draw():
+    # The statistics build block i's generator from block_seeds in the worker: it must be
+    # generator i of block_generators (whose draws the pinned p-values come from).
+    for seed in (0, 11, None):
+        if seed is None:
+            g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
+            seeds, generators = block_seeds(g1, 5), block_generators(g2, 5)
+        else:
+            seeds, generators = block_seeds(seed, 5), block_generators(seed, 5)
+        assert len(seeds) == 5
+        for child, generator in zip(seeds, generators):
+            assert np.array_equal(np.random.default_rng(child).random(6), generator.random(6))
+    with pytest.raises(ParameterError):
+        block_seeds(1, -1)
+
+
 def test_block_generators_are_reproducible_and_independent():
     a = [g.random(4) for g in block_generators(11, 3)]
     b = [g.random(4) for g in block_generators(11, 3)]
@@ -79,3 +97,61 @@ def test_block_generators_are_reproducible_and_independent():
     assert np.array_equal(block_generators(g1, 2)[1].random(3), block_generators(g2, 2)[1].random(3))
     with pytest.raises(ParameterError):
         block_generators(-1, 2)
+
+
+def _blas_threads() -> list[int]:
+    """Threads of the BLAS libraries loaded when irmetrics first limited them (numpy's;
+    scipy's own BLAS, loaded later, serves no resampling)."""
+    import irmetrics.parallel as parallel
+
+    return [lib.get_num_threads() for lib in parallel._blas_controller().lib_controllers
+            if lib.user_api == "blas"]
+
+
+def test_one_blas_thread_holds_blas_to_one_and_restores_it():
+    from threadpoolctl import threadpool_limits
+
+    if not _blas_threads():
+        pytest.skip("numpy loaded no BLAS that threadpoolctl knows")
+    with threadpool_limits(3, user_api="blas"):  # the user's own setting
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+            with one_blas_thread():  # nested: still one, and the outer keeps it
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}
+
+            def inner(_):  # worker threads inside a body: one BLAS thread too
+                with one_blas_thread():
+                    return set(_blas_threads())
+
+            assert map_ordered(inner, range(4), threads=4) == [{1}] * 4
+        assert set(_blas_threads()) == {3}
+        # Overlapping bodies in several threads, ending in another order than they began:
+        # none leaves the setting changed.
+        barrier = threading.Barrier(4)
+
+        def body(i):
+            with one_blas_thread():
+                barrier.wait()
+                time.sleep(0.01 * (4 - i))
+
+        map_ordered(body, range(4), threads=4)
+        assert set(_blas_threads()) == {3}
+        # The statistics run their blocks under it, and leave the setting as it was.
+        import irmetrics.stats as ist
+
+        seen = []
+        real = ist._common.map_ordered
+
+        def spy(fn, items, **kw):
+            seen.append(set(_blas_threads()))
+            return real(fn, items, **kw)
+
+        ist._common.map_ordered = spy
+        try:
+            ist.paired_test(np.arange(8.0), np.arange(8.0)[::-1], test="bootstrap",
+                            n_resamples=50, threads=2)
+        finally:
+            ist._common.map_ordered = real
+        assert seen and all(s == {1} for s in seen)
+        assert set(_blas_threads()) == {3}

@@ -163,6 +163,49 @@ def test_swap_rate_same_bytes(scores, trials):
     assert _fields(one) == _fields(four)
 
 
+def test_swap_rate_error_is_the_same_on_any_thread_count():
+    # A bin width too small for the differences fails in some block: one thread and four
+    # (blocks streamed through one pool) raise the same error, from the first such block.
+    rng = np.random.default_rng(3)
+    scores = rng.random((30, 4)) * 1e6
+    messages = []
+    for threads in (1, 4):
+        with pytest.raises(ParameterError) as caught:
+            ist.swap_rate(scores, n_trials=2000, bin_width=1e-3, seed=2, threads=threads)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "`bin_width` must be" in messages[0]
+
+
+@st.composite
+def task_scores(draw):
+    m = draw(st.integers(2, 5))
+    return [_matrix(draw, draw(st.integers(2, 9)), m) for _ in range(draw(st.integers(1, 3)))]
+
+
+@FEW
+@given(tasks=task_scores(), resampling=st.sampled_from(["two-level", "tasks", "topics"]),
+       aggregation=st.sampled_from(["mean", "borda", "mean_rank"]))
+def test_rank_intervals_same_bytes(tasks, resampling, aggregation):
+    # 300 resamples: three blocks of 128 drawn, and the max-t pass in three pieces.
+    from irmetrics.stats.rank_intervals import (aggregate_rank_intervals,
+                                                bootstrap_mean_intervals, rank_intervals)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one, four = _both(lambda threads: rank_intervals(tasks[0], n_resamples=300, seed=4,
+                                                         threads=threads))
+        assert _fields(one) == _fields(four)
+        one, four = _both(lambda threads: aggregate_rank_intervals(
+            tasks, aggregation=aggregation, resampling=resampling, n_resamples=300, seed=4,
+            threads=threads))
+        assert _fields(one) == _fields(four)
+        with_nan = np.vstack(tasks)
+        with_nan[0, 0] = np.nan
+        one, four = _both(lambda threads: bootstrap_mean_intervals(
+            with_nan, n_resamples=300, seed=4, threads=threads))
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(one, four))
+
+
 def test_default_blocks_on_a_realistic_size():
     # 20 systems, every pair, 10,000 resamples, 50 topics: the default block layout.
     rng = np.random.default_rng(0)

@@ -172,6 +172,21 @@ def test_each_run_is_read_once_and_each_qrels_encoded_once(files, monkeypatch):
     assert opened.count(runs["comment"]) == 1 and read_whole == []
 
 
+def test_a_chunk_is_packed_once_for_every_qrels_set(files, monkeypatch):
+    # What does not depend on the qrels (blocks, doc-id hashes, the repeat check, the
+    # order) is worked out once per chunk and shared by every qrels set's packer.
+    from irmetrics.engine import stream
+
+    qrels, runs = files
+    hashed = []
+    real = stream.doc_hash
+    monkeypatch.setattr(stream, "doc_hash", lambda ids: hashed.append(len(ids)) or real(ids))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        irm.evaluate_grid(qrels, {"plain": runs["plain"]}, ["map"], threads=1)
+    assert len(qrels) == 3 and len(hashed) == 1  # one chunk, hashed once, not 3 times
+
+
 def test_grid_of_tables_dicts_parquet_and_latin1(tmp_path, files):
     qrels, runs = files
     run_frame = irm.Run.read(runs["plain"]).df
