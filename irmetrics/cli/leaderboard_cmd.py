@@ -11,11 +11,9 @@ import warnings
 from ..checks import parameter_error
 from ..leaderboards import from_long_table, from_mteb, rank_systems, resampling_disagreements
 from ..stats.rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS
-from .compare_cmd import _parse_float, _write
+from .compare_cmd import _write
 from .inputs import read_files
-from .options import EXIT_OK, CliParser, add_version, parse_int
-
-FORMATS = ("table", "markdown", "json", "csv")
+from .options import EXIT_OK, CliParser, add_bootstrap, add_version, bootstrap_options
 
 DESCRIPTION = """\
 Which ranks could each system hold? Reads a benchmark (a long table task,topic,system,score
@@ -55,12 +53,7 @@ def build_parser() -> CliParser:
                         " score, as MTEB's files)")
     g.add_argument("--all-resamplings", action="store_true",
                    help="the interval under each resampling level, side by side")
-    g.add_argument("--format", default="table", choices=FORMATS, help="output format")
-    g.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    g.add_argument("--level", default="0.95", help="confidence level (default 0.95)")
-    g.add_argument("--resamples", default="2000", help="bootstrap resamples (default 2000)")
-    g.add_argument("--seed", default="0", help="random seed (default 0)")
-    g.add_argument("--threads", metavar="N", help="threads (default: every core)")
+    add_bootstrap(g, resamples=2000)
     p.add_argument("benchmark", help="long table (CSV, Parquet) or, with --mteb, a folder")
     return p
 
@@ -81,15 +74,7 @@ def _lines(header: list[str], rows: list[list], fmt: str) -> str:
 
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
-    level = _parse_float("--level", args.level)
-    if not 0.0 < level < 1.0:
-        raise parameter_error("--level", "a number strictly between 0 and 1", args.level)
-    options = dict(level=level, n_resamples=parse_int("--resamples", args.resamples, minimum=1,
-                                                      maximum=1_000_000),
-                   seed=parse_int("--seed", args.seed, minimum=0),
-                   threads=None if args.threads is None else parse_int("--threads", args.threads,
-                                                                       minimum=1),
-                   aggregation=args.aggregation)
+    options = dict(bootstrap_options(args), aggregation=args.aggregation)
     if args.mteb:
         if not os.path.exists(args.benchmark):
             raise FileNotFoundError(2, "No such file or directory", args.benchmark)

@@ -13,6 +13,7 @@ queries and a percentile bootstrap interval over queries. The numbers come from
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +22,13 @@ import polars as pl
 
 from irmetrics.checks import check_bool, check_positive_int
 from irmetrics.containers import Run
+from irmetrics.containers.trec_text import LATIN1, UTF8, latin1_ids
 from irmetrics.device.arrays import as_array
 from irmetrics.evaluate import as_run
 from irmetrics.exceptions import NoQueriesError, ShapeError
+from irmetrics.io.columnar import is_columnar
+from irmetrics.io.external import is_json
+from irmetrics.io.trec import read_utf8_or_latin1
 from irmetrics.stats.rank_intervals import bootstrap_mean_intervals
 from irmetrics.stats.similarity import (overlap_at_k, rankings, rbo_rankings,
                                         shared_items, shared_rank_correlation)
@@ -55,6 +60,9 @@ class RunSimilarity:
     k : int
     depth : int or None
     level : float
+    id_encoding : {"utf-8", "latin-1"}
+        How the ids were decoded: ``"latin-1"`` when a TREC run file was not UTF-8 (then
+        each character of an id stands for one byte of the file, ``id.encode("latin-1")``).
     """
 
     per_query: pl.DataFrame
@@ -66,6 +74,7 @@ class RunSimilarity:
     k: int = 10
     depth: int | None = None
     level: float = 0.95
+    id_encoding: str = UTF8
 
 
 def _neighbour_frame(value: Any, name: str) -> pl.DataFrame | None:
@@ -86,11 +95,30 @@ def _neighbour_frame(value: Any, name: str) -> pl.DataFrame | None:
     })
 
 
-def _frame(value: Any, name: str) -> pl.DataFrame:
+def _frame(value: Any, name: str) -> tuple[pl.DataFrame, str]:
+    """``(query_id, doc_id, score)`` of a run and the encoding of its ids: a TREC text file
+    that is not UTF-8 is read as Latin-1 bytes, by the reader ``irmetrics eval`` uses."""
     frame = _neighbour_frame(value, name)
     if frame is not None:
-        return frame
-    return as_run(value).df.select("query_id", "doc_id", "score")
+        return frame, UTF8
+    if isinstance(value, (str, os.PathLike)) and not is_columnar(value) and not is_json(value):
+        run, encoding = read_utf8_or_latin1(value, "run")
+    else:
+        run, encoding = as_run(value), UTF8
+    return run.df.select("query_id", "doc_id", "score"), encoding
+
+
+def _frames(a: Any, b: Any) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+    """Both runs and the encoding of their ids; when only one is Latin-1, the other's ids
+    in their Latin-1 view, so that ids compare as bytes (as the evaluation compares a run
+    with Latin-1 qrels)."""
+    (fa, ea), (fb, eb) = _frame(a, "a"), _frame(b, "b")
+    if ea == eb:
+        return fa, fb, ea
+    fa, fb = (f if e == LATIN1 else f.with_columns(latin1_ids(f["query_id"]),
+                                                  latin1_ids(f["doc_id"]))
+              for f, e in ((fa, ea), (fb, eb)))
+    return fa, fb, LATIN1
 
 
 def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 10,
@@ -113,7 +141,9 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     Parameters
     ----------
     a, b : Run, path, dict, DataFrame, or 2-D integer array/tensor
-        The runs; an array holds neighbour ids, row i for query ``"i"``, best first.
+        The runs; an array holds neighbour ids, row i for query ``"i"``, best first. A
+        TREC run file that is not UTF-8 is read as Latin-1 bytes, as ``evaluate`` reads
+        it (:func:`irmetrics.io.trec.read_utf8_or_latin1`).
     p : float, default 0.9
     ties : {"a", "w", "b"}, default "a"
     k : int, default 10
@@ -148,7 +178,7 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     if depth is not None:
         depth = check_positive_int("depth", depth)
     correlations = check_bool("correlations", correlations)
-    fa, fb = _frame(a, "a"), _frame(b, "b")
+    fa, fb, encoding = _frames(a, b)
     queries_a = set(fa["query_id"].unique().to_list())
     queries_b = set(fb["query_id"].unique().to_list())
     common = sorted(queries_a & queries_b)
@@ -199,5 +229,6 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
                             "queries": np.isfinite(matrix).sum(axis=0).astype(np.int64)})
     return RunSimilarity(per_query=per_query, summary=summary,
                          only_a=sorted(queries_a - queries_b), only_b=sorted(queries_b - queries_a),
-                         p=r.p, ties=r.ties, k=k, depth=depth, level=level)
+                         p=r.p, ties=r.ties, k=k, depth=depth, level=level,
+                         id_encoding=encoding)
 
