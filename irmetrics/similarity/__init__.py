@@ -30,7 +30,7 @@ from irmetrics.io.columnar import is_columnar
 from irmetrics.io.external import is_json
 from irmetrics.io.trec import read_utf8_or_latin1
 from irmetrics.stats.rank_intervals import bootstrap_mean_intervals
-from irmetrics.stats.similarity import (overlap_at_k, rankings, rbo_rankings,
+from irmetrics.stats.similarity import (TiedRankings, overlap_at_k, rankings, rbo_rankings,
                                         shared_items, shared_rank_correlation)
 
 __all__ = ["RunSimilarity", "run_similarity", "SIMILARITY_STATISTICS"]
@@ -121,6 +121,52 @@ def _frames(a: Any, b: Any) -> tuple[pl.DataFrame, pl.DataFrame, str]:
     return fa, fb, LATIN1
 
 
+def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
+              depth: int | None) -> tuple[TiedRankings, TiedRankings]:
+    """Both runs' rankings of the ``common`` queries (in that order), each in trec_eval's
+    order (score descending, then doc id descending), cut at ``depth``.
+
+    The sort is numeric (ranking, score); doc ids, as strings, order only the rows whose
+    score is tied, so untied runs never sort strings."""
+    n_q = len(common)
+    both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
+                      fb.with_columns(side=pl.lit(1, pl.Int64))])
+    both = both.filter(pl.col("query_id").is_in(common))
+    query = both["query_id"].replace_strict(pl.Series(common, dtype=pl.String),
+                                            pl.Series(np.arange(n_q, dtype=np.int64)))
+    seg = both["side"].to_numpy() * n_q + query.to_numpy()
+    score = both["score"].to_numpy()
+    order = (pl.DataFrame({"seg": seg, "score": score})
+             .select(pl.arg_sort_by(["seg", "score"], descending=[False, True]))
+             .to_series().to_numpy().astype(np.int64))
+    seg, score = seg[order], score[order]
+    same = (seg[1:] == seg[:-1]) & (score[1:] == score[:-1])
+    if same.any():  # tied scores: doc id descending within each tie
+        tied = np.zeros(seg.size, dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        tie = np.cumsum(np.concatenate([[True], ~same]))[at]
+        sub = (pl.DataFrame({"tie": tie, "doc": both["doc_id"].gather(order[at]),
+                             "row": order[at]})
+               .sort(["tie", "doc"], descending=[False, True]))
+        order[at] = sub["row"].to_numpy()
+    counts = np.bincount(seg, minlength=2 * n_q)
+    if depth is not None:
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        keep = np.arange(seg.size) - starts[seg] < depth
+        order, score = order[keep], score[keep]
+        counts = np.minimum(counts, depth)
+    doc = both["doc_id"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)[order]
+    cut = int(counts[:n_q].sum())
+
+    def side(lo: int, hi: int, sizes: np.ndarray, name: str) -> TiedRankings:
+        return rankings(doc[lo:hi], np.concatenate([[0], np.cumsum(sizes)]), score[lo:hi],
+                        name=name)
+
+    return side(0, cut, counts[:n_q], "a"), side(cut, doc.size, counts[n_q:], "b")
+
+
 def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 10,
                    depth: int | None = None, correlations: bool = True,
                    n_resamples: int = 1000, level: float = 0.95, seed: Any = 0,
@@ -185,27 +231,7 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     if not common:
         raise NoQueriesError(f"the runs share no query (A has {len(queries_a)}, B has "
                              f"{len(queries_b)}): nothing to compare")
-    both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int8)),
-                      fb.with_columns(side=pl.lit(1, pl.Int8))])
-    both = both.filter(pl.col("query_id").is_in(common))
-    codes = both["doc_id"].cast(pl.Categorical).to_physical().cast(pl.Int64)
-    q_codes = both["query_id"].cast(pl.Categorical).to_physical()
-    both = both.with_columns(doc=codes, qcode=q_codes)
-    # trec_eval's order: score descending, then doc id descending
-    both = both.sort(["side", "query_id", "score", "doc_id"], descending=[False, False, True, True])
-    if depth is not None:
-        both = both.filter(pl.int_range(pl.len()).over(["side", "query_id"]) < depth)
-    sides = []
-    for side in (0, 1):
-        part = both.filter(pl.col("side") == side)
-        counts = (part.group_by("query_id", maintain_order=True).len()
-                  .join(pl.DataFrame({"query_id": pl.Series(common, dtype=pl.String)}),
-                        on="query_id", how="right")
-                  .fill_null(0))
-        offsets = np.concatenate([[0], np.cumsum(counts["len"].to_numpy().astype(np.int64))])
-        sides.append(rankings(part["doc"].to_numpy(), offsets, part["score"].to_numpy(),
-                              name="a" if side == 0 else "b"))
-    x, y = sides
+    x, y = _lined_up(fa, fb, common, depth)
     r = rbo_rankings(x, y, p=p, ties=ties, threads=threads)
     sets = overlap_at_k(x, y, k)
     columns: dict[str, Any] = {"query_id": common, "rbo": r.ext, "rbo_min": r.min,

@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics import leaderboards as lb
@@ -223,3 +225,36 @@ def test_bootstrap_options_are_one_helper(capsys):
                                      ("--threads", "0", "`--threads`")):
             assert main(command + [option, value]) == 2
             assert words in capsys.readouterr().err
+
+
+_run = st.dictionaries(st.sampled_from(["q1", "q2", "q10"]),
+                       st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]),
+                                       st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1,
+                                       max_size=9),
+                       min_size=1, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_run, _run, st.integers(1, 6), st.one_of(st.none(), st.integers(1, 7)))
+def test_run_similarity_lines_runs_up_as_trec_eval_orders_them(a, b, k, depth):
+    """The numeric sort with doc ids ordering only tied scores gives trec_eval's order
+    (score descending, doc id descending): the sets at k and the depth cut, where that
+    order decides, against a plain loop."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return
+    s = run_similarity(a, b, k=k, depth=depth, n_resamples=5)
+    assert s.per_query["query_id"].to_list() == common
+
+    def ranked(run, q):
+        docs = sorted(run[q], key=lambda d: (run[q][d], d), reverse=True)
+        return docs[:depth] if depth else docs
+
+    for row, q in zip(s.per_query.iter_rows(named=True), common):
+        ra, rb = ranked(a, q), ranked(b, q)
+        inter = len(set(ra[:k]) & set(rb[:k]))
+        assert row["overlap"] == inter / k
+        assert row["jaccard"] == inter / len(set(ra[:k]) | set(rb[:k]))
+        assert row["shared"] == len(set(ra) & set(rb))
+        want = rbo(ra, rb, x_scores=[a[q][d] for d in ra], y_scores=[b[q][d] for d in rb])
+        assert row["rbo"] == pytest.approx(float(want.ext), abs=1e-12)
