@@ -121,6 +121,24 @@ def _frames(a: Any, b: Any) -> tuple[pl.DataFrame, pl.DataFrame, str]:
     return fa, fb, LATIN1
 
 
+def _ranked_order(seg: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Rows by ranking (``seg``) then score descending. Runs usually come that way query
+    by query (each query's rows together, best first), only the queries in another
+    order: then the query blocks are put in order, without sorting the rows."""
+    n = seg.size
+    starts = np.flatnonzero(np.concatenate([[True], seg[1:] != seg[:-1]]))
+    in_blocks = np.unique(seg[starts]).size == starts.size
+    if in_blocks and np.all((score[1:] <= score[:-1]) | (seg[1:] != seg[:-1])):
+        sizes = np.diff(np.append(starts, n))
+        by_seg = np.argsort(seg[starts], kind="stable")
+        first, size = starts[by_seg], sizes[by_seg]
+        # the rows of block after block: each block's first row plus 0 .. size - 1
+        return np.repeat(first - np.cumsum(size) + size, size) + np.arange(n)
+    return (pl.DataFrame({"seg": seg, "score": score})
+            .select(pl.arg_sort_by(["seg", "score"], descending=[False, True]))
+            .to_series().to_numpy().astype(np.int64))
+
+
 def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
               depth: int | None) -> tuple[TiedRankings, TiedRankings]:
     """Both runs' rankings of the ``common`` queries (in that order), each in trec_eval's
@@ -136,9 +154,7 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
                                             pl.Series(np.arange(n_q, dtype=np.int64)))
     seg = both["side"].to_numpy() * n_q + query.to_numpy()
     score = both["score"].to_numpy()
-    order = (pl.DataFrame({"seg": seg, "score": score})
-             .select(pl.arg_sort_by(["seg", "score"], descending=[False, True]))
-             .to_series().to_numpy().astype(np.int64))
+    order = _ranked_order(seg, score)
     seg, score = seg[order], score[order]
     same = (seg[1:] == seg[:-1]) & (score[1:] == score[:-1])
     if same.any():  # tied scores: doc id descending within each tie

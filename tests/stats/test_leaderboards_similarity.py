@@ -169,7 +169,7 @@ def test_cli_leaderboard(capsys, tmp_path):
                  f"{FIX}/benchmark.csv"]) == 0
     assert capsys.readouterr().out.startswith("system,rank,low_two-level")
     assert main(["leaderboard", "--columns", "a,b", f"{FIX}/benchmark.csv"]) == 2
-    assert "`--columns` must be four comma-separated column names" in capsys.readouterr().err
+    assert "`--columns` must be four or five comma-separated column names" in capsys.readouterr().err
 
 
 def _latin1_runs(tmp_path):
@@ -258,3 +258,12 @@ def test_run_similarity_lines_runs_up_as_trec_eval_orders_them(a, b, k, depth):
         assert row["shared"] == len(set(ra) & set(rb))
         want = rbo(ra, rb, x_scores=[a[q][d] for d in ra], y_scores=[b[q][d] for d in rb])
         assert row["rbo"] == pytest.approx(float(want.ext), abs=1e-12)
+    # runs that come query by query, best first (queries in reverse id order): the
+    # blocks are put in order without a row sort, and give the same numbers
+    def blocks(run):
+        rows = [(q, d, run[q][d]) for q in sorted(run, reverse=True)
+                for d in sorted(run[q], key=lambda d: -run[q][d])]
+        return pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+
+    fast = run_similarity(blocks(a), blocks(b), k=k, depth=depth, n_resamples=5)
+    assert fast.per_query.equals(s.per_query)
