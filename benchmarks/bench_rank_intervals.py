@@ -147,18 +147,31 @@ def similarity_speed(depths, repeats: int) -> None:
                 paths.append(path)
             for _ in range(repeats):  # in memory and through the CLI, alternated
                 loads.append(os.getloadavg()[0])
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 run_similarity(a, b)
-                memory.append(time.perf_counter() - start)
-                start = time.perf_counter()
+                memory.append((time.perf_counter() - start, time.process_time() - cpu))
+                start, cpu = time.perf_counter(), _children_cpu()
                 subprocess.run([sys.executable, "-m", "irmetrics", "similarity", *paths],
                                check=True, stdout=subprocess.DEVNULL)
-                cli.append(time.perf_counter() - start)
+                cli.append((time.perf_counter() - start, _children_cpu() - cpu))
+
+        def said(times):
+            wall, cpu = zip(*times)
+            return (f"median {statistics.median(wall):.2f} s wall {[round(t, 2) for t in wall]},"
+                    f" {statistics.median(cpu):.2f} s CPU")
+
         print(f"similarity, 10,000 query pairs x {depth} documents (ties; RBO, tau-b, tau_AP,"
-              f" sets at 10, 1,000 resamples): in memory median {statistics.median(memory):.2f}"
-              f" s {[round(t, 2) for t in memory]}, irmetrics similarity a.run b.run (fresh"
-              f" process) median {statistics.median(cli):.2f} s {[round(t, 2) for t in cli]};"
-              f" load averages {[round(x, 1) for x in loads]} on {os.cpu_count()} cores")
+              f" sets at 10, 1,000 resamples): in memory {said(memory)}; irmetrics similarity"
+              f" a.run b.run (fresh process) {said(cli)}; load averages"
+              f" {[round(x, 1) for x in loads]} on {os.cpu_count()} cores (CPU seconds: all"
+              " threads of the process, what an idle machine's wall time is near)")
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def against_reference(folder: str, pairs: int = 300, depth: int = 100) -> None:

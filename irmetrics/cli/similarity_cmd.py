@@ -30,7 +30,8 @@ examples:
   irmetrics similarity -p 0.98 --ties w -k 100 exact.run ann.run
   irmetrics similarity -q --format csv -o per_query.csv a.run b.run
 
-Queries only one run answers are left out and listed on stderr.
+Queries only one run answers are left out and listed on stderr. A run file that is not
+UTF-8 is read as Latin-1 bytes, as irmetrics eval reads it.
 exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter."""
 
 

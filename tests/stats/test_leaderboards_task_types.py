@@ -122,7 +122,7 @@ def test_readers_take_types_from_a_column_a_mapping_or_the_files(tmp_path):
     assert set(b.task_types) == {"Reranking", "Retrieval"}
 
 
-def test_cli_type_mean_and_summary(capsys):
+def test_cli_type_mean_and_summary(capsys, tmp_path):
     args = ["leaderboard", "--task-types", f"{FIX}/task_types.csv", "--resamples", "200"]
     assert main(args + ["--aggregation", "type_mean", f"{FIX}/benchmark.csv"]) == 0
     out = capsys.readouterr().out
@@ -132,6 +132,20 @@ def test_cli_type_mean_and_summary(capsys):
     assert head == "system,rank_borda,mean_task,mean_task_type,Retrieval,Reranking,STS"
     assert main(["leaderboard", "--aggregation", "type_mean", f"{FIX}/benchmark.csv"]) == 2
     assert "needs each task's type" in capsys.readouterr().err
+    # the type as a fifth column of the long table gives the same summary
+    types = dict(pl.read_csv(f"{FIX}/task_types.csv").rows())
+    typed = tmp_path / "typed.csv"
+    pl.read_csv(f"{FIX}/benchmark.csv").with_columns(
+        kind=pl.col("task").replace_strict(types)).write_csv(typed)
+    assert main(["leaderboard", "--summary", "--format", "csv", "--columns",
+                 "task,topic,system,score,kind", str(typed)]) == 0
+    with_column = capsys.readouterr().out
+    assert main(args + ["--summary", "--format", "csv", f"{FIX}/benchmark.csv"]) == 0
+    assert capsys.readouterr().out == with_column
+    bad = tmp_path / "types.json"
+    bad.write_text("[1, 2]")
+    assert main(["leaderboard", "--task-types", str(bad), f"{FIX}/benchmark.csv"]) == 2
+    assert "not a JSON object of task: type strings" in capsys.readouterr().err
 
 
 def test_against_mteb_leaderboard_aggregation():
