@@ -2,6 +2,7 @@
 
 python benchmarks/bench_rank_intervals.py [--leaderboards 1000] [--skip-speed]
 python benchmarks/bench_rank_intervals.py --similarity [--depths 100,1000] [--repeats 3]
+python benchmarks/bench_rank_intervals.py --typed 1000
 
 Coverage: simulated leaderboards with known true ranks (distinct true means); a
 leaderboard counts as covered when every system's true rank lies in its interval at once.
@@ -78,6 +79,36 @@ def coverage(count: int) -> None:
                 hits[level] += np.all((r.low <= true) & (true <= r.high))
     print("many tasks: coverage " + ", ".join(f"{k} {v / count:.3f}" for k, v in hits.items())
           + f" over {count} benchmarks (nominal 0.95)")
+
+
+def typed_coverage(count: int) -> None:
+    """Coverage of the type-mean intervals (MTEB's Mean (TaskType)): 6 systems, three
+    task types of 2, 4 and 8 tasks (40 to 80 topics each), systems better on some types
+    and on some tasks; the target is the mean over types of each type's population
+    mean, so the type-stratified task bootstrap (two-level) should cover it."""
+    rng = np.random.default_rng(2028)
+    true = np.arange(1, 7)
+    base = np.linspace(0.55, 0.45, 6)
+    sizes = (2, 4, 8)
+    types = [g for g, size in enumerate(sizes) for _ in range(size)]
+    hits = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateTestWarning)
+        for i in range(count):
+            # type effects sum to zero over types per system: the true type mean is base
+            effects = rng.normal(0, 0.03, (len(sizes), 6))
+            effects -= effects.mean(axis=0)
+            tasks = []
+            for g in types:
+                n = int(rng.integers(40, 81))
+                task_effect = rng.normal(0, 0.06, 6)
+                tasks.append(base + effects[g] + task_effect + rng.normal(0, 0.1, (n, 1))
+                             + rng.normal(0, 0.05, (n, 6)))
+            r = aggregate_rank_intervals(tasks, aggregation="type_mean", task_types=types,
+                                         n_resamples=500, seed=i, threads=1)
+            hits += np.all((r.low <= true) & (true <= r.high))
+    print(f"type means (2, 4, 8 tasks per type): coverage {hits / count:.3f} over {count}"
+          " benchmarks (nominal 0.95), two-level bootstrap stratified by type")
 
 
 def speed() -> None:
@@ -211,7 +242,12 @@ if __name__ == "__main__":
                         help="only the run-similarity figure (see the module notes)")
     parser.add_argument("--depths", default="100,1000")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--typed", type=int, metavar="N",
+                        help="only the coverage of the type-mean intervals, N benchmarks")
     options = parser.parse_args()
+    if options.typed:
+        typed_coverage(options.typed)
+        raise SystemExit(0)
     if options.similarity:
         similarity_speed([int(d) for d in options.depths.split(",")], options.repeats)
         raise SystemExit(0)

@@ -184,3 +184,26 @@ def test_against_mteb_leaderboard_aggregation():
                                     task_types=bench.task_types)
     np.testing.assert_allclose(np.sort(score), np.sort(theirs["type_mean"].to_numpy()),
                                atol=1e-12)
+
+
+def test_type_mean_intervals_cover_by_simulation():
+    """A small version of the figure in docs/leaderboards.md (benchmarks/
+    bench_rank_intervals.py --typed 1000): types of 2, 4 and 8 tasks whose system effects
+    cancel over types, so the population type means keep the true order; the
+    type-stratified two-level intervals cover every true rank at once."""
+    rng = np.random.default_rng(11)
+    kinds = [0, 0, 1, 1, 1, 1] + [2] * 8
+    base = np.linspace(0.55, 0.45, 5)
+    covered = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateTestWarning)
+        for i in range(60):
+            effect = rng.normal(0, 0.03, (3, 5))
+            effect -= effect.mean(axis=0)
+            tasks = [base + effect[g] + rng.normal(0, 0.06, 5)
+                     + rng.normal(0, 0.1, (n, 1)) + rng.normal(0, 0.05, (n, 5))
+                     for g, n in zip(kinds, rng.integers(30, 61, len(kinds)))]
+            r = ri.aggregate_rank_intervals(tasks, aggregation="type_mean", task_types=kinds,
+                                            n_resamples=300, seed=i, threads=1)
+            covered += np.all((r.low <= np.arange(1, 6)) & (np.arange(1, 6) <= r.high))
+    assert covered / 60 >= 0.9
