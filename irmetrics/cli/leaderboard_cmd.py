@@ -8,14 +8,16 @@ import json
 import os
 import warnings
 
-from ..checks import parameter_error
-from ..leaderboards import from_long_table, from_mteb, rank_systems, resampling_disagreements
-from ..stats.rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS
-from .compare_cmd import _parse_float, _write
-from .inputs import read_files
-from .options import EXIT_OK, CliParser, add_version, parse_int
+import polars as pl
 
-FORMATS = ("table", "markdown", "json", "csv")
+from ..checks import parameter_error
+from ..exceptions import InputFormatError
+from ..leaderboards import (from_long_table, from_mteb, rank_systems, resampling_disagreements,
+                            summary_table)
+from ..stats.rank_intervals import AGGREGATIONS, RESAMPLING_LEVELS
+from .compare_cmd import _write
+from .inputs import read_files
+from .options import EXIT_OK, CliParser, add_bootstrap, add_version, bootstrap_options
 
 DESCRIPTION = """\
 Which ranks could each system hold? Reads a benchmark (a long table task,topic,system,score
@@ -46,21 +48,25 @@ def build_parser() -> CliParser:
     add_version(g)
     g.add_argument("--mteb", action="store_true", help="read MTEB result files (a folder)")
     g.add_argument("--split", default="test", help="MTEB split (default test)")
-    g.add_argument("--columns", metavar="TASK,TOPIC,SYSTEM,SCORE",
-                   default="task,topic,system,score", help="the long table's column names")
+    g.add_argument("--columns", metavar="TASK,TOPIC,SYSTEM,SCORE[,TYPE]",
+                   default="task,topic,system,score",
+                   help="the long table's column names (a fifth: each task's type)")
+    g.add_argument("--task-types", metavar="FILE",
+                   help="each task's type: a JSON object {task: type} or a CSV with columns"
+                        " task,type (MTEB's result files do not carry it)")
     g.add_argument("--aggregation", default="mean", choices=AGGREGATIONS,
-                   help="mean of task means (default), Borda points, or mean rank")
+                   help="mean of task means (default), Borda points, mean rank, or"
+                        " type_mean: the mean of task-type means (MTEB's Mean (TaskType);"
+                        " needs task types; tasks resampled within their type)")
+    g.add_argument("--summary", action="store_true",
+                   help="print MTEB's summary instead: Rank (Borda), Mean (Task) and, with"
+                        " task types, Mean (TaskType) and each type's mean")
     g.add_argument("--resampling", choices=RESAMPLING_LEVELS,
                    help="bootstrap levels (default: two-level; tasks when each task has one"
                         " score, as MTEB's files)")
     g.add_argument("--all-resamplings", action="store_true",
                    help="the interval under each resampling level, side by side")
-    g.add_argument("--format", default="table", choices=FORMATS, help="output format")
-    g.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    g.add_argument("--level", default="0.95", help="confidence level (default 0.95)")
-    g.add_argument("--resamples", default="2000", help="bootstrap resamples (default 2000)")
-    g.add_argument("--seed", default="0", help="random seed (default 0)")
-    g.add_argument("--threads", metavar="N", help="threads (default: every core)")
+    add_bootstrap(g, resamples=2000)
     p.add_argument("benchmark", help="long table (CSV, Parquet) or, with --mteb, a folder")
     return p
 
@@ -81,27 +87,22 @@ def _lines(header: list[str], rows: list[list], fmt: str) -> str:
 
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
-    level = _parse_float("--level", args.level)
-    if not 0.0 < level < 1.0:
-        raise parameter_error("--level", "a number strictly between 0 and 1", args.level)
-    options = dict(level=level, n_resamples=parse_int("--resamples", args.resamples, minimum=1,
-                                                      maximum=1_000_000),
-                   seed=parse_int("--seed", args.seed, minimum=0),
-                   threads=None if args.threads is None else parse_int("--threads", args.threads,
-                                                                       minimum=1),
-                   aggregation=args.aggregation)
+    options = dict(bootstrap_options(args), aggregation=args.aggregation)
+    types = None if args.task_types is None else _read_task_types(args.task_types)
     if args.mteb:
         if not os.path.exists(args.benchmark):
             raise FileNotFoundError(2, "No such file or directory", args.benchmark)
-        bench = from_mteb(args.benchmark, split=args.split)
+        bench = from_mteb(args.benchmark, split=args.split, task_types=types)
     else:
         names = args.columns.split(",")
-        if len(names) != 4 or not all(names):
-            raise parameter_error("--columns", "four comma-separated column names", args.columns)
+        if len(names) not in (4, 5) or not all(names):
+            raise parameter_error("--columns", "four or five comma-separated column names",
+                                  args.columns)
         if not os.path.exists(args.benchmark):
             raise FileNotFoundError(2, "No such file or directory", args.benchmark)
         bench = from_long_table(args.benchmark, task=names[0], topic=names[1], system=names[2],
-                                score=names[3])
+                                score=names[3], task_type=names[4] if len(names) == 5 else None,
+                                task_types=types)
     for line in bench.describe_left_out():
         stderr.write(f"irmetrics leaderboard: {line}\n")
     with warnings.catch_warnings(record=True) as caught:
@@ -113,7 +114,38 @@ def run(argv: list[str], stdout, stderr) -> int:
     return EXIT_OK
 
 
+def _read_task_types(path: str) -> dict:
+    """``{task: type}`` from a JSON object or a CSV with columns task,type."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except ValueError as exc:
+            raise InputFormatError(f"not JSON ({exc}).", path=path) from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise InputFormatError("not a JSON object of task: type strings.", path=path)
+        return {str(k): v for k, v in data.items()}
+    try:
+        frame = pl.read_csv(path, infer_schema_length=0)
+    except (pl.exceptions.NoDataError, pl.exceptions.ComputeError) as exc:
+        raise InputFormatError(f"not a readable CSV table ({str(exc).splitlines()[0]}).",
+                               path=path) from None
+    if not {"task", "type"} <= set(frame.columns):
+        raise InputFormatError(f"needs columns task,type (has {', '.join(frame.columns)}).",
+                               path=path)
+    return dict(zip(frame["task"].to_list(), frame["type"].to_list()))
+
+
 def _render(bench, args, options) -> str:
+    if args.summary:
+        frame = summary_table(bench)
+        if args.format == "json":
+            return json.dumps(frame.to_dicts(), indent=1) + "\n"
+        return _lines(list(frame.columns),
+                      [[f"{v:.4f}" if isinstance(v, float) else v for v in row]
+                       for row in frame.iter_rows()], args.format)
     if args.all_resamplings:
         frame = resampling_disagreements(bench, **options)
         return (json.dumps(frame.to_dicts(), indent=1) + "\n" if args.format == "json"

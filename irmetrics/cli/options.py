@@ -215,6 +215,39 @@ def add_output(group, *, html: str) -> None:
                             " the inputs; written whole or not at all)")
 
 
+#: Outputs of the commands that print a bootstrap summary (``leaderboard``, ``similarity``).
+SUMMARY_FORMATS = ("table", "markdown", "json", "csv")
+
+
+def add_bootstrap(group, *, resamples: int) -> None:
+    """``--format`` (:data:`SUMMARY_FORMATS`), ``-o``, and the bootstrap's ``--level``,
+    ``--resamples`` (default ``resamples``), ``--seed`` and ``--threads`` (``leaderboard``
+    and ``similarity``; :func:`bootstrap_options` reads them)."""
+    group.add_argument("--format", default="table", choices=SUMMARY_FORMATS, help="output format")
+    group.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    group.add_argument("--level", default="0.95", help="interval level (default 0.95)")
+    group.add_argument("--resamples", default=str(resamples),
+                       help=f"bootstrap resamples (default {resamples})")
+    group.add_argument("--seed", default="0", help="random seed (default 0)")
+    group.add_argument("--threads", metavar="N", help="threads (default: every core)")
+
+
+def bootstrap_options(args) -> dict:
+    """``level``, ``n_resamples``, ``seed`` and ``threads`` from :func:`add_bootstrap`'s
+    options, checked (a level strictly between 0 and 1, at most 1,000,000 resamples)."""
+    try:
+        level: float | str = float(args.level)
+    except ValueError:
+        level = args.level
+    if isinstance(level, str) or not 0.0 < level < 1.0:
+        raise parameter_error("--level", "a number strictly between 0 and 1", args.level)
+    return dict(level=level,
+                n_resamples=parse_int("--resamples", args.resamples, minimum=1,
+                                      maximum=1_000_000),
+                seed=parse_int("--seed", args.seed, minimum=0),
+                threads=parse_threads(args.threads))
+
+
 def add_evaluation(parser, *, complete: str, level: str) -> None:
     """The evaluation options of ``eval`` that ``compare`` and ``agree`` take: -c -J -M -l
     --semantics --ties --float-relevance (``complete`` and ``level`` end the help of -c

@@ -8,15 +8,13 @@ import argparse
 import json
 import math
 
-from ..checks import parameter_error
 from ..io.output import check_not_input
 from ..similarity import run_similarity
 from ..stats.similarity import RBO_TIES
 from .compare_cmd import _parse_float, _write
+from .eval_cmd import write_as_read
 from .inputs import read_files
-from .options import EXIT_OK, CliParser, add_version, parse_int
-
-FORMATS = ("table", "markdown", "json", "csv")
+from .options import EXIT_OK, CliParser, add_bootstrap, add_version, bootstrap_options, parse_int
 
 DESCRIPTION = """\
 How alike are two runs? Per query: rank-biased overlap with ties (Corsi & Urbano), Kendall's
@@ -32,7 +30,8 @@ examples:
   irmetrics similarity -p 0.98 --ties w -k 100 exact.run ann.run
   irmetrics similarity -q --format csv -o per_query.csv a.run b.run
 
-Queries only one run answers are left out and listed on stderr.
+Queries only one run answers are left out and listed on stderr. A run file that is not
+UTF-8 is read as Latin-1 bytes, as irmetrics eval reads it.
 exit status: 0 ok; 1 usage; 2 unreadable or malformed input, bad parameter."""
 
 
@@ -53,12 +52,7 @@ def build_parser() -> CliParser:
     g.add_argument("--no-tau", action="store_true",
                    help="skip tau-b and tau_AP (quadratic in the shared documents)")
     g.add_argument("-q", "--per-query", action="store_true", help="one row per query too")
-    g.add_argument("--format", default="table", choices=FORMATS, help="output format")
-    g.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    g.add_argument("--level", default="0.95", help="interval level (default 0.95)")
-    g.add_argument("--resamples", default="1000", help="bootstrap resamples (default 1000)")
-    g.add_argument("--seed", default="0", help="random seed (default 0)")
-    g.add_argument("--threads", metavar="N", help="threads (default: every core)")
+    add_bootstrap(g, resamples=1000)
     p.add_argument("a", help="run A (the exact or reference one)")
     p.add_argument("b", help="run B")
     return p
@@ -77,6 +71,7 @@ def _render(result, args) -> str:
         def clean(d):
             return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
         return json.dumps({"p": result.p, "ties": result.ties, "k": result.k, "level": result.level,
+                           "id_encoding": result.id_encoding,
                            "summary": [clean(d) for d in summary],
                            "per_query": [clean(d) for d in rows],
                            "only_a": result.only_a, "only_b": result.only_b}, indent=1) + "\n"
@@ -117,23 +112,21 @@ def _render(result, args) -> str:
 def run(argv: list[str], stdout, stderr) -> int:
     args = build_parser().parse(argv)
     p = _parse_float("-p", args.persistence)
-    level = _parse_float("--level", args.level)
     k = parse_int("-k", args.cutoff, minimum=1)
     depth = None if args.depth is None else parse_int("--depth", args.depth, minimum=1)
-    n_resamples = parse_int("--resamples", args.resamples, minimum=1, maximum=1_000_000)
-    seed = parse_int("--seed", args.seed, minimum=0)
-    threads = None if args.threads is None else parse_int("--threads", args.threads, minimum=1)
-    if not 0.0 < level < 1.0:
-        raise parameter_error("--level", "a number strictly between 0 and 1", args.level)
+    options = bootstrap_options(args)
     if args.output is not None:
         check_not_input("-o", args.output, {"run A": args.a, "run B": args.b})
     result = run_similarity(args.a, args.b, p=p, ties=args.ties, k=k, depth=depth,
-                            correlations=not args.no_tau, n_resamples=n_resamples, level=level,
-                            seed=seed, threads=threads)
+                            correlations=not args.no_tau, **options)
     for name, missing in (("A", result.only_a), ("B", result.only_b)):
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             stderr.write(f"irmetrics similarity: {len(missing)} queries only in run {name},"
                          f" left out: {shown}\n")
-    _write(_render(result, args), args.output, stdout, read_files([args.a, args.b], []))
+    text = _render(result, args)
+    if args.output is None:  # Latin-1 ids go back out as the bytes they were read from
+        write_as_read(stdout, text, result.id_encoding)
+    else:
+        _write(text, args.output, stdout, read_files([args.a, args.b], []))
     return EXIT_OK

@@ -26,7 +26,7 @@ from irmetrics.stats.rank_intervals import (AGGREGATIONS, RESAMPLING_LEVELS, Ran
                                             aggregate_rank_intervals)
 
 __all__ = ["Benchmark", "from_long_table", "from_mteb", "from_results", "rank_systems",
-           "resampling_disagreements"]
+           "resampling_disagreements", "summary_table"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,6 +45,9 @@ class Benchmark:
     left_out : dict of str to list
         ``"systems"``: ``(system, [tasks it lacks])``; ``"topics"``: ``(task, topic)``
         rows with a missing or NaN score; ``"tasks"``: tasks with no complete topic.
+    task_types : list of str or None
+        Each task's type (MTEB's Retrieval, Classification, ...), where known: the
+        ``"type_mean"`` aggregation (MTEB's "Mean (TaskType)") needs them.
     """
 
     systems: list
@@ -52,6 +55,7 @@ class Benchmark:
     scores: list
     topics: list
     left_out: dict = field(default_factory=dict)
+    task_types: list | None = None
 
     def describe_left_out(self) -> list[str]:
         """One sentence per kind of thing left out (empty when nothing was)."""
@@ -94,7 +98,9 @@ def _read_table(table: Any) -> pl.DataFrame:
 
 
 def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
-                    system: str = "system", score: str = "score") -> Benchmark:
+                    system: str = "system", score: str = "score",
+                    task_type: str | None = None,
+                    task_types: Mapping[str, str] | None = None) -> Benchmark:
     """A benchmark from a long table: one row per (task, topic, system) with its score.
 
     Parameters
@@ -102,6 +108,10 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
     table : path (CSV, Parquet) or DataFrame (polars, pandas)
     task, topic, system, score : str
         Column names.
+    task_type : str, optional
+        The column naming each row's task type (one type per task).
+    task_types : mapping of str to str, optional
+        ``{task: type}``, where the table has no type column (it wins over the column).
 
     Returns
     -------
@@ -112,8 +122,8 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
     Raises
     ------
     irmetrics.exceptions.InputFormatError
-        A column is missing, a (task, topic, system) appears twice, or fewer than two
-        systems remain.
+        A column is missing, a (task, topic, system) appears twice, fewer than two
+        systems remain, a task has two types, or some tasks have a type and others none.
 
     Examples
     --------
@@ -125,7 +135,8 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
     """
     frame = _read_table(table)
     source = os.fspath(table) if isinstance(table, (str, os.PathLike)) else "the table"
-    missing = [c for c in (task, topic, system, score) if c not in frame.columns]
+    wanted = (task, topic, system, score) + ((task_type,) if task_type is not None else ())
+    missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise InputFormatError(f"no column {missing[0]!r} (columns: "
                                f"{', '.join(frame.columns)}).", path=source)
@@ -139,6 +150,7 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
             f"score must be a number; got {row[score]!r} (task {row[task]!r}, topic "
             f"{row[topic]!r}, system {row[system]!r})", path=source,
             line=int(bad[0]) + 2 if csv and source != "the table" else None)
+    types = dict(_types_of(frame, task, task_type, source) if task_type is not None else {})
     frame = frame.select(pl.col(task).cast(pl.String).alias("task"),
                          pl.col(topic).cast(pl.String).alias("topic"),
                          pl.col(system).cast(pl.String).alias("system"),
@@ -176,11 +188,34 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
         topics.append([topic_col[i] for i in rows])
     if not names:
         raise InputFormatError("no task has a topic every system scored.", path=source)
+    types.update({str(k): str(v) for k, v in (task_types or {}).items()})
+    typed = [t for t in names if t in types]
+    if typed and len(typed) < len(names):
+        untyped = [t for t in names if t not in types]
+        raise InputFormatError(f"{len(untyped)} tasks have no type while others do: "
+                               f"{', '.join(untyped[:10])}{' ...' if len(untyped) > 10 else ''}"
+                               " (give every task a type, or none).", path=source)
     return Benchmark(systems=kept, tasks=names, scores=scores, topics=topics,
-                     left_out={"systems": gone, "topics": dropped_rows, "tasks": empty})
+                     left_out={"systems": gone, "topics": dropped_rows, "tasks": empty},
+                     task_types=[types[t] for t in names] if typed else None)
 
 
-def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
+def _types_of(frame: pl.DataFrame, task: str, task_type: str, source: str) -> dict:
+    """``{task: type}`` from a long table's type column (one type per task)."""
+    pairs = (frame.select(pl.col(task).cast(pl.String).alias("task"),
+                          pl.col(task_type).cast(pl.String).alias("type"))
+             .drop_nulls().unique(maintain_order=True))
+    twice = pairs.filter(pl.col("task").is_duplicated())
+    if twice.height:
+        name = twice["task"][0]
+        kinds = twice.filter(pl.col("task") == name)["type"].to_list()
+        raise InputFormatError(f"task {name!r} has more than one type: "
+                               f"{', '.join(map(repr, kinds))}.", path=source)
+    return dict(zip(pairs["task"].to_list(), pairs["type"].to_list()))
+
+
+def from_mteb(paths: Any, *, split: str = "test",
+              task_types: Mapping[str, str] | None = None) -> Benchmark:
     """A benchmark from MTEB's published result files (one task score per model).
 
     MTEB writes one JSON file per (model, task), ``<model>/<revision>/<Task>.json``, with
@@ -189,11 +224,17 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
     ``main_score`` over its subsets in ``split``. Published files carry no per-query
     scores, so every task is one "topic": rank intervals then come from resampling tasks.
 
+    A task's type (for MTEB's "Mean (TaskType)", ``aggregation="type_mean"``) is read
+    from a file's top-level ``task_type`` where there is one; MTEB's own files leave it
+    to mteb's task registry, so ``task_types`` gives it (``{task: type}``, winning over
+    the files).
+
     Parameters
     ----------
     paths : path or sequence of paths
         Result files, or folders searched recursively for them.
     split : str, default "test"
+    task_types : mapping of str to str, optional
 
     Returns
     -------
@@ -212,8 +253,11 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
             files.append(root)
     rows = []
     where: dict = {}
+    types: dict = {}
     for path in files:
         data = _json_object(path, "an MTEB result file")
+        if isinstance(data.get("task_type"), str) and "task_name" in data:
+            types[str(data["task_name"])] = data["task_type"]
         if "task_name" not in data or "scores" not in data:
             raise InputFormatError("not an MTEB result file (no task_name/scores).",
                                    path=str(path))
@@ -244,7 +288,8 @@ def from_mteb(paths: Any, *, split: str = "test") -> Benchmark:
         rows.append({"task": data["task_name"], "topic": "all", "system": model, "score": value})
     if not rows:
         raise InputFormatError(f"no MTEB result with split {split!r} under {roots}.")
-    return from_long_table(pl.DataFrame(rows))
+    types.update(task_types or {})
+    return from_long_table(pl.DataFrame(rows), task_types=types)
 
 
 def _json_object(path: Path, what: str) -> dict:
@@ -296,7 +341,8 @@ def rank_systems(benchmark: Benchmark, *, aggregation: str = "mean",
 
     ``resampling`` defaults to ``"two-level"`` when tasks have several topics, and to
     ``"tasks"`` when every task has one (published task scores: nothing within tasks to
-    resample).
+    resample). ``aggregation="type_mean"`` (MTEB's "Mean (TaskType)") needs the
+    benchmark's task types and resamples tasks within their type.
 
     Examples
     --------
@@ -310,9 +356,14 @@ def rank_systems(benchmark: Benchmark, *, aggregation: str = "mean",
         resampling = "tasks" if one else "two-level"
     check_choice("aggregation", aggregation, AGGREGATIONS)
     check_choice("resampling", resampling, RESAMPLING_LEVELS)
+    if aggregation == "type_mean" and benchmark.task_types is None:
+        raise parameter_error("aggregation", "one the benchmark can compute ('type_mean'"
+                              " needs each task's type: a type column, task_types, or MTEB"
+                              " files that carry it)", aggregation)
     return aggregate_rank_intervals(benchmark.scores, aggregation=aggregation,
                                     resampling=resampling, level=level,
-                                    n_resamples=n_resamples, seed=seed, threads=threads)
+                                    n_resamples=n_resamples, seed=seed, threads=threads,
+                                    task_types=benchmark.task_types)
 
 
 def resampling_disagreements(benchmark: Benchmark, *, levels: Sequence[str] = RESAMPLING_LEVELS,
@@ -339,3 +390,45 @@ def resampling_disagreements(benchmark: Benchmark, *, levels: Sequence[str] = RE
     differ = (lows != lows[0]).any(axis=0) | (highs != highs[0]).any(axis=0)
     return pl.DataFrame({"system": [benchmark.systems[j] for j in first.order],
                          "rank": first.rank[first.order], **columns, "differ": differ})
+
+
+def summary_table(benchmark: Benchmark) -> pl.DataFrame:
+    r"""The leaderboard's summary as MTEB's leaderboard prints it, from per-task means.
+
+    Per system: ``rank_borda`` (MTEB's "Rank (Borda)": the sum over tasks of
+    :math:`m - r_{ts}`, :math:`r_{ts}` the average-tie rank in task ``t``, ranked with
+    ties sharing the best rank), ``mean_task`` ("Mean (Task)": the mean of task means),
+    and with task types ``mean_task_type`` ("Mean (TaskType)": the mean over types of
+    each type's mean) and one column per type (its mean), in order of first appearance;
+    best Borda rank first.
+
+    Examples
+    --------
+    >>> b = Benchmark(systems=["a", "b"], tasks=["s", "r1", "r2"], topics=[["1"]] * 3,
+    ...               scores=[np.array([[0.2, 0.4]]), np.array([[0.6, 0.2]]),
+    ...                       np.array([[1.0, 0.0]])], task_types=["STS", "Retr", "Retr"])
+    >>> [tuple(round(v, 4) if isinstance(v, float) else v for v in row)
+    ...  for row in summary_table(b).rows()]
+    [('a', 1, 0.6, 0.5, 0.2, 0.8), ('b', 2, 0.2, 0.25, 0.4, 0.1)]
+    """
+    means = np.stack([m.mean(axis=0) for m in benchmark.scores])  # (T, m)
+    m = means.shape[1]
+    borda = (m - _average_ranks(means)).sum(axis=0)
+    rank = 1 + (borda[None, :] > borda[:, None]).sum(axis=1)
+    columns: dict[str, Any] = {"system": benchmark.systems, "rank_borda": rank,
+                               "mean_task": means.mean(axis=0)}
+    if benchmark.task_types is not None:
+        kinds = list(dict.fromkeys(benchmark.task_types))
+        labels = np.asarray(benchmark.task_types, dtype=object)
+        per_type = {k: means[labels == k].mean(axis=0) for k in kinds}
+        columns["mean_task_type"] = np.mean(list(per_type.values()), axis=0)
+        columns.update(per_type)
+    frame = pl.DataFrame(columns)
+    return frame.with_row_index("_at").sort(["rank_borda", "_at"]).drop("_at")
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """Each task's ranks of the systems, (T, m) -> (T, m): 1 = highest, ties averaged."""
+    from scipy.stats import rankdata
+
+    return rankdata(-values, axis=1, method="average")

@@ -13,6 +13,7 @@ queries and a percentile bootstrap interval over queries. The numbers come from
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +22,15 @@ import polars as pl
 
 from irmetrics.checks import check_bool, check_positive_int
 from irmetrics.containers import Run
+from irmetrics.containers.trec_text import LATIN1, UTF8, latin1_ids
 from irmetrics.device.arrays import as_array
 from irmetrics.evaluate import as_run
 from irmetrics.exceptions import NoQueriesError, ShapeError
+from irmetrics.io.columnar import is_columnar
+from irmetrics.io.external import is_json
+from irmetrics.io.trec import read_utf8_or_latin1
 from irmetrics.stats.rank_intervals import bootstrap_mean_intervals
-from irmetrics.stats.similarity import (overlap_at_k, rankings, rbo_rankings,
+from irmetrics.stats.similarity import (TiedRankings, overlap_at_k, rankings, rbo_rankings,
                                         shared_items, shared_rank_correlation)
 
 __all__ = ["RunSimilarity", "run_similarity", "SIMILARITY_STATISTICS"]
@@ -55,6 +60,9 @@ class RunSimilarity:
     k : int
     depth : int or None
     level : float
+    id_encoding : {"utf-8", "latin-1"}
+        How the ids were decoded: ``"latin-1"`` when a TREC run file was not UTF-8 (then
+        each character of an id stands for one byte of the file, ``id.encode("latin-1")``).
     """
 
     per_query: pl.DataFrame
@@ -66,6 +74,7 @@ class RunSimilarity:
     k: int = 10
     depth: int | None = None
     level: float = 0.95
+    id_encoding: str = UTF8
 
 
 def _neighbour_frame(value: Any, name: str) -> pl.DataFrame | None:
@@ -86,11 +95,92 @@ def _neighbour_frame(value: Any, name: str) -> pl.DataFrame | None:
     })
 
 
-def _frame(value: Any, name: str) -> pl.DataFrame:
+def _frame(value: Any, name: str) -> tuple[pl.DataFrame, str]:
+    """``(query_id, doc_id, score)`` of a run and the encoding of its ids: a TREC text file
+    that is not UTF-8 is read as Latin-1 bytes, by the reader ``irmetrics eval`` uses."""
     frame = _neighbour_frame(value, name)
     if frame is not None:
-        return frame
-    return as_run(value).df.select("query_id", "doc_id", "score")
+        return frame, UTF8
+    if isinstance(value, (str, os.PathLike)) and not is_columnar(value) and not is_json(value):
+        run, encoding = read_utf8_or_latin1(value, "run")
+    else:
+        run, encoding = as_run(value), UTF8
+    return run.df.select("query_id", "doc_id", "score"), encoding
+
+
+def _frames(a: Any, b: Any) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+    """Both runs and the encoding of their ids; when only one is Latin-1, the other's ids
+    in their Latin-1 view, so that ids compare as bytes (as the evaluation compares a run
+    with Latin-1 qrels)."""
+    (fa, ea), (fb, eb) = _frame(a, "a"), _frame(b, "b")
+    if ea == eb:
+        return fa, fb, ea
+    fa, fb = (f if e == LATIN1 else f.with_columns(latin1_ids(f["query_id"]),
+                                                  latin1_ids(f["doc_id"]))
+              for f, e in ((fa, ea), (fb, eb)))
+    return fa, fb, LATIN1
+
+
+def _ranked_order(seg: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Rows by ranking (``seg``) then score descending. Runs usually come that way query
+    by query (each query's rows together, best first), only the queries in another
+    order: then the query blocks are put in order, without sorting the rows."""
+    n = seg.size
+    starts = np.flatnonzero(np.concatenate([[True], seg[1:] != seg[:-1]]))
+    in_blocks = np.unique(seg[starts]).size == starts.size
+    if in_blocks and np.all((score[1:] <= score[:-1]) | (seg[1:] != seg[:-1])):
+        sizes = np.diff(np.append(starts, n))
+        by_seg = np.argsort(seg[starts], kind="stable")
+        first, size = starts[by_seg], sizes[by_seg]
+        # the rows of block after block: each block's first row plus 0 .. size - 1
+        return np.repeat(first - np.cumsum(size) + size, size) + np.arange(n)
+    return (pl.DataFrame({"seg": seg, "score": score})
+            .select(pl.arg_sort_by(["seg", "score"], descending=[False, True]))
+            .to_series().to_numpy().astype(np.int64))
+
+
+def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
+              depth: int | None) -> tuple[TiedRankings, TiedRankings]:
+    """Both runs' rankings of the ``common`` queries (in that order), each in trec_eval's
+    order (score descending, then doc id descending), cut at ``depth``.
+
+    The sort is numeric (ranking, score); doc ids, as strings, order only the rows whose
+    score is tied, so untied runs never sort strings."""
+    n_q = len(common)
+    both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
+                      fb.with_columns(side=pl.lit(1, pl.Int64))])
+    both = both.filter(pl.col("query_id").is_in(common))
+    query = both["query_id"].replace_strict(pl.Series(common, dtype=pl.String),
+                                            pl.Series(np.arange(n_q, dtype=np.int64)))
+    seg = both["side"].to_numpy() * n_q + query.to_numpy()
+    score = both["score"].to_numpy()
+    order = _ranked_order(seg, score)
+    seg, score = seg[order], score[order]
+    same = (seg[1:] == seg[:-1]) & (score[1:] == score[:-1])
+    if same.any():  # tied scores: doc id descending within each tie
+        tied = np.zeros(seg.size, dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        tie = np.cumsum(np.concatenate([[True], ~same]))[at]
+        sub = (pl.DataFrame({"tie": tie, "doc": both["doc_id"].gather(order[at]),
+                             "row": order[at]})
+               .sort(["tie", "doc"], descending=[False, True]))
+        order[at] = sub["row"].to_numpy()
+    counts = np.bincount(seg, minlength=2 * n_q)
+    if depth is not None:
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        keep = np.arange(seg.size) - starts[seg] < depth
+        order, score = order[keep], score[keep]
+        counts = np.minimum(counts, depth)
+    doc = both["doc_id"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)[order]
+    cut = int(counts[:n_q].sum())
+
+    def side(lo: int, hi: int, sizes: np.ndarray, name: str) -> TiedRankings:
+        return rankings(doc[lo:hi], np.concatenate([[0], np.cumsum(sizes)]), score[lo:hi],
+                        name=name)
+
+    return side(0, cut, counts[:n_q], "a"), side(cut, doc.size, counts[n_q:], "b")
 
 
 def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 10,
@@ -113,7 +203,9 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     Parameters
     ----------
     a, b : Run, path, dict, DataFrame, or 2-D integer array/tensor
-        The runs; an array holds neighbour ids, row i for query ``"i"``, best first.
+        The runs; an array holds neighbour ids, row i for query ``"i"``, best first. A
+        TREC run file that is not UTF-8 is read as Latin-1 bytes, as ``evaluate`` reads
+        it (:func:`irmetrics.io.trec.read_utf8_or_latin1`).
     p : float, default 0.9
     ties : {"a", "w", "b"}, default "a"
     k : int, default 10
@@ -148,34 +240,14 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
     if depth is not None:
         depth = check_positive_int("depth", depth)
     correlations = check_bool("correlations", correlations)
-    fa, fb = _frame(a, "a"), _frame(b, "b")
+    fa, fb, encoding = _frames(a, b)
     queries_a = set(fa["query_id"].unique().to_list())
     queries_b = set(fb["query_id"].unique().to_list())
     common = sorted(queries_a & queries_b)
     if not common:
         raise NoQueriesError(f"the runs share no query (A has {len(queries_a)}, B has "
                              f"{len(queries_b)}): nothing to compare")
-    both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int8)),
-                      fb.with_columns(side=pl.lit(1, pl.Int8))])
-    both = both.filter(pl.col("query_id").is_in(common))
-    codes = both["doc_id"].cast(pl.Categorical).to_physical().cast(pl.Int64)
-    q_codes = both["query_id"].cast(pl.Categorical).to_physical()
-    both = both.with_columns(doc=codes, qcode=q_codes)
-    # trec_eval's order: score descending, then doc id descending
-    both = both.sort(["side", "query_id", "score", "doc_id"], descending=[False, False, True, True])
-    if depth is not None:
-        both = both.filter(pl.int_range(pl.len()).over(["side", "query_id"]) < depth)
-    sides = []
-    for side in (0, 1):
-        part = both.filter(pl.col("side") == side)
-        counts = (part.group_by("query_id", maintain_order=True).len()
-                  .join(pl.DataFrame({"query_id": pl.Series(common, dtype=pl.String)}),
-                        on="query_id", how="right")
-                  .fill_null(0))
-        offsets = np.concatenate([[0], np.cumsum(counts["len"].to_numpy().astype(np.int64))])
-        sides.append(rankings(part["doc"].to_numpy(), offsets, part["score"].to_numpy(),
-                              name="a" if side == 0 else "b"))
-    x, y = sides
+    x, y = _lined_up(fa, fb, common, depth)
     r = rbo_rankings(x, y, p=p, ties=ties, threads=threads)
     sets = overlap_at_k(x, y, k)
     columns: dict[str, Any] = {"query_id": common, "rbo": r.ext, "rbo_min": r.min,
@@ -199,5 +271,6 @@ def run_similarity(a: Any, b: Any, *, p: float = 0.9, ties: str = "a", k: int = 
                             "queries": np.isfinite(matrix).sum(axis=0).astype(np.int64)})
     return RunSimilarity(per_query=per_query, summary=summary,
                          only_a=sorted(queries_a - queries_b), only_b=sorted(queries_b - queries_a),
-                         p=r.p, ties=r.ties, k=k, depth=depth, level=level)
+                         p=r.p, ties=r.ties, k=k, depth=depth, level=level,
+                         id_encoding=encoding)
 

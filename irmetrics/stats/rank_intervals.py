@@ -44,8 +44,10 @@ __all__ = [
     "bootstrap_mean_intervals",
 ]
 
-#: How a benchmark turns per-task scores into one leaderboard score.
-AGGREGATIONS = ("mean", "borda", "mean_rank")
+#: How a benchmark turns per-task scores into one leaderboard score: the mean of task
+#: means, Borda points, the mean rank, or (MTEB's "Mean (TaskType)") the mean over task
+#: types of the mean of each type's task means.
+AGGREGATIONS = ("mean", "borda", "mean_rank", "type_mean")
 
 #: What the bootstrap resamples: tasks and topics within them, tasks only, topics only.
 RESAMPLING_LEVELS = ("two-level", "tasks", "topics")
@@ -144,10 +146,15 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return rankdata(-values, axis=-1, method="average")
 
 
-def _aggregate(task_means: np.ndarray, aggregation: str) -> np.ndarray:
-    """(..., T, m) per-task means -> (..., m) leaderboard scores, higher is better."""
+def _aggregate(task_means: np.ndarray, aggregation: str,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """(..., T, m) per-task means -> (..., m) leaderboard scores, higher is better
+    (``weights``: each task's weight in ``"type_mean"``, :func:`_type_weights`)."""
     if aggregation == "mean":
         return task_means.mean(axis=-2)
+    if aggregation == "type_mean":
+        assert weights is not None
+        return np.einsum("...tm,t->...m", task_means, weights)
     ranks = _ranks(task_means)
     if aggregation == "borda":
         return (task_means.shape[-1] - ranks).mean(axis=-2)
@@ -167,6 +174,35 @@ def _exact_means(weights: np.ndarray, parts: list, n: int) -> np.ndarray:
     return sum((weights @ part) * scale for part, scale in parts) / n
 
 
+def _type_strata(task_types: Any, n_tasks: int, aggregation: str) -> list[np.ndarray] | None:
+    """The task indices of each type (in order of first appearance), or None without
+    types; ``"type_mean"`` needs them."""
+    if task_types is None:
+        if aggregation == "type_mean":
+            raise parameter_error("task_types", "one type per task for aggregation"
+                                  " 'type_mean'", None)
+        return None
+    if isinstance(task_types, (str, bytes)):
+        raise parameter_error("task_types", "a sequence of one type per task", task_types)
+    labels = list(task_types)
+    if len(labels) != n_tasks:
+        raise ShapeError(f"`task_types` must hold one type per task ({n_tasks}); got "
+                         f"{len(labels)}.")
+    groups: dict = {}
+    for t, label in enumerate(labels):
+        groups.setdefault(label, []).append(t)
+    return [np.asarray(members, dtype=np.int64) for members in groups.values()]
+
+
+def _type_weights(strata: list[np.ndarray], n_tasks: int) -> np.ndarray:
+    """Each task's weight in the mean over types of the type means:
+    ``1 / (types * tasks of its type)``."""
+    weights = np.zeros(n_tasks)
+    for members in strata:
+        weights[members] = 1.0 / (len(strata) * members.size)
+    return weights
+
+
 def _check_tasks(tasks: Any) -> list[np.ndarray]:
     if isinstance(tasks, np.ndarray) and tasks.ndim == 2:
         tasks = [tasks]
@@ -182,7 +218,8 @@ def _check_tasks(tasks: Any) -> list[np.ndarray]:
     return out
 
 
-def aggregate_scores(tasks: Any, *, aggregation: str = "mean") -> np.ndarray:
+def aggregate_scores(tasks: Any, *, aggregation: str = "mean",
+                     task_types: Any = None) -> np.ndarray:
     r"""The leaderboard score of each system over tasks, as a benchmark computes it.
 
     With :math:`\bar x_{ts}` the mean of system ``s`` over the topics of task ``t`` and
@@ -192,11 +229,22 @@ def aggregate_scores(tasks: Any, *, aggregation: str = "mean") -> np.ndarray:
               \mathrm{borda}_s = \frac1T \sum_t (m - r_{ts}), \quad
               \mathrm{mean\_rank}_s = \frac1T \sum_t r_{ts}
 
+    and, with the tasks in ``G`` types, :math:`T_g` tasks of type :math:`g` (MTEB's
+    "Mean (TaskType)"):
+
+    .. math:: \mathrm{type\_mean}_s = \frac1G \sum_g \frac1{T_g}
+              \sum_{t \in g} \bar x_{ts}
+
+    MTEB's "Rank (Borda)" orders systems as ``"borda"`` does (it sums the points where
+    this takes their mean).
+
     Parameters
     ----------
     tasks : sequence of array-like, each (n_t topics, m systems)
         The same systems in the same column order in every task.
-    aggregation : {"mean", "borda", "mean_rank"}
+    aggregation : {"mean", "borda", "mean_rank", "type_mean"}
+    task_types : sequence, optional
+        One type label per task (needed by ``"type_mean"``).
 
     Returns
     -------
@@ -207,16 +255,25 @@ def aggregate_scores(tasks: Any, *, aggregation: str = "mean") -> np.ndarray:
     --------
     >>> aggregate_scores([[[0.2, 0.4]], [[0.9, 0.1], [0.7, 0.3]]], aggregation="mean_rank")
     array([1.5, 1.5])
+    >>> aggregate_scores([[[0.2, 0.4]], [[0.6, 0.2]], [[1.0, 0.0]]], aggregation="type_mean",
+    ...                  task_types=["STS", "Retrieval", "Retrieval"]).round(3).tolist()
+    [0.5, 0.25]
     """
     aggregation = check_choice("aggregation", aggregation, AGGREGATIONS)
     matrices = _check_tasks(tasks)
-    score = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
+    strata = _type_strata(task_types, len(matrices), aggregation)
+    weights = None if strata is None else _type_weights(strata, len(matrices))
+    score = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation, weights)
     return -score if aggregation == "mean_rank" else score
 
 
 def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: str,
-                      n_resamples: int, seed: Any, threads: Any) -> np.ndarray:
-    """(n_resamples, m) bootstrap leaderboard scores (higher is better), block by block."""
+                      n_resamples: int, seed: Any, threads: Any,
+                      strata: list[np.ndarray] | None = None,
+                      weights: np.ndarray | None = None) -> np.ndarray:
+    """(n_resamples, m) bootstrap leaderboard scores (higher is better), block by block;
+    with ``strata`` tasks are drawn within their type (``weights``: the task slots'
+    weights of ``"type_mean"``)."""
     n_tasks = len(matrices)
     means = np.stack([t.mean(axis=0) for t in matrices])
     parts = [_fixed_point_parts(t) for t in matrices]
@@ -228,6 +285,13 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         if resampling == "topics":
             picked = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
+        elif strata is not None:
+            # each type keeps its slots and its task count: a slot of type g draws a task
+            # of type g, so every resample has the benchmark's types and weights
+            picked = np.empty((size, n_tasks), dtype=np.int64)
+            for members in strata:
+                picked[:, members] = members[rng.integers(0, members.size,
+                                                          size=(size, members.size))]
         else:
             picked = rng.integers(0, n_tasks, size=(size, n_tasks))
         if resampling == "tasks":
@@ -240,9 +304,9 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                 if not rows.size:
                     continue
                 n_t = matrix.shape[0]
-                weights = _resample_counts(rng, rows.size, n_t)
-                slot_means[rows, cols] = _exact_means(weights, parts[t], n_t)
-        return _aggregate(slot_means, aggregation)
+                counts = _resample_counts(rng, rows.size, n_t)
+                slot_means[rows, cols] = _exact_means(counts, parts[t], n_t)
+        return _aggregate(slot_means, aggregation, weights)
 
     return np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
 
@@ -359,11 +423,11 @@ def rank_intervals(scores: Any, *, level: float = 0.95, n_resamples: int = 2000,
 def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
                              resampling: str = "two-level", level: float = 0.95,
                              n_resamples: int = 2000, seed: Any = 0,
-                             threads: Any = None) -> RankIntervals:
+                             threads: Any = None, task_types: Any = None) -> RankIntervals:
     r"""Simultaneous rank intervals of ``m`` systems over a benchmark of tasks.
 
     The leaderboard score is :func:`aggregate_scores` (mean of task means, Borda count,
-    mean rank). The bootstrap (``resampling``) draws
+    mean rank, mean of task-type means). The bootstrap (``resampling``) draws
 
     * ``"two-level"``: ``T`` tasks with replacement, then the topics of each drawn task
       with replacement (a task drawn twice gets two independent topic resamples): the
@@ -373,6 +437,14 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     * ``"topics"``: topics within every task, the tasks fixed: the benchmark's tasks are
       all there is.
 
+    With ``aggregation="type_mean"`` the task draws are stratified by type: each type
+    keeps its number of tasks and draws them from its own tasks (then, two-level, the
+    topics of each). The types are the benchmark's design (Retrieval, Classification,
+    ...), not a sample of types, and the score weighs each type equally whatever its
+    size; an unstratified draw could lose a type altogether or change its weight, so
+    the resampled score would not be the statistic's. A type with one task has no
+    between-task variability under this draw (warned).
+
     The rank intervals then follow :func:`rank_intervals` (max-t simultaneous intervals of
     the pairwise differences of the aggregate).
 
@@ -380,12 +452,14 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     ----------
     tasks : sequence of array-like, each (n_t topics, m systems)
         Tasks may have different topics and sizes; the columns are the same systems.
-    aggregation : {"mean", "borda", "mean_rank"}
+    aggregation : {"mean", "borda", "mean_rank", "type_mean"}
     resampling : {"two-level", "tasks", "topics"}
     level : float
     n_resamples : int
     seed : int, numpy.random.Generator or None
     threads : int or None
+    task_types : sequence, optional
+        One type label per task: needed by ``"type_mean"`` (ignored by the others).
 
     Returns
     -------
@@ -411,6 +485,15 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     level = _check_level(level)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     matrices = _check_tasks(tasks)
+    strata = _type_strata(task_types, len(matrices), aggregation)
+    if aggregation != "type_mean":
+        strata = None  # the other aggregations weigh every task alike: plain draws
+    elif resampling != "topics" and strata is not None:
+        alone = [int(members[0]) for members in strata if members.size == 1]
+        if alone:
+            warnings.warn(f"tasks {alone} are the only task of their type: a bootstrap"
+                          " within types cannot vary them.", DegenerateTestWarning,
+                          stacklevel=2)
     single = [t for t, matrix in enumerate(matrices) if matrix.shape[0] == 1]
     if single and resampling != "tasks":
         warnings.warn(f"tasks {single} have one topic: nothing to resample within them.",
@@ -423,10 +506,11 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
         warnings.warn("every system has the same score on every topic of every task: no"
                       " system can be told apart (every interval is [1, m]).",
                       DegenerateTestWarning, stacklevel=2)
-    observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation)
+    weights = None if strata is None else _type_weights(strata, len(matrices))
+    observed = _aggregate(np.stack([t.mean(axis=0) for t in matrices]), aggregation, weights)
     with one_blas_thread():  # small matrix products on our threads: no BLAS threads besides
         boot = _resampled_scores(matrices, aggregation, resampling, n_resamples, seed,
-                                 threads)
+                                 threads, strata, weights)
         return _result(observed, boot, level, aggregation, resampling, threads)
 
 

@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics import leaderboards as lb
@@ -167,4 +169,101 @@ def test_cli_leaderboard(capsys, tmp_path):
                  f"{FIX}/benchmark.csv"]) == 0
     assert capsys.readouterr().out.startswith("system,rank,low_two-level")
     assert main(["leaderboard", "--columns", "a,b", f"{FIX}/benchmark.csv"]) == 2
-    assert "`--columns` must be four comma-separated column names" in capsys.readouterr().err
+    assert "`--columns` must be four or five comma-separated column names" in capsys.readouterr().err
+
+
+def _latin1_runs(tmp_path):
+    """The same run twice, once with Latin-1 ids (bytes 0xE9, not UTF-8) and once with the
+    ids as UTF-8 text; and a second Latin-1 run that swaps two documents of q\\xe9."""
+    lines = [b"q\xe9 Q0 caf\xe9 1 3.0 r", b"q\xe9 Q0 d2 2 2.0 r", b"q\xe9 Q0 d3 3 1.0 r",
+             b"q2 Q0 d1 1 2.0 r", b"q2 Q0 d4 2 1.0 r"]
+    latin = tmp_path / "latin.run"
+    latin.write_bytes(b"\n".join(lines) + b"\n")
+    utf8 = tmp_path / "utf8.run"
+    utf8.write_bytes(b"\n".join(line.decode("latin-1").encode("utf-8") for line in lines) + b"\n")
+    swapped = tmp_path / "swapped.run"
+    swapped.write_bytes(b"\n".join([lines[1].replace(b"2.0", b"3.0"),
+                                    lines[0].replace(b"3.0", b"2.0")] + lines[2:]) + b"\n")
+    return latin, utf8, swapped
+
+
+def test_similarity_reads_latin1_runs_as_eval_does(tmp_path):
+    """issue 38: `similarity` refused a Latin-1 run that `eval` reads; it now reads it with
+    eval's reader, and compares ids as bytes when only one run is Latin-1."""
+    latin, utf8, swapped = _latin1_runs(tmp_path)
+    same = run_similarity(latin, latin, n_resamples=20)
+    assert same.id_encoding == "latin-1"
+    assert same.per_query["query_id"].to_list() == ["q2", "q\xe9"]
+    assert same.per_query["rbo"].to_list() == pytest.approx([1.0, 1.0], abs=1e-12)
+    # one run Latin-1, one UTF-8: the UTF-8 ids in their Latin-1 view, so "caf\xc3\xa9"
+    # (UTF-8 é) is not the Latin-1 "caf\xe9" and q\xe9 shares no query either
+    mixed = run_similarity(latin, utf8, n_resamples=20)
+    assert mixed.id_encoding == "latin-1" and mixed.per_query["query_id"].to_list() == ["q2"]
+    assert mixed.only_a == ["q\xe9"] and mixed.only_b == ["q\xc3\xa9"]
+    moved = run_similarity(latin, swapped, n_resamples=20)
+    want = rbo(["caf\xe9", "d2", "d3"], ["d2", "caf\xe9", "d3"], p=0.9)
+    got = moved.per_query.filter(pl.col("query_id") == "q\xe9")
+    assert got["rbo"][0] == pytest.approx(float(want.ext), abs=1e-12)
+
+
+def test_cli_similarity_latin1_writes_the_bytes_it_read(tmp_path, capsysbinary):
+    latin, _, swapped = _latin1_runs(tmp_path)
+    assert main(["similarity", "-q", "--format", "csv", "--resamples", "20", str(latin),
+                 str(swapped)]) == 0
+    assert b"\nq\xe9," in capsysbinary.readouterr().out
+    assert main(["similarity", "--level", "1.5", str(latin), str(swapped)]) == 2
+
+
+def test_bootstrap_options_are_one_helper(capsys):
+    """The options `leaderboard` and `similarity` share are parsed by one helper: the same
+    words for the same bad value in both."""
+    for command in (["similarity", f"{RUNS}/bm25.run", f"{RUNS}/dense.run"],
+                    ["leaderboard", f"{FIX}/benchmark.csv"]):
+        for option, value, words in (("--level", "x", "`--level` must be a number strictly"
+                                      " between 0 and 1; got 'x'"),
+                                     ("--resamples", "0", "`--resamples`"),
+                                     ("--threads", "0", "`--threads`")):
+            assert main(command + [option, value]) == 2
+            assert words in capsys.readouterr().err
+
+
+_run = st.dictionaries(st.sampled_from(["q1", "q2", "q10"]),
+                       st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]),
+                                       st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1,
+                                       max_size=9),
+                       min_size=1, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_run, _run, st.integers(1, 6), st.one_of(st.none(), st.integers(1, 7)))
+def test_run_similarity_lines_runs_up_as_trec_eval_orders_them(a, b, k, depth):
+    """The numeric sort with doc ids ordering only tied scores gives trec_eval's order
+    (score descending, doc id descending): the sets at k and the depth cut, where that
+    order decides, against a plain loop."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return
+    s = run_similarity(a, b, k=k, depth=depth, n_resamples=5)
+    assert s.per_query["query_id"].to_list() == common
+
+    def ranked(run, q):
+        docs = sorted(run[q], key=lambda d: (run[q][d], d), reverse=True)
+        return docs[:depth] if depth else docs
+
+    for row, q in zip(s.per_query.iter_rows(named=True), common):
+        ra, rb = ranked(a, q), ranked(b, q)
+        inter = len(set(ra[:k]) & set(rb[:k]))
+        assert row["overlap"] == inter / k
+        assert row["jaccard"] == inter / len(set(ra[:k]) | set(rb[:k]))
+        assert row["shared"] == len(set(ra) & set(rb))
+        want = rbo(ra, rb, x_scores=[a[q][d] for d in ra], y_scores=[b[q][d] for d in rb])
+        assert row["rbo"] == pytest.approx(float(want.ext), abs=1e-12)
+    # runs that come query by query, best first (queries in reverse id order): the
+    # blocks are put in order without a row sort, and give the same numbers
+    def blocks(run):
+        rows = [(q, d, run[q][d]) for q in sorted(run, reverse=True)
+                for d in sorted(run[q], key=lambda d: -run[q][d])]
+        return pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+
+    fast = run_similarity(blocks(a), blocks(b), k=k, depth=depth, n_resamples=5)
+    assert fast.per_query.equals(s.per_query)

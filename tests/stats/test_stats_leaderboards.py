@@ -181,7 +181,8 @@ def test_observed_rank_lies_in_its_interval(rows, aggregation):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateTestWarning)
         r = ri.aggregate_rank_intervals([scores, scores[::-1]], aggregation=aggregation,
-                                        resampling="topics", n_resamples=60, seed=1)
+                                        resampling="topics", n_resamples=60, seed=1,
+                                        task_types=["A", "B"])
     m = scores.shape[1]
     assert np.all((1 <= r.low) & (r.low <= r.rank) & (r.rank <= r.high) & (r.high <= m))
     assert r.tied_with_best[r.order[0]] and r.n_separable <= m - 1
