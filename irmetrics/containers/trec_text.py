@@ -91,6 +91,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import mmap
 import os
 import re
 import stat
@@ -836,9 +837,10 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
     by_query : bool, default False
         Cut only between query blocks.
     joined : bool, default True
-        False: yield each chunk as the list of the pieces it was read in, to be joined
-        (:func:`chunk_frame` takes them) by the thread that parses it rather than by the
-        one that reads.
+        False: yield each chunk as a list of pieces, to be joined (:func:`chunk_frame`
+        takes them) by the thread that parses it rather than by the one that reads: a
+        plain file is mapped into memory and a chunk is one span of it, which the parsing
+        thread copies out once; a gzip file's chunk is the pieces it was read in.
 
     Yields
     ------
@@ -877,6 +879,12 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
             if not gzipped and p.endswith(".gz"):
                 raise NotPlain  # the full reader explains what is wrong with it
             raw.seek(0)
+            mapped = None if gzipped else _mapped(raw)
+            if mapped is not None:
+                # (the mapping outlives the file object, closed by the last span dropped)
+                for span in _mapped_chunks(mapped, size, on_read, by_query):
+                    yield _no_bom(span.take()) if joined else [span]
+                return
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
             tell = None if on_read is None else (lambda: on_read(raw.tell()))
             for pieces in _raw_chunks(stream, size, tell, by_query):
@@ -884,6 +892,86 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
                 yield _no_bom(b"".join(pieces)) if joined else pieces
     except (OSError, EOFError, zlib.error):
         raise NotPlain from None
+
+
+def _mapped(raw) -> mmap.mmap | None:
+    """The open file ``raw`` mapped read-only, or None where it cannot be (an empty file,
+    a file system without mappings): then it is read as a stream."""
+    try:
+        return mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
+class _MappedSpan:
+    """Bytes ``start:end`` of a mapped file: a chunk of :func:`raw_chunks` that the
+    reading thread only delimits, copied out by the thread that parses it.
+
+    Reading a chunk with ``read()`` copies it from the page cache in the reading thread,
+    which every parsing thread waits for, and joining its pieces copies it again; a span
+    is copied once, by :meth:`take`, on the parsing thread. Its pages are then dropped
+    from the process' mapping (they stay in the page cache), so that the mapped file
+    never counts in the resident memory beyond the chunks in flight.
+    """
+
+    __slots__ = ("mapped", "start", "end")
+
+    def __init__(self, mapped: mmap.mmap, start: int, end: int) -> None:
+        self.mapped, self.start, self.end = mapped, start, end
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    def take(self) -> bytes:
+        """The span's bytes (a copy); its whole pages leave the resident set."""
+        data = self.mapped[self.start:self.end]
+        if _DONTNEED is not None:
+            low = self.start - self.start % mmap.PAGESIZE
+            try:
+                self.mapped.madvise(_DONTNEED, low, self.end - low)
+            except (OSError, ValueError):  # advice only: nothing depends on it
+                pass
+        return data
+
+
+#: ``madvise`` advice that drops mapped pages from the resident set (Linux, BSD).
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
+def _mapped_chunks(mapped: mmap.mmap, chunk_bytes: int, on_read, by_query: bool):
+    """:func:`_raw_chunks` of a mapped file, as spans: the same chunk boundaries, found
+    without copying the chunks. (A file truncated by another process while it is read
+    this way can stop the process with SIGBUS, as any mapped reader.)"""
+    size, start = len(mapped), 0
+    while start < size:
+        end = start + chunk_bytes
+        if end >= size:
+            end = size
+        elif mapped[end - 1] != 10:  # whole lines only
+            newline = mapped.find(b"\n", end)
+            end = size if newline < 0 else newline + 1
+        if by_query and end < size:
+            end = _mapped_query_end(mapped, start, end)
+        if on_read is not None:
+            on_read(end)
+        yield _MappedSpan(mapped, start, end)
+        start = end
+
+
+def _mapped_query_end(mapped: mmap.mmap, start: int, end: int) -> int:
+    """Where the chunk ``start:end`` (whole lines) ends once extended by the lines that
+    follow it while they start with the first field of its last data line (comment and
+    blank lines between them included): :func:`_to_query_end` on a mapped file."""
+    key = _last_query(mapped[max(start, end - _TAIL_BYTES):end])
+    if not key:
+        return end
+    found = _other_query(key).search(mapped, end)
+    return len(mapped) if found is None else found.start()
+
+
+def _other_query(key: bytes) -> re.Pattern:
+    """A line that starts neither with the field ``key`` nor a comment, and is not blank."""
+    return re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r]|#|[ \t\v\f\r]*$)")
 
 
 def _raw_chunks(stream, chunk_bytes: int, tell, by_query: bool):
@@ -955,7 +1043,7 @@ def _to_query_end(reader: _PushBack, pieces: list[bytes], chunk_bytes: int) -> N
     key = _last_query(tail[-_TAIL_BYTES:])
     if not key:
         return
-    other = re.compile(rb"(?m)^(?!" + re.escape(key) + rb"[ \t\v\f\r]|#|[ \t\v\f\r]*$)")
+    other = _other_query(key)
     step = 1 << 16
     while True:
         got = reader.read(step)
@@ -1004,7 +1092,15 @@ def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
     return df.select(columns)
 
 
-def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int]:
+def _joined(pieces: list) -> bytes:
+    """The bytes of a chunk given as pieces (bytes, or one :class:`_MappedSpan`)."""
+    if len(pieces) == 1:
+        piece = pieces[0]
+        return piece.take() if isinstance(piece, _MappedSpan) else piece
+    return b"".join(p.take() if isinstance(p, _MappedSpan) else p for p in pieces)
+
+
+def chunk_frame(data: bytes | list, kind: str) -> tuple[pl.DataFrame, int]:
     """The frame of one chunk of :func:`raw_chunks` (the columns :func:`plain_chunks`
     gives) and the number of lines it spans.
 
@@ -1025,7 +1121,7 @@ def chunk_frame(data: bytes | list[bytes], kind: str) -> tuple[pl.DataFrame, int
     ([('q1', 'd1', 2.5, 'a')], 3)
     """
     if isinstance(data, list):
-        data = data[0] if len(data) == 1 else b"".join(data)
+        data = _joined(data)
     _no_bom(data)
     try:
         frame = _plain_frame(data, kind)
