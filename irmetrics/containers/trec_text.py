@@ -89,6 +89,7 @@ written line-by-line reference reader.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import io
 import mmap
@@ -884,7 +885,7 @@ def raw_chunks(path: str | os.PathLike, *, chunk_bytes: int | None = None, on_re
             mapped = None if gzipped else _mapped(raw)
             if mapped is not None:
                 # (the mapping outlives the file object, closed by the last span dropped)
-                for span in _mapped_chunks(mapped, size, on_read, by_query):
+                for span in _mapped_chunks(p, mapped, size, on_read, by_query):
                     yield _no_bom(span.take()) if joined else [span]
                 return
             stream = gzip.GzipFile(fileobj=raw) if gzipped else raw
@@ -905,34 +906,51 @@ def _mapped(raw) -> mmap.mmap | None:
         return None
 
 
+class _Descriptor:
+    """A file opened for ``os.pread``, closed when the last span reading it is dropped."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self, close=os.close) -> None:  # (os may be gone at interpreter exit)
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            close(fd)
+
+
 class _MappedSpan:
     """Bytes ``start:end`` of a mapped file: a chunk of :func:`raw_chunks` that the
     reading thread only delimits, copied out by the thread that parses it.
 
     Reading a chunk with ``read()`` copies it from the page cache in the reading thread,
     which every parsing thread waits for, and joining its pieces copies it again; a span
-    is copied once, by :meth:`take`, on the parsing thread. Its pages are then dropped
-    from the process' mapping (they stay in the page cache), so that the mapped file
-    never counts in the resident memory beyond the chunks in flight.
+    is copied once, by :meth:`take`, on the parsing thread: with ``os.pread`` where there
+    is one (the copy runs without the interpreter lock, which slicing the mapping holds),
+    else from the mapping.
     """
 
-    __slots__ = ("mapped", "start", "end")
+    __slots__ = ("mapped", "file", "start", "end")
 
-    def __init__(self, mapped: mmap.mmap, start: int, end: int) -> None:
-        self.mapped, self.start, self.end = mapped, start, end
+    def __init__(self, mapped: mmap.mmap, file: _Descriptor | None, start: int,
+                 end: int) -> None:
+        self.mapped, self.file, self.start, self.end = mapped, file, start, end
 
     def __len__(self) -> int:
         return self.end - self.start
 
     def take(self) -> bytes:
-        """The span's bytes (a copy); its whole pages leave the resident set."""
-        data = self.mapped[self.start:self.end]
-        if _DONTNEED is not None:
-            low = self.start - self.start % mmap.PAGESIZE
-            try:
-                self.mapped.madvise(_DONTNEED, low, self.end - low)
-            except (OSError, ValueError):  # advice only: nothing depends on it
-                pass
+        """The span's bytes (a copy)."""
+        if self.file is None:
+            return self.mapped[self.start:self.end]
+        data = os.pread(self.file.fd, self.end - self.start, self.start)
+        while len(data) < self.end - self.start:  # a short read: go on where it stopped
+            more = os.pread(self.file.fd, self.end - self.start - len(data),
+                            self.start + len(data))
+            if not more:
+                raise NotPlain  # the file shrank while read: the full reader decides
+            data += more
         return data
 
 
@@ -940,10 +958,14 @@ class _MappedSpan:
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 
-def _mapped_chunks(mapped: mmap.mmap, chunk_bytes: int, on_read, by_query: bool):
+def _mapped_chunks(path: str, mapped: mmap.mmap, chunk_bytes: int, on_read,
+                   by_query: bool):
     """:func:`_raw_chunks` of a mapped file, as spans: the same chunk boundaries, found
-    without copying the chunks. (A file truncated by another process while it is read
-    this way can stop the process with SIGBUS, as any mapped reader.)"""
+    without copying the chunks. Only the pages around the boundaries are read through
+    the mapping, and dropped from the resident set once passed. (A file truncated by
+    another process while it is read this way can stop the process with SIGBUS, as any
+    mapped reader.)"""
+    file = _Descriptor(path) if hasattr(os, "pread") else None
     size, start = len(mapped), 0
     while start < size:
         end = start + chunk_bytes
@@ -956,7 +978,11 @@ def _mapped_chunks(mapped: mmap.mmap, chunk_bytes: int, on_read, by_query: bool)
             end = _mapped_query_end(mapped, start, end)
         if on_read is not None:
             on_read(end)
-        yield _MappedSpan(mapped, start, end)
+        yield _MappedSpan(mapped, file, start, end)
+        if _DONTNEED is not None and file is not None:
+            low = start - start % mmap.PAGESIZE
+            with contextlib.suppress(OSError, ValueError):  # advice: nothing depends on it
+                mapped.madvise(_DONTNEED, low, end - low)
         start = end
 
 
