@@ -2,13 +2,15 @@
 """The file road of ``irmetrics eval`` on 1, 2, ... threads: wall, CPU, peak RSS, bytes.
 
     python benchmarks/bench_file_road.py [--data benchmarks/data] [--threads 1 2]
-        [--repeat 5] [--messy] [--baseline /path/to/other/checkout] [--pytrec-eval]
+        [--repeat 5] [--messy] [--baseline /path/to/other/checkout [--baseline-threads]]
+        [--pytrec-eval]
 
 Every measurement is a fresh ``python -m irmetrics eval`` process (six measures: map P.10
 recall.1000 recip_rank ndcg ndcg_cut.10) with ``--threads N``; the configurations are
 alternated (A B C A B C ...) so that the load of a shared machine hits all of them alike,
 and the median is reported. ``--baseline`` adds another checkout of irmetrics (e.g. the
-main branch, run without ``--threads``) to the rotation; ``--pytrec-eval`` adds
+main branch, run without ``--threads``; with ``--baseline-threads``, with each of
+them) to the rotation; ``--pytrec-eval`` adds
 pytrec_eval doing the same job in a fresh process (parse_qrel, parse_run, evaluate,
 means: what bench_end_to_end.py times). ``--messy`` evaluates a copy of the run with tab
 separators, CRLF line ends and a comment line per query (the same numbers), which must
@@ -115,6 +117,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--messy", action="store_true", help="tabs, CRLF and comment lines")
     ap.add_argument("--baseline", help="another irmetrics checkout, run without --threads")
+    ap.add_argument("--baseline-threads", action="store_true",
+                    help="run the baseline with each --threads value (a checkout that has it)")
     ap.add_argument("--pytrec-eval", action="store_true",
                     help="pytrec_eval's job in the rotation (same files and measures)")
     ap.add_argument("--python", default=sys.executable)
@@ -131,7 +135,9 @@ def main() -> int:
             run = messy_copy(run, tmp)
         configs: list[tuple[str, Path | None, int | None]] = \
             [(f"threads={n}", REPO_ROOT, n) for n in args.threads]
-        if args.baseline:
+        if args.baseline and args.baseline_threads:
+            configs += [(f"baseline threads={n}", Path(args.baseline), n) for n in args.threads]
+        elif args.baseline:
             configs.append(("baseline", Path(args.baseline), None))
         if args.pytrec_eval:
             configs.append(("pytrec_eval", None, None))
@@ -148,7 +154,7 @@ def main() -> int:
                 timings[name].append((wall, cpu, peak))
                 if tree is not None:
                     digests.add(digest)
-                print(f"{name:<12} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
+                print(f"{name:<20} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
                       flush=True)
         load_after = os.getloadavg()
         print(f"\nrun: {run} ({os.path.getsize(run) / 2**20:.0f} MiB), {os.cpu_count()} cores, "
