@@ -9,7 +9,9 @@ engine keeps. Each must give exactly what the older roads give:
   (a gzip copy of the file is still read as a stream), for any chunk size, by query or not;
 * a run chunk parsed on either road equals the full reader's rows for the same lines,
   or is refused (then the chunk's own full read, or the whole file's, decides);
-* the mapped pages leave the resident set once a span is taken;
+* the mapped pages leave the resident set once a span is taken; without ``os.pread``
+  (Windows) spans are copied from the mapping alike; a file that shrinks while read is
+  left to the full reader;
 * whatever the chunk size and thread count, ``irmetrics eval`` prints the same bytes.
 """
 
@@ -188,3 +190,26 @@ def test_any_chunk_size_and_thread_count_print_the_same_bytes(n_queries, depth, 
             outs = [cli("-q", "--threads", str(n), *measures, *paths) for n in (1, 4)]
     assert outs[0] == outs[1] == whole
     assert whole[0] == 0, whole[2]
+
+
+def test_without_pread_spans_are_copied_from_the_mapping(tmp_path, monkeypatch):
+    path = tmp_path / "run.txt"
+    text = b"".join(b"q%d Q0 d%d 1 2.5 r\n" % (i // 3, i) for i in range(40))
+    path.write_bytes(text)
+    with_pread = _chunks(path, chunk_bytes=50, by_query=True)
+    monkeypatch.delattr(os, "pread")  # Windows has none
+    assert _chunks(path, chunk_bytes=50, by_query=True) == with_pread
+    assert b"".join(with_pread) == text and len(with_pread) > 3
+
+
+@pytest.mark.skipif(not hasattr(os, "pread"), reason="a shrinking mapped file is read by pread only")
+def test_a_file_that_shrinks_while_read_is_left_to_the_full_reader(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 r\n" * 1000)
+    chunks = raw_chunks(path, joined=False, chunk_bytes=4000)
+    first, second = next(chunks), next(chunks)
+    assert len(trec_text._joined(first)) >= 4000
+    os.truncate(path, 6000)  # the second span (from about 4000 to 8000) now ends early
+    with pytest.raises(NotPlain):
+        trec_text._joined(second)
+    chunks.close()
