@@ -2,16 +2,28 @@
 """The file road of ``irmetrics eval`` on 1, 2, ... threads: wall, CPU, peak RSS, bytes.
 
     python benchmarks/bench_file_road.py [--data benchmarks/data] [--threads 1 2]
-        [--repeat 3] [--messy] [--baseline /path/to/other/checkout]
+        [--repeat 5] [--messy] [--baseline /path/to/other/checkout [--baseline-threads]]
+        [--pytrec-eval]
 
 Every measurement is a fresh ``python -m irmetrics eval`` process (six measures: map P.10
 recall.1000 recip_rank ndcg ndcg_cut.10) with ``--threads N``; the configurations are
 alternated (A B C A B C ...) so that the load of a shared machine hits all of them alike,
 and the median is reported. ``--baseline`` adds another checkout of irmetrics (e.g. the
-main branch, run without ``--threads``) to the rotation. ``--messy`` evaluates a copy of
-the run with tab separators, CRLF line ends and a comment line per query (the same
-numbers), which must stay on the bounded road. Every output is compared byte for byte
-with the first configuration's. Data: ``benchmarks/generate.py --seed 42`` (6.7M lines).
+main branch, run without ``--threads``; with ``--baseline-threads``, with each of
+them) to the rotation; ``--pytrec-eval`` adds
+pytrec_eval doing the same job in a fresh process (parse_qrel, parse_run, evaluate,
+means: what bench_end_to_end.py times). ``--messy`` evaluates a copy of the run with tab
+separators, CRLF line ends and a comment line per query (the same numbers), which must
+stay on the bounded road. Every irmetrics output is compared byte for byte with the first
+configuration's.
+
+Children compile their bytecode once, into a cache of their own (as an installed package
+has it), even where ``PYTHONDONTWRITEBYTECODE`` is set: compiling irmetrics' sources again
+in every process costs about 0.3 s of one core, which no installed copy pays. Each
+configuration runs once untimed first (bytecode, page cache). The CPU column (user + sys
+of the child, all its threads) is the figure least disturbed by other work on a shared
+machine; the load averages before and after are printed with the table.
+Data: ``benchmarks/generate.py --seed 42`` (6.7M lines).
 
 This is a benchmark, not a test: it asserts nothing about timings.
 """
@@ -33,16 +45,24 @@ REPO_ROOT = BENCH_DIR.parent
 MEASURES = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
 
 
-def run_once(tree: Path, threads: int | None, qrels: str, run: str, python: str,
-             wrapper: str) -> tuple[float, float, float, str]:
-    """Wall s, CPU s (user + sys), peak RSS MiB and sha256 of stdout of one CLI run."""
-    argv = [python, wrapper, "eval", *[f"-m{m}" for m in MEASURES], qrels, run]
+def run_once(tree: Path | None, threads: int | None, qrels: str, run: str, python: str,
+             wrapper: str, pycache: str) -> tuple[float, float, float, str]:
+    """Wall s, CPU s (user + sys), peak RSS MiB and sha256 of stdout of one CLI run
+    (``tree`` None: pytrec_eval's job)."""
+    if tree is None:
+        argv = [python, wrapper, "--pytrec-eval", qrels, run]
+    else:
+        argv = [python, wrapper, "eval", *[f"-m{m}" for m in MEASURES], qrels, run]
     if threads is not None:
         argv[3:3] = ["--threads", str(threads)]
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=True)
+    done = subprocess.run(argv, cwd=tree or REPO_ROOT, env=env, capture_output=True,
+                          check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -53,13 +73,27 @@ def run_once(tree: Path, threads: int | None, qrels: str, run: str, python: str,
     return wall, cpu, peak, hashlib.sha256(done.stdout).hexdigest()
 
 
-#: ``python -m irmetrics`` that prints its own peak RSS on stderr at exit.
-WRAPPER = (
-    "import resource, runpy, sys; sys.argv = ['irmetrics'] + sys.argv[1:];\n"
-    "try:\n    runpy.run_module('irmetrics', run_name='__main__')\n"
-    "finally:\n    sys.stderr.write('peak_rss_mib=%.1f' % "
-    "(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))\n"
-)
+#: ``python -m irmetrics`` (or, with ``--pytrec-eval``, pytrec_eval's job) that prints its
+#: own peak RSS on stderr at exit.
+WRAPPER = f"""\
+import resource, runpy, sys
+try:
+    if sys.argv[1] == "--pytrec-eval":
+        import pytrec_eval
+        with open(sys.argv[2]) as f:
+            qrel = pytrec_eval.parse_qrel(f)
+        with open(sys.argv[3]) as f:
+            run = pytrec_eval.parse_run(f)
+        per_query = pytrec_eval.RelevanceEvaluator(qrel, {set(MEASURES)!r}).evaluate(run)
+        keys = sorted(next(iter(per_query.values())))
+        print({{k: sum(v[k] for v in per_query.values()) / len(per_query) for k in keys}})
+    else:
+        sys.argv = ["irmetrics"] + sys.argv[1:]
+        runpy.run_module("irmetrics", run_name="__main__")
+finally:
+    sys.stderr.write("peak_rss_mib=%.1f" %
+                     (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+"""
 
 
 def messy_copy(run: str, directory: str) -> str:
@@ -80,9 +114,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(BENCH_DIR / "data"))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--messy", action="store_true", help="tabs, CRLF and comment lines")
     ap.add_argument("--baseline", help="another irmetrics checkout, run without --threads")
+    ap.add_argument("--baseline-threads", action="store_true",
+                    help="run the baseline with each --threads value (a checkout that has it)")
+    ap.add_argument("--pytrec-eval", action="store_true",
+                    help="pytrec_eval's job in the rotation (same files and measures)")
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
     qrels, run = os.path.join(args.data, "qrels.txt"), os.path.join(args.data, "run.txt")
@@ -95,29 +133,49 @@ def main() -> int:
             fh.write(WRAPPER)
         if args.messy:
             run = messy_copy(run, tmp)
-        configs = [(f"threads={n}", REPO_ROOT, n) for n in args.threads]
-        if args.baseline:
+        configs: list[tuple[str, Path | None, int | None]] = \
+            [(f"threads={n}", REPO_ROOT, n) for n in args.threads]
+        if args.baseline and args.baseline_threads:
+            configs += [(f"baseline threads={n}", Path(args.baseline), n) for n in args.threads]
+        elif args.baseline:
             configs.append(("baseline", Path(args.baseline), None))
+        if args.pytrec_eval:
+            configs.append(("pytrec_eval", None, None))
+        pycache = os.path.join(tmp, "pycache")
+        load_before = os.getloadavg()
+        for name, tree, threads in configs:  # untimed: bytecode and page cache
+            run_once(tree, threads, qrels, run, args.python, wrapper, pycache)
         timings: dict[str, list[tuple[float, float, float]]] = {c[0]: [] for c in configs}
         digests = set()
         for _ in range(args.repeat):
             for name, tree, threads in configs:
                 wall, cpu, peak, digest = run_once(tree, threads, qrels, run,
-                                                   args.python, wrapper)
+                                                   args.python, wrapper, pycache)
                 timings[name].append((wall, cpu, peak))
-                digests.add(digest)
-                print(f"{name:<12} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
+                if tree is not None:
+                    digests.add(digest)
+                print(f"{name:<20} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
                       flush=True)
-        print(f"\nrun: {run} ({os.path.getsize(run) / 2**20:.0f} MiB), load average "
-              f"{os.getloadavg()[0]:.1f}; outputs identical: {len(digests) == 1}")
-        print("| configuration | wall s, median (min-max) | CPU s, median | peak RSS MiB, max |")
-        print("|---|---|---|---|")
+        load_after = os.getloadavg()
+        print(f"\nrun: {run} ({os.path.getsize(run) / 2**20:.0f} MiB), {os.cpu_count()} cores, "
+              f"load average (1, 5, 15 min) before {_loads(load_before)}, after "
+              f"{_loads(load_after)}; irmetrics outputs identical: {len(digests) == 1}")
+        medians = {name: statistics.median(r[0] for r in rows) for name, rows in timings.items()}
+        reference = medians.get("pytrec_eval")
+        print("| configuration | wall s, median (min-max) | CPU s, median | peak RSS MiB, max |"
+              + (" pytrec_eval / this |" if reference else ""))
+        print("|---|---|---|---|" + ("---|" if reference else ""))
         for name, rows in timings.items():
             walls = [r[0] for r in rows]
-            print(f"| {name} | {statistics.median(walls):.2f} ({min(walls):.2f}-"
-                  f"{max(walls):.2f}) | {statistics.median(r[1] for r in rows):.2f} | "
-                  f"{max(r[2] for r in rows):.0f} |")
+            print(f"| {name} | {medians[name]:.2f} ({min(walls):.2f}-{max(walls):.2f}) | "
+                  f"{statistics.median(r[1] for r in rows):.2f} | "
+                  f"{max(r[2] for r in rows):.0f} |"
+                  + (f" {reference / medians[name]:.1f}x |" if reference else ""))
     return 0 if len(digests) == 1 else 2
+
+
+def _loads(loads) -> str:
+    return ", ".join(f"{x:.1f}" for x in loads)
 
 
 if __name__ == "__main__":

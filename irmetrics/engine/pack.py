@@ -238,11 +238,16 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
 
     # Keys and the label histogram, slice by slice (bounded temporaries).
     hist = np.zeros((n_q, max(levels.size, 1)), dtype=np.int64)
+    block_end = block_start + block_len
     for lo in range(0, len(keys), _SLICE):
-        at = np.arange(lo, min(lo + _SLICE, len(keys)))
-        qcode = block_code[np.searchsorted(block_start, at, side="right") - 1]
-        keys[at[0]:at[-1] + 1] = _combine(qcode, keys[at[0]:at[-1] + 1], bits)
-        hist += label_histogram(qcode, codes[at[0]:at[-1] + 1], n_q, levels=levels)[0]
+        hi = min(lo + _SLICE, len(keys))
+        # the query code of judgments lo:hi, block by block (the blocks that cover them)
+        first, last = np.searchsorted(block_end, [lo, hi - 1], side="right")
+        counts = np.minimum(block_end[first:last + 1], hi) - \
+            np.maximum(block_start[first:last + 1], lo)
+        qcode = np.repeat(block_code[first:last + 1], counts)
+        keys[lo:hi] = _combine(qcode, keys[lo:hi], bits)
+        hist += label_histogram(qcode, codes[lo:hi], n_q, levels=levels)[0]
     encoded = EncodedQrels(
         query_ids=query_ids, rel_hist=hist,
         rel_levels=levels if levels.size else np.zeros(1, dtype=levels.dtype),
