@@ -26,12 +26,15 @@ import numpy as np
 import polars as pl
 
 
-def make_runs(n_queries: int, n_docs: int, n_runs: int, seed: int):
-    """``[(query_ids, doc_indices (Q, D), scores (Q, D))]`` per run."""
+def make_runs(n_queries: int, n_docs: int, n_runs: int, seed: int, shared: bool = False):
+    """``[(doc_indices (Q, D), scores (Q, D))]`` per run. Each query's pool of ``2 D``
+    documents is its own (as in a large collection) unless ``shared``."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n_runs):
         picks = np.argsort(rng.random((n_queries, 2 * n_docs)), axis=1)[:, :n_docs]
+        if not shared:
+            picks += 2 * n_docs * np.arange(n_queries)[:, None]
         # as systems write runs: each query's documents by score descending
         scores = -np.sort(-rng.random((n_queries, n_docs)), axis=1)
         out.append((picks, scores))

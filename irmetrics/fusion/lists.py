@@ -11,6 +11,7 @@ one run at a time, so memory stays a few arrays over the pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -18,7 +19,7 @@ import polars as pl
 from irmetrics.containers import Run
 from irmetrics.engine.pack import rank_run
 
-__all__ = ["FusionLists", "fusion_lists"]
+__all__ = ["FusionLists", "fusion_lists", "pair_codes"]
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,11 @@ class FusionLists:
         Per entry: its pair code, its 0-based rank in its run's list, its score.
     pair_query : ndarray (P)
         Query code of each pair; pairs are grouped by query.
-    pair_doc : polars.Series (P)
-        Document id of each pair.
+    pair_entry : ndarray (P)
+        An entry of each pair (where its document id is read).
+    doc : polars.Series (N)
+        Per entry: its document id. Strings are read only where needed (ties, the
+        fused run): :attr:`pair_doc` gathers them per pair.
     """
 
     query_ids: np.ndarray
@@ -50,7 +54,13 @@ class FusionLists:
     rank: np.ndarray
     score: np.ndarray
     pair_query: np.ndarray
-    pair_doc: pl.Series
+    pair_entry: np.ndarray
+    doc: pl.Series
+
+    @cached_property
+    def pair_doc(self) -> pl.Series:
+        """Document id of each pair (P)."""
+        return self.doc.gather(self.pair_entry)
 
     @property
     def n_pairs(self) -> int:
@@ -113,22 +123,62 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
         docs.append(ranked.doc_col.gather(ranked.order))
         offsets.append(ranked.offsets)
     bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
-    doc_col = pl.concat(docs) if docs else pl.Series("doc_id", [], dtype=pl.String)
+    # One chunk: gathers from a chunked column of strings are several times slower.
+    doc_col = pl.concat(docs, rechunk=True) if docs else pl.Series("doc_id", [], dtype=pl.String)
     query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
-    # One code per (query, document): the document's dictionary code beside the query's.
-    doc_code = doc_col.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-    key = (query.astype(np.int64) << 32) | doc_code
-    # Pairs numbered in key order (so grouped by query): one multithreaded sort.
-    order = pl.Series(key).arg_sort().to_numpy()
-    sorted_key = key[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = sorted_key[1:] != sorted_key[:-1]
-    pair = np.empty(len(key), dtype=np.int64)
-    pair[order] = np.cumsum(new) - 1
-    first = order[new]
+    pair, first, pair_query = pair_codes(query, doc_col, n_queries)
     return FusionLists(
         query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
         offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
         pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
         score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=(sorted_key[new] >> 32).astype(np.int64), pair_doc=doc_col.gather(first))
+        pair_query=pair_query, pair_entry=first, doc=doc_col)
+
+
+def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
+               hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One code per distinct (query, document) of the entries, codes grouped by query.
+
+    The entries are sorted once on a 64-bit key: the query code in the high bits, a hash
+    of the doc id in the ``hash_bits`` below it (all that is left; fewer only to test).
+    Equal keys are then checked to hold equal doc ids; if two documents of a query
+    share a hash, the entries are sorted on the strings themselves instead, so a
+    collision costs time, never a wrong pair.
+
+    Returns
+    -------
+    pair : ndarray (N)
+        Each entry's pair code.
+    first : ndarray (P)
+        An entry of each pair.
+    pair_query : ndarray (P)
+        Each pair's query code (ascending).
+
+    Examples
+    --------
+    >>> doc = pl.Series(["a", "b", "a", "a"])
+    >>> pair, first, pair_query = pair_codes(np.array([0, 0, 0, 1]), doc, 2)
+    >>> len(first), bool(pair[0] == pair[2]), pair_query.tolist()
+    (3, True, [0, 0, 1])
+    >>> pair_codes(np.array([0, 0, 0, 1]), doc, 2, hash_bits=0)[2].tolist()  # all collide
+    [0, 0, 1]
+    """
+    qbits = max(int(n_queries - 1).bit_length(), 1)
+    bits = 63 - qbits if hash_bits is None else hash_bits
+    hashed = doc.hash().to_numpy() >> np.uint64(64 - bits) if bits else 0
+    key = (query.astype(np.int64) << bits) | np.asarray(hashed, dtype=np.int64)
+    order = pl.Series(key).arg_sort().to_numpy()
+    sorted_key = key[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = sorted_key[1:] != sorted_key[:-1]
+    same = np.flatnonzero(~new)
+    if same.size and not (doc.gather(order[same]) == doc.gather(order[same - 1])).all():
+        order = pl.DataFrame({"q": query, "d": doc}).select(
+            pl.arg_sort_by("q", "d")).to_series().to_numpy()
+        sorted_doc = doc.gather(order)
+        new[1:] = (query[order][1:] != query[order][:-1]) \
+            | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
+    pair = np.empty(len(key), dtype=np.int64)
+    pair[order] = np.cumsum(new) - 1
+    first = order[new]
+    return pair, first, query[first].astype(np.int64)
