@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import rank_run
+from irmetrics.engine.pack import rank_run, run_blocks
 
 __all__ = ["FusionLists", "fusion_lists", "pair_codes"]
 
@@ -108,14 +108,17 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
     (3, [0, 1, 0, 1], ['d1', 'd2', 'd3', 'd2'])
     """
     frames = [run.df for run in runs]
+    # The queries from each run's blocks of equal query ids (one per query as systems
+    # write runs), not from every row; rank_run reuses the blocks.
+    blocks = [run_blocks(f) for f in frames]
     query_ids = np.unique(np.concatenate(
-        [f["query_id"].unique().to_numpy().astype(object) for f in frames]
+        [b.query_ids.to_numpy().astype(object) for b in blocks]
         or [np.empty(0, dtype=object)]))
     n_queries = len(query_ids)
     no_placeholders = np.zeros(n_queries, dtype=bool)
     queries, ranks, scores, docs, offsets = [], [], [], [], []
-    for frame in frames:
-        ranked = rank_run(frame, query_ids, no_placeholders)
+    for frame, frame_blocks in zip(frames, blocks):
+        ranked = rank_run(frame, query_ids, no_placeholders, blocks=frame_blocks)
         queries.append(ranked.query)
         starts = ranked.offsets[:-1]
         ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
