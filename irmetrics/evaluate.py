@@ -126,8 +126,10 @@ def as_alike(inputs) -> tuple[list, str]:
     >>> encoding, a.df["doc_id"][0].encode("latin-1"), b.df["doc_id"][0].encode("latin-1")
     ('latin-1', b'caf\\xe9', b'caf\\xc3\\xa9')
     """
-    tables, encodings = [], []
+    tables: list[Qrels | Run] = []
+    encodings = []
     for value, kind in inputs:
+        table: Qrels | Run
         check_choice("kind", kind, ("qrels", "run"))
         external = external_qrels(value, "int") if kind == "qrels" else None
         if external is not None:
