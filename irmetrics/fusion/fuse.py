@@ -349,7 +349,10 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     runs : list or dict
         The runs: paths (TREC, Parquet, Arrow IPC), :class:`Run` tables, pytrec_eval
         dicts or DataFrames, as :func:`irmetrics.evaluate` takes them; a dict
-        ``{name: run}`` names them (messages use the names).
+        ``{name: run}`` names them (messages use the names). A TREC file that is not
+        UTF-8 is read as Latin-1, as ``evaluate`` reads it; ids then compare as the
+        files' bytes, and the fused run's ids are their Latin-1 view
+        (``doc_id.encode("latin-1")`` gives the bytes).
     method : str, default "rrf"
         A key of :data:`METHODS` (ranx's names): ``rrf``, ``sum``, ``mnz``, ``max``,
         ``min``, ``med``, ``anz``, ``gmnz``, ``wsum``, ``wmnz``, ``mixed``, ``isr``,
