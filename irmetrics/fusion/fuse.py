@@ -494,12 +494,14 @@ def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:
 def _check_finite(fused: np.ndarray, lists: FusionLists, method: str) -> None:
     bad = np.flatnonzero(~np.isfinite(fused))
     if bad.size:
-        i = int(bad[0])
+        # The first in (query, doc id) order: pairs are numbered by a hash within a query.
+        bad = bad[lists.pair_query[bad] == lists.pair_query[bad].min()]
+        i = int(bad[lists.doc.gather(lists.pair_entry[bad]).arg_min()])
         raise InputFormatError(f"method {method!r} gives a score that is not finite"
                                f" ({float(fused[i])!r}; with scores this large, normalise"
                                " them, e.g. norm='min-max')", path="fusion",
                                query_id=str(lists.query_ids[lists.pair_query[i]]),
-                               doc_id=lists.pair_doc[i])
+                               doc_id=lists.doc[int(lists.pair_entry[i])])
 
 
 def _weights(method: Method, weights, n_runs: int) -> np.ndarray:
