@@ -456,16 +456,18 @@ def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     order = pl.DataFrame({"q": lists.pair_query, "s": fused + 0.0}).select(
         pl.arg_sort_by(["q", "s"], descending=[False, True])).to_series().to_numpy()
     query = lists.pair_query[order]
-    # Entries stand for their pairs from here: their doc ids are the column to read.
-    entry = break_ties_by_doc_id(lists.pair_entry[order], query, fused[order], lists.doc)
+    # Rows of the runs stand for their pairs from here: their doc ids are the column to
+    # read. Ties move only within equal (query, score), so the scores keep their places.
+    rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], query,
+                                fused[order], lists.doc_rows)
     counts = np.bincount(query, minlength=len(lists.query_ids))
     starts = np.cumsum(counts) - counts
     rank = np.arange(len(order)) - np.repeat(starts, counts) + 1
     frame = pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
-        lists.doc.gather(entry).alias("doc_id"),
+        lists.doc_rows.gather(rows).alias("doc_id"),
         pl.Series("rank", rank, dtype=pl.Int64),
-        pl.Series("score", fused[lists.pair[entry]], dtype=pl.Float64),
+        pl.Series("score", fused[order], dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
               "score", pl.lit(name, dtype=pl.String).alias("run_id"))
     return Run(frame, name=name)
@@ -496,12 +498,12 @@ def _check_finite(fused: np.ndarray, lists: FusionLists, method: str) -> None:
     if bad.size:
         # The first in (query, doc id) order: pairs are numbered by a hash within a query.
         bad = bad[lists.pair_query[bad] == lists.pair_query[bad].min()]
-        i = int(bad[lists.doc.gather(lists.pair_entry[bad]).arg_min()])
+        i = int(bad[lists.pair_docs(bad).arg_min()])
         raise InputFormatError(f"method {method!r} gives a score that is not finite"
                                f" ({float(fused[i])!r}; with scores this large, normalise"
                                " them, e.g. norm='min-max')", path="fusion",
                                query_id=str(lists.query_ids[lists.pair_query[i]]),
-                               doc_id=lists.doc[int(lists.pair_entry[i])])
+                               doc_id=lists.pair_docs(np.array([i]))[0])
 
 
 def _weights(method: Method, weights, n_runs: int) -> np.ndarray:

@@ -41,9 +41,11 @@ class FusionLists:
         Query code of each pair; pairs are grouped by query.
     pair_entry : ndarray (P)
         An entry of each pair (where its document id is read).
-    doc : polars.Series (N)
-        Per entry: its document id. Strings are read only where needed (ties, the
-        fused run): :attr:`pair_doc` gathers them per pair.
+    doc_rows : polars.Series
+        The runs' doc ids in their rows' order, the runs one after another.
+    entry_row : ndarray (N)
+        Per entry: its row in ``doc_rows``. Strings are read only where needed (ties,
+        the fused run); :attr:`doc` and :attr:`pair_doc` gather them per entry and pair.
     """
 
     query_ids: np.ndarray
@@ -55,12 +57,22 @@ class FusionLists:
     score: np.ndarray
     pair_query: np.ndarray
     pair_entry: np.ndarray
-    doc: pl.Series
+    doc_rows: pl.Series
+    entry_row: np.ndarray
+
+    @cached_property
+    def doc(self) -> pl.Series:
+        """Document id of each entry (N)."""
+        return self.doc_rows.gather(self.entry_row)
 
     @cached_property
     def pair_doc(self) -> pl.Series:
         """Document id of each pair (P)."""
-        return self.doc.gather(self.pair_entry)
+        return self.pair_docs(np.arange(self.n_pairs))
+
+    def pair_docs(self, pairs: np.ndarray) -> pl.Series:
+        """Document ids of the pairs ``pairs``."""
+        return self.doc_rows.gather(self.entry_row[self.pair_entry[pairs]])
 
     @property
     def n_pairs(self) -> int:
@@ -116,31 +128,39 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
         or [np.empty(0, dtype=object)]))
     n_queries = len(query_ids)
     no_placeholders = np.zeros(n_queries, dtype=bool)
-    queries, ranks, scores, docs, offsets = [], [], [], [], []
+    queries, ranks, scores, rows, offsets = [], [], [], [], []
+    first_row = 0
     for frame, frame_blocks in zip(frames, blocks):
         ranked = rank_run(frame, query_ids, no_placeholders, blocks=frame_blocks)
         queries.append(ranked.query)
         starts = ranked.offsets[:-1]
         ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
         scores.append(ranked.scores)
-        docs.append(ranked.doc_col.gather(ranked.order))
+        # doc ids stay in row order: entries point at their rows (no strings copied)
+        rows.append(ranked.order + first_row)
+        first_row += frame.height
         offsets.append(ranked.offsets)
     bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
     # One chunk: gathers from a chunked column of strings are several times slower.
-    doc_col = pl.concat(docs, rechunk=True) if docs else pl.Series("doc_id", [], dtype=pl.String)
+    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
+        else pl.Series("doc_id", [], dtype=pl.String)
     query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
-    pair, first, pair_query = pair_codes(query, doc_col, n_queries)
+    entry_row = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
+    pair, first, pair_query = pair_codes(query, doc_rows, n_queries, rows=entry_row)
     return FusionLists(
         query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
         offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
         pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
         score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=pair_query, pair_entry=first, doc=doc_col)
+        pair_query=pair_query, pair_entry=first, doc_rows=doc_rows, entry_row=entry_row)
 
 
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
+               rows: np.ndarray | None = None,
                hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One code per distinct (query, document) of the entries, codes grouped by query.
+    """One code per distinct (query, document) of the entries, codes grouped by query:
+    entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
+    ``rows``).
 
     The entries are sorted once on a 64-bit key: the query code in the high bits, a hash
     of the doc id in the ``hash_bits`` below it (all that is left; fewer only to test).
@@ -168,14 +188,18 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     """
     qbits = max(int(n_queries - 1).bit_length(), 1)
     bits = 63 - qbits if hash_bits is None else hash_bits
-    hashed = doc.hash().to_numpy() >> np.uint64(64 - bits) if bits else 0
+    if rows is None:
+        rows = np.arange(len(query))
+    hashed = (doc.hash().to_numpy() >> np.uint64(64 - bits))[rows] if bits else 0
     key = (query.astype(np.int64) << bits) | np.asarray(hashed, dtype=np.int64)
     order = pl.Series(key).arg_sort().to_numpy()
     sorted_key = key[order]
     new = np.ones(len(key), dtype=bool)
     new[1:] = sorted_key[1:] != sorted_key[:-1]
     same = np.flatnonzero(~new)
-    if same.size and not (doc.gather(order[same]) == doc.gather(order[same - 1])).all():
+    if same.size and not (doc.gather(rows[order[same]])
+                          == doc.gather(rows[order[same - 1]])).all():
+        doc = doc.gather(rows)
         order = pl.DataFrame({"q": query, "d": doc}).select(
             pl.arg_sort_by("q", "d")).to_series().to_numpy()
         sorted_doc = doc.gather(order)

@@ -109,6 +109,10 @@ def test_pair_codes_are_the_distinct_query_doc_pairs(entries, hash_bits):
         assert keys[first[pair[i]]] == key
     assert pair_query.tolist() == sorted(pair_query.tolist())  # grouped by query
     assert pair_query.tolist() == [keys[f][0] for f in first]
+    # doc ids read through rows (fusion keeps them in the runs' row order): the same pairs
+    rows = np.arange(len(entries))[::-1].copy()
+    by_rows = pair_codes(query, doc.gather(rows), 4, rows=rows, hash_bits=hash_bits)
+    assert by_rows[0].tolist() == pair.tolist()
 
 
 def test_colliding_hashes_give_the_same_fusion(monkeypatch):
