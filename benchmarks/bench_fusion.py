@@ -1,17 +1,32 @@
 #!/usr/bin/env python
 """irmetrics.fusion.fuse against ranx.fuse, warm, alternated in one process.
 
-    python benchmarks/bench_fusion.py --queries 10000 --docs 1000 --runs 3 --repeats 2
+    python benchmarks/bench_fusion.py --queries 1000 --docs 1000 --runs 3 --repeats 3
 
-Seeded runs: per query, each run ranks ``--docs`` documents drawn from a pool of twice as
-many (so runs share about half their documents) with uniform random scores (no ties,
-almost surely), listed by score descending as systems write them. Both libraries get their own run objects built before the clock starts
-(ranx ``Run`` from dicts, irmetrics ``Run`` from a polars frame); both are warmed on a
-small input first (ranx compiles with numba). Then, for each method, the two ``fuse``
-calls alternate ``--repeats`` times in this process, and the fused values are checked to
-agree (relative 1e-9) on every (query, document) of a sample of queries. Prints one JSON
-line per method with the median times, their ratio and the ratio of the fastest repeats;
-nothing is asserted.
+Data: seeded runs. Per query, each run ranks ``--docs`` documents drawn from the query's
+own pool of twice as many (so runs share about half their documents; ``--shared-docs``:
+one pool of ids for every query, as the first version of this script had) with uniform
+random scores (no ties, almost surely), listed by score descending as systems write them.
+
+What each timed region holds (inputs built before the clock starts, outside it):
+
+* ranx: ``ranx.fuse(runs, method=..., norm=...)`` on ranx ``Run`` objects built from
+  dicts; numba compiled by a warm-up call on a small input. Inside: ranx's
+  normalisation of every run (numba, parallel), the fusion, and its result dict; the
+  result is not sorted. For the methods that read ranks (rrf, isr, bordafuse, ...)
+  ranx is given ``norm=None``: ranx would otherwise normalise scores that these
+  methods never read (its default ``"min-max"`` costs it time, not us), and the values
+  are the same.
+* irmetrics: ``irmetrics.fusion.fuse(runs, method, norm=...)`` on irmetrics ``Run``
+  tables built from polars frames. Inside: each run put in trec_eval's order (ranks,
+  doc id tie rule), the union of (query, document) pairs, the normalisation, the
+  fusion, and the fused run sorted (query, fused score descending, doc id) with ranks,
+  as a validated ``Run``.
+
+For each method the two calls alternate ``--repeats`` times; the fused values are checked
+to agree (relative 1e-9) on every (query, document) of a sample of queries. Prints one
+JSON line per method with the median times, their ratio, the ratio of the fastest
+repeats, and the process's peak memory so far; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import resource
 import statistics
 import time
 
@@ -26,12 +42,15 @@ import numpy as np
 import polars as pl
 
 
-def make_runs(n_queries: int, n_docs: int, n_runs: int, seed: int):
-    """``[(query_ids, doc_indices (Q, D), scores (Q, D))]`` per run."""
+def make_runs(n_queries: int, n_docs: int, n_runs: int, seed: int, shared: bool = False):
+    """``[(doc_indices (Q, D), scores (Q, D))]`` per run. Each query's pool of ``2 D``
+    documents is its own (as in a large collection) unless ``shared``."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n_runs):
         picks = np.argsort(rng.random((n_queries, 2 * n_docs)), axis=1)[:, :n_docs]
+        if not shared:
+            picks += 2 * n_docs * np.arange(n_queries)[:, None]
         # as systems write runs: each query's documents by score descending
         scores = -np.sort(-rng.random((n_queries, n_docs)), axis=1)
         out.append((picks, scores))
@@ -64,14 +83,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--methods", default="rrf,sum")
+    parser.add_argument("--methods", default="rrf,sum,mnz,isr,bordafuse")
+    parser.add_argument("--shared-docs", action="store_true",
+                        help="one pool of doc ids for every query")
     args = parser.parse_args()
 
     import ranx
 
-    from irmetrics.fusion import fuse
+    from irmetrics.fusion import METHODS, fuse
 
-    data = make_runs(args.queries, args.docs, args.runs, args.seed)
+    data = make_runs(args.queries, args.docs, args.runs, args.seed, args.shared_docs)
     ours = [irmetrics_run(p, s, f"r{i}") for i, (p, s) in enumerate(data)]
     theirs = [ranx_run(p, s, f"r{i}") for i, (p, s) in enumerate(data)]
     del data
@@ -79,8 +100,10 @@ def main() -> None:
     small = make_runs(5, 20, args.runs, 0)
     for method in args.methods.split(","):
         norm = "min-max"
+        # the methods that read ranks: ranx is spared a normalisation they never read
+        ranx_norm = norm if METHODS[method].reads_scores else None
         ranx.fuse([ranx_run(p, s, f"w{i}") for i, (p, s) in enumerate(small)],
-                  method=method, norm=norm)
+                  method=method, norm=ranx_norm)
         fuse([irmetrics_run(p, s, f"w{i}") for i, (p, s) in enumerate(small)], method,
              norm=norm)
         times: dict[str, list[float]] = {"ranx": [], "irmetrics": []}
@@ -88,7 +111,7 @@ def main() -> None:
         for _ in range(args.repeats):
             gc.collect()
             start = time.perf_counter()
-            fused_theirs = ranx.fuse(theirs, method=method, norm=norm)
+            fused_theirs = ranx.fuse(theirs, method=method, norm=ranx_norm)
             times["ranx"].append(time.perf_counter() - start)
             gc.collect()
             start = time.perf_counter()
@@ -108,7 +131,10 @@ def main() -> None:
                           "irmetrics_s": round(medians["irmetrics"], 3),
                           "ratio": round(medians["irmetrics"] / medians["ranx"], 4),
                           "ratio_of_fastest": round(fastest["irmetrics"] / fastest["ranx"], 4),
-                          "values_agree": agree, "times": times}), flush=True)
+                          "values_agree": agree, "ranx_norm": ranx_norm,
+                          "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF)
+                                               .ru_maxrss / 2 ** 20, 2),
+                          "times": times}), flush=True)
         del fused_ours, fused_theirs
         gc.collect()
 

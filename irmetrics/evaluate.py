@@ -93,6 +93,70 @@ def as_run(run, columns=None) -> Run:
     return _as_table(run, Run, "run", columns, columnar.read_run)
 
 
+def as_alike(inputs) -> tuple[list, str]:
+    """Qrels and runs whose ids are compared with one another, each read as
+    :func:`evaluate` reads it: a TREC text file that is not UTF-8 is read as Latin-1.
+
+    When one file is read as Latin-1, every table's ids (and run names) are put in
+    their Latin-1 view (:func:`~irmetrics.containers.trec_text.latin1_ids`), so that ids
+    compare as the bytes of the files, as trec_eval compares them; ``id.encode("latin-1")``
+    then gives those bytes back.
+
+    Parameters
+    ----------
+    inputs : sequence of (value, kind)
+        ``kind`` is ``"run"`` (``value`` as :func:`as_run` takes it) or ``"qrels"``
+        (as :func:`as_qrels` takes it).
+
+    Returns
+    -------
+    tables : list of Run or Qrels
+        In the order of ``inputs``.
+    encoding : {"utf-8", "latin-1"}
+        ``"latin-1"`` when some file was not UTF-8.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "a.run")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"q1 Q0 caf\\xe9 1 2.0 r\\n")
+    ...     (a, b), encoding = as_alike([(path, "run"), ({"q1": {"café": 1.0}}, "run")])
+    >>> encoding, a.df["doc_id"][0].encode("latin-1"), b.df["doc_id"][0].encode("latin-1")
+    ('latin-1', b'caf\\xe9', b'caf\\xc3\\xa9')
+    """
+    tables: list[Qrels | Run] = []
+    encodings = []
+    for value, kind in inputs:
+        table: Qrels | Run
+        check_choice("kind", kind, ("qrels", "run"))
+        external = external_qrels(value, "int") if kind == "qrels" else None
+        if external is not None:
+            table, encoding = external, UTF8
+        elif isinstance(value, (str, os.PathLike)) and not is_columnar(value) \
+                and not (kind == "run" and is_json(value)):
+            table, encoding = read_utf8_or_latin1(value, kind)
+        else:
+            table, encoding = (as_run(value) if kind == "run" else as_qrels(value)), UTF8
+        tables.append(table)
+        encodings.append(encoding)
+    if LATIN1 not in encodings:
+        return tables, UTF8
+    return [table if encoding == LATIN1 else _latin1_view(table)
+            for table, encoding in zip(tables, encodings)], LATIN1
+
+
+def _latin1_view(table):
+    """``table`` (Qrels or Run read as UTF-8) with its ids in their Latin-1 view."""
+    df = table.df.with_columns(latin1_ids(table.df["query_id"]), latin1_ids(table.df["doc_id"]))
+    if isinstance(table, Qrels):
+        return Qrels(df, path=table.path)
+    df = df.with_columns(latin1_ids(df["run_id"]))
+    name = latin1_ids(pl.Series([table.name], dtype=pl.String))[0]
+    return Run(df, name=name, path=table.path)
+
+
 def _as_table(value, cls, kind: str, columns, read_table):
     """``value`` as ``cls``: a TREC file by ``cls.read``, a columnar file or a frame by
     ``read_table`` with the ``columns`` given (``{kind}_columns``)."""

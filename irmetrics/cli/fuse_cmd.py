@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import shutil
 import tempfile
 
-from ..checks import parameter_error
+from ..checks import check_choice, parameter_error
+from ..containers.trec_text import LATIN1
 from ..fusion import METHODS, NORMS, fuse
+from ..fusion.fuse import prepare_runs
 from ..io.output import check_not_input
 from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_version
 
@@ -68,23 +71,50 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.output != "-":
         check_not_input("-o", args.output, {f"run {p!r}": p for p in args.runs}
                         | ({"--qrels": args.qrels} if args.qrels else {}))
-    fused = fuse(list(args.runs), args.method, norm=None if args.norm == "none" else args.norm,
-                 weights=_weights(args.weights), qrels=args.qrels, name=args.name,
-                 **dict(_param(text) for text in args.param))
-    if args.output != "-":
-        try:
-            fused.write(args.output)  # .gz compresses
-        except OSError as exc:  # main() would say "cannot read" of the output
-            raise CliError(f"cannot write {args.output!r}: {exc.strerror or exc}",
-                           EXIT_INPUT) from None
+    # Read here, as eval reads: a file that is not UTF-8 is read as Latin-1, and the
+    # fused run is then written in Latin-1, giving the files' bytes back.
+    method = METHODS[check_choice("-m", args.method, tuple(METHODS))]
+    runs, qrels, encoding = prepare_runs(list(args.runs), args.qrels if method.trained else None)
+    fused = fuse(dict(zip(args.runs, runs)), args.method,
+                 norm=None if args.norm == "none" else args.norm,
+                 weights=_weights(args.weights), qrels=qrels if qrels is not None else args.qrels,
+                 name=args.name, **dict(_param(text) for text in args.param))
+    latin1 = encoding == LATIN1
+    if args.output != "-" and not latin1:
+        _write(fused, args.output)
         return EXIT_OK
-    # The writer takes paths; standard output here is whatever stream main() was given.
+    # The writer takes paths and writes UTF-8; standard output here is whatever stream
+    # main() was given.
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fused.run")
         fused.write(path)
         with open(path, encoding="utf-8") as f:
-            shutil.copyfileobj(f, stdout)
+            text = f.read() if latin1 else None
+            if text is None:
+                shutil.copyfileobj(f, stdout)
+                return EXIT_OK
+    data = text.encode("latin-1")
+    if args.output != "-":
+        _write(data, args.output)
+    elif hasattr(stdout, "buffer"):
+        stdout.flush()
+        stdout.buffer.write(data)
+    else:
+        stdout.write(text)
     return EXIT_OK
+
+
+def _write(fused, output: str) -> None:
+    """The fused run (or its bytes) to ``output`` (``.gz`` compresses)."""
+    try:
+        if isinstance(fused, bytes):
+            opener = gzip.open if output.endswith(".gz") else open
+            with opener(output, "wb") as f:
+                f.write(fused)
+        else:
+            fused.write(output)
+    except OSError as exc:  # main() would say "cannot read" of the output
+        raise CliError(f"cannot write {output!r}: {exc.strerror or exc}", EXIT_INPUT) from None
 
 
 def _weights(text: str | None):

@@ -30,7 +30,7 @@ import polars as pl
 from irmetrics.checks import check_choice, check_float, check_int, check_str, parameter_error
 from irmetrics.containers import Qrels, Run
 from irmetrics.engine.pack import break_ties_by_doc_id
-from irmetrics.evaluate import as_qrels, as_run, evaluate
+from irmetrics.evaluate import as_alike, evaluate
 from irmetrics.exceptions import InputFormatError, ParameterTypeError
 
 from . import trained
@@ -306,10 +306,16 @@ _PARAM_CHECKS = {
 }
 
 
-def prepare_runs(runs) -> list[Run]:
+def prepare_runs(runs, qrels=None) -> tuple[list[Run], Qrels | None, str]:
     """``runs`` (a sequence of anything :func:`irmetrics.evaluate` takes as a run, or a
     mapping ``{name: run}``) as a list of :class:`Run`, each named for messages: by its
-    key, else its path, else its run_id (``runs[i]`` for a dict or a frame)."""
+    key, else its path, else its run_id (``runs[i]`` for a dict or a frame); and
+    ``qrels`` (optional) as :class:`Qrels`.
+
+    Files are read as :func:`irmetrics.evaluate` reads them (:func:`~irmetrics.evaluate.as_alike`):
+    one that is not UTF-8 is read as Latin-1, and then every table's ids are in their
+    Latin-1 view, so that they compare as bytes. Returns ``(runs, qrels, encoding)``.
+    """
     named: list[tuple[str | None, Any]]
     if isinstance(runs, Mapping):
         named = [(check_str("runs key", k), v) for k, v in runs.items()]
@@ -320,9 +326,10 @@ def prepare_runs(runs) -> list[Run]:
                               type(runs).__name__)
     if len(named) < 2:
         raise parameter_error("runs", "two or more runs", len(named))
+    tables, encoding = as_alike([(value, "run") for _, value in named]
+                                + ([(qrels, "qrels")] if qrels is not None else []))
     out = []
-    for i, (label, value) in enumerate(named):
-        run = as_run(value)
+    for i, ((label, value), run) in enumerate(zip(named, tables)):
         if label is None:
             label = os.fspath(value) if isinstance(value, (str, os.PathLike)) else \
                 run.name if isinstance(value, Run) else f"runs[{i}]"
@@ -330,7 +337,7 @@ def prepare_runs(runs) -> list[Run]:
             run = copy.copy(run)  # the caller's table keeps its name
             run.name = label
         out.append(run)
-    return out
+    return out, tables[-1] if qrels is not None else None, encoding
 
 
 def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=None,
@@ -342,7 +349,10 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     runs : list or dict
         The runs: paths (TREC, Parquet, Arrow IPC), :class:`Run` tables, pytrec_eval
         dicts or DataFrames, as :func:`irmetrics.evaluate` takes them; a dict
-        ``{name: run}`` names them (messages use the names).
+        ``{name: run}`` names them (messages use the names). A TREC file that is not
+        UTF-8 is read as Latin-1, as ``evaluate`` reads it; ids then compare as the
+        files' bytes, and the fused run's ids are their Latin-1 view
+        (``doc_id.encode("latin-1")`` gives the bytes).
     method : str, default "rrf"
         A key of :data:`METHODS` (ranx's names): ``rrf``, ``sum``, ``mnz``, ``max``,
         ``min``, ``med``, ``anz``, ``gmnz``, ``wsum``, ``wmnz``, ``mixed``, ``isr``,
@@ -411,10 +421,10 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     method_ = METHODS[check_choice("method", method, tuple(METHODS))]
     if norm is not None:
         check_choice("norm", norm, tuple(NORMS))
-    prepared = prepare_runs(runs)
+    _check_training_qrels(method_, qrels)
+    prepared, qrels_, _ = prepare_runs(runs, qrels)
     weights_ = _weights(method_, weights, len(prepared))
     params_ = _params(method_, params)
-    qrels_ = _training_qrels(method_, qrels)
     name = method_.name if name is None else check_str("name", name)
     return fuse_lists(fusion_lists(prepared), method_, norm=norm, weights=weights_,
                       params=params_, qrels=qrels_, name=name)
@@ -441,20 +451,21 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
 def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     """The pairs of ``lists`` as a run: by query, fused score descending, doc id
     descending (bytes); ranks 1..n."""
-    # Score descending, then a stable pass by query (a radix sort for 16-bit codes);
-    # equal scores are put in doc id order next.
-    order = np.argsort(-fused)
-    narrow = np.uint16 if len(lists.query_ids) <= 1 << 16 else np.int64
-    order = order[np.argsort(lists.pair_query[order].astype(narrow), kind="stable")]
+    # One sort on (query, score descending); equal scores are then put in doc id order,
+    # reading the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
+    order = pl.DataFrame({"q": lists.pair_query, "s": fused + 0.0}).select(
+        pl.arg_sort_by(["q", "s"], descending=[False, True])).to_series().to_numpy()
     query = lists.pair_query[order]
-    order = break_ties_by_doc_id(order, query, fused[order], lists.pair_doc)
-    query = lists.pair_query[order]
+    # Rows of the runs stand for their pairs from here: their doc ids are the column to
+    # read. Ties move only within equal (query, score), so the scores keep their places.
+    rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], query,
+                                fused[order], lists.doc_rows)
     counts = np.bincount(query, minlength=len(lists.query_ids))
     starts = np.cumsum(counts) - counts
     rank = np.arange(len(order)) - np.repeat(starts, counts) + 1
     frame = pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
-        lists.pair_doc.gather(order).alias("doc_id"),
+        lists.doc_rows.gather(rows).alias("doc_id"),
         pl.Series("rank", rank, dtype=pl.Int64),
         pl.Series("score", fused[order], dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
@@ -470,7 +481,7 @@ def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:
         frame = pl.DataFrame({
             "query_id": pl.Series(lists.query_ids, dtype=pl.String).gather(
                 lists.pair_query[lists.pair[entries]]),
-            "doc_id": lists.pair_doc.gather(lists.pair[entries]),
+            "doc_id": lists.doc[entries],
             "score": -lists.rank[entries].astype(np.float64)})
         train = qrels.df.filter(pl.col("query_id").is_in(
             pl.Series(lists.query_ids, dtype=pl.String).implode()))
@@ -485,12 +496,14 @@ def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:
 def _check_finite(fused: np.ndarray, lists: FusionLists, method: str) -> None:
     bad = np.flatnonzero(~np.isfinite(fused))
     if bad.size:
-        i = int(bad[0])
+        # The first in (query, doc id) order: pairs are numbered by a hash within a query.
+        bad = bad[lists.pair_query[bad] == lists.pair_query[bad].min()]
+        i = int(bad[lists.pair_docs(bad).arg_min()])
         raise InputFormatError(f"method {method!r} gives a score that is not finite"
                                f" ({float(fused[i])!r}; with scores this large, normalise"
                                " them, e.g. norm='min-max')", path="fusion",
                                query_id=str(lists.query_ids[lists.pair_query[i]]),
-                               doc_id=lists.pair_doc[i])
+                               doc_id=lists.pair_docs(np.array([i]))[0])
 
 
 def _weights(method: Method, weights, n_runs: int) -> np.ndarray:
@@ -526,14 +539,10 @@ def _params(method: Method, params: dict) -> dict:
     return out
 
 
-def _training_qrels(method: Method, qrels):
-    if method.trained:
-        if qrels is None:
-            raise parameter_error("qrels", f"given for the trained method {method.name!r}"
-                                  " (the judgments it learns from)", None)
-        return as_qrels(qrels)
-    if qrels is not None:
+def _check_training_qrels(method: Method, qrels) -> None:
+    if method.trained and qrels is None:
+        raise parameter_error("qrels", f"given for the trained method {method.name!r}"
+                              " (the judgments it learns from)", None)
+    if not method.trained and qrels is not None:
         raise parameter_error("qrels", f"None for method {method.name!r} (only trained"
                               " methods learn from qrels)", type(qrels).__name__)
-    return None
-

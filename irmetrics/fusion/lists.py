@@ -11,14 +11,15 @@ one run at a time, so memory stays a few arrays over the pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import rank_run
+from irmetrics.engine.pack import rank_run, run_blocks
 
-__all__ = ["FusionLists", "fusion_lists"]
+__all__ = ["FusionLists", "fusion_lists", "pair_codes"]
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,13 @@ class FusionLists:
         Per entry: its pair code, its 0-based rank in its run's list, its score.
     pair_query : ndarray (P)
         Query code of each pair; pairs are grouped by query.
-    pair_doc : polars.Series (P)
-        Document id of each pair.
+    pair_entry : ndarray (P)
+        An entry of each pair (where its document id is read).
+    doc_rows : polars.Series
+        The runs' doc ids in their rows' order, the runs one after another.
+    entry_row : ndarray (N)
+        Per entry: its row in ``doc_rows``. Strings are read only where needed (ties,
+        the fused run); :attr:`doc` and :attr:`pair_doc` gather them per entry and pair.
     """
 
     query_ids: np.ndarray
@@ -50,7 +56,23 @@ class FusionLists:
     rank: np.ndarray
     score: np.ndarray
     pair_query: np.ndarray
-    pair_doc: pl.Series
+    pair_entry: np.ndarray
+    doc_rows: pl.Series
+    entry_row: np.ndarray
+
+    @cached_property
+    def doc(self) -> pl.Series:
+        """Document id of each entry (N)."""
+        return self.doc_rows.gather(self.entry_row)
+
+    @cached_property
+    def pair_doc(self) -> pl.Series:
+        """Document id of each pair (P)."""
+        return self.pair_docs(np.arange(self.n_pairs))
+
+    def pair_docs(self, pairs: np.ndarray) -> pl.Series:
+        """Document ids of the pairs ``pairs``."""
+        return self.doc_rows.gather(self.entry_row[self.pair_entry[pairs]])
 
     @property
     def n_pairs(self) -> int:
@@ -98,37 +120,92 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
     (3, [0, 1, 0, 1], ['d1', 'd2', 'd3', 'd2'])
     """
     frames = [run.df for run in runs]
+    # The queries from each run's blocks of equal query ids (one per query as systems
+    # write runs), not from every row; rank_run reuses the blocks.
+    blocks = [run_blocks(f) for f in frames]
     query_ids = np.unique(np.concatenate(
-        [f["query_id"].unique().to_numpy().astype(object) for f in frames]
+        [b.query_ids.to_numpy().astype(object) for b in blocks]
         or [np.empty(0, dtype=object)]))
     n_queries = len(query_ids)
     no_placeholders = np.zeros(n_queries, dtype=bool)
-    queries, ranks, scores, docs, offsets = [], [], [], [], []
-    for frame in frames:
-        ranked = rank_run(frame, query_ids, no_placeholders)
+    queries, ranks, scores, rows, offsets = [], [], [], [], []
+    first_row = 0
+    for frame, frame_blocks in zip(frames, blocks):
+        ranked = rank_run(frame, query_ids, no_placeholders, blocks=frame_blocks)
         queries.append(ranked.query)
         starts = ranked.offsets[:-1]
         ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
         scores.append(ranked.scores)
-        docs.append(ranked.doc_col.gather(ranked.order))
+        # doc ids stay in row order: entries point at their rows (no strings copied)
+        rows.append(ranked.order + first_row)
+        first_row += frame.height
         offsets.append(ranked.offsets)
     bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
-    doc_col = pl.concat(docs) if docs else pl.Series("doc_id", [], dtype=pl.String)
+    # One chunk: gathers from a chunked column of strings are several times slower.
+    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
+        else pl.Series("doc_id", [], dtype=pl.String)
     query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
-    # One code per (query, document): the document's dictionary code beside the query's.
-    doc_code = doc_col.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-    key = (query.astype(np.int64) << 32) | doc_code
-    # Pairs numbered in key order (so grouped by query): one multithreaded sort.
-    order = pl.Series(key).arg_sort().to_numpy()
-    sorted_key = key[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = sorted_key[1:] != sorted_key[:-1]
-    pair = np.empty(len(key), dtype=np.int64)
-    pair[order] = np.cumsum(new) - 1
-    first = order[new]
+    entry_row = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
+    pair, first, pair_query = pair_codes(query, doc_rows, n_queries, rows=entry_row)
     return FusionLists(
         query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
         offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
         pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
         score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=(sorted_key[new] >> 32).astype(np.int64), pair_doc=doc_col.gather(first))
+        pair_query=pair_query, pair_entry=first, doc_rows=doc_rows, entry_row=entry_row)
+
+
+def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
+               rows: np.ndarray | None = None,
+               hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One code per distinct (query, document) of the entries, codes grouped by query:
+    entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
+    ``rows``).
+
+    The entries are sorted once on a 64-bit key: the query code in the high bits, a hash
+    of the doc id in the ``hash_bits`` below it (all that is left; fewer only to test).
+    Equal keys are then checked to hold equal doc ids; if two documents of a query
+    share a hash, the entries are sorted on the strings themselves instead, so a
+    collision costs time, never a wrong pair.
+
+    Returns
+    -------
+    pair : ndarray (N)
+        Each entry's pair code.
+    first : ndarray (P)
+        An entry of each pair.
+    pair_query : ndarray (P)
+        Each pair's query code (ascending).
+
+    Examples
+    --------
+    >>> doc = pl.Series(["a", "b", "a", "a"])
+    >>> pair, first, pair_query = pair_codes(np.array([0, 0, 0, 1]), doc, 2)
+    >>> len(first), bool(pair[0] == pair[2]), pair_query.tolist()
+    (3, True, [0, 0, 1])
+    >>> pair_codes(np.array([0, 0, 0, 1]), doc, 2, hash_bits=0)[2].tolist()  # all collide
+    [0, 0, 1]
+    """
+    qbits = max(int(n_queries - 1).bit_length(), 1)
+    bits = 63 - qbits if hash_bits is None else hash_bits
+    if rows is None:
+        rows = np.arange(len(query))
+    hashed = (doc.hash().to_numpy() >> np.uint64(64 - bits))[rows] if bits else 0
+    key = (query.astype(np.int64) << bits) | np.asarray(hashed, dtype=np.int64)
+    order = pl.Series(key).arg_sort().to_numpy()
+    sorted_key = key[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = sorted_key[1:] != sorted_key[:-1]
+    same = np.flatnonzero(~new)
+    if same.size and not (doc.gather(rows[order[same]])
+                          == doc.gather(rows[order[same - 1]])).all():
+        doc = doc.gather(rows)
+        order = pl.DataFrame({"q": query, "d": doc}).select(
+            pl.arg_sort_by("q", "d")).to_series().to_numpy()
+        sorted_doc = doc.gather(order)
+        new[1:] = (query[order][1:] != query[order][:-1]) \
+            | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
+    pair = np.empty(len(key), dtype=np.int64)
+    pair[order] = np.cumsum(new) - 1
+    first = order[new]
+    return pair, first, query[first].astype(np.int64)

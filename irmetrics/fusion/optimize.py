@@ -149,8 +149,9 @@ def optimize(runs, qrels, method: str, *, metric: str = "ndcg_cut.10", grid=None
     method_ = METHODS[check_choice("method", method, tuple(METHODS))]
     if norm is not None:
         check_choice("norm", norm, tuple(NORMS))
-    prepared = prepare_runs(runs)
-    qrels_ = as_qrels(qrels)
+    prepared, qrels_, _ = prepare_runs(runs, qrels)
+    if qrels_ is None:
+        raise parameter_error("qrels", "the judgments the metric is computed on", None)
     configs = _configs(method_, grid, len(prepared))
     evaluator = Evaluator(qrels_, [metric], relevance_level=relevance_level)
     lists = fusion_lists(prepared)

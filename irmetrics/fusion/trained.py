@@ -51,7 +51,7 @@ def training(lists: FusionLists, qrels: Qrels, relevance_level: int = 1) -> Trai
     entries = pl.DataFrame({
         "query_id": pl.Series(lists.query_ids, dtype=pl.String).gather(
             lists.pair_query[lists.pair]),
-        "doc_id": lists.pair_doc.gather(lists.pair)})
+        "doc_id": lists.doc})
     hit = entries.join(relevant, on=["query_id", "doc_id"], how="left",
                        maintain_order="left")["hit"].fill_null(False).to_numpy()
     train = np.isin(lists.query_ids, qrels.df["query_id"].unique().to_numpy().astype(object))
