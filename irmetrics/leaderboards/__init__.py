@@ -82,6 +82,11 @@ def _read_table(table: Any) -> pl.DataFrame:
         return table.collect()
     if isinstance(table, (str, os.PathLike)):
         path = os.fspath(table)
+        if os.path.isdir(path):
+            # polars would read every file of the folder as one table
+            raise InputFormatError("is a directory; a long table is one CSV or Parquet file"
+                                   " (a folder of MTEB result files: from_mteb, CLI --mteb)",
+                                   path=path)
         try:
             if path.endswith((".parquet", ".pq")):
                 return pl.read_parquet(path)
@@ -295,7 +300,7 @@ def from_mteb(paths: Any, *, split: str = "test",
 def _json_object(path: Path, what: str) -> dict:
     """The JSON object in ``path``, or an InputFormatError saying it is not ``what``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise InputFormatError(f"not {what} ({exc}).", path=str(path)) from None
     if not isinstance(data, dict):
