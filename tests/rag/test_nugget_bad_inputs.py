@@ -33,3 +33,15 @@ def test_a_latin1_leaderboard_is_a_clear_error(tmp_path):
     bad.write_bytes("run\xe9 all_score 1 0.5\n".encode("latin-1"))
     with pytest.raises(InputFormatError, match="lb.tot: not UTF-8 text"):
         read_leaderboard(bad)
+
+
+def test_compare_nuggets_names_an_unknown_baseline(capsys):
+    # it was an internal error (the runs of an assignment file have no path of their own)
+    args = ["compare", "--nuggets", str(RAG / "nuggets.jsonl"), "-m", "all_score",
+            "--baseline"]
+    assert main([*args, "nosuch", str(RAG / "assignments.human.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert "--baseline 'nosuch' is not one of the runs ('bm25-gen', 'dense-gen'," in err
+    assert main([*args, "dense-gen", str(RAG / "assignments.human.jsonl")]) == 0
+    assert "against baseline 'dense-gen'" in capsys.readouterr().out
