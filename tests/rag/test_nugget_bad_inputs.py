@@ -3,6 +3,7 @@ one; a non-UTF-8 leaderboard file is a clear error (found by the review)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,39 @@ def test_compare_nuggets_names_an_unknown_baseline(capsys):
     assert "--baseline 'nosuch' is not one of the runs ('bm25-gen', 'dense-gen'," in err
     assert main([*args, "dense-gen", str(RAG / "assignments.human.jsonl")]) == 0
     assert "against baseline 'dense-gen'" in capsys.readouterr().out
+
+
+def _first_answer(tmp_path, edit) -> Path:
+    record = json.loads((RAG / "assignments.human.jsonl").read_text().splitlines()[0])
+    edit(record)
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    return path
+
+
+def _eval_error(capsys, assignments) -> str:
+    assert main(["eval", "-R", "nuggets", "-m", "all_score", str(RAG / "nuggets.jsonl"),
+                 str(assignments)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err
+    return err
+
+
+def test_an_answer_that_leaves_nuggets_out_is_refused(tmp_path, capsys):
+    # scored over the 2 assessed nuggets it read (0.5 + 1) / 2 = 0.75 in silence; over
+    # the topic's 6 it is (0.5 + 5) / 6 = 0.9167
+    path = _first_answer(tmp_path, lambda r: r.update(nuggets=r["nuggets"][:2]))
+    err = _eval_error(capsys, path)
+    assert "a.jsonl:1: the answer of run 'bm25-gen' leaves out 4 of the topic's nuggets" in err
+    assert "(query_id '2024-1001')" in err
+    full = _first_answer(tmp_path, lambda r: None)
+    assert main(["eval", "-R", "nuggets", "-m", "all_score", str(RAG / "nuggets.jsonl"),
+                 str(full)]) == 0
+    assert capsys.readouterr().out.split()[-1] == f"{(0.5 + 5) / 6:.4f}"
+
+
+def test_an_importance_other_than_the_nugget_files_is_refused(tmp_path, capsys):
+    path = _first_answer(tmp_path, lambda r: r["nuggets"][0].update(importance="okay"))
+    err = _eval_error(capsys, path)
+    assert ("a.jsonl:1: nugget 0 of run 'bm25-gen' ('fact 1 of topic 2024-1001') is 'okay'"
+            " here but 'vital' in the nugget file") in err
