@@ -64,3 +64,14 @@ def test_a_bom_in_json_task_types_is_not_content(tmp_path, capsys):
     expected = capsys.readouterr().out
     assert main(["leaderboard", "--summary", "--task-types", str(bom), str(BENCH)]) == 0
     assert capsys.readouterr().out == expected
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf"])
+def test_an_infinite_score_is_refused_with_its_line(tmp_path, capsys, value):
+    # it was taken for a missing score: its topic left out as "no score or NaN"
+    lines = BENCH.read_text().splitlines()
+    lines[4] = ",".join(lines[4].split(",")[:3] + [value])
+    bad = tmp_path / "b.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    err = _err(capsys, [str(bad)])
+    assert f"b.csv:5: score must be a finite number (NaN for none); got {float(value)!r}" in err
