@@ -71,3 +71,14 @@ def test_expected_values_by_hand():
     assert values["P_3"] == pytest.approx(0.5, abs=1e-12)
     assert values["map"] == pytest.approx((5 / 6 + 1) / 2, abs=4 * values["map_se"])
     assert as_label_distribution({"q": {"d3": {0: 0.5, 1: 0.5}}}).height == 2
+
+
+def test_counts_and_geometric_means_get_no_interval_of_the_mean(capsys):
+    # num_rel_ret's summary is a sum, gm_map's a geometric mean: the mean's standard
+    # error and interval printed beside them (num_q 30 with [1, 1]) were another statistic
+    assert main(["eval", "--label-samples", "20", "-m", "num_q", "-m", "num_rel_ret",
+                 "-m", "gm_map", "-m", "map", "--label-distributions", str(LABELS), HUMAN,
+                 DENSE]) == 0
+    names = [line.split("\t")[0].strip() for line in capsys.readouterr().out.splitlines()]
+    assert names == ["num_q", "num_rel_ret", "map", "map_se", "map_ci_low", "map_ci_high",
+                     "gm_map"]
