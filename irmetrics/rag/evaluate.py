@@ -104,6 +104,8 @@ def _evaluate(known, frame: pl.DataFrame, source: str, requests, runs,
 
 def _requests(measures):
     requests = parse_measures(measures)
+    if not requests:  # as irmetrics.evaluate: not an empty Results in silence
+        raise parameter_error("measures", "at least one measure name", measures)
     check_rel_format(requests, NUGGETS)
     return requests
 

@@ -82,3 +82,15 @@ def test_an_importance_other_than_the_nugget_files_is_refused(tmp_path, capsys):
     err = _eval_error(capsys, path)
     assert ("a.jsonl:1: nugget 0 of run 'bm25-gen' ('fact 1 of topic 2024-1001') is 'okay'"
             " here but 'vital' in the nugget file") in err
+
+
+def test_no_measure_is_refused_as_evaluate_refuses_it():
+    # an empty Results came back in silence
+    import irmetrics as irm
+    from irmetrics import rag
+    from irmetrics.exceptions import ParameterError
+    nuggets, assignments = RAG / "nuggets.jsonl", RAG / "assignments.human.jsonl"
+    with pytest.raises(ParameterError, match="`measures` must be at least one measure name"):
+        irm.evaluate_nuggets(nuggets, assignments, [], run_id="bm25-gen")
+    with pytest.raises(ParameterError, match="`measures` must be at least one measure name"):
+        rag.evaluate_nugget_runs(nuggets, assignments, [])
