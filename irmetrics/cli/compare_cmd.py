@@ -426,11 +426,13 @@ def _resolve(baseline: str, names: list[str], runs: list) -> str:
     file name of a run named with NAME=PATH."""
     if baseline in names:
         return baseline
-    paths = _paths(runs)
-    for name, path in zip(names, paths):
+    # the runs of an assignment file (--nuggets) share it: they have no path of their own
+    sources = [r if isinstance(r, str) else getattr(r, "source", None) for r in runs]
+    named = [(name, str(path)) for name, path in zip(names, sources) if path]
+    for name, path in named:
         if os.path.abspath(path) == os.path.abspath(baseline):
             return name
-    by_file = [name for name, path in zip(names, paths) if os.path.basename(path) == baseline]
+    by_file = [name for name, path in named if os.path.basename(path) == baseline]
     if len(by_file) == 1:
         return by_file[0]
     raise CliError(f"--baseline {brief_repr(baseline)} is not one of the runs"

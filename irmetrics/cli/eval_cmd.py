@@ -26,6 +26,7 @@ from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
 from ..io.columnar import column_names, is_columnar
 from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
+from ..measures.registry import MEAN
 from ..progress import is_terminal
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, c_double, render_delimited, render_json, \
@@ -360,7 +361,7 @@ def _each_run(evaluator, args):
 def scored_official() -> list[str]:
     """The ``official`` measures that are per-query scores (the default -m of
     ``--label-distributions``: no counts, no run tag)."""
-    from ..measures.registry import MEAN, NICKNAMES, REGISTRY
+    from ..measures.registry import NICKNAMES, REGISTRY
 
     return [name for name in NICKNAMES["official"] if REGISTRY[name].summary == MEAN]
 
@@ -408,9 +409,14 @@ def _print_expected(args, measures, samples, stdout, stderr, **options) -> int:
                 if name.endswith("_se") and name[:-3] in ex.se:
                     continue
                 interval = ex.intervals[name]
-                for out, value in ((name, summary[name]), (name + "_se", ex.se[name]),
-                                   (name + "_ci_low", float(interval.low)),
-                                   (name + "_ci_high", float(interval.high))):
+                outs = [(name, summary[name])]
+                # the standard error and interval are the mean's: beside a sum (num_rel_ret)
+                # or a geometric mean (gm_map) they would be numbers of another statistic
+                if ex.results.measure_of(name).summary == MEAN:
+                    outs += [(name + "_se", ex.se[name]),
+                             (name + "_ci_low", float(interval.low)),
+                             (name + "_ci_high", float(interval.high))]
+                for out, value in outs:
                     lines.append(head % (out, "all") + c_double(value) + "\n")
         stdout.write("".join(lines))
     return EXIT_OK

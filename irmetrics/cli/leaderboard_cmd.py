@@ -118,9 +118,12 @@ def _read_task_types(path: str) -> dict:
     """``{task: type}`` from a JSON object or a CSV with columns task,type."""
     if not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
+    if os.path.isdir(path):  # polars would read every file of the folder as one table
+        raise InputFormatError("is a directory; --task-types takes a JSON object or a CSV"
+                               " task,type file.", path=path)
     if path.endswith(".json"):
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8-sig") as f:
                 data = json.load(f)
         except ValueError as exc:
             raise InputFormatError(f"not JSON ({exc}).", path=path) from None
@@ -135,7 +138,15 @@ def _read_task_types(path: str) -> dict:
     if not {"task", "type"} <= set(frame.columns):
         raise InputFormatError(f"needs columns task,type (has {', '.join(frame.columns)}).",
                                path=path)
-    return dict(zip(frame["task"].to_list(), frame["type"].to_list()))
+    types: dict = {}
+    for task, kind in zip(frame["task"].to_list(), frame["type"].to_list()):
+        if not task or not kind:  # a null would become a task or type named 'None'
+            raise InputFormatError(f"every row needs a task and a type; got task {task!r},"
+                                   f" type {kind!r}.", path=path)
+        if types.setdefault(task, kind) != kind:  # no silent last-one-wins
+            raise InputFormatError(f"task {task!r} has two types, {types[task]!r} and"
+                                   f" {kind!r}.", path=path)
+    return types
 
 
 def _render(bench, args, options) -> str:

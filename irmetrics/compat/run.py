@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
             raise parameter_error("--only", "names separated by commas, then a module or"
                                   " script", args)
         names = [n.strip() for n in value.split(",") if n.strip()]
+        if not names:  # install() with no names installs both: not what --only asked
+            raise parameter_error("--only", "names separated by commas, then a module or"
+                                  " script", value)
     if not args or args[0].startswith("-"):
         raise SystemExit(USAGE)
     install(*names)

@@ -289,7 +289,8 @@ def _call(fn: Callable, case: Case, kind: str):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = fn(*args)
-    except Exception as exc:  # noqa: BLE001 - a failing callable is a finding, not a crash
+    # SystemExit too: a callable that calls sys.exit ended the whole check silently
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a finding, not a crash
         return RAISES, f"{type(exc).__name__}: {brief_repr(str(exc), 120)}"
     return _outcome(out)
 

@@ -40,8 +40,13 @@ def _read_file(path) -> pl.DataFrame:
     errors name file and line."""
     rows: list = [[], [], [], [], []]
     name = os.fspath(path)
-    with open(name, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
+    # utf-8-sig: a BOM from a Windows editor would join the first query id
+    with open(name, encoding="utf-8-sig") as f:
+        try:
+            lines = f.readlines()
+        except UnicodeDecodeError:
+            raise InputFormatError("not UTF-8 text", path=name) from None
+        for number, line in enumerate(lines, 1):
             fields = line.split()
             if not fields:
                 continue
@@ -82,7 +87,7 @@ def as_label_distribution(labels) -> pl.DataFrame:
     InputFormatError
         A (query, doc)'s probabilities do not sum to 1 (within 1e-6), a probability
         outside [0, 1], a negative label or one (query, doc, label) twice; the message
-        names the query and the document.
+        names the query and the document. No distribution at all (an empty file).
 
     Examples
     --------
@@ -114,6 +119,10 @@ def _distribution(labels) -> tuple[pl.DataFrame, str]:
             raise ParameterError(f"`labels` must have the columns {list(_SCHEMA)}; got"
                                  f" {frame.columns!r}.")
         df = frame.select([pl.col(c).cast(t) for c, t in _SCHEMA.items()])
+    if not df.height:  # nothing to sample (the engine's arrays would be empty)
+        raise InputFormatError("no label distributions (an empty file, mapping or frame;"
+                               " with nothing uncertain, irmetrics.evaluate gives the values)",
+                               path=source)
     if "line" not in df.columns:
         df = df.with_columns(line=pl.lit(None, dtype=pl.Int64))
     df = df.sort(["query_id", "doc_id", "relevance"])
@@ -138,7 +147,10 @@ def _check(df: pl.DataFrame, path: str) -> None:
             "`prob` must be in [0, 1]", "prob", path)
     _refuse(df, pl.col("relevance") < 0, "`label` must be a grade (0 or more)", "relevance",
             path)
-    _refuse(df, pl.struct(["query_id", "doc_id", "relevance"]).is_duplicated(),
+    triple = ["query_id", "doc_id", "relevance"]
+    # name the repeat (a later line), not the first occurrence
+    _refuse(df, pl.struct(triple).is_duplicated()
+            & (pl.col("line").is_null() | (pl.col("line") > pl.col("line").min().over(triple))),
             "`label` must appear once per (query, doc)", "relevance", path)
     sums = df.group_by(_KEY, maintain_order=True).agg(pl.col("prob").sum(),
                                                       pl.col("line").min())

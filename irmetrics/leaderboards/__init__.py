@@ -82,6 +82,11 @@ def _read_table(table: Any) -> pl.DataFrame:
         return table.collect()
     if isinstance(table, (str, os.PathLike)):
         path = os.fspath(table)
+        if os.path.isdir(path):
+            # polars would read every file of the folder as one table
+            raise InputFormatError("is a directory; a long table is one CSV or Parquet file"
+                                   " (a folder of MTEB result files: from_mteb, CLI --mteb)",
+                                   path=path)
         try:
             if path.endswith((".parquet", ".pq")):
                 return pl.read_parquet(path)
@@ -141,13 +146,17 @@ def from_long_table(table: Any, *, task: str = "task", topic: str = "topic",
         raise InputFormatError(f"no column {missing[0]!r} (columns: "
                                f"{', '.join(frame.columns)}).", path=source)
     numbers = frame[score].cast(pl.Float64, strict=False)
-    bad = np.flatnonzero((numbers.is_null() & frame[score].is_not_null()).to_numpy())
+    # NaN is a missing score (its topic is left out, and listed); an infinite one is a
+    # failed computation upstream, not a score to drop in silence
+    bad = np.flatnonzero(((numbers.is_null() & frame[score].is_not_null())
+                          | numbers.is_infinite().fill_null(False)).to_numpy())
     if bad.size:
         # a row (not polars' cast error) names the line: header is line 1 of a file
         row = frame.row(int(bad[0]), named=True)
         csv = source.endswith((".csv", ".tsv", ".txt")) or "." not in os.path.basename(source)
+        kind = "number" if numbers[int(bad[0])] is None else "finite number (NaN for none)"
         raise InputFormatError(
-            f"score must be a number; got {row[score]!r} (task {row[task]!r}, topic "
+            f"score must be a {kind}; got {row[score]!r} (task {row[task]!r}, topic "
             f"{row[topic]!r}, system {row[system]!r})", path=source,
             line=int(bad[0]) + 2 if csv and source != "the table" else None)
     types = dict(_types_of(frame, task, task_type, source) if task_type is not None else {})
@@ -295,7 +304,7 @@ def from_mteb(paths: Any, *, split: str = "test",
 def _json_object(path: Path, what: str) -> dict:
     """The JSON object in ``path``, or an InputFormatError saying it is not ``what``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise InputFormatError(f"not {what} ({exc}).", path=str(path)) from None
     if not isinstance(data, dict):

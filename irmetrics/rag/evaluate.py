@@ -52,9 +52,11 @@ def _json_lines(value, reader, what: str, shape: str):
     source = os.fspath(value)
     try:
         with open(source, "rb") as fh:
-            head = fh.read(4096).lstrip()
+            head = fh.read(4096)
     except OSError as err:
         raise InputFormatError(f"cannot read the file ({err.strerror})", path=source) from None
+    # a BOM from a Windows editor is not content (the readers decode it away too)
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if head and not head.startswith(b"{"):
         raise InputFormatError(f"nugget measures read {shape} (JSON Lines) as the {what};"
                                " this file is not JSON Lines (TREC qrels or a run? those go"
@@ -102,6 +104,8 @@ def _evaluate(known, frame: pl.DataFrame, source: str, requests, runs,
 
 def _requests(measures):
     requests = parse_measures(measures)
+    if not requests:  # as irmetrics.evaluate: not an empty Results in silence
+        raise parameter_error("measures", "at least one measure name", measures)
     check_rel_format(requests, NUGGETS)
     return requests
 

@@ -35,7 +35,8 @@ def _records(path):
     """``(line number, object)`` of every non-blank line of a JSON Lines file."""
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as fh:
+        # utf-8-sig: a BOM from a Windows editor is not part of the first record
+        with open(source, encoding="utf-8-sig") as fh:
             text = fh.read()
     except OSError as err:
         raise InputFormatError(f"cannot read the file ({err.strerror})", path=source) from None
@@ -470,11 +471,13 @@ def read_leaderboard(path, *, format: str = "tot") -> pl.DataFrame:
     else:
         order = LEADERBOARD_FORMATS[format]
         try:
-            with open(source, encoding="utf-8") as fh:
+            with open(source, encoding="utf-8-sig") as fh:
                 lines = fh.read().splitlines()
         except OSError as err:
             raise InputFormatError(f"cannot read the file ({err.strerror})",
                                    path=source) from None
+        except UnicodeDecodeError:
+            raise InputFormatError("not UTF-8 text", path=source) from None
         for number, text in enumerate(lines, start=1):
             parts = text.split()
             if not parts:

@@ -220,6 +220,7 @@ def scorable(frame: pl.DataFrame, source: str, nuggets, *, stacklevel: int,
                                    f"{row['text']!r}) is not a nugget of the topic in the"
                                    " nugget file", path=source, line=row["line"],
                                    query_id=row["topic_id"])
+        _check_against_nuggets(frame, known, source)
     listed = pl.concat(unscored).sort("run_id", "topic_id")
     if listed.height:
         shown = ", ".join(f"{r}/{t}" for r, t in listed.select("run_id", "topic_id").rows()[:5])
@@ -227,6 +228,33 @@ def scorable(frame: pl.DataFrame, source: str, nuggets, *, stacklevel: int,
                       f" scored ({shown}{', ...' if listed.height > 5 else ''}){where}",
                       MissingQueriesWarning, stacklevel=stacklevel + 1)
     return frame, listed
+
+
+def _check_against_nuggets(frame: pl.DataFrame, known: pl.DataFrame, source: str) -> None:
+    """The nugget file is the judgments: an assigned nugget of another importance than
+    there, or an answer that leaves some of its topic's nuggets out, would change the
+    score's weights or denominator without a word; each is an error naming the line."""
+    other = frame.join(known.select("topic_id", "text", pl.col("importance").alias("known")),
+                       on=["topic_id", "text"]).filter(pl.col("importance") != pl.col("known"))
+    if other.height:
+        row = other.sort("line").row(0, named=True)
+        raise InputFormatError(f"nugget {row['nugget']} of run {row['run_id']!r} ("
+                               f"{row['text']!r}) is {row['importance']!r} here but"
+                               f" {row['known']!r} in the nugget file", path=source,
+                               line=row["line"], query_id=row["topic_id"])
+    answers = frame.select("run_id", "topic_id", "line").unique()
+    left_out = (answers.join(known.select("topic_id", "nugget", "text"), on="topic_id")
+                .join(frame.select("run_id", "topic_id", "text"),
+                      on=["run_id", "topic_id", "text"], how="anti"))
+    if left_out.height:
+        row = left_out.sort("line", "nugget").row(0, named=True)
+        count = left_out.filter((pl.col("run_id") == row["run_id"])
+                                & (pl.col("topic_id") == row["topic_id"])).height
+        raise InputFormatError(f"the answer of run {row['run_id']!r} leaves out {count} of"
+                               f" the topic's nuggets in the nugget file (first: nugget"
+                               f" {row['nugget']}, {row['text']!r}); every nugget needs an"
+                               " assignment, or the score's denominator is wrong",
+                               path=source, line=row["line"], query_id=row["topic_id"])
 
 
 def _check_weights(weights) -> dict:

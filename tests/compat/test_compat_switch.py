@@ -141,6 +141,16 @@ def test_the_runner_runs_modules_and_scripts(tmp_path):
     assert done.returncode == 1 and "usage: python -m irmetrics.compat.run" in done.stderr
 
 
+@pytest.mark.parametrize("value", ["--only=", "--only= , "])
+def test_the_runner_refuses_an_empty_only(value):
+    # an empty --only installed both drop-ins (install() with no names)
+    from irmetrics.compat.run import main
+    with pytest.raises(ParameterError, match="`--only` must be names separated by commas"):
+        main([value, "json.tool"])
+    assert "pytrec_eval" not in sys.modules or not sys.modules["pytrec_eval"].__name__ \
+        .startswith("irmetrics")
+
+
 @pytest.fixture(scope="module")
 def real_output():
     pytest.importorskip("pandas")

@@ -3,6 +3,7 @@ import re
 
 import pytest
 
+from irmetrics.cli import main
 from irmetrics.conformance import check
 from irmetrics.exceptions import ParameterError
 
@@ -31,3 +32,18 @@ def test_wrong_signature_is_a_clear_error(fn, kind, arguments):
 def test_defaults_and_varargs_are_accepted():
     assert check(lambda *args: 0.0, "P@3").conforms is False
     assert check(lambda a, b, c=1: 0.0, "P@3").conforms is False
+
+
+def calls_sys_exit(ranking, labels):
+    raise SystemExit(3)
+
+
+def test_a_callable_that_calls_sys_exit_is_a_finding(tmp_path, monkeypatch, capsys):
+    # it ended `irmetrics conform` with the callable's status and not a word printed
+    report = check(calls_sys_exit, "AP")
+    assert not report.conforms and "raises (SystemExit: '3')" in str(report)
+    (tmp_path / "exiting.py").write_text("def fn(ranking, labels):\n    raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["conform", "-m", "AP", "exiting:fn"]) == 1
+    assert "raises (SystemExit: '3')" in capsys.readouterr().out
