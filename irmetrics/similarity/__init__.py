@@ -139,13 +139,31 @@ def _ranked_order(seg: np.ndarray, score: np.ndarray) -> np.ndarray:
             .to_series().to_numpy().astype(np.int64))
 
 
+def _sorted_codes(ids: pl.Series) -> np.ndarray:
+    """Integer codes of string ids whose order is the strings' byte order (polars sorts
+    strings by their bytes): one sort of the distinct ids, never of the rows."""
+    physical = ids.cast(pl.Categorical).to_physical()
+    distinct = pl.DataFrame({"id": ids, "code": physical}).unique("code").sort("id")
+    codes = distinct["code"].to_numpy().astype(np.int64)  # by id: position i is rank i
+    physical_codes = physical.to_numpy().astype(np.int64)
+    if not codes.size:
+        return physical_codes
+    # categorical codes are process-wide: map them through a table only when it is small
+    if int(codes.max()) < 4 * physical_codes.size + 1024:
+        table = np.zeros(int(codes.max()) + 1, dtype=np.int64)
+        table[codes] = np.arange(codes.size, dtype=np.int64)
+        return table[physical_codes]
+    by_code = np.argsort(codes)
+    return by_code[np.searchsorted(codes[by_code], physical_codes)]
+
+
 def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
               depth: int | None) -> tuple[TiedRankings, TiedRankings]:
     """Both runs' rankings of the ``common`` queries (in that order), each in trec_eval's
     order (score descending, then doc id descending), cut at ``depth``.
 
-    The sort is numeric (ranking, score); doc ids, as strings, order only the rows whose
-    score is tied, so untied runs never sort strings."""
+    Every sort is numeric: doc ids become codes in their byte order once, and those codes
+    order the rows whose score is tied (then the codes are the rankings' items)."""
     n_q = len(common)
     both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
                       fb.with_columns(side=pl.lit(1, pl.Int64))])
@@ -154,6 +172,7 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
                                             pl.Series(np.arange(n_q, dtype=np.int64)))
     seg = both["side"].to_numpy() * n_q + query.to_numpy()
     score = both["score"].to_numpy()
+    doc = _sorted_codes(both["doc_id"])
     order = _ranked_order(seg, score)
     seg, score = seg[order], score[order]
     same = (seg[1:] == seg[:-1]) & (score[1:] == score[:-1])
@@ -163,17 +182,14 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
         tied[:-1] |= same
         at = np.flatnonzero(tied)
         tie = np.cumsum(np.concatenate([[True], ~same]))[at]
-        sub = (pl.DataFrame({"tie": tie, "doc": both["doc_id"].gather(order[at]),
-                             "row": order[at]})
-               .sort(["tie", "doc"], descending=[False, True]))
-        order[at] = sub["row"].to_numpy()
+        order[at] = order[at][np.lexsort((-doc[order[at]], tie))]
     counts = np.bincount(seg, minlength=2 * n_q)
     if depth is not None:
         starts = np.concatenate([[0], np.cumsum(counts)])
         keep = np.arange(seg.size) - starts[seg] < depth
         order, score = order[keep], score[keep]
         counts = np.minimum(counts, depth)
-    doc = both["doc_id"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)[order]
+    doc = doc[order]
     cut = int(counts[:n_q].sum())
 
     def side(lo: int, hi: int, sizes: np.ndarray, name: str) -> TiedRankings:
