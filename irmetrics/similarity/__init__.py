@@ -168,9 +168,9 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
     both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
                       fb.with_columns(side=pl.lit(1, pl.Int64))])
     both = both.filter(pl.col("query_id").is_in(common))
-    query = both["query_id"].replace_strict(pl.Series(common, dtype=pl.String),
-                                            pl.Series(np.arange(n_q, dtype=np.int64)))
-    seg = both["side"].to_numpy() * n_q + query.to_numpy()
+    # the queries left are exactly ``common``, sorted by code point = UTF-8 byte order:
+    # their byte-order codes are their indices in ``common``
+    seg = both["side"].to_numpy() * n_q + _sorted_codes(both["query_id"])
     score = both["score"].to_numpy()
     doc = _sorted_codes(both["doc_id"])
     order = _ranked_order(seg, score)

@@ -653,17 +653,23 @@ def _smaller_before(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
     entry = index.copy()  # which entry sits at each place of the partition
     value = values.astype(np.int64)
     lo, width = start.astype(np.int64), size.astype(np.int64)  # each entry's group
+    counted = np.zeros(n, dtype=np.int64)  # count of the entry at each place
     zeros = np.zeros(n + 1, dtype=np.int64)
+    source = np.empty(n, dtype=np.int64)
     for bit in range(int(value.max()).bit_length() - 1, -1, -1):
         one = ((value >> bit) & 1).astype(bool)
         np.cumsum(~one, out=zeros[1:])
-        before = zeros[:-1] - zeros[lo]  # 0s of the group before each place
-        in_group = zeros[lo + width] - zeros[lo]
-        count[entry[one]] += before[one]
+        zeros_lo = zeros[lo]
+        before = zeros[:-1] - zeros_lo  # 0s of the group before each place
+        in_group = zeros[lo + width] - zeros_lo
+        counted += np.where(one, before, 0)
         place = np.where(one, index - before + in_group, lo + before)
-        lo, width = np.where(one, lo + in_group, lo), np.where(one, width - in_group, in_group)
-        for array in (entry, value, lo, width):
-            array[place] = array.copy()
+        # gathers through the inverse permutation: cheaper than scattering each array
+        source[place] = index
+        lo = np.where(one, lo + in_group, lo).take(source)
+        width = np.where(one, width - in_group, in_group).take(source)
+        entry, value, counted = entry.take(source), value.take(source), counted.take(source)
+    count[entry] = counted
     return count
 
 
