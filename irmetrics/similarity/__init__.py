@@ -167,10 +167,18 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
     n_q = len(common)
     both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
                       fb.with_columns(side=pl.lit(1, pl.Int64))])
-    both = both.filter(pl.col("query_id").is_in(common))
-    # the queries left are exactly ``common``, sorted by code point = UTF-8 byte order:
-    # their byte-order codes are their indices in ``common``
-    seg = both["side"].to_numpy() * n_q + _sorted_codes(both["query_id"])
+    # runs come query by query: the ids are matched to ``common`` once per block of equal
+    # ids (rows of queries only one run answers get -1 and go)
+    query_id = both["query_id"]
+    block = query_id.rle_id().to_numpy()
+    heads = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    query = query_id.gather(heads).replace_strict(
+        pl.Series(common, dtype=pl.String), pl.Series(np.arange(n_q, dtype=np.int64)),
+        default=-1, return_dtype=pl.Int64).to_numpy()[block]
+    answered = query >= 0
+    if not answered.all():
+        both, query = both.filter(pl.Series(answered)), query[answered]
+    seg = both["side"].to_numpy() * n_q + query
     score = both["score"].to_numpy()
     doc = _sorted_codes(both["doc_id"])
     order = _ranked_order(seg, score)
@@ -182,7 +190,13 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
         tied[:-1] |= same
         at = np.flatnonzero(tied)
         tie = np.cumsum(np.concatenate([[True], ~same]))[at]
-        order[at] = order[at][np.lexsort((-doc[order[at]], tie))]
+        tied_doc = doc[order[at]]
+        span = int(tied_doc.max()) + 1
+        if span * (int(tie[-1]) + 1) < 2**62:  # one integer sort of (tie, doc descending)
+            within = np.argsort(tie * span + (span - 1 - tied_doc), kind="stable")
+        else:
+            within = np.lexsort((-tied_doc, tie))
+        order[at] = order[at][within]
     counts = np.bincount(seg, minlength=2 * n_q)
     if depth is not None:
         starts = np.concatenate([[0], np.cumsum(counts)])
