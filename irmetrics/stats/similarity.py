@@ -175,15 +175,7 @@ def _item_keys(seg: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarr
                                           | (np.diff(seg[order]) != 0)]))
         return order, ranks.astype(np.int64)
     packed = seg * span + (codes - low)
-    n_rankings = int(seg[-1]) + 1
-    lengths = np.bincount(seg)
-    if np.all(lengths == lengths[0]):
-        # rankings of one length (the usual case): one short sort per row, in cache
-        width = int(lengths[0])
-        order = (np.argsort(codes.reshape(n_rankings, width), axis=1, kind="stable")
-                 + np.arange(0, codes.size, width)[:, None]).ravel()
-    else:
-        order = np.argsort(packed, kind="stable")
+    order = np.argsort(packed, kind="stable")
     return order, packed[order]
 
 
