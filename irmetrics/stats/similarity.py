@@ -449,17 +449,22 @@ def _rbo_block(x: TiedRankings, y: TiedRankings, pairs: tuple, p: float, ties: s
     else:
         norm = 1.0 / np.sqrt(depth) / np.sqrt(sq_l)
     # L's items the shorter ranking lacks (in L's order), fully seen (before the tie
-    # group at depth d) and partly seen (in it): prefix counts of unmatched entries.
-    def unmatched_upto(r: TiedRankings, matched: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    # group at depth d) and partly seen (in it): prefix counts of unmatched entries, at
+    # the depths of the second section only (none when the rankings are equally long).
+    u_done = np.zeros(n_slots, dtype=np.int64)
+    u_cur = np.zeros(n_slots, dtype=np.int64)
+    beyond = np.flatnonzero(second)
+    for longer, r, matched in ((on_y, x, ix), (~on_y, y, iy)):
+        at = beyond[longer[beyond]]
+        if not at.size:
+            continue
         flag = np.ones(r.items.size, dtype=bool)
         flag[matched] = False
         prefix = np.concatenate([[0], np.cumsum(flag)])
-        off = r.offsets[q_of]
-        return prefix[off + np.minimum(pos, r.lengths[q_of])] - prefix[off]
-
-    u_done = np.where(on_y, unmatched_upto(x, ix, tL_d), unmatched_upto(y, iy, tL_d))
-    u_cur = np.where(on_y, unmatched_upto(x, ix, tL_d + gL_d),
-                     unmatched_upto(y, iy, tL_d + gL_d)) - u_done
+        q_at = q_of[at]
+        off, own = r.offsets[q_at], r.lengths[q_at]
+        u_done[at] = prefix[off + np.minimum(tL_d[at], own)] - prefix[off]
+        u_cur[at] = prefix[off + np.minimum(tL_d[at] + gL_d[at], own)] - prefix[off] - u_done[at]
     k = (d - s_of + 1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         if ties == "w":
@@ -649,13 +654,15 @@ def _smaller_before(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
     count = np.zeros(n, dtype=np.int64)
     if not n or int(values.max()) == 0:
         return count
-    index = np.arange(n, dtype=np.int64)
+    # 32-bit indices when they fit: the passes are memory-bound, half the bytes to move
+    kind = np.int32 if n < 2**31 - 1 and int(values.max()) < 2**31 else np.int64
+    index = np.arange(n, dtype=kind)
     entry = index.copy()  # which entry sits at each place of the partition
-    value = values.astype(np.int64)
-    lo, width = start.astype(np.int64), size.astype(np.int64)  # each entry's group
-    counted = np.zeros(n, dtype=np.int64)  # count of the entry at each place
-    zeros = np.zeros(n + 1, dtype=np.int64)
-    source = np.empty(n, dtype=np.int64)
+    value = values.astype(kind)
+    lo, width = start.astype(kind), size.astype(kind)  # each entry's group
+    counted = np.zeros(n, dtype=kind)  # count of the entry at each place
+    zeros = np.zeros(n + 1, dtype=kind)
+    source = np.empty(n, dtype=kind)
     for bit in range(int(value.max()).bit_length() - 1, -1, -1):
         one = ((value >> bit) & 1).astype(bool)
         np.cumsum(~one, out=zeros[1:])
