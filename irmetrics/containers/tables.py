@@ -839,7 +839,7 @@ def _record_len(rec: Any, i: int, lengths: tuple[int, int], shape: str) -> int:
 
 def _rank_series(col: Any, height: int) -> pl.Series:
     if col is None:
-        return pl.Series("rank", [None] * height, dtype=pl.Int64)
+        return pl.repeat(None, height, dtype=pl.Int64, eager=True).alias("rank")
     if isinstance(col, list):
         out: list[int | None] = []
         for x in col:

@@ -141,20 +141,9 @@ def _ranked_order(seg: np.ndarray, score: np.ndarray) -> np.ndarray:
 
 def _sorted_codes(ids: pl.Series) -> np.ndarray:
     """Integer codes of string ids whose order is the strings' byte order (polars sorts
-    strings by their bytes): one sort of the distinct ids, never of the rows."""
-    physical = ids.cast(pl.Categorical).to_physical()
-    distinct = pl.DataFrame({"id": ids, "code": physical}).unique("code").sort("id")
-    codes = distinct["code"].to_numpy().astype(np.int64)  # by id: position i is rank i
-    physical_codes = physical.to_numpy().astype(np.int64)
-    if not codes.size:
-        return physical_codes
-    # categorical codes are process-wide: map them through a table only when it is small
-    if int(codes.max()) < 4 * physical_codes.size + 1024:
-        table = np.zeros(int(codes.max()) + 1, dtype=np.int64)
-        table[codes] = np.arange(codes.size, dtype=np.int64)
-        return table[physical_codes]
-    by_code = np.argsort(codes)
-    return by_code[np.searchsorted(codes[by_code], physical_codes)]
+    strings by their bytes): one sort of the distinct ids, never of the rows (an Enum's
+    codes are the positions of its categories)."""
+    return ids.cast(pl.Enum(ids.unique().sort())).to_physical().to_numpy().astype(np.int64)
 
 
 def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,

@@ -217,8 +217,11 @@ def _match_items(x: TiedRankings, y: TiedRankings) -> tuple[np.ndarray, np.ndarr
         # items are unique within a ranking, so a pair is one x entry and one y entry
         from_x = np.where(left < n_x, left, right)
         from_y = np.where(left < n_x, right, left) - n_x
-    keep = np.argsort(from_x, kind="stable")
-    return from_x[keep], from_y[keep]
+    # x's entries match at most once: x's order by a scatter, not a sort
+    partner = np.full(n_x, -1, dtype=np.int64)
+    partner[from_x] = from_y
+    found_x = np.flatnonzero(partner >= 0)
+    return found_x, partner[found_x]
 
 
 @dataclass(frozen=True, eq=False)
