@@ -159,7 +159,9 @@ def rankings(items: Any, offsets: Any, scores: Any = None, *, name: str = "items
     last = np.append(first[1:], codes.size)[:first.size] - 1
     top = position[first][group]
     bottom = position[last][group]
-    return TiedRankings(offsets=cuts, items=codes, top=top, bottom=bottom, by_item=by_item)
+    result = TiedRankings(offsets=cuts, items=codes, top=top, bottom=bottom, by_item=by_item)
+    result.__dict__["seg"] = seg  # the cached property, already at hand (order keeps seg)
+    return result
 
 
 def _item_keys(seg: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
