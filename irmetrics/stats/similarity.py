@@ -664,7 +664,8 @@ def _smaller_before(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
     index = np.arange(n, dtype=kind)
     entry = index.copy()  # which entry sits at each place of the partition
     value = values.astype(kind)
-    lo, width = start.astype(kind), size.astype(kind)  # each entry's group
+    lo = start.astype(kind)  # each entry's group: places lo .. hi - 1
+    hi = lo + size.astype(kind)
     counted = np.zeros(n, dtype=kind)  # count of the entry at each place
     zeros = np.zeros(n + 1, dtype=kind)
     source = np.empty(n, dtype=kind)
@@ -673,13 +674,12 @@ def _smaller_before(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
         np.cumsum(~one, out=zeros[1:])
         zeros_lo = zeros[lo]
         before = zeros[:-1] - zeros_lo  # 0s of the group before each place
-        in_group = zeros[lo + width] - zeros_lo
+        mid = lo + zeros[hi] - zeros_lo  # where the group's 1s will start
         counted += np.where(one, before, 0)
-        place = np.where(one, index - before + in_group, lo + before)
+        place = np.where(one, mid + (index - lo - before), lo + before)
         # gathers through the inverse permutation: cheaper than scattering each array
         source[place] = index
-        lo = np.where(one, lo + in_group, lo).take(source)
-        width = np.where(one, width - in_group, in_group).take(source)
+        lo, hi = np.where(one, mid, lo).take(source), np.where(one, hi, mid).take(source)
         entry, value, counted = entry.take(source), value.take(source), counted.take(source)
     count[entry] = counted
     return count
