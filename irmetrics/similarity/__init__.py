@@ -139,21 +139,37 @@ def _ranked_order(seg: np.ndarray, score: np.ndarray) -> np.ndarray:
             .to_series().to_numpy().astype(np.int64))
 
 
+def _sorted_codes(ids: pl.Series) -> np.ndarray:
+    """Integer codes of string ids whose order is the strings' byte order (polars sorts
+    strings by their bytes): one sort of the distinct ids, never of the rows (an Enum's
+    codes are the positions of its categories)."""
+    return ids.cast(pl.Enum(ids.unique().sort())).to_physical().to_numpy().astype(np.int64)
+
+
 def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
               depth: int | None) -> tuple[TiedRankings, TiedRankings]:
     """Both runs' rankings of the ``common`` queries (in that order), each in trec_eval's
     order (score descending, then doc id descending), cut at ``depth``.
 
-    The sort is numeric (ranking, score); doc ids, as strings, order only the rows whose
-    score is tied, so untied runs never sort strings."""
+    Every sort is numeric: doc ids become codes in their byte order once, and those codes
+    order the rows whose score is tied (then the codes are the rankings' items)."""
     n_q = len(common)
     both = pl.concat([fa.with_columns(side=pl.lit(0, pl.Int64)),
                       fb.with_columns(side=pl.lit(1, pl.Int64))])
-    both = both.filter(pl.col("query_id").is_in(common))
-    query = both["query_id"].replace_strict(pl.Series(common, dtype=pl.String),
-                                            pl.Series(np.arange(n_q, dtype=np.int64)))
-    seg = both["side"].to_numpy() * n_q + query.to_numpy()
+    # runs come query by query: the ids are matched to ``common`` once per block of equal
+    # ids (rows of queries only one run answers get -1 and go)
+    query_id = both["query_id"]
+    block = query_id.rle_id().to_numpy()
+    heads = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    query = query_id.gather(heads).replace_strict(
+        pl.Series(common, dtype=pl.String), pl.Series(np.arange(n_q, dtype=np.int64)),
+        default=-1, return_dtype=pl.Int64).to_numpy()[block]
+    answered = query >= 0
+    if not answered.all():
+        both, query = both.filter(pl.Series(answered)), query[answered]
+    seg = both["side"].to_numpy() * n_q + query
     score = both["score"].to_numpy()
+    doc = _sorted_codes(both["doc_id"])
     order = _ranked_order(seg, score)
     seg, score = seg[order], score[order]
     same = (seg[1:] == seg[:-1]) & (score[1:] == score[:-1])
@@ -163,17 +179,20 @@ def _lined_up(fa: pl.DataFrame, fb: pl.DataFrame, common: list,
         tied[:-1] |= same
         at = np.flatnonzero(tied)
         tie = np.cumsum(np.concatenate([[True], ~same]))[at]
-        sub = (pl.DataFrame({"tie": tie, "doc": both["doc_id"].gather(order[at]),
-                             "row": order[at]})
-               .sort(["tie", "doc"], descending=[False, True]))
-        order[at] = sub["row"].to_numpy()
+        tied_doc = doc[order[at]]
+        span = int(tied_doc.max()) + 1
+        if span * (int(tie[-1]) + 1) < 2**62:  # one integer sort of (tie, doc descending)
+            within = np.argsort(tie * span + (span - 1 - tied_doc), kind="stable")
+        else:
+            within = np.lexsort((-tied_doc, tie))
+        order[at] = order[at][within]
     counts = np.bincount(seg, minlength=2 * n_q)
     if depth is not None:
         starts = np.concatenate([[0], np.cumsum(counts)])
         keep = np.arange(seg.size) - starts[seg] < depth
         order, score = order[keep], score[keep]
         counts = np.minimum(counts, depth)
-    doc = both["doc_id"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)[order]
+    doc = doc[order]
     cut = int(counts[:n_q].sum())
 
     def side(lo: int, hi: int, sizes: np.ndarray, name: str) -> TiedRankings:

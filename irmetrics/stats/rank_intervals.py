@@ -565,14 +565,17 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
         mean = filled.sum(axis=0) / finite.sum(axis=0)
     parts = _fixed_point_parts(filled)
     present = finite.astype(np.float64)
+    complete = bool(finite.all())
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     seeds = block_seeds(seed, n_blocks)
 
     def block(index: int) -> np.ndarray:
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         weights = _resample_counts(np.random.default_rng(seeds[index]), size, n)
+        # without NaN every resample counts n rows: no product needed (it is exactly n)
+        counted = float(n) if complete else weights @ present
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _exact_means(weights, parts, 1) / (weights @ present)
+            return _exact_means(weights, parts, 1) / counted
 
     with one_blas_thread():
         boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))

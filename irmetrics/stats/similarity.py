@@ -159,7 +159,9 @@ def rankings(items: Any, offsets: Any, scores: Any = None, *, name: str = "items
     last = np.append(first[1:], codes.size)[:first.size] - 1
     top = position[first][group]
     bottom = position[last][group]
-    return TiedRankings(offsets=cuts, items=codes, top=top, bottom=bottom, by_item=by_item)
+    result = TiedRankings(offsets=cuts, items=codes, top=top, bottom=bottom, by_item=by_item)
+    result.__dict__["seg"] = seg  # the cached property, already at hand (order keeps seg)
+    return result
 
 
 def _item_keys(seg: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -217,8 +219,11 @@ def _match_items(x: TiedRankings, y: TiedRankings) -> tuple[np.ndarray, np.ndarr
         # items are unique within a ranking, so a pair is one x entry and one y entry
         from_x = np.where(left < n_x, left, right)
         from_y = np.where(left < n_x, right, left) - n_x
-    keep = np.argsort(from_x, kind="stable")
-    return from_x[keep], from_y[keep]
+    # x's entries match at most once: x's order by a scatter, not a sort
+    partner = np.full(n_x, -1, dtype=np.int64)
+    partner[from_x] = from_y
+    found_x = np.flatnonzero(partner >= 0)
+    return found_x, partner[found_x]
 
 
 @dataclass(frozen=True, eq=False)
@@ -449,17 +454,22 @@ def _rbo_block(x: TiedRankings, y: TiedRankings, pairs: tuple, p: float, ties: s
     else:
         norm = 1.0 / np.sqrt(depth) / np.sqrt(sq_l)
     # L's items the shorter ranking lacks (in L's order), fully seen (before the tie
-    # group at depth d) and partly seen (in it): prefix counts of unmatched entries.
-    def unmatched_upto(r: TiedRankings, matched: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    # group at depth d) and partly seen (in it): prefix counts of unmatched entries, at
+    # the depths of the second section only (none when the rankings are equally long).
+    u_done = np.zeros(n_slots, dtype=np.int64)
+    u_cur = np.zeros(n_slots, dtype=np.int64)
+    beyond = np.flatnonzero(second)
+    for longer, r, matched in ((on_y, x, ix), (~on_y, y, iy)):
+        at = beyond[longer[beyond]]
+        if not at.size:
+            continue
         flag = np.ones(r.items.size, dtype=bool)
         flag[matched] = False
         prefix = np.concatenate([[0], np.cumsum(flag)])
-        off = r.offsets[q_of]
-        return prefix[off + np.minimum(pos, r.lengths[q_of])] - prefix[off]
-
-    u_done = np.where(on_y, unmatched_upto(x, ix, tL_d), unmatched_upto(y, iy, tL_d))
-    u_cur = np.where(on_y, unmatched_upto(x, ix, tL_d + gL_d),
-                     unmatched_upto(y, iy, tL_d + gL_d)) - u_done
+        q_at = q_of[at]
+        off, own = r.offsets[q_at], r.lengths[q_at]
+        u_done[at] = prefix[off + np.minimum(tL_d[at], own)] - prefix[off]
+        u_cur[at] = prefix[off + np.minimum(tL_d[at] + gL_d[at], own)] - prefix[off] - u_done[at]
     k = (d - s_of + 1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         if ties == "w":
@@ -649,21 +659,29 @@ def _smaller_before(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
     count = np.zeros(n, dtype=np.int64)
     if not n or int(values.max()) == 0:
         return count
-    index = np.arange(n, dtype=np.int64)
+    # 32-bit indices when they fit: the passes are memory-bound, half the bytes to move
+    kind = np.int32 if n < 2**31 - 1 and int(values.max()) < 2**31 else np.int64
+    index = np.arange(n, dtype=kind)
     entry = index.copy()  # which entry sits at each place of the partition
-    value = values.astype(np.int64)
-    lo, width = start.astype(np.int64), size.astype(np.int64)  # each entry's group
-    zeros = np.zeros(n + 1, dtype=np.int64)
+    value = values.astype(kind)
+    lo = start.astype(kind)  # each entry's group: places lo .. hi - 1
+    hi = lo + size.astype(kind)
+    counted = np.zeros(n, dtype=kind)  # count of the entry at each place
+    zeros = np.zeros(n + 1, dtype=kind)
+    source = np.empty(n, dtype=kind)
     for bit in range(int(value.max()).bit_length() - 1, -1, -1):
         one = ((value >> bit) & 1).astype(bool)
         np.cumsum(~one, out=zeros[1:])
-        before = zeros[:-1] - zeros[lo]  # 0s of the group before each place
-        in_group = zeros[lo + width] - zeros[lo]
-        count[entry[one]] += before[one]
-        place = np.where(one, index - before + in_group, lo + before)
-        lo, width = np.where(one, lo + in_group, lo), np.where(one, width - in_group, in_group)
-        for array in (entry, value, lo, width):
-            array[place] = array.copy()
+        zeros_lo = zeros[lo]
+        before = zeros[:-1] - zeros_lo  # 0s of the group before each place
+        mid = lo + zeros[hi] - zeros_lo  # where the group's 1s will start
+        counted += np.where(one, before, 0)
+        place = np.where(one, mid + (index - lo - before), lo + before)
+        # gathers through the inverse permutation: cheaper than scattering each array
+        source[place] = index
+        lo, hi = np.where(one, mid, lo).take(source), np.where(one, hi, mid).take(source)
+        entry, value, counted = entry.take(source), value.take(source), counted.take(source)
+    count[entry] = counted
     return count
 
 
