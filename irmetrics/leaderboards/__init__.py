@@ -372,7 +372,8 @@ def rank_systems(benchmark: Benchmark, *, aggregation: str = "mean",
     return aggregate_rank_intervals(benchmark.scores, aggregation=aggregation,
                                     resampling=resampling, level=level,
                                     n_resamples=n_resamples, seed=seed, threads=threads,
-                                    task_types=benchmark.task_types)
+                                    task_types=benchmark.task_types,
+                                    task_names=benchmark.tasks)
 
 
 def resampling_disagreements(benchmark: Benchmark, *, levels: Sequence[str] = RESAMPLING_LEVELS,

@@ -423,7 +423,8 @@ def rank_intervals(scores: Any, *, level: float = 0.95, n_resamples: int = 2000,
 def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
                              resampling: str = "two-level", level: float = 0.95,
                              n_resamples: int = 2000, seed: Any = 0,
-                             threads: Any = None, task_types: Any = None) -> RankIntervals:
+                             threads: Any = None, task_types: Any = None,
+                             task_names: Any = None) -> RankIntervals:
     r"""Simultaneous rank intervals of ``m`` systems over a benchmark of tasks.
 
     The leaderboard score is :func:`aggregate_scores` (mean of task means, Borda count,
@@ -460,6 +461,8 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     threads : int or None
     task_types : sequence, optional
         One type label per task: needed by ``"type_mean"`` (ignored by the others).
+    task_names : sequence of str, optional
+        One name per task, used only to name tasks in warnings (default: their positions).
 
     Returns
     -------
@@ -485,16 +488,23 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     level = _check_level(level)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     matrices = _check_tasks(tasks)
+    if task_names is not None and len(task_names) != len(matrices):
+        raise parameter_error("task_names", f"one name per task ({len(matrices)} names)",
+                              list(task_names))
     strata = _type_strata(task_types, len(matrices), aggregation)
     if aggregation != "type_mean":
         strata = None  # the other aggregations weigh every task alike: plain draws
     elif resampling != "topics" and strata is not None:
         alone = [int(members[0]) for members in strata if members.size == 1]
+        if task_names is not None:
+            alone = [str(task_names[t]) for t in alone]
         if alone:
             warnings.warn(f"tasks {alone} are the only task of their type: a bootstrap"
                           " within types cannot vary them.", DegenerateTestWarning,
                           stacklevel=2)
     single = [t for t, matrix in enumerate(matrices) if matrix.shape[0] == 1]
+    if task_names is not None:
+        single = [str(task_names[t]) for t in single]
     if single and resampling != "tasks":
         warnings.warn(f"tasks {single} have one topic: nothing to resample within them.",
                       DegenerateTestWarning, stacklevel=2)

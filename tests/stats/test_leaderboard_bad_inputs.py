@@ -75,3 +75,27 @@ def test_an_infinite_score_is_refused_with_its_line(tmp_path, capsys, value):
     bad.write_text("\n".join(lines) + "\n")
     err = _err(capsys, [str(bad)])
     assert f"b.csv:5: score must be a finite number (NaN for none); got {float(value)!r}" in err
+
+
+def test_a_task_with_one_topic_is_named_in_the_warning(tmp_path):
+    # The warning named tasks by position ("tasks [0]"), which a user of a long table
+    # or of MTEB's files cannot map back; it names them as the input does.
+    import warnings as _warnings
+
+    import numpy as np
+
+    from irmetrics.exceptions import DegenerateTestWarning, ParameterError
+    from irmetrics.stats.rank_intervals import aggregate_rank_intervals
+
+    rows = ["task,topic,system,score", "solo,q1,A,0.5", "solo,q1,B,0.4"]
+    rows += [f"wide,q{i},{s},{0.1 * i + (0.3 if s == 'A' else 0.0)}"
+             for i in range(1, 4) for s in "AB"]
+    path = tmp_path / "long.csv"
+    path.write_text("\n".join(rows) + "\n")
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        lb.rank_systems(lb.from_long_table(path), n_resamples=50)
+    messages = [str(w.message) for w in caught if issubclass(w.category, DegenerateTestWarning)]
+    assert any(m.startswith("tasks ['solo'] have one topic") for m in messages), messages
+    with pytest.raises(ParameterError, match=r"^`task_names` must be one name per task"):
+        aggregate_rank_intervals([np.ones((2, 2)), np.ones((3, 2))], task_names=["a"])
