@@ -227,3 +227,18 @@ def test_cli_label_file_errors_name_line_query_and_doc(tmp_path):
     status, _, err = cli("agree", "--qrels", f"human={HUMAN}", "--label-distributions",
                          f"llm={bad}", RUNS["bm25"], RUNS["weak"])
     assert status == 2 and "must sum to 1" in err and "'new'" in err and "bad.dist" in err
+
+
+def test_docs_example_is_current(monkeypatch):
+    doc = (ROOT / "docs" / "meta_evaluation.md").read_text()
+    section = doc.split("### Judgment sets as label distributions", 1)[1].split("\n### ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("\n```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    shown = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    statements = [line for line in code.splitlines() if not line.startswith("# ")]
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec("\n".join(statements[:-2]), namespace)
+        got = [repr(eval(statements[-2], namespace)), repr(eval(statements[-1], namespace))]
+    assert got == shown
