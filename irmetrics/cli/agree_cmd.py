@@ -89,7 +89,7 @@ def build_parser() -> CliParser:
                         " (e.g. --label-distributions llm=llm.dist.txt)")
     g.add_argument("--label-samples", default="1000", metavar="S",
                    help="labellings drawn under --label-distributions, the same for every"
-                        " run (default 1000)")
+                        " run (default 1000) (e.g. --label-samples 200)")
     g.add_argument("--reference", metavar="NAME",
                    help="the reference judgment set (default: the first --qrels)")
     g.add_argument("--leaderboard", metavar="FILE",

@@ -93,6 +93,8 @@ def test_writers_say_how_the_distributions_were_used(meta):
     assert data["settings"]["label_samples"] == SAMPLES
     assert {r["run"] for r in data["uncertain"]} == set(RUNS)
     assert "label_se" in meta.to_csv()
+    assert "Label distributions: standard error" in meta.to_markdown()
+    assert "label-distributions" in meta.to_html()
 
 
 def test_judges_compare_the_most_likely_label():
