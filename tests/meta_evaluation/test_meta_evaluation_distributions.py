@@ -244,3 +244,21 @@ def test_docs_example_is_current(monkeypatch):
         exec("\n".join(statements[:-2]), namespace)
         got = [repr(eval(statements[-2], namespace)), repr(eval(statements[-1], namespace))]
     assert got == shown
+
+
+def test_one_distribution_set_against_a_leaderboard():
+    runs = {r: RUNS[r] for r in ("rerank", "bm25", "weak")}
+    board = {"rerank": 0.9, "bm25": 0.5, "weak": 0.7}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        meta = irm.meta_evaluate(None, runs, "map", leaderboard=board, label_samples=4,
+                                 label_distributions={"llm": DIST}, n_resamples=50,
+                                 swap_trials=5)
+    expected = [evaluate_uncertain({}, DIST, path, "map", samples=4).results.aggregate()["map"]
+                for path in runs.values()]
+    res = stats.ranking_agreement(np.array(list(board.values())), np.array(expected),
+                                  n_resamples=0)
+    row = meta.rankings.row(0, named=True)
+    assert (row["reference"], row["qrels"]) == ("leaderboard", "llm")
+    assert row["tau_b"] == pytest.approx(float(res.estimate[0]))
+    assert meta.judges == {}
