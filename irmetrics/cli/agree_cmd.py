@@ -45,6 +45,7 @@ and through the labels they give the documents both judged.
   irmetrics agree [options] --qrels human=h.txt --qrels llm=l.txt run [run ...]
   irmetrics agree [options] --qrels llm=l.txt --leaderboard official.txt run [run ...]
   irmetrics agree [options] --nuggets n.jsonl --qrels human=a.jsonl --qrels llm=b.jsonl
+  irmetrics agree [options] --qrels human=h.txt --label-distributions llm=l.dist run ...
 
 The first --qrels is the reference unless --reference names another (or --leaderboard
 gives a published one). Each run is evaluated as 'irmetrics eval' would (same -c -J -M -l)
@@ -81,6 +82,14 @@ def build_parser() -> CliParser:
     g.add_argument("--qrels", action="append", metavar="[NAME=]FILE", default=[],
                    help="a judgment set, repeatable; named NAME, or by its file name"
                         " (e.g. --qrels human=qrels.txt)")
+    g.add_argument("--label-distributions", action="append", metavar="NAME=FILE", default=[],
+                   help="a judgment set whose labels are distributions (lines 'query iter doc"
+                        " label prob'), repeatable; a --qrels of the same NAME holds the plain"
+                        " labels it completes; each run scored by its expected value"
+                        " (e.g. --label-distributions llm=llm.dist.txt)")
+    g.add_argument("--label-samples", default="1000", metavar="S",
+                   help="labellings drawn under --label-distributions, the same for every"
+                        " run (default 1000) (e.g. --label-samples 200)")
     g.add_argument("--reference", metavar="NAME",
                    help="the reference judgment set (default: the first --qrels)")
     g.add_argument("--leaderboard", metavar="FILE",
@@ -153,15 +162,19 @@ def run(argv: list[str], stdout, stderr) -> int:
     if args.format == "html":
         _require_matplotlib()
     qrels = _named_qrels(args.qrels)
-    if len(qrels) < (1 if args.leaderboard else 2):
-        raise CliError("give two or more --qrels (or one and a --leaderboard)", EXIT_USAGE)
+    distributions = _named_qrels(args.label_distributions, "--label-distributions")
+    names = [*qrels, *(n for n in distributions if n not in qrels)]
+    if len(names) < (1 if args.leaderboard else 2):
+        raise CliError("give two or more --qrels or --label-distributions (or one and a"
+                       " --leaderboard)", EXIT_USAGE)
     if args.reference is not None and args.leaderboard is not None:
         raise CliError("--reference and --leaderboard are two references: give one",
                        EXIT_USAGE)
-    if args.reference is not None and args.reference not in qrels:
+    if args.reference is not None and args.reference not in names:
         raise CliError(f"--reference {args.reference!r} is not one of the --qrels"
-                       f" ({', '.join(qrels)})", EXIT_USAGE)
+                       f" ({', '.join(names)})", EXIT_USAGE)
     nuggets = args.nuggets is not None
+    label_options = _label_options(args, distributions)
     if not nuggets and len(args.runs) < 2:
         raise CliError("give at least two runs to rank", EXIT_USAGE)
     runs: list | dict | None
@@ -170,17 +183,22 @@ def run(argv: list[str], stdout, stderr) -> int:
     else:
         given_names, run_paths = split_names(args.runs)
         runs = dict(zip(_run_names(run_paths, given_names), run_paths))
-    inputs = read_files([*qrels.values(), *run_paths]
+    inputs = read_files([*qrels.values(), *distributions.values(), *run_paths]
                         + ([args.leaderboard] if args.leaderboard else []), args.measures_from)
     if args.output is not None:
         # Before any work: the output must not be one of the inputs.
         check_not_input("-o", args.output, inputs)
     load_measure_files(args.measures_from, stderr, "irmetrics agree")
     options = evaluation_options(args)
+    if distributions:
+        # what evaluate_uncertain refuses, checked in _label_options
+        for name in ("judged_only", "ties", "relevance"):
+            options.pop(name, None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         meta = meta_evaluate(
-            qrels, runs, list(args.measures or (["all_score"] if nuggets else DEFAULT_MEASURES)),
+            qrels or None, runs,
+            list(args.measures or (["all_score"] if nuggets else DEFAULT_MEASURES)),
             reference=args.reference,
             leaderboard=None if args.leaderboard is None else _leaderboard(args),
             k=parse_int("--top-k", args.top_k, minimum=1), n_resamples=n_resamples,
@@ -188,6 +206,7 @@ def run(argv: list[str], stdout, stderr) -> int:
             test=args.test, alpha=alpha, correction=args.correction,
             swap_trials=swap_trials, swap_bin_width=bin_width,
             threads=threads, **({"nuggets": args.nuggets} if nuggets else {}),
+            **label_options,
             progress=not args.quiet and is_terminal(stderr), **options)
     for warning in caught:
         if issubclass(warning.category, UserWarning):
@@ -211,18 +230,36 @@ def _condition(text: str) -> Condition:
         raise CliError(f"--fail-if {text!r}: {error}", EXIT_USAGE) from None
 
 
-def _named_qrels(values: list[str]) -> dict:
-    """``{name: path}`` of ``--qrels [NAME=]FILE`` values (names from the file names)."""
+def _named_qrels(values: list[str], option: str = "--qrels") -> dict:
+    """``{name: path}`` of ``--qrels [NAME=]FILE`` values (names from the file names);
+    ``option``: the option they come from (``--label-distributions``)."""
     named = {}
     for value in values:
-        name, path = split_name(value, "--qrels ")
+        name, path = split_name(value, f"{option} ")
         if name is None:
             name = os.path.basename(path) or path
         if name in named:
-            raise CliError(f"two --qrels are named {name!r}; name them: --qrels NAME=FILE",
+            raise CliError(f"two {option} are named {name!r}; name them: {option} NAME=FILE",
                            EXIT_USAGE)
         named[name] = path
     return named
+
+
+def _label_options(args, distributions: dict) -> dict:
+    """``label_distributions`` and ``label_samples`` of :func:`meta_evaluate`, or ``{}``."""
+    if not distributions:
+        if args.label_samples != "1000":
+            raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+        return {}
+    if args.nuggets is not None:
+        raise CliError("--label-distributions label documents, --nuggets nuggets: give one",
+                       EXIT_USAGE)
+    if args.Judged_docs_only or args.float_relevance or \
+            getattr(args, "ties", "trec_eval") not in (None, "trec_eval"):
+        raise CliError("--label-distributions takes neither -J, --ties nor"
+                       " --float-relevance", EXIT_USAGE)
+    return {"label_distributions": distributions,
+            "label_samples": parse_int("--label-samples", args.label_samples, minimum=2)}
 
 
 def _leaderboard(args) -> dict:

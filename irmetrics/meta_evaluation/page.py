@@ -114,6 +114,10 @@ def html_page(meta, path=None) -> str:
     sections.append("<section id=\"leaderboards\">\n<h2>Leaderboards</h2>\n" + "\n".join(
         f"<h3>{_e(t)}</h3>{_table(*by_title[t])}" for t in boards)
         + _rank_interval_figures(meta, svg) + "\n</section>")
+    label_title = next((t for t, *_ in tables if t.startswith("Label distributions")), None)
+    if label_title is not None:
+        sections.append(f"<section id=\"label-distributions\">\n<h2>{_e(label_title)}</h2>\n"
+                        f"{_table(*by_title[label_title])}\n</section>")
     grid = meta.grid
     page_title = f"Meta-evaluation of {', '.join(grid.qrels_names)}"
     settings = [("Qrels sets", ", ".join(grid.qrels_names)), ("Reference", meta.reference),

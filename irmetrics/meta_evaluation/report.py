@@ -28,6 +28,7 @@ from ..stats import POWER_TESTS, RANKING_STATISTICS
 from ..rag.evaluate import assessor_labels, wants_nuggets
 from .grid import EVALUATE_OPTIONS, LEADERBOARD, Grid, evaluate_grid, named_inputs, nugget_grid
 from .cells import FOOTNOTE, cell, printable
+from ._distributions import checked, distribution_grid, most_likely, plain_qrels
 from .judges import JUDGE_COLUMNS, _label_text, judge_agreement
 
 #: Statistics a ``--fail-if`` condition can name, by table.
@@ -111,6 +112,10 @@ class MetaEvaluation:
         How everything was computed (k, resamples, seed, level, test, alpha, ...).
     leaderboard : mapping or None
         The reference leaderboard, when the reference is one.
+    uncertain : polars.DataFrame or None
+        With ``label_distributions``: per (qrels, run, measure) of each distribution set,
+        ``label_se``, the standard error of the run's mean expected value from the label
+        samples alone (:func:`irmetrics.judgment_formats.label_standard_error`).
     """
 
     grid: Grid
@@ -122,6 +127,7 @@ class MetaEvaluation:
     stability: pl.DataFrame
     settings: dict
     leaderboard: object = None
+    uncertain: pl.DataFrame | None = None
     _tables: list = field(default_factory=list, repr=False)
 
     # -- the gate ------------------------------------------------------------------------
@@ -181,7 +187,8 @@ class MetaEvaluation:
                 f" {intervals}; tau_ap against the"
                 f" reference; top-{s['k']} overlap; {fmt.TEST_NAMES.get(s['test'], s['test'])}"
                 f" at alpha = {s['alpha']:g} ({_correction(s)}); swap rate over"
-                f" {s['swap_trials']:,} splits into two disjoint halves of the topics.")
+                f" {s['swap_trials']:,} splits into two disjoint halves of the topics."
+                + _distributions_note(s))
 
     def tables(self) -> list[tuple[str, list[str], list[list], str]]:
         """``(title, header, rows, alignment)`` of each table the writers print; rows hold
@@ -196,6 +203,11 @@ class MetaEvaluation:
             rows = [[r[0]] + list(r[1:]) for r in means.rows()]
             out.append((f"Leaderboard: {measure} (mean per run)", head, rows,
                         "l" + "r" * len(grid.qrels_names)))
+        if self.uncertain is not None:
+            chosen = self.uncertain.filter(pl.col("measure").is_in(self.measures))
+            out.append(("Label distributions: standard error of each mean from the label"
+                        " samples alone", ["qrels", "run", "measure", "label s.e."],
+                        [list(r) for r in chosen.rows()], "lllr"))
         if self.rankings.height:
             k = self.settings["k"]
             head = ["qrels", "measure", "systems", "topics", "tau_b", "CI", "tau_ap", "CI",
@@ -302,6 +314,7 @@ class MetaEvaluation:
                            "per_query": rows(a.per_query())}
                        for q, a in self.judges.items()},
             "stability": rows(self.stability),
+            "uncertain": None if self.uncertain is None else rows(self.uncertain),
         }
 
     def to_json(self) -> str:
@@ -316,6 +329,10 @@ class MetaEvaluation:
         for r in means.iter_rows(named=True):
             rows.append(("means", "", r["qrels"], r["run"], r["measure"], "mean", r["value"],
                          None, None))
+        if self.uncertain is not None:
+            for r in self.uncertain.iter_rows(named=True):
+                rows.append(("label_se", "", r["qrels"], r["run"], r["measure"], "label_se",
+                             r["label_se"], None, None))
         for r in self.rankings.iter_rows(named=True):
             for s in RANKING_STATISTICS:
                 rows.append(("rankings", r["reference"], r["qrels"], "", r["measure"], s, r[s],
@@ -350,6 +367,17 @@ class MetaEvaluation:
         return html_page(self, path)
 
 
+def _distributions_note(settings: dict) -> str:
+    names = settings.get("label_distributions")
+    if not names:
+        return ""
+    return (f" Qrels {', '.join(map(repr, names))} as label distributions: each run scored"
+            f" by its expected value over {settings['label_samples']:,} label samples (seed"
+            f" {settings['seed']}, the same for every run); the intervals resample the topics"
+            " of the per-topic expected values, so they carry the label-sampling error too;"
+            " the judges compare each distribution's most likely label.")
+
+
 def _correction(settings: dict) -> str:
     if settings["test"] == "tukey" or settings["correction"] == "none":
         return "no correction"
@@ -360,7 +388,8 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
                   n_resamples: int = 1000, seed=0, level: float = 0.95, test: str = "t",
                   alpha: float = 0.05, correction: str = "none", swap_trials: int = 1000,
                   swap_bin_width: float = 0.01, judge_relevance_level=None,
-                  threads=None, nuggets=None, **evaluate_options) -> MetaEvaluation:
+                  threads=None, nuggets=None, label_distributions=None,
+                  label_samples: int = 1000, **evaluate_options) -> MetaEvaluation:
     r"""Compare judgment sets through the leaderboards they give and the labels they hold.
 
     Evaluates every run against every qrels set (:func:`evaluate_grid`, each run read
@@ -400,6 +429,20 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
         assessed), ``nuggets`` the nugget file they share (:func:`nugget_grid`), and the
         judges' labels are their assignments, not_support < partial_support < support
         (:func:`irmetrics.rag.evaluate.assessor_labels`).
+    label_distributions : dict, optional
+        ``{name: labels}``: judgment sets whose labels are distributions (a path, dict or
+        frame as :func:`irmetrics.judgment_formats.as_label_distribution` reads). The
+        qrels set ``name`` of ``qrels``, if any, holds the plain labels they complete
+        (otherwise the set is new, placed after those of ``qrels``, and ``qrels`` may be
+        None). Each run is scored by its expected value
+        (:func:`irmetrics.judgment_formats.evaluate_uncertain`, ``label_samples``
+        labellings, ``seed``: the same labellings for every run); the leaderboard is made
+        of the per-topic expected values, so the bootstrap over topics of the ranking
+        agreement carries the label-sampling error with the topic sampling (see Notes);
+        the judges compare each distribution's most likely label (the lower of two equally
+        likely). :attr:`MetaEvaluation.uncertain` holds each mean's label standard error.
+    label_samples : int, default 1000
+        Labellings drawn under ``label_distributions`` (at least 2).
     threads : int or None
         Threads for the grid's runs and the statistics' cells and resamples
         (:func:`irmetrics.parallel.resolve_threads`: default every core the process may
@@ -414,6 +457,16 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     MetaEvaluation
         Tables, writers (``to_text``, ``to_markdown``, ``to_latex``, ``to_json``,
         ``to_csv``, ``to_html``) and :meth:`MetaEvaluation.failures` for a gate.
+
+    Notes
+    -----
+    Under ``label_distributions`` a topic's score is its mean over the label samples,
+    :math:`\bar m_q = m_q + e_q` with a label-sampling error :math:`e_q` independent
+    between topics (each topic's labels are drawn on their own). Resampling topics then
+    resamples :math:`e_q` with them: the spread of the bootstrap statistics carries both
+    sources, as the interval of :func:`~irmetrics.judgment_formats.evaluate_uncertain`
+    does; resampling the label samples as well would count :math:`e_q` twice. A
+    simulation of the coverage is in docs/meta_evaluation.md.
 
     Examples
     --------
@@ -446,13 +499,31 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     # Before the grid is evaluated (the tables check them again).
     check_int("swap_trials", swap_trials, min=1, max=MAX_RESAMPLES)
     check_int("n_resamples", n_resamples, min=0, max=MAX_RESAMPLES)
-    named_qrels = named_inputs(qrels, "qrels")
+    distributions: dict = {}
+    if label_distributions is not None:
+        distributions, label_samples = checked(label_distributions, label_samples, nuggets,
+                                              evaluate_options)
+        named_qrels = {} if qrels is None else named_inputs(qrels, "qrels")
+    else:
+        named_qrels = named_inputs(qrels, "qrels")
     threads = resolve_threads(threads)
+    uncertain = None
     with warnings.catch_warnings():
         # Queries left out are said once, below (Grid.alignment_note), with the runs
         # that lack them.
         warnings.simplefilter("ignore", MissingQueriesWarning)
-        if wants_nuggets(measures):
+        if distributions:
+            if wants_nuggets(measures):
+                raise parameter_error("label_distributions", "None with nugget measures"
+                                      " (labels of documents, not of nuggets)",
+                                      "<label distributions>")
+            grid, uncertain = distribution_grid(
+                named_qrels, distributions, runs, measures, samples=label_samples,
+                seed=seed, threads=threads, options=evaluate_options)
+            for name, labels in distributions.items():
+                named_qrels[name] = most_likely(
+                    plain_qrels(named_qrels, name, evaluate_options), labels)
+        elif wants_nuggets(measures):
             grid = nugget_grid(named_qrels, runs, measures, nuggets=nuggets,
                                **evaluate_options)
             named_qrels = {name: assessor_labels(value) for name, value in named_qrels.items()}
@@ -503,10 +574,13 @@ def meta_evaluate(qrels, runs, measures, *, reference=None, leaderboard=None, k:
     settings = dict(k=min(k, len(grid.run_names)), n_resamples=n_resamples, seed=seed,
                     level=level, test=test, alpha=alpha, correction=correction,
                     swap_trials=swap_trials, swap_bin_width=swap_bin_width)
+    if distributions:
+        settings.update(label_distributions=list(distributions), label_samples=label_samples)
     return MetaEvaluation(grid=grid, reference=reference_name, measures=ranked,
                           rankings=rankings, judges=judges,
                           judges_reference=judges_reference if judges else None,
-                          stability=stability, settings=settings, leaderboard=leaderboard)
+                          stability=stability, settings=settings, leaderboard=leaderboard,
+                          uncertain=uncertain)
 
 
 __all__ = ["CSV_COLUMNS", "Condition", "GATE_STATISTICS", "MetaEvaluation", "meta_evaluate"]
