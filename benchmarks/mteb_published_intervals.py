@@ -122,6 +122,9 @@ def report(benchmark: lb.Benchmark, aggregation: str, args: argparse.Namespace) 
     print(f"tied with the best ({len(tied)}): {', '.join(tied)}")
     print(f"{r.n_separable} of {m - 1} adjacent pairs separable"
           f" ({m - 1 - r.n_separable} not separable)")
+    for i in map(int, r.separable.nonzero()[0]):
+        upper, lower = benchmark.systems[r.order[i]], benchmark.systems[r.order[i + 1]]
+        print(f"  separable: {i + 1}. {upper} above {i + 2}. {lower}")
 
 
 def main(argv: list[str] | None = None) -> None:
