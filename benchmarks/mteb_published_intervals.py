@@ -27,7 +27,7 @@ no per-query scores, so the topic and two-level bootstraps have nothing to resam
 aggregations are MTEB's: mean of task means ("Mean (Task)"), the type mean ("Mean
 (TaskType)", task draws stratified by type; needs types) and Borda. Printed: models x
 tasks, the leaderboard with rank intervals, the models tied with the best, and "K of N
-adjacent pairs separable".
+adjacent pairs separable". ``--check-mteb``: every task score against mteb's own loader.
 """
 
 from __future__ import annotations
@@ -127,6 +127,25 @@ def report(benchmark: lb.Benchmark, aggregation: str, args: argparse.Namespace) 
         print(f"  separable: {i + 1}. {upper} above {i + 2}. {lower}")
 
 
+def check_against_mteb(benchmark: lb.Benchmark, cache: Path, name: str) -> None:
+    """Every task score equal to mteb's own loader's (``ResultCache.load_results`` with
+    ``validate_and_filter=True``: the benchmark's splits and subsets), to 1e-12."""
+    import mteb
+    from mteb.cache import ResultCache
+
+    tasks = [t for t in mteb.get_benchmark(name).tasks if t.metadata.name in benchmark.tasks]
+    results = ResultCache(cache).load_results(models=benchmark.systems, tasks=tasks,
+                                              include_remote=False, validate_and_filter=True)
+    theirs = results.to_dataframe(aggregation_level="task", format="wide")
+    theirs = theirs.set_index("task_name")
+    differ = [(task, system) for t, task in enumerate(benchmark.tasks)
+              for j, system in enumerate(benchmark.systems)
+              if not abs(benchmark.scores[t][0, j] - theirs.loc[task, system]) <= 1e-12]
+    count = len(benchmark.tasks) * len(benchmark.systems)
+    print(f"mteb's loader: {count - len(differ)} of {count} task scores equal (1e-12)"
+          + (f"; differ: {differ[:5]}" if differ else ""))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", type=Path,
@@ -141,6 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--check-mteb", action="store_true",
+                        help="compare every task score with mteb's own result loader")
     args = parser.parse_args(argv)
 
     root = args.results / "results" if (args.results / "results").is_dir() else args.results
@@ -167,6 +188,8 @@ def main(argv: list[str] | None = None) -> None:
           f" {sum(r == 'external' for r in picked.values())} of them 'external'")
     for line in benchmark.describe_left_out():
         print(f"left out: {line}")
+    if args.check_mteb:
+        check_against_mteb(benchmark, root.parent, args.benchmark)
     aggregations = ["mean", "type_mean", "borda"] if types else ["mean", "borda"]
     if types and len(set(types.values())) == 1:
         aggregations.remove("type_mean")  # one type: the type mean is the mean
