@@ -224,7 +224,8 @@ def _types_of(frame: pl.DataFrame, task: str, task_type: str, source: str) -> di
 
 
 def from_mteb(paths: Any, *, split: str = "test",
-              task_types: Mapping[str, str] | None = None) -> Benchmark:
+              task_types: Mapping[str, str] | None = None,
+              subsets: Mapping[str, Sequence[str]] | None = None) -> Benchmark:
     """A benchmark from MTEB's published result files (one task score per model).
 
     MTEB writes one JSON file per (model, task), ``<model>/<revision>/<Task>.json``, with
@@ -238,12 +239,20 @@ def from_mteb(paths: Any, *, split: str = "test",
     to mteb's task registry, so ``task_types`` gives it (``{task: type}``, winning over
     the files).
 
+    A benchmark may use only some of a multilingual task's subsets (MTEB(eng, v2) takes
+    the ``"en"`` subset of MassiveIntentClassification, ``"en-en"`` of STS17): the
+    published files hold every subset the model was run on, so ``subsets`` (``{task:
+    [hf_subset, ...]}``) says which to average; a model whose file lacks one of them
+    lacks the task (left out and listed, as a model with no file for it).
+
     Parameters
     ----------
     paths : path or sequence of paths
         Result files, or folders searched recursively for them.
     split : str, default "test"
     task_types : mapping of str to str, optional
+    subsets : mapping of str to sequence of str, optional
+        The ``hf_subset`` values to average per task (other tasks: all their subsets).
 
     Returns
     -------
@@ -279,6 +288,12 @@ def from_mteb(paths: Any, *, split: str = "test",
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise InputFormatError(f"not an MTEB result file (split {split!r} is not a list"
                                    " of subset objects).", path=str(path))
+        wanted = (subsets or {}).get(data["task_name"])
+        if wanted is not None:
+            found = {e.get("hf_subset"): e for e in entries}
+            if not wanted or any(name not in found for name in wanted):
+                continue  # the model lacks this task as the benchmark defines it
+            entries = [found[name] for name in wanted]
         main = [e.get("main_score") for e in entries]
         meta = path.parent / "model_meta.json"
         if meta.exists():
