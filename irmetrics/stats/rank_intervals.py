@@ -420,6 +420,11 @@ def rank_intervals(scores: Any, *, level: float = 0.95, n_resamples: int = 2000,
                                     threads=threads)
 
 
+def _task_label(index: int, task_names: Any) -> int | str:
+    """A task as warnings name it: its name when given, else its position."""
+    return index if task_names is None else str(task_names[index])
+
+
 def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
                              resampling: str = "two-level", level: float = 0.95,
                              n_resamples: int = 2000, seed: Any = 0,
@@ -495,16 +500,14 @@ def aggregate_rank_intervals(tasks: Any, *, aggregation: str = "mean",
     if aggregation != "type_mean":
         strata = None  # the other aggregations weigh every task alike: plain draws
     elif resampling != "topics" and strata is not None:
-        alone = [int(members[0]) for members in strata if members.size == 1]
-        if task_names is not None:
-            alone = [str(task_names[t]) for t in alone]
+        alone = [_task_label(int(members[0]), task_names) for members in strata
+                 if members.size == 1]
         if alone:
             warnings.warn(f"tasks {alone} are the only task of their type: a bootstrap"
                           " within types cannot vary them.", DegenerateTestWarning,
                           stacklevel=2)
-    single = [t for t, matrix in enumerate(matrices) if matrix.shape[0] == 1]
-    if task_names is not None:
-        single = [str(task_names[t]) for t in single]
+    single = [_task_label(t, task_names) for t, matrix in enumerate(matrices)
+              if matrix.shape[0] == 1]
     if single and resampling != "tasks":
         warnings.warn(f"tasks {single} have one topic: nothing to resample within them.",
                       DegenerateTestWarning, stacklevel=2)
