@@ -112,12 +112,7 @@ def normalized_dcg(g: Groups, top_k, device) -> np.ndarray:
     """
     k = g.top(top_k)
     rank = sg.ranks(g.offsets)
-    run_end = np.ones(g.preds.size, dtype=bool)
-    run_end[:-1] = (g.preds[1:] != g.preds[:-1]) | (g.seg[1:] != g.seg[:-1])
-    run_start = np.ones(g.preds.size, dtype=bool)
-    run_start[1:] = run_end[:-1]
-    run_id = np.cumsum(run_start) - 1
-    n_runs = int(run_id[-1]) + 1 if run_id.size else 0
+    run_start, run_end, run_id, n_runs = g.tie_runs
     # Integer targets well below 2**24 sum exactly in any order; float targets come
     # summed as torchmetrics' float32 scatter_add_ sums them (Groups.group_sums).
     run_gain = np.bincount(run_id, weights=g.target, minlength=n_runs).astype(np.float32)

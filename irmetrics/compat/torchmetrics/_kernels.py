@@ -82,6 +82,18 @@ class Groups:
         """Query number of every entry."""
         return sg.segment_ids(self.offsets)
 
+    @cached_property
+    def tie_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """The runs of tied predictions within each query, as nDCG's float64 and float32
+        kernels read them: (first entry of a run, last entry of a run, run number of every
+        entry, number of runs)."""
+        run_end = np.ones(self.preds.size, dtype=bool)
+        run_end[:-1] = (self.preds[1:] != self.preds[:-1]) | (self.seg[1:] != self.seg[:-1])
+        run_start = np.ones(self.preds.size, dtype=bool)
+        run_start[1:] = run_end[:-1]
+        run_id = np.cumsum(run_start) - 1
+        return run_start, run_end, run_id, int(run_id[-1]) + 1 if run_id.size else 0
+
     @classmethod
     def from_arrays(cls, preds, target, indexes=None) -> Groups:
         """Group by ``indexes`` (ascending) and sort by prediction descending, ties in
@@ -185,12 +197,7 @@ def normalized_dcg(g, top_k):
     longest = int(g.sizes.max()) if g.n else 0
     # D[q, i]: discount mass of ranks 1..min(i, k_q), as one flat lookup per query.
     cum_discount = np.concatenate(([0.0], np.cumsum(1.0 / log2_discount(np.arange(1, longest + 1)))))
-    run_end = np.ones(g.preds.size, dtype=bool)
-    run_end[:-1] = (g.preds[1:] != g.preds[:-1]) | (g.seg[1:] != g.seg[:-1])
-    run_start = np.ones(g.preds.size, dtype=bool)
-    run_start[1:] = run_end[:-1]
-    run_id = np.cumsum(run_start) - 1
-    n_runs = int(run_id[-1]) + 1 if run_id.size else 0
+    run_start, run_end, run_id, n_runs = g.tie_runs
     run_gain = np.bincount(run_id, weights=g.target, minlength=n_runs)
     run_len = np.bincount(run_id, minlength=n_runs)
     first_rank = rank[run_start]
