@@ -27,7 +27,7 @@ from .compare_cmd import _parse_float, _require_matplotlib, _run_names, _write
 from ..io.external import AUTOJUDGE_FORMATS, read_autojudge_leaderboard
 from ..io.output import check_not_input
 from .inputs import open_lines, read_files, split_name, split_names
-from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
+from .options import (LABEL_SAMPLES_DEFAULT, label_samples, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser, add_evaluation,
                       load_measure_files,
                       add_output, add_threads, add_version, evaluation_options, parse_int,
                       parse_threads)
@@ -87,7 +87,7 @@ def build_parser() -> CliParser:
                         " label prob'), repeatable; a --qrels of the same NAME holds the plain"
                         " labels it completes; each run scored by its expected value"
                         " (e.g. --label-distributions llm=llm.dist.txt)")
-    g.add_argument("--label-samples", default="1000", metavar="S",
+    g.add_argument("--label-samples", default=LABEL_SAMPLES_DEFAULT, metavar="S",
                    help="labellings drawn under --label-distributions, the same for every"
                         " run (default 1000) (e.g. --label-samples 200)")
     g.add_argument("--reference", metavar="NAME",
@@ -248,8 +248,7 @@ def _named_qrels(values: list[str], option: str = "--qrels") -> dict:
 def _label_options(args, distributions: dict) -> dict:
     """``label_distributions`` and ``label_samples`` of :func:`meta_evaluate`, or ``{}``."""
     if not distributions:
-        if args.label_samples != "1000":
-            raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+        label_samples(args, False)  # refuses a lone --label-samples
         return {}
     if args.nuggets is not None:
         raise CliError("--label-distributions label documents, --nuggets nuggets: give one",
@@ -259,7 +258,7 @@ def _label_options(args, distributions: dict) -> dict:
         raise CliError("--label-distributions takes neither -J, --ties nor"
                        " --float-relevance", EXIT_USAGE)
     return {"label_distributions": distributions,
-            "label_samples": parse_int("--label-samples", args.label_samples, minimum=2)}
+            "label_samples": label_samples(args, True)}
 
 
 def _leaderboard(args) -> dict:

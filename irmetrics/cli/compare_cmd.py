@@ -26,7 +26,7 @@ from ..containers.trec_text import read_source
 from ..io.output import check_not_input, same_file, write_text
 from ..comparison.formatting import printable
 from .inputs import open_lines, read_files, split_names
-from .options import (EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
+from .options import (LABEL_SAMPLES_DEFAULT, label_samples, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, CliParser,
                       add_evaluation, add_output, add_version, evaluation_options,
                       add_threads, load_measure_files, parse_int, parse_threads)
 
@@ -108,7 +108,7 @@ def build_parser() -> CliParser:
                    help="compare the expected values under these label distributions"
                         " (`query iter doc label prob` lines); intervals carry the topic and"
                         " the label sampling (e.g. --label-distributions labels.dist.txt)")
-    g.add_argument("--label-samples", default="1000", metavar="S",
+    g.add_argument("--label-samples", default=LABEL_SAMPLES_DEFAULT, metavar="S",
                    help="labellings drawn under --label-distributions (default 1000)"
                         " (e.g. --label-samples 200)")
     gate = p.add_argument_group("CI gate")
@@ -235,8 +235,8 @@ def _judge_options(args, options: dict) -> dict:
     if args.fill_from and args.label_distributions:
         raise CliError("--fill-from and --label-distributions are two kinds of machine"
                        " judgments: give one", EXIT_USAGE)
-    if args.label_samples != "1000" and not args.label_distributions:
-        raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+    if not args.label_distributions:
+        label_samples(args, False)  # refuses a lone --label-samples
     if not (args.fill_from or args.label_distributions):
         return {}
     if args.Judged_docs_only or args.bounds or options.get("ties", "trec_eval") != "trec_eval" \
@@ -250,7 +250,7 @@ def _judge_options(args, options: dict) -> dict:
     if args.fill_from:
         return {"fill_from": args.fill_from}
     return {"label_distributions": args.label_distributions,
-            "label_samples": parse_int("--label-samples", args.label_samples, minimum=2)}
+            "label_samples": label_samples(args, True)}
 
 
 def _refuse_evaluation_options(args) -> None:

@@ -32,7 +32,7 @@ from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, c_double, render_delimited, render_json, \
     render_markdown, trec_text
 from .inputs import RESULTS_FORMATS, read_judgments
-from .options import (EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
+from .options import (LABEL_SAMPLES_DEFAULT, label_samples, EXIT_COMPUTE, EXIT_INPUT, EXIT_NO_QUERIES, EXIT_OK, EXIT_USAGE, CliError,
                       CliParser, add_float_relevance, add_measures_from, add_threads,
                       add_ties, add_version, check_measure_syntax, load_measure_files,
                       parse_int, parse_threads)
@@ -151,7 +151,7 @@ def build_parser() -> CliParser:
                         " the summary, <measure>_ci_low and <measure>_ci_high (95%% interval"
                         " over topics and label samples; docs/incomplete_judgments.md)"
                         " (e.g. --label-distributions labels.dist.txt -m map)")
-    x.add_argument("--label-samples", default="1000", metavar="S",
+    x.add_argument("--label-samples", default=LABEL_SAMPLES_DEFAULT, metavar="S",
                    help="labellings drawn under --label-distributions, seed 0 (default 1000)"
                         " (e.g. --label-samples 200)")
     x.add_argument("--strict", action="store_true",
@@ -370,9 +370,7 @@ def _check_label_options(args, tie_aware: bool) -> int | None:
     """``--label-samples`` as an int under ``--label-distributions`` (None without it);
     the options it cannot take refused."""
     if not args.label_distributions:
-        if args.label_samples != "1000":
-            raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
-        return None
+        return label_samples(args, False)  # None; refuses a lone --label-samples
     if (args.bounds or args.fill_from or args.Judged_docs_only or tie_aware
             or args.Rel_info_format != "qrels" or args.Zscore is not None
             or args.float_relevance or args.format != "trec" or args.strict
@@ -381,7 +379,7 @@ def _check_label_options(args, tie_aware: bool) -> int | None:
                        " qrels text files: it takes none of --bounds, --fill-from, -J, --ties"
                        " expected, --tie-report, -Z, --float-relevance, --format, --strict,"
                        " --qrels-columns, --run-columns", EXIT_USAGE)
-    return parse_int("--label-samples", args.label_samples, minimum=2)
+    return label_samples(args, True)
 
 
 def _print_expected(args, measures, samples, stdout, stderr, **options) -> int:

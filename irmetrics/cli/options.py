@@ -109,6 +109,20 @@ def add_version(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         help="print the version on stderr (as trec_eval does) and exit")
 
 
+#: ``--label-samples``' default (eval, compare and agree), as argparse hands it over.
+LABEL_SAMPLES_DEFAULT = "1000"
+
+
+def label_samples(args: argparse.Namespace, distributions: bool) -> int | None:
+    """``--label-samples`` as an int when label distributions are given; without them None,
+    and a ``--label-samples`` set on its own is refused (it would change nothing)."""
+    if not distributions:
+        if args.label_samples != LABEL_SAMPLES_DEFAULT:
+            raise CliError("--label-samples goes with --label-distributions", EXIT_USAGE)
+        return None
+    return parse_int("--label-samples", args.label_samples, minimum=2)
+
+
 def parse_int(option: str, text: str, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
     """An integer option value, strictly (trec_eval's ``atol`` would read ``abc`` as 0).
