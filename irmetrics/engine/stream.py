@@ -58,7 +58,7 @@ from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chun
 from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
-from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
+from .ordering import doc_id_tiebreak, ordering_scores, rank_order
 from .pack import (EncodedQrels, JudgmentChunk, block_move, doc_hash, encode_judgments,
                    lookup_codes, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
@@ -801,6 +801,10 @@ def _order_mixed_ties(rows, row_block, scores, codes, doc_col) -> None:
     mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
     mixed[group[1:][differs]] = True
     sel = np.flatnonzero(mixed[group])
-    moved = break_ties_by_doc_id(np.arange(len(sel)), row_block[sel], scores[sel],
-                                  doc_col.gather(rows[sel]))
+    # One stable sort of those entries by (group, doc id descending): polars compares
+    # strings by their bytes, as trec_eval's strcmp does. Cheaper than comparing the
+    # pairs apart and sorting the larger groups (measured 9 -> 6 ms a 16 MiB chunk).
+    moved = pl.DataFrame({"group": group[sel], "doc": doc_col.gather(rows[sel])}) \
+        .with_row_index("at").sort(["group", "doc"], descending=[False, True],
+                                   maintain_order=True)["at"].to_numpy()
     codes[sel] = codes[sel][moved]
