@@ -504,13 +504,16 @@ def _relevance_codes(qrels: EncodedQrels, queries: np.ndarray, qcode: np.ndarray
 
 
 def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc_ids_at,
-                 queries: np.ndarray | None = None) -> np.ndarray:
+                 queries: np.ndarray | None = None, fingerprints_at=None) -> np.ndarray:
     """Relevance codes of documents given their query codes and doc-id hashes.
 
     ``hashes`` (from :func:`doc_hash`, consumed) are aligned with ``qcode``;
     ``doc_ids_at(rows)`` returns the doc ids at positions ``rows`` (all for None), whose
-    fingerprints confirm every key match. ``queries`` (distinct query codes, ascending),
-    when given, holds every code of ``qcode``: only their judgments are searched.
+    fingerprints confirm every key match. ``fingerprints_at(rows)``, when given, returns
+    those fingerprints itself (:func:`doc_fingerprint` of the same ids; e.g. from all of
+    them hashed once) and ``doc_ids_at`` is not called. ``queries`` (distinct query codes,
+    ascending), when given, holds every code of ``qcode``: only their judgments are
+    searched.
 
     A document is taken for a judged one when query, key and fingerprint agree: 64 - b
     bits of one hash and 64 of another (b, the key's query bits, is at most 24 below
@@ -522,16 +525,19 @@ def lookup_codes(qrels: EncodedQrels, qcode: np.ndarray, hashes: np.ndarray, doc
     code = np.full(len(qcode), NOT_IN_POOL, dtype=code_type)
     if len(qcode) == 0 or len(qrels.codes) == 0:
         return code
+    if fingerprints_at is None:
+        def fingerprints_at(rows):
+            return doc_fingerprint(doc_ids_at(rows))
     keys = _combine(qcode, hashes, qrels.query_bits)
     if qrels.unique_keys:
         # At most one judgment per key: a key match is that judgment or no judgment.
         hit, judgment = _match_keys(qrels, keys, queries)
-        same = doc_fingerprint(doc_ids_at(hit)) == qrels.fingerprints[judgment]
+        same = fingerprints_at(hit) == qrels.fingerprints[judgment]
         code[hit[same]] = qrels.codes[judgment[same]]
         return code
     judgments = pl.DataFrame({"key": qrels.keys, "fingerprint": qrels.fingerprints,
                               "code": qrels.codes})
-    joined = pl.DataFrame({"key": keys, "fingerprint": doc_fingerprint(doc_ids_at(None))}
+    joined = pl.DataFrame({"key": keys, "fingerprint": fingerprints_at(None)}
                           ).join(judgments, on=["key", "fingerprint"], how="left",
                                  maintain_order="left")
     return joined["code"].fill_null(NOT_IN_POOL).to_numpy().astype(code_type)
@@ -550,11 +556,12 @@ def _match_keys(qrels: EncodedQrels, keys: np.ndarray,
         queries = np.arange(len(qrels.query_ids))
     n_build = int(qrels.query_judgments[queries].sum())
     if not qrels.sorted_keys.worth_searching(qrels.keys, n_build, len(keys)):
-        matched = pl.DataFrame({"key": keys}).join(
-            key_index_for(qrels, queries), on="key", how="left",
-            maintain_order="left")["judgment"]
-        hit = np.flatnonzero(matched.is_not_null().to_numpy())
-        return hit, matched.gather(hit).to_numpy()
+        # An inner join keeps only the matches (a quarter of a deep ranking's documents):
+        # no null column over every key to scan and gather (measured 8.2 -> 5.7 ms for
+        # 320K keys against 88K judgments).
+        matched = pl.DataFrame({"key": keys, "row": np.arange(len(keys))}).join(
+            key_index_for(qrels, queries), on="key", how="inner", maintain_order="left")
+        return matched["row"].to_numpy(), matched["judgment"].to_numpy()
     sorted_keys, sorted_judgment = qrels.sorted_keys.built(qrels.keys)
     # Keys searched in ascending order: each search starts where the last one ended and
     # walks memory the last one warmed (measured up to 1.5x slower in row order).

@@ -58,9 +58,9 @@ from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chun
 from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
-from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
-from .pack import (EncodedQrels, JudgmentChunk, block_move, doc_hash, encode_judgments,
-                   lookup_codes, query_codes, run_blocks)
+from .ordering import doc_id_tiebreak, ordering_scores, rank_order
+from .pack import (EncodedQrels, JudgmentChunk, block_move, doc_fingerprint, doc_hash,
+                   encode_judgments, lookup_codes, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
@@ -625,7 +625,8 @@ class _Chunks:
         codes = lookup_codes(
             self.qrels, qcode, hashes[rows],
             lambda at: doc_col.gather(rows if at is None else rows[at]),
-            queries=sg.distinct(kept_codes))
+            queries=sg.distinct(kept_codes),
+            fingerprints_at=lambda at: facts.fingerprints_at(rows if at is None else rows[at]))
         if self.ties_by_doc_id:
             _order_mixed_ties(rows, row_block, scores, codes, doc_col)
 
@@ -656,10 +657,25 @@ class _ChunkFacts:
         lengths = self.blocks.lengths
         self.row_block = np.repeat(np.arange(len(lengths)), lengths)
         self.row_block.flags.writeable = False  # shared, like every array here
+        self._fingerprints: np.ndarray | None = None  # made by fingerprints_at
 
     @functools.cached_property
     def hashes(self) -> np.ndarray:
         return doc_hash(self.frame["doc_id"])
+
+    def fingerprints_at(self, rows: np.ndarray) -> np.ndarray:
+        """:func:`~irmetrics.engine.pack.doc_fingerprint` of the doc ids at ``rows``:
+        those ids gathered and hashed while they are under a tenth of the frame, else
+        every doc id hashed once and kept for the packers that follow. Gathering an id
+        from the frame (parsed in pieces) costs about ten times hashing one (a chunk of
+        this repository's 7M-line run: 4.5 ms for its 14 % of judged documents, 2.9 ms
+        for all of them)."""
+        if self._fingerprints is None:
+            if 10 * len(rows) < self.frame.height:
+                return doc_fingerprint(self.frame["doc_id"].gather(rows))
+            self._fingerprints = doc_fingerprint(self.frame["doc_id"])
+            self._fingerprints.flags.writeable = False
+        return self._fingerprints[rows]
 
     @functools.cached_property
     def may_repeat(self) -> bool:
@@ -801,6 +817,10 @@ def _order_mixed_ties(rows, row_block, scores, codes, doc_col) -> None:
     mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
     mixed[group[1:][differs]] = True
     sel = np.flatnonzero(mixed[group])
-    moved = break_ties_by_doc_id(np.arange(len(sel)), row_block[sel], scores[sel],
-                                  doc_col.gather(rows[sel]))
+    # One stable sort of those entries by (group, doc id descending): polars compares
+    # strings by their bytes, as trec_eval's strcmp does. Cheaper than comparing the
+    # pairs apart and sorting the larger groups (measured 9 -> 6 ms a 16 MiB chunk).
+    moved = pl.DataFrame({"group": group[sel], "doc": doc_col.gather(rows[sel])}) \
+        .with_row_index("at").sort(["group", "doc"], descending=[False, True],
+                                   maintain_order=True)["at"].to_numpy()
     codes[sel] = codes[sel][moved]
