@@ -28,12 +28,15 @@ file) before the clock starts; the jobs of a size alternate (A B C ... A B C ...
 ``--small``: the per-call overhead of small inputs (issue 34 item 6), ``calc_aggregate``
 of ir_measures and of the drop-in on dicts, as repro_eval calls it: 58 measures of the
 pytrec_eval provider on 50 queries (target: the drop-in at least as fast as ir_measures)
-and on 1,000 queries (target: at least 2x). Each job in a fresh process, alternated,
-inputs built (numpy imported) before the clock. Timed apiece: the library's import
-(``ir_measures`` with what it imports; ``irmetrics.compat.ir_measures`` with what it
-imports), ``parse_measure`` of the 58 names, the first call, "cold" (the three
-together: what a script pays) and the median of the next five calls ("warm"); the two
-libraries' aggregates must be equal, order included (digest).
+and on 1,000 queries (target: at least 2x); and the same 58 measures through
+pytrec_eval's ``RelevanceEvaluator`` and its drop-in. Each job in a fresh process,
+alternated, inputs built (numpy imported) before the clock, every job reading bytecode
+from one cache (``PYTHONPYCACHEPREFIX``, as installed packages have it). Timed apiece: the
+library's import (with what it imports), parsing (``parse_measure`` of the 58 names, or
+building the ``RelevanceEvaluator``), the first call, "cold" (the three together: what a
+script that has numpy loaded pays), "script" (cold plus ``import numpy``, timed alone
+before the inputs are built) and the median of the next five calls ("warm"); the outputs
+of each pair must be equal, order included (digest).
 
 Reported: median wall and CPU seconds of the timed call, the resident set once the
 inputs are built, and the peak resident set (``ru_maxrss`` of the child: the parent
@@ -49,6 +52,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -206,7 +210,16 @@ SMALL_MEASURES = (
     + [f"IPrec@{r / 10:.1f}" for r in range(11)]
     + ["AP", "nDCG", "RR", "Rprec", "Bpref", "SetP", "SetR", "SetF", "NumRel", "NumRet",
        "NumRet(rel=1)"])
-SMALL_JOBS = ["small ir_measures", "small compat"]
+#: The same 58 measures in pytrec_eval's names, for ``RelevanceEvaluator``.
+SMALL_PYTREC_MEASURES = (
+    {f"{m}.{','.join(map(str, SMALL_CUTOFFS))}" for m in ("P", "recall", "ndcg_cut", "map_cut")}
+    | {"iprec_at_recall", "map", "ndcg", "recip_rank", "Rprec", "bpref", "set_P",
+       "set_recall", "set_F", "num_rel", "num_ret", "num_rel_ret"})
+#: job -> (module, the library it replaces' job); jobs are alternated in this order.
+SMALL_JOBS = {"small ir_measures": ("ir_measures", None),
+              "small compat": ("irmetrics.compat.ir_measures", "small ir_measures"),
+              "small pytrec_eval": ("pytrec_eval", None),
+              "small dropin": ("irmetrics.compat.pytrec_eval", "small pytrec_eval")}
 
 
 def _small_data(queries: int, seed: int):
@@ -229,41 +242,72 @@ def _small_child(job: str, queries: int, seed: int) -> dict:
 
     import importlib
 
-    qrels, run = _small_data(queries, seed)  # numpy only: neither library imported yet
-    # cold: the library's import (with its own imports: pandas, pytrec_eval, numpy,
-    # polars ...), parsing the 58 measure names and the first calc_aggregate, as a
-    # script runs them; first: the first calc_aggregate alone; warm: the next five.
     start = time.perf_counter()
-    lib = importlib.import_module("ir_measures" if job == "small ir_measures"
-                                  else "irmetrics.compat.ir_measures")
+    import numpy  # noqa: F401  (timed alone: what every library here needs first)
+
+    numpy_s = time.perf_counter() - start
+    qrels, run = _small_data(queries, seed)  # numpy only: no library imported yet
+    # cold: the library's import (with its own imports: pytrec_eval, polars ...),
+    # parsing the 58 measure names (ir_measures) or building the evaluator (pytrec_eval)
+    # and the first call, as a script runs them; first: the first call alone; warm: the
+    # median of the next five.
+    start = time.perf_counter()
+    lib = importlib.import_module(SMALL_JOBS[job][0])
     imported = time.perf_counter()
-    measures = [lib.parse_measure(m) for m in SMALL_MEASURES]
-    parsed = time.perf_counter()
-    out = lib.calc_aggregate(measures, qrels, run)
+    if hasattr(lib, "calc_aggregate"):
+        measures = [lib.parse_measure(m) for m in SMALL_MEASURES]
+        parsed = time.perf_counter()
+
+        def call():
+            return lib.calc_aggregate(measures, qrels, run)
+    else:
+        evaluator = lib.RelevanceEvaluator(qrels, SMALL_PYTREC_MEASURES)
+        parsed = time.perf_counter()
+
+        def call():
+            return evaluator.evaluate(run)
+    out = call()
     done = time.perf_counter()
     times = []
     for _ in range(5):
         wall = time.perf_counter()
-        out = lib.calc_aggregate(measures, qrels, run)
+        out = call()
         times.append(time.perf_counter() - wall)
-    values = [(str(k), float(v)) for k, v in out.items()]
-    return {"job": job, "import_s": imported - start, "parse_s": parsed - imported,
-            "first_s": done - parsed, "cold_s": done - start, "warm_s": statistics.median(times),
+    values = [(str(k), v if isinstance(v, dict) else float(v)) for k, v in out.items()]
+    return {"job": job, "numpy_s": numpy_s, "import_s": imported - start,
+            "parse_s": parsed - imported, "first_s": done - parsed, "cold_s": done - start,
+            "script_s": numpy_s + done - start,
+            "warm_s": statistics.median(times),
             "digest": hashlib.sha256(repr(sorted(values)).encode()).hexdigest()[:16],
             "order": hashlib.sha256(repr(values).encode()).hexdigest()[:16]}
 
 
 def small(args, env) -> None:
     """The small-input cases: fresh processes, jobs alternated, PYTHONHASHSEED fixed
-    (ir_measures' dict order is a set's)."""
-    env = dict(env, PYTHONHASHSEED="0")
-    keys = ("import_s", "parse_s", "first_s", "cold_s", "warm_s")
-    print(f"# small inputs: {len(SMALL_MEASURES)} measures, calc_aggregate on dicts; medians "
-          f"of {args.repeat} fresh processes, jobs alternated; load average at start "
+    (ir_measures' dict order is a set's). Every job reads bytecode from one cache
+    (PYTHONPYCACHEPREFIX, written by an untimed first run of each job), as installed
+    packages have it, even where PYTHONDONTWRITEBYTECODE is set: otherwise the drop-ins,
+    run from a source tree, would compile their sources in every process while the
+    libraries they replace read their installed .pyc files."""
+    with tempfile.TemporaryDirectory(prefix="bench-dropins-pycache-") as pycache:
+        env = dict(env, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for job in SMALL_JOBS:  # untimed: bytecode for every job, page cache
+            _run(["--small-child", job, "50", str(args.seed)], env)
+        _small_table(args, env)
+
+
+def _small_table(args, env) -> None:
+    keys = ("import_s", "parse_s", "first_s", "cold_s", "script_s", "warm_s")
+    print(f"# small inputs: {len(SMALL_MEASURES)} measures on dicts (ir_measures'"
+          f" calc_aggregate, pytrec_eval's RelevanceEvaluator); medians of {args.repeat} fresh"
+          " processes, jobs alternated, bytecode cached for all; load average at start "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("# cold = import of the library + parse_measure of every name + first call"
-          " (inputs built, numpy imported, before the clock); first = the first call alone;"
-          " warm = median of the next five calls")
+    print("# cold = import of the library + parse (parse_measure of every name, or"
+          " RelevanceEvaluator(qrels, measures)) + first call (inputs built, numpy imported,"
+          " before the clock); script = cold + import numpy (what a script that has not"
+          " imported numpy pays); first = the first call alone; warm = median of the next"
+          " five")
     for queries, target in ((50, 1.0), (1000, 2.0)):
         runs: dict[str, list[dict]] = {job: [] for job in SMALL_JOBS}
         for _ in range(args.repeat):
@@ -272,21 +316,30 @@ def small(args, env) -> None:
                                       env))
         med = {job: {k: statistics.median(r[k] for r in rs) for k in keys}
                for job, rs in runs.items()}
-        same = len({(r["digest"], r["order"]) for rs in runs.values() for r in rs}) == 1
-        ref, ours = med["small ir_measures"], med["small compat"]
         print(f"\n## {queries} queries x {len(SMALL_MEASURES)} measures (target: drop-in"
-              f" >= {target:g}x ir_measures, cold and warm)")
+              f" >= {target:g}x the library it replaces, cold and warm)")
         print(f"{'':<20}" + "".join(f"{k[:-2]:>9}" for k in keys) + "   (seconds)")
         for job in SMALL_JOBS:
             print(f"{job:<20}" + "".join(f"{med[job][k]:9.3f}" for k in keys))
-        ratios = {k: ref[k] / ours[k] for k in ("cold_s", "first_s", "warm_s")}
-        per_run = sorted(a["cold_s"] / b["cold_s"] for a, b in
-                         zip(runs["small ir_measures"], runs["small compat"]))
-        print(f"# speed-up (ir_measures / drop-in): cold x{ratios['cold_s']:.2f}, first call "
-              f"x{ratios['first_s']:.2f}, warm x{ratios['warm_s']:.2f}; cold per pair "
-              f"{' '.join(f'{r:.2f}' for r in per_run)}; load average "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; aggregates "
-              f"{'identical, order included' if same else 'DIFFERENT'}")
+        numpy_s = statistics.median(r["numpy_s"] for rs in runs.values() for r in rs)
+        print(f"# import numpy alone (before the clock, every job): {numpy_s:.3f} s")
+        for ours, (_, reference) in SMALL_JOBS.items():
+            if reference is None:
+                continue
+            ref = med[reference]
+            ratios = {k: ref[k] / med[ours][k]
+                      for k in ("cold_s", "script_s", "first_s", "warm_s")}
+            per_run = sorted(a["cold_s"] / b["cold_s"] for a, b in
+                             zip(runs[reference], runs[ours]))
+            same = len({(r["digest"], r["order"]) for job in (ours, reference)
+                        for r in runs[job]}) == 1
+            print(f"# {ours} vs {reference} (speed-up = its time / ours): cold"
+                  f" x{ratios['cold_s']:.2f} (script x{ratios['script_s']:.2f}), first call"
+                  f" x{ratios['first_s']:.2f}, warm"
+                  f" x{ratios['warm_s']:.2f}; cold per pair"
+                  f" {' '.join(f'{r:.2f}' for r in per_run)}; outputs "
+                  f"{'identical, order included' if same else 'DIFFERENT'}")
+        print(f"# load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 # =========================================================================== parent

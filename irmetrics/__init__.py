@@ -21,16 +21,30 @@ Where things live (imports run one way: engine ← measures ← road ← capabil
 """
 
 # Private aliases, so that dir(irmetrics) and tab completion show only the package's names.
+# Nothing heavy here: every public name is imported on first use (PEP 562), so that a
+# script using one drop-in or one subcommand pays for what it uses only.
 import importlib as _importlib
-import re as _re
-from importlib import metadata as _metadata
-from pathlib import Path as _Path
+import sys as _sys
+from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .containers import Qrels, Run
-from .evaluate import BOUNDED_ROADS, ROADS, Evaluator, RoadPlan, evaluate
-from .measures.custom import (QueryRanking, Rankings, define_measure, load_measures,
-                              remove_measure)
-from .results import Results
+if _TYPE_CHECKING:  # what type checkers and IDEs see; the same names as _LAZY below
+    from . import adapters, fusion, stats
+    from .comparison import Comparison, compare
+    from .comparison import plot as plot
+    from .containers import Qrels, Run
+    from .evaluate import BOUNDED_ROADS, ROADS, Evaluator, RoadPlan, evaluate
+    from .fusion import fuse
+    from .io.diversity import DiversityQrels
+    from .io.per_query import read_per_query
+    from .io.prefs import JudgmentGroups, Prefs
+    from .judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
+    from .measures.custom import (QueryRanking, Rankings, define_measure, load_measures,
+                                  remove_measure)
+    from .meta_evaluation import (Grid, JudgeAgreement, MetaEvaluation, evaluate_grid,
+                                  judge_agreement, meta_evaluate, tie_report)
+    from .rag import evaluate_nuggets
+    from .results import Results
 
 #: The distribution's name on PyPI (``pip install irmetrics-exact``); the import name is
 #: ``irmetrics``. PyPI refuses ``irmetrics``: it normalises names by dropping ``-``, ``_``
@@ -41,19 +55,22 @@ DISTRIBUTION = "irmetrics-exact"
 def _version() -> str:
     """The installed distribution's version, or, in a source tree that is not installed,
     the one pyproject.toml declares (the only place the version is written)."""
+    import re
+    from importlib import metadata  # about 20 ms: only when the version is asked for
+    from pathlib import Path
+
     try:
-        return _metadata.version(DISTRIBUTION)
-    except _metadata.PackageNotFoundError:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
         pass
-    pyproject = _Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
-        found = _re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
+        found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
     except OSError:
         found = None
     return found.group(1) if found else "0+unknown"
 
 
-__version__ = _version()
 __all__ = ["BOUNDED_ROADS", "ROADS", "RoadPlan", "Comparison", "DiversityQrels", "Evaluator", "Grid", "JudgeAgreement", "JudgmentGroups",
            "MetaEvaluation", "Prefs", "Qrels", "QueryRanking", "Rankings", "Results", "Run",
            "adapters", "compare", "define_measure", "evaluate", "evaluate_diversity",
@@ -61,8 +78,22 @@ __all__ = ["BOUNDED_ROADS", "ROADS", "RoadPlan", "Comparison", "DiversityQrels",
            "load_measures",
            "meta_evaluate", "plot", "read_per_query", "remove_measure", "stats", "tie_report"]
 
-#: Loaded on first use, so that ``import irmetrics`` stays light (PEP 562).
+#: Every public name: ``(module, attribute)``, imported on first use (PEP 562); attribute
+#: None: the module itself.
 _LAZY = {
+    "BOUNDED_ROADS": ("irmetrics.evaluate", "BOUNDED_ROADS"),
+    "ROADS": ("irmetrics.evaluate", "ROADS"),
+    "RoadPlan": ("irmetrics.evaluate", "RoadPlan"),
+    "Evaluator": ("irmetrics.evaluate", "Evaluator"),
+    "evaluate": ("irmetrics.evaluate", "evaluate"),
+    "Qrels": ("irmetrics.containers", "Qrels"),
+    "Run": ("irmetrics.containers", "Run"),
+    "Results": ("irmetrics.results", "Results"),
+    "QueryRanking": ("irmetrics.measures.custom", "QueryRanking"),
+    "Rankings": ("irmetrics.measures.custom", "Rankings"),
+    "define_measure": ("irmetrics.measures.custom", "define_measure"),
+    "load_measures": ("irmetrics.measures.custom", "load_measures"),
+    "remove_measure": ("irmetrics.measures.custom", "remove_measure"),
     "adapters": ("irmetrics.adapters", None),
     "stats": ("irmetrics.stats", None),
     "plot": ("irmetrics.comparison.plot", None),
@@ -89,6 +120,9 @@ _LAZY = {
 
 
 def __getattr__(name):
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
     if name not in _LAZY:
         raise AttributeError(f"module 'irmetrics' has no attribute {name!r}")
     module, attribute = _LAZY[name]
@@ -97,4 +131,22 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
+
+
+class _Package(_ModuleType):
+    """This package's module type: ``irmetrics.evaluate`` stays the function.
+
+    Importing the submodule ``irmetrics.evaluate`` (which the road does on first use)
+    binds the submodule to the package's attribute of that name; the public name is the
+    function, as it was when the package root imported it eagerly. (The submodule stays
+    reachable as ``sys.modules["irmetrics.evaluate"]`` and through ``from
+    irmetrics.evaluate import ...``.)"""
+
+    def __setattr__(self, name, value):
+        if name == "evaluate" and isinstance(value, _ModuleType):
+            value = value.evaluate
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

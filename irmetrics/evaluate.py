@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from . import measures as _measures  # noqa: F401  (registers every measure)
 from .checks import check_bool, check_choice, check_int, parameter_error
@@ -23,6 +28,7 @@ from .io.columnar import column_names, is_columnar
 from .io.external import external_qrels, is_json, read_ranx_run
 from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, is_regular_path, latin1_ids
 from .io.trec import read_utf8_or_latin1
+from .lazy import loaded
 from .measures.context import Context
 from .measures.custom import USER_FAMILY, pytrec_eval_supported, user_measures_of
 from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
@@ -533,7 +539,7 @@ class Evaluator:
         >>> Evaluator({"q1": {"a": 1}}, ["P.1"], ties="expected").plan("run.txt")
         RoadPlan(road='memory', bounded_input=True, reason="ties='expected' (expected values need each ranking whole)")
         """
-        table = isinstance(run, pl.DataFrame) or is_columnar(run) or (
+        table = (loaded("polars") and isinstance(run, pl.DataFrame)) or is_columnar(run) or (
             not isinstance(run, (Run, dict, str, os.PathLike)) and hasattr(run, "columns"))
         text_file = not table and isinstance(run, (str, os.PathLike))
         reason = None

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from .checks import parameter_error
 from .exceptions import MissingQueriesWarning, NoQueriesError, brief_repr

@@ -9,22 +9,23 @@ measure could not be computed); a traceback is shown only with ``IRMETRICS_DEBUG
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
 
 from ..exceptions import (DuplicateEntryError, InputFormatError, IrMetricsError,
                           ParameterError, UnknownMeasureError)
-from . import (agree_cmd, compare_cmd, conform_cmd, eval_cmd, fuse_cmd, leaderboard_cmd,
-               similarity_cmd, validate_cmd)
 from .options import EXIT_COMPUTE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CliError, version_text
 
 __all__ = ["main"]
 
-COMMANDS = {"eval": eval_cmd.run, "validate": validate_cmd.run, "compare": compare_cmd.run,
-            "agree": agree_cmd.run, "similarity": similarity_cmd.run,
-            "leaderboard": leaderboard_cmd.run, "fuse": fuse_cmd.run,
-            "conform": conform_cmd.run}
+#: Each command and the module whose ``run(argv, stdout, stderr)`` it is: imported when
+#: that command runs, so that ``irmetrics eval`` does not load what compare, agree or fuse
+#: need (statistics, reports, fusion).
+COMMANDS = {"eval": "eval_cmd", "validate": "validate_cmd", "compare": "compare_cmd",
+            "agree": "agree_cmd", "similarity": "similarity_cmd",
+            "leaderboard": "leaderboard_cmd", "fuse": "fuse_cmd", "conform": "conform_cmd"}
 
 #: Exit status of a process killed by SIGPIPE in a shell (128 + 13).
 EXIT_SIGPIPE = 141
@@ -94,7 +95,8 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     prog = f"irmetrics {command}"
     try:
-        return COMMANDS[command](argv[1:], stdout, stderr)
+        run = importlib.import_module(f"{__name__}.{COMMANDS[command]}").run
+        return run(argv[1:], stdout, stderr)
     except SystemExit as exc:  # --help / --version inside argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except CliError as exc:

@@ -18,9 +18,6 @@ import numpy as np
 from ..engine.ordering import SEMANTICS
 from ..evaluate import Evaluator
 from ..containers import Qrels
-from ..judgment_formats import (evaluate_diversity, evaluate_filled, evaluate_jg, evaluate_prefs,
-                                evaluate_uncertain)
-from ..rag.evaluate import NuggetEvaluator
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
@@ -348,9 +345,14 @@ def bounded_official() -> list[str]:
 def _each_run(evaluator, args):
     """``(label, Results)`` of every run given; under ``-R nuggets`` every run of every
     assignment file (``file:run_id`` when a file holds several)."""
+    nuggets = False
+    if args.Rel_info_format == "nuggets":  # the nugget road is loaded only for it
+        from ..rag.evaluate import NuggetEvaluator
+
+        nuggets = isinstance(evaluator, NuggetEvaluator)
     for path in args.runs:
         label = "<stdin>" if path == "-" else path
-        if not isinstance(evaluator, NuggetEvaluator):
+        if not nuggets:
             yield label, _evaluate_run(evaluator, path, label, args)
             continue
         with warnings.catch_warnings():
@@ -385,6 +387,8 @@ def _check_label_options(args, tie_aware: bool) -> int | None:
 def _print_expected(args, measures, samples, stdout, stderr, **options) -> int:
     """``--label-distributions``: per run, the expected values (per query with ``-q``) and
     their standard errors, then the summary with the intervals over topics."""
+    from ..judgment_formats import evaluate_uncertain
+
     head = "%-22s\t%s\t"
     for path in args.runs:
         label = "<stdin>" if path == "-" else path
@@ -466,6 +470,8 @@ class _FormatEvaluator:
 
 def _filled_evaluator(args, measures, **options):
     """``evaluate(run)`` on the qrels filled by ``--fill-from`` (both read once)."""
+    from ..judgment_formats import evaluate_filled
+
     if args.qrels_columns is not None or args.run_columns is not None:
         raise CliError("--fill-from reads TREC qrels files", EXIT_USAGE)
     machine = Qrels.read(args.fill_from)
@@ -491,12 +497,17 @@ def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)
+    # Below: judgments other than qrels, whose roads are loaded only when asked for.
     if rel_format == "nuggets":  # nuggetizer's nugget file; the runs are assignments
+        from ..rag.evaluate import NuggetEvaluator
+
         return NuggetEvaluator(path, measures, relevance_level=relevance_level,
                                judged_only=judged_only, max_docs=max_docs, complete=complete,
                                semantics=semantics, ties=ties, relevance=relevance,
                                unjudged=unjudged)
     judgments = read_judgments(path, rel_format)  # an unknown format stops here
+    from ..judgment_formats import evaluate_diversity, evaluate_jg, evaluate_prefs
+
     if rel_format in ("prefs", "qrels_prefs"):
         return _FormatEvaluator(evaluate_prefs, judgments, measures, max_docs=max_docs,
                                 complete=complete)

@@ -8,26 +8,24 @@ document inside the top ``-M``; irmetrics refuses it anywhere (docs/semantics.md
 from __future__ import annotations
 
 import gzip
+import importlib
 import os
-from collections.abc import Callable
 
 from ..containers import Run
-from ..io.diversity import read_diversity_qrels
-from ..rag.formats import read_nuggets
-from ..io.trec import read_qrels
-from ..io.prefs import read_prefs, read_qrels_jg, read_qrels_prefs
 from ..exceptions import brief_repr
 from .options import EXIT_INPUT, EXIT_USAGE, CliError
 
-#: ``-R`` values trec_eval accepts (docs/reference/trec_eval.md §2.5), and their readers; ``diversity`` (ndeval's
+#: ``-R`` values trec_eval accepts (docs/reference/trec_eval.md §2.5), and their readers
+#: (module, function), imported when that format is read; ``diversity`` (ndeval's
 #: intent-aware qrels) is irmetrics' own.
-REL_INFO_READERS: dict[str, Callable] = {
-    "qrels": read_qrels,  # a file, or irds:<dataset id>, or ranx's JSON
-    "qrels_jg": read_qrels_jg,
-    "prefs": read_prefs,
-    "qrels_prefs": read_qrels_prefs,
-    "diversity": read_diversity_qrels,
-    "nuggets": read_nuggets,  # read by irmetrics.rag.NuggetEvaluator (eval_cmd)
+REL_INFO_READERS: dict[str, tuple[str, str]] = {
+    "qrels": ("irmetrics.io.trec", "read_qrels"),  # a file, irds:<dataset id>, ranx's JSON
+    "qrels_jg": ("irmetrics.io.prefs", "read_qrels_jg"),
+    "prefs": ("irmetrics.io.prefs", "read_prefs"),
+    "qrels_prefs": ("irmetrics.io.prefs", "read_qrels_prefs"),
+    "diversity": ("irmetrics.io.diversity", "read_diversity_qrels"),
+    # read by irmetrics.rag.NuggetEvaluator (eval_cmd)
+    "nuggets": ("irmetrics.rag.formats", "read_nuggets"),
 }
 REL_INFO_FORMATS = tuple(REL_INFO_READERS)
 
@@ -40,7 +38,8 @@ def read_judgments(path: str, rel_format: str):
     if rel_format not in REL_INFO_READERS:
         raise CliError(f"illegal rel_info format {rel_format!r} for -R; expected one of "
                        f"{', '.join(REL_INFO_FORMATS)}", EXIT_INPUT)
-    return REL_INFO_READERS[rel_format](path)
+    module, reader = REL_INFO_READERS[rel_format]
+    return getattr(importlib.import_module(module), reader)(path)
 
 
 def read_run(path: str) -> Run:

@@ -16,7 +16,6 @@ import math
 import re
 import sys
 
-from .. import __version__
 from ..checks import parameter_error
 from ..engine.ordering import SEMANTICS, TIES
 from ..exceptions import ParameterError, brief_repr
@@ -101,6 +100,8 @@ class _VersionToStderr(argparse.Action):
 
 
 def version_text() -> str:
+    from .. import __version__  # read from the distribution's metadata: only when asked
+
     return f"irmetrics {__version__} (output of trec_eval version {TREC_EVAL_VERSION})"
 
 

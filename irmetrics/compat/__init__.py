@@ -12,6 +12,19 @@ unchanged (:mod:`.switch`; also ``import irmetrics.compat.auto`` and
 ``python -m irmetrics.compat.run``).
 """
 
-from .switch import install, installed, uninstall
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .switch import install, installed, uninstall
 
 __all__ = ["install", "installed", "uninstall"]
+
+
+def __getattr__(name: str):
+    # The switch on first use (PEP 562): its import machinery (importlib.abc, about 20 ms)
+    # is not paid by a script that imports one drop-in.
+    if name in __all__:
+        from . import switch
+
+        return getattr(switch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

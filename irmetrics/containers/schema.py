@@ -4,31 +4,55 @@ reader (:mod:`irmetrics.containers.trec_text`), below both."""
 
 from __future__ import annotations
 
-import polars as pl
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from irmetrics.exceptions import DuplicateEntryError
 
 __all__ = ["DEFAULT_QRELS_ITERATION", "DEFAULT_RUN_ITERATION", "DEFAULT_RUN_NAME",
-           "DUPLICATE_POLICIES", "FLOAT_LABEL_HINT", "QRELS_SCHEMA", "RUN_SCHEMA",
-           "resolve_duplicates"]
+           "DUPLICATE_POLICIES", "FLOAT_LABEL_HINT", "QRELS_DTYPES", "QRELS_SCHEMA",
+           "RUN_DTYPES", "RUN_SCHEMA", "polars_schema", "resolve_duplicates"]
 
 #: Accepted values of every ``on_duplicate`` argument.
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
 
-QRELS_SCHEMA: dict[str, pl.DataType] = {
-    "query_id": pl.String(),
-    "iteration": pl.String(),
-    "doc_id": pl.String(),
-    "relevance": pl.Int64(),
-}
-RUN_SCHEMA: dict[str, pl.DataType] = {
-    "query_id": pl.String(),
-    "iteration": pl.String(),
-    "doc_id": pl.String(),
-    "rank": pl.Int64(),
-    "score": pl.Float64(),
-    "run_id": pl.String(),
-}
+#: The columns of a qrels table and of a run, in order, with the name of each one's polars
+#: type. :data:`QRELS_SCHEMA` and :data:`RUN_SCHEMA`, the types themselves, are made from
+#: them on first use, so that ``import irmetrics`` and the dict road do not import polars.
+QRELS_DTYPES = {"query_id": "String", "iteration": "String", "doc_id": "String",
+                "relevance": "Int64"}
+RUN_DTYPES = {"query_id": "String", "iteration": "String", "doc_id": "String",
+              "rank": "Int64", "score": "Float64", "run_id": "String"}
+_SCHEMAS = {"QRELS_SCHEMA": QRELS_DTYPES, "RUN_SCHEMA": RUN_DTYPES}
+if TYPE_CHECKING:  # made by __getattr__ below
+    QRELS_SCHEMA: dict[str, pl.DataType]
+    RUN_SCHEMA: dict[str, pl.DataType]
+
+
+def polars_schema(dtypes: Mapping[str, str]) -> dict[str, pl.DataType]:
+    """``{column: polars type}`` from ``{column: name of the type}``.
+
+    Examples
+    --------
+    >>> polars_schema({"doc_id": "String", "score": "Float64"})
+    {'doc_id': String, 'score': Float64}
+    """
+    return {name: getattr(pl, dtype)() for name, dtype in dtypes.items()}
+
+
+def __getattr__(name: str):
+    # QRELS_SCHEMA and RUN_SCHEMA (PEP 562): polars' types, made and kept on first use.
+    if name in _SCHEMAS:
+        value = globals()[name] = polars_schema(_SCHEMAS[name])
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 DEFAULT_QRELS_ITERATION = "0"
 DEFAULT_RUN_ITERATION = "Q0"
 DEFAULT_RUN_NAME = "irmetrics"

@@ -45,18 +45,21 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from irmetrics.checks import check_choice, check_str, parameter_error, parameter_type_error
 from irmetrics.exceptions import InputFormatError, InputTypeError, brief_repr
 
-from . import trec_text
+from . import schema as table_schema, trec_text
 from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
-                     DUPLICATE_POLICIES, FLOAT_LABEL_HINT, QRELS_SCHEMA, RUN_SCHEMA,
-                     resolve_duplicates)
+                     DUPLICATE_POLICIES, FLOAT_LABEL_HINT, resolve_duplicates)
 
 __all__ = ["Qrels", "Run", "DUPLICATE_POLICIES"]
 
@@ -446,7 +449,7 @@ class Qrels(_Frame):
     __slots__ = ()
 
     def __init__(self, df: pl.DataFrame, *, path: str | None = None) -> None:
-        self._init_frame(self._check_frame_rows(df, QRELS_SCHEMA, "relevance"), path)
+        self._init_frame(self._check_frame_rows(df, table_schema.QRELS_SCHEMA, "relevance"), path)
 
     @classmethod
     def _trusted(cls, df: pl.DataFrame, *, path: str | None = None) -> Qrels:
@@ -603,7 +606,7 @@ class Run(_Frame):
     __slots__ = ("name",)
 
     def __init__(self, df: pl.DataFrame, *, name: str | None = None, path: str | None = None) -> None:
-        df = self._check_frame_rows(df, RUN_SCHEMA, "score", nullable=("rank",))
+        df = self._check_frame_rows(df, table_schema.RUN_SCHEMA, "score", nullable=("rank",))
         if name is None:
             name = df["run_id"][-1] if df.height else DEFAULT_RUN_NAME
         self._init(df, check_str("name", name, allow_empty=True), path)

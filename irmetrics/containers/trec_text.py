@@ -100,17 +100,23 @@ import sys
 import unicodedata
 import zlib
 from dataclasses import dataclass
-from typing import Any, cast
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from irmetrics.checks import check_choice, check_int, parameter_error
 from .schema import (
     DUPLICATE_POLICIES,
     FLOAT_LABEL_HINT,
-    QRELS_SCHEMA,
-    RUN_SCHEMA,
+    QRELS_DTYPES,
+    RUN_DTYPES,
+    polars_schema,
     resolve_duplicates,
 )
 from irmetrics.exceptions import DuplicateEntryError, InputFormatError, NotUtf8Error, brief_repr
@@ -154,7 +160,12 @@ class _Layout:
     kind: str  # "qrels" | "run"
     fields: tuple[str, ...]
     exact: bool  # exactly len(fields) fields (qrels) or at least (run)
-    schema: dict
+    dtypes: dict  # {field: name of its polars type}
+
+    @cached_property
+    def schema(self) -> dict:
+        """``{field: polars type}``, made on first use (polars is imported then)."""
+        return polars_schema(self.dtypes)
 
     @property
     def n(self) -> int:
@@ -167,13 +178,13 @@ class _Layout:
         return f"expected at least {self.n} fields ({words})"
 
 
-_QRELS = _Layout("qrels", tuple(QRELS_SCHEMA), True, dict(QRELS_SCHEMA))
+_QRELS = _Layout("qrels", tuple(QRELS_DTYPES), True, QRELS_DTYPES)
 #: Qrels with graded float labels (``relevance="float"``).
-_QRELS_FLOAT = _Layout("qrels", tuple(QRELS_SCHEMA), True,
-                       {**QRELS_SCHEMA, "relevance": pl.Float64()})
+_QRELS_FLOAT = _Layout("qrels", tuple(QRELS_DTYPES), True,
+                       {**QRELS_DTYPES, "relevance": "Float64"})
 #: How qrels labels are read: integers as trec_eval (default), or finite floats.
 RELEVANCE_TYPES = ("int", "float")
-_RUN = _Layout("run", tuple(RUN_SCHEMA), False, dict(RUN_SCHEMA))
+_RUN = _Layout("run", tuple(RUN_DTYPES), False, RUN_DTYPES)
 
 
 # --------------------------------------------------------------------------------------
@@ -414,7 +425,7 @@ def write_run_frame(df: pl.DataFrame, path: str | os.PathLike, *, run_id: str | 
     >>> import os, tempfile
     >>> df = pl.DataFrame({"query_id": ["q1", "q1"], "iteration": ["Q0", "Q0"],
     ...                    "doc_id": ["d1", "d2"], "rank": [None, None], "score": [0.5, 1.5],
-    ...                    "run_id": ["x", "x"]}, schema=RUN_SCHEMA)
+    ...                    "run_id": ["x", "x"]}, schema=polars_schema(RUN_DTYPES))
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "run.txt")
     ...     write_run_frame(df, path, run_id="bm25")
@@ -435,7 +446,7 @@ def write_run_frame(df: pl.DataFrame, path: str | os.PathLike, *, run_id: str | 
             )
             .sort(["_qpos", "_key", "doc_id"], descending=[False, True, True], maintain_order=True)
             .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id"))
-            .select(list(RUN_SCHEMA))
+            .select(list(RUN_DTYPES))
         )
     _check_writable(df, ("query_id", "iteration", "doc_id", "run_id"))
     _write_frame(df, path)
@@ -689,11 +700,8 @@ def chunk_bytes_for(threads: int) -> int:
 #: doubled space) shows as a null instead of shifting the columns; the rank is read as
 #: an integer, which is cheaper than a string (a run with other ranks is not plain).
 _PLAIN = {
-    "run": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
-             "rank": pl.Int64, "score": pl.Float64, "run_id": pl.String}, False,
-            ("query_id", "doc_id", "score", "run_id")),
-    "qrels": ({"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String,
-               "relevance": pl.Int64}, True, ("query_id", "doc_id", "relevance")),
+    "run": (_RUN, ("query_id", "doc_id", "score", "run_id")),
+    "qrels": (_QRELS, ("query_id", "doc_id", "relevance")),
 }
 #: Positions of the run fields handed on (query_id, doc_id, score, run_id).
 _RUN_FIELDS = [0, 2, 4, 5]
@@ -1109,7 +1117,8 @@ def _last_query(block: bytes, lines: int = 1000) -> bytes:
 
 
 def _plain_frame(data: bytes, kind: str) -> pl.DataFrame:
-    schema, exact, columns = _PLAIN[kind]
+    layout, columns = _PLAIN[kind]
+    schema, exact = layout.schema, layout.exact
     if any(c in data for c in _NOT_PLAIN_BYTES):
         raise NotPlain
     # Only the fields handed on are read (a third less work) when nothing in the others
@@ -1178,7 +1187,7 @@ def chunk_frame(data: bytes | list, kind: str) -> tuple[pl.DataFrame, int]:
     # row as data): a qrels chunk with "#" is left to the full reader of the whole file.
     if b"\x00" in data or (kind == "qrels" and b"#" in data):
         raise NotPlain(data)
-    columns = _PLAIN[kind][2]
+    columns = _PLAIN[kind][1]
     try:
         if kind == "qrels":
             df = _parse_qrels(data, "<chunk>", "error")

@@ -37,9 +37,14 @@ from itertools import chain, repeat
 from operator import itemgetter
 from struct import Struct
 from struct import error as StructError
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..containers import DEFAULT_RUN_NAME, Qrels
 from ..exceptions import InputFormatError

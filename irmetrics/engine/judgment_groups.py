@@ -12,9 +12,14 @@ folds the JG values back into queries the way trec_eval does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from .pack import encode_qrels, pack
 from .prefs import evaluated_queries, ranked_run

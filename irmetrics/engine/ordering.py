@@ -23,8 +23,14 @@ and semantics, against :func:`rank_order`, the rule written as one sort.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 __all__ = ["SEMANTICS", "TIES", "ordering_scores", "float32_scores", "doc_id_tiebreak",
            "rank_order", "break_ties_by_doc_id", "descending_bits", "descending_keys",

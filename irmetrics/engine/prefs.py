@@ -34,9 +34,14 @@ similar size; the only Python loops are over query blocks and closure chunks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..exceptions import DuplicateEntryError
 from ..io.prefs import input_error

@@ -47,10 +47,14 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..exceptions import DuplicateEntryError, InputFormatError
 from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chunk_frame,

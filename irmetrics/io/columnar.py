@@ -22,20 +22,26 @@ neither is collected whole on the bounded-memory road (:mod:`irmetrics.engine.st
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..checks import parameter_error
 from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..exceptions import InputFormatError
+from ..lazy import loaded
 
 __all__ = ["read_run", "read_qrels", "run_batches", "column_names", "is_columnar"]
 
-#: File suffixes read as columnar data (lower case), and their polars scanner.
-SUFFIXES: dict[str, Callable[..., pl.LazyFrame]] = {".parquet": pl.scan_parquet, ".pq": pl.scan_parquet, ".arrow": pl.scan_ipc,
-            ".feather": pl.scan_ipc, ".ipc": pl.scan_ipc}
+#: File suffixes read as columnar data (lower case), and the name of their polars scanner.
+SUFFIXES = {".parquet": "scan_parquet", ".pq": "scan_parquet", ".arrow": "scan_ipc",
+            ".feather": "scan_ipc", ".ipc": "scan_ipc"}
 
 #: The columns of each kind, in the order a sequence of names gives them.
 COLUMNS = {"run": ("query_id", "doc_id", "score"),
@@ -54,7 +60,7 @@ FRAME_ROWS = 1 << 18
 def is_columnar(source) -> bool:
     """Whether ``source`` is a LazyFrame or a path with a columnar suffix
     (``.parquet``, ``.pq``, ``.arrow``, ``.feather``, ``.ipc``)."""
-    if isinstance(source, pl.LazyFrame):
+    if loaded("polars") and isinstance(source, pl.LazyFrame):  # none before polars is
         return True
     if isinstance(source, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(source))
@@ -160,9 +166,10 @@ def _batches(lazy: pl.LazyFrame, rows: int, plan: bool):
         offset += rows
 
 
-#: A run of no rows, in the columns :func:`run_batches` yields.
-_EMPTY_RUN = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
-                                  "score": pl.Float64, "run_id": pl.String})
+def _empty_run() -> pl.DataFrame:
+    """A run of no rows, in the columns :func:`run_batches` yields."""
+    return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
+                                "score": pl.Float64, "run_id": pl.String})
 
 #: Bytes a run row takes as a TREC line, about (to size temporary partitions).
 TEXT_BYTES_PER_ROW = 48
@@ -255,7 +262,7 @@ def read_run(source, columns: dict | None = None) -> Run:
     _, name = _scan(source)
     # No row at all (an empty file, a filter that keeps nothing): an empty run, which
     # evaluation reports as a run with no queries, as it does an empty DataFrame.
-    frame = pl.concat([_EMPTY_RUN, *run_batches(source, columns)], rechunk=False)
+    frame = pl.concat([_empty_run(), *run_batches(source, columns)], rechunk=False)
     last = frame["run_id"][-1] if frame.height else DEFAULT_RUN_NAME
     with _named_errors(name):
         return Run.from_df(frame, name=last)
@@ -296,7 +303,7 @@ def _scan(source) -> tuple[pl.LazyFrame, str]:
     if isinstance(source, pl.DataFrame):
         return source.lazy(), "<DataFrame>"
     path = os.fsdecode(os.fspath(source))
-    scan = SUFFIXES[os.path.splitext(path)[1].lower()]
+    scan = getattr(pl, SUFFIXES[os.path.splitext(path)[1].lower()])
     if not os.path.isfile(path):
         raise InputFormatError("no such file" if not os.path.exists(path) else
                                "not a regular file", path=path)

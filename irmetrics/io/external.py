@@ -13,9 +13,12 @@ import contextlib
 import json
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from irmetrics.containers import Qrels, Run
 from irmetrics.exceptions import InputFormatError

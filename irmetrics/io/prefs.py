@@ -26,18 +26,22 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..exceptions import DuplicateEntryError, InputFormatError
 
-PREFS_SCHEMA = {
-    "query_id": pl.String, "jg": pl.String, "jsg": pl.String,
-    "doc_id": pl.String, "rel_level": pl.Float64,
-}
-JUDGMENT_GROUP_SCHEMA = {
-    "query_id": pl.String, "jg": pl.String, "doc_id": pl.String, "relevance": pl.Int64,
-}
+
+def prefs_schema() -> dict:
+    """The columns of a preferences table and their polars types (a function: polars is
+    imported on first use)."""
+    return {"query_id": pl.String, "jg": pl.String, "jsg": pl.String, "doc_id": pl.String,
+            "rel_level": pl.Float64}
+
 
 #: C ``isspace`` minus the newline, mapped to a plain space before splitting.
 _C_BLANKS = str.maketrans({"\t": " ", "\v": " ", "\f": " ", "\r": " "})
@@ -69,13 +73,13 @@ class Prefs:
 
     def __init__(self, df: pl.DataFrame, *, path: str | None = None,
                  source: str = "<DataFrame>"):
-        self.df = _validated(df, PREFS_SCHEMA, path or source)
+        self.df = _validated(df, prefs_schema(), path or source)
         self.path = path
 
     @classmethod
     def from_records(cls, records) -> "Prefs":
         """Build from ``(query_id, jg, jsg, doc_id, rel_level)`` tuples."""
-        return cls(_frame_from_records(records, PREFS_SCHEMA), source="<records>")
+        return cls(_frame_from_records(records, prefs_schema()), source="<records>")
 
     @classmethod
     def from_df(cls, df) -> "Prefs":
@@ -236,7 +240,7 @@ def read_qrels_prefs(path) -> Prefs:
     path = os.fspath(path)
     fields = _read_fields(path, ("query_id", "jg", "doc_id", "rel_level"))
     df = fields.with_columns(_parse_level(fields, path), pl.lit("0").alias("jsg"))
-    return Prefs(df.select(list(PREFS_SCHEMA)), path=path)
+    return Prefs(df.select(list(prefs_schema())), path=path)
 
 
 def read_qrels_jg(path) -> JudgmentGroups:

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ..checks import parameter_error
 from .params import Option
@@ -41,11 +45,22 @@ FAILED = "failed"
 #: Default importance weights of ``nugget_weighted_recall``.
 DEFAULT_WEIGHTS = {"vital": 1.0, "okay": 0.5}
 
-_CREDIT = (pl.when(pl.col("assignment") == "support").then(1.0)
-           .when(pl.col("assignment") == "partial_support").then(0.5).otherwise(0.0))
-_STRICT = (pl.col("assignment") == "support").cast(pl.Float64)
-_VITAL = pl.col("importance") == "vital"
-_N_VITAL = _VITAL.cast(pl.Int64).sum()
+# The expressions the scores share, made when a score is (polars is imported then).
+def _credit() -> pl.Expr:
+    return (pl.when(pl.col("assignment") == "support").then(1.0)
+            .when(pl.col("assignment") == "partial_support").then(0.5).otherwise(0.0))
+
+
+def _strict() -> pl.Expr:
+    return (pl.col("assignment") == "support").cast(pl.Float64)
+
+
+def _vital() -> pl.Expr:
+    return pl.col("importance") == "vital"
+
+
+def _n_vital() -> pl.Expr:
+    return _vital().cast(pl.Int64).sum()
 
 
 def _share(part: pl.Expr, count: pl.Expr) -> pl.Expr:
@@ -55,17 +70,17 @@ def _share(part: pl.Expr, count: pl.Expr) -> pl.Expr:
 def _weighted_recall(weights: dict) -> pl.Expr:
     weight = pl.col("importance").replace_strict(
         {**weights, FAILED: weights["okay"]}, return_dtype=pl.Float64)
-    return (weight * _CREDIT).sum() / weight.sum()
+    return (weight * _credit()).sum() / weight.sum()
 
 
 #: Per answer, each score as an aggregation over its nugget rows (``importance``,
 #: ``assignment``): ``{output name: function(weights) -> polars expression}``, in
 #: :data:`irmetrics.rag.NUGGET_MEASURES` order. The one home of the formulas.
 NUGGET_SCORES = {
-    "strict_vital_score": lambda weights: _share(_STRICT.filter(_VITAL).sum(), _N_VITAL),
-    "strict_all_score": lambda weights: _STRICT.sum() / pl.len(),
-    "vital_score": lambda weights: _share(_CREDIT.filter(_VITAL).sum(), _N_VITAL),
-    "all_score": lambda weights: _CREDIT.sum() / pl.len(),
+    "strict_vital_score": lambda weights: _share(_strict().filter(_vital()).sum(), _n_vital()),
+    "strict_all_score": lambda weights: _strict().sum() / pl.len(),
+    "vital_score": lambda weights: _share(_credit().filter(_vital()).sum(), _n_vital()),
+    "all_score": lambda weights: _credit().sum() / pl.len(),
     "weighted_recall": _weighted_recall,
 }
 

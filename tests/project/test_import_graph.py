@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2] / "irmetrics"
 #: the engine (the shared checks, the containers, the readers it streams from) and the
 #: drop-ins between the capabilities and the faces.
 LAYERS = [
-    ("foundation: errors, checks, threads, progress, statistics without IR",
-     {"exceptions", "checks", "parallel", "progress", "stats"}),
+    ("foundation: errors, checks, threads, progress, statistics without IR, lazy imports",
+     {"exceptions", "checks", "parallel", "progress", "stats", "lazy"}),
     ("containers: Qrels, Run and their text form", {"containers"}),
     ("readers and writers", {"io"}),
     ("engine", {"engine"}),
@@ -201,8 +201,11 @@ def test_the_layer_checker_finds_an_upward_import():
 
 
 def test_the_top_level_is_small():
+    # 11: the foundation's modules (checks, exceptions, parallel, progress, lazy), the
+    # road's (evaluate, results), the faces (__init__, __main__, the plot alias) and
+    # crosscheck. A twelfth belongs in a package.
     top = sorted(p.name for p in ROOT.glob("*.py"))
-    assert len(top) <= 10, top
+    assert len(top) <= 11, top
 
 
 def test_the_checker_finds_what_it_should():

@@ -58,8 +58,6 @@ reproduced, are listed in docs/ir_measures.md.
 
 from __future__ import annotations
 
-import numpy.ma  # noqa: F401  (polars imports it on its first Series from numpy: here, not in a first call)
-
 from . import measures, providers, util
 from .measures import *  # noqa: F403  (every measure object, as ir_measures exports them)
 from .measures import NOT_PROVIDED, BaseMeasure, MeanAgg, Measure, ParamInfo, SumAgg

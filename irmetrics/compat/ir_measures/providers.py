@@ -31,10 +31,14 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ...containers import Qrels, Run
 from ...evaluate import Evaluator as EngineEvaluator
@@ -737,11 +741,13 @@ class Evaluator:
             groups.setdefault((plan.road, plan.gains), []).append(m)
         standard = None
         self._groups, ids = [], []
-        table: Qrels | DiversityQrels
+        table: Qrels | DiversityQrels | dict
         for (road, gains), ms in groups.items():
             if road == "diversity":
                 table = as_diversity_table(qrels)
                 group_ids = table.df["query_id"].unique().to_list()
+            elif road in _DICT_ROADS and not gains and isinstance(qrels, dict):
+                table = qrels  # read by the engine's dict road itself: no table, no polars
             else:
                 if standard is None:
                     standard = as_table(qrels, "relevance")
@@ -752,16 +758,20 @@ class Evaluator:
             self._groups.append(group)
             ids.extend(group_ids)
         # Qrels query ids in ascending code point order (= UTF-8 byte order), so each
-        # evaluation's queries are found by one searchsorted.
-        self._query_ids = np.unique(np.asarray(ids, dtype=str)) if ids \
-            else np.array([], dtype=str)
+        # evaluation's queries are found by one searchsorted. (np.unique's would be the
+        # same, but its first call imports numpy.ma, 10-30 ms of a small first call.)
+        ids_array = np.asarray(ids, dtype=str)
+        self._query_ids = np.asarray(sorted(set(ids_array.tolist())), dtype=ids_array.dtype) \
+            if ids else np.array([], dtype=str)
         self.query_ids = self._query_ids.tolist()
         self.qrel_qids = self._runtime.qrel_qids if self._runtime else set(self.query_ids)
         # The highest label of each query, where a tool yields only the queries with a
         # relevant document (msmarco, gdeval); the others come with the defaults.
         self._top_label = None
-        if standard is not None and any(
+        if any(road != "diversity" for road, _ in groups) and any(
                 p.relevant_from(m) is not None for p, ms, _ in self._yields for m in ms):
+            if standard is None:
+                standard = as_table(qrels, "relevance")
             table = standard if isinstance(standard, Qrels) else Qrels.read(standard)
             top = table.df.group_by("query_id").agg(pl.col("relevance").max())
             self._top_label = np.full(len(self._query_ids), -np.inf)

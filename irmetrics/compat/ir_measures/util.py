@@ -13,9 +13,12 @@ import os
 import re
 import warnings
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from ...checks import parameter_error
 from ...exceptions import ParameterError, UnknownMeasureError

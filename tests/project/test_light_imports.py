@@ -1,0 +1,151 @@
+"""What a fresh interpreter imports (issue 34 item 6, issue 33's serial share): ``import
+irmetrics`` nothing heavy, the drop-ins' dict road neither polars nor scipy, ``irmetrics
+eval`` only what eval needs.
+
+Each check runs its code in a fresh ``python -c`` (an import already made by another test
+would hide one) and reads the process's ``sys.modules`` at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import irmetrics
+from irmetrics.lazy import LazyModule, loaded
+
+#: The tree under test (a source checkout or the installed wheel), first on the path.
+TREE = str(Path(irmetrics.__file__).resolve().parents[1])
+ROOT = Path(__file__).resolve().parents[2]
+#: Libraries none of the roads below needs: tables (polars, pandas, pyarrow), statistics
+#: (scipy), devices (torch), the distribution's metadata (only ``__version__`` reads it).
+HEAVY = ("polars", "pandas", "pyarrow", "scipy", "torch", "importlib.metadata")
+
+
+def modules_after(code: str) -> set[str]:
+    """``sys.modules`` of a fresh interpreter once ``code`` has run (its stdout ignored)."""
+    probe = ("import contextlib, io, sys\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             + "".join(f"    {line}\n" for line in code.strip().splitlines())
+             + "print('\\n' + repr(sorted(sys.modules)))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [TREE, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return set(eval(done.stdout.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return [name for name in HEAVY if name in modules]
+
+
+def test_the_checker_sees_a_heavy_import():
+    # the probe would report one (a test that could not fail would prove nothing)
+    assert "polars" in heavy(modules_after("import irmetrics\nimport polars"))
+
+
+def test_import_irmetrics_imports_nothing_heavy():
+    modules = modules_after("import irmetrics")
+    assert heavy(modules) == []
+    assert "numpy" not in modules
+    assert sorted(m for m in modules if m.startswith("irmetrics")) == ["irmetrics"]
+
+
+def test_every_public_name_loads_on_first_use():
+    code = """
+import irmetrics
+names = dir(irmetrics)
+assert set(irmetrics.__all__) <= set(names) and "__version__" in names, names
+import irmetrics.evaluate   # binds the submodule to the package: the name stays the function
+from irmetrics.evaluate import Evaluator
+assert callable(irmetrics.evaluate) and irmetrics.evaluate.__name__ == "evaluate"
+assert irmetrics.Evaluator is Evaluator
+assert irmetrics.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5}}, ["P.1"]).aggregate() == {"P_1": 1.0}
+assert isinstance(irmetrics.__version__, str) and irmetrics.__version__
+for name in irmetrics.__all__:
+    if name not in ("plot",):   # plot needs matplotlib (an extra)
+        getattr(irmetrics, name)
+try:
+    irmetrics.no_such_name
+except AttributeError as exc:
+    assert "no_such_name" in str(exc)
+else:
+    raise AssertionError("no AttributeError")
+"""
+    modules = modules_after(code)
+    assert "irmetrics.stats" in modules and "irmetrics.comparison" in modules  # loaded
+
+
+#: The dict road of every drop-in and of irmetrics' own API, with values checked here.
+DICT_ROADS = """
+from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+from irmetrics.compat import ir_measures
+import irmetrics
+qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}, "q3": {"y": 0}}
+run = {"q1": {"a": 0.2, "b": 0.9, "c": 0.5, "z": 0.5}, "q2": {"x": 1.0, "y": 3.0}}
+out = {}
+out["pytrec_eval"] = RelevanceEvaluator(qrels, {"map", "ndcg_cut.2", "P.1"}).evaluate(run)
+measures = [ir_measures.parse_measure(m) for m in ("AP", "nDCG@2", "P@1", "R@2")]
+out["calc_aggregate"] = {str(k): v for k, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
+out["iter_calc"] = [(m.query_id, str(m.measure), m.value) for m in ir_measures.iter_calc(measures, qrels, run)]
+out["evaluate"] = irmetrics.evaluate(qrels, run, ["map", "ndcg_cut.2"]).aggregate()
+out["Evaluator"] = irmetrics.Evaluator(qrels, ["recip_rank"]).evaluate(run).aggregate()
+"""
+
+
+def test_the_dict_roads_import_neither_polars_nor_scipy():
+    code = DICT_ROADS + "import json, sys\nprint(json.dumps(out), file=sys.stderr)"
+    modules = modules_after(code)
+    assert heavy(modules) == []
+    # and the values are those of the same calls in this process (polars loaded here)
+    namespace: dict = {}
+    exec(DICT_ROADS, namespace)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [TREE, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=300, check=True)
+    fresh = json.loads(done.stderr.strip().splitlines()[-1])
+    assert fresh == json.loads(json.dumps(namespace["out"]))
+
+
+def test_irmetrics_eval_imports_what_eval_needs():
+    qrels, run = ROOT / "fixtures" / "example" / "qrels.txt", ROOT / "fixtures" / "example" / "run.txt"
+    modules = modules_after(f"""
+from irmetrics.cli import main
+assert main(["eval", "-q", "-m", "map", "-m", "P.10", {str(qrels)!r}, {str(run)!r}]) == 0
+""")
+    # (polars, which reads the file, imports importlib.metadata itself)
+    assert [m for m in ("scipy", "pandas", "torch") if m in modules] == []
+    others = ("stats", "comparison", "meta_evaluation", "fusion", "judgment_formats", "rag",
+              "conformance", "similarity", "leaderboards", "adapters", "device")
+    assert sorted(m for m in modules if m.split(".")[1:2] and m.split(".")[1] in others
+                  and m.startswith("irmetrics.")) == []
+    assert sorted(m for m in modules if m.startswith("irmetrics.cli.")
+                  and m.endswith("_cmd")) == ["irmetrics.cli.eval_cmd"]
+
+
+def test_the_version_is_read_when_asked_for():
+    from irmetrics.cli import main
+
+    modules = modules_after("from irmetrics.cli import main\nmain(['--version'])")
+    assert "importlib.metadata" in modules
+    assert main(["--version"]) == 0
+
+
+def test_a_lazy_module_imports_on_first_read(monkeypatch):
+    lazy = LazyModule("colorsys")
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    assert "not imported yet" in repr(lazy) and not loaded("colorsys")
+    assert lazy.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)
+    assert loaded("colorsys") and "(imported)" in repr(lazy)
+    # read from the module each time: a patched attribute is seen
+    monkeypatch.setattr(sys.modules["colorsys"], "ONE_THIRD", 0.5)
+    assert lazy.ONE_THIRD == 0.5
+    with pytest.raises(AttributeError):
+        lazy.no_such_function
