@@ -1,0 +1,176 @@
+"""Many qrels sets of the same queries, packed once: a grid's runs read, ordered and looked
+up against every set at once, and the measures computed on every set in one pass.
+
+A grid (:func:`irmetrics.evaluate_grid`) evaluates each run against S qrels sets that are
+often relabellings of one pool: the same queries, mostly the same documents, other
+labels. Packing a chunk of the run (its query blocks, the doc-id lookups, the doc-id
+order inside tie groups) then computing the measures, once per set, repeats S times work
+that differs only in the labels, and each repeat is short Python-driven numpy work that
+holds the interpreter lock, so threads barely help. Here the S sets are merged into one
+qrels whose label is the *label vector* of a (query, doc) pair (its code under each set,
+or "not judged" where a set lacks the pair): every chunk is packed once against it
+(:func:`irmetrics.engine.fanout.evaluate_run_file_fanout` with one qrels), then the
+vector codes are mapped to each set's codes and the S rankings stacked into one
+:class:`~irmetrics.engine.ranked.RankedLists` of ``S x Q`` queries, measured at once.
+
+The values are those of packing against each set alone, bit for bit:
+
+* the lookups agree: a document has vector code ``c`` exactly when it is judged in some
+  set, and set ``s``'s code is ``table[c, s]``;
+* the order agrees: trec_eval's tie order puts a tie group holding several codes in
+  doc-id descending order and leaves the others as read; a group whose set-``s`` codes
+  differ has differing vectors too, and reordering a group whose set-``s`` codes are all
+  equal leaves set ``s``'s code sequence as it was;
+* the measures agree: every kernel computes each query from its own entries and label
+  histogram only (the engine's sums are per query, in entry order), so stacking queries
+  changes no value. Sets are stacked only with sets of the same label levels (a measure
+  may read the top grade from them).
+
+:func:`stacked_qrels` declines (None) what this does not cover, and the caller packs per
+set as before: sets with different query ids, a set that judges trec_eval's ``-c``
+placeholder document, float (graded) labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from .pack import EncodedQrels, JudgmentChunk, encode_judgments
+from .ranked import NOT_IN_POOL, RankedLists
+from .stream import StreamedValues
+
+__all__ = ["StackedQrels", "stacked_qrels", "stacked_evaluator", "split_values"]
+
+
+@dataclass(frozen=True)
+class StackedQrels:
+    """S qrels sets of one query set merged for :func:`stacked_evaluator`.
+
+    Attributes
+    ----------
+    merged : EncodedQrels
+        Every (query, doc) pair judged in some set, its code the row of ``table``
+        holding its codes under every set.
+    table : ndarray of int64, shape (V + 1, S)
+        Row ``c + 1``: the code under each set of the pairs of vector code ``c``; row 0
+        (vector code ``NOT_IN_POOL``): ``NOT_IN_POOL`` everywhere.
+    sets : list of EncodedQrels
+        The sets, in order (their label histograms, levels and positive totals).
+    groups : list of ndarray of int64
+        The sets stacked together: those with the same label levels, in set order.
+    """
+
+    merged: EncodedQrels
+    table: np.ndarray
+    sets: list
+    groups: list
+
+
+def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
+    """Merge qrels sets for :func:`stacked_evaluator`, or None when they cannot be
+    stacked: fewer than two sets, different query ids, float labels, a judged ``-c``
+    placeholder document.
+
+    The sets are merged on their numbers alone (no doc id is read again): one query set
+    gives one query code and one key layout, so a pair's key (query code, doc-id hash)
+    and fingerprint are the same in every set that judges it.
+
+    Examples
+    --------
+    >>> from irmetrics.engine.pack import encode_qrels
+    >>> a = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["x", "y"], "relevance": [1, 0]})
+    >>> b = pl.DataFrame({"query_id": ["q1"], "doc_id": ["y"], "relevance": [2]})
+    >>> stacked = stacked_qrels([encode_qrels(a), encode_qrels(b)])
+    >>> stacked.table.tolist()      # no vector; y: 0 / 2; x: 1 / not judged (key order)
+    [[-1, -1], [0, 2], [1, -1]]
+    """
+    if len(sets) < 2 or any(s.judges_placeholder or s.codes.dtype.kind == "f" for s in sets):
+        return None
+    query_ids = sets[0].query_ids
+    if any(len(s.query_ids) != len(query_ids) or not np.array_equal(s.query_ids, query_ids)
+           for s in sets[1:]):
+        return None
+    long = pl.DataFrame({
+        "key": np.concatenate([s.keys for s in sets]),
+        "fingerprint": np.concatenate([s.fingerprints for s in sets]),
+        "code": np.concatenate([s.codes.astype(np.int64) for s in sets]),
+        "set": np.repeat(np.arange(len(sets), dtype=np.int64), [len(s.keys) for s in sets])})
+    # each judged pair once, in key order: the judgments of a query are then one block
+    pairs = long.select("key", "fingerprint").unique().sort("key", "fingerprint") \
+        .with_row_index("pair")
+    long = long.join(pairs, on=["key", "fingerprint"], how="left")
+    vectors = np.full((pairs.height, len(sets)), NOT_IN_POOL, dtype=np.int64)
+    vectors[long["pair"].to_numpy(), long["set"].to_numpy()] = long["code"].to_numpy()
+    table, vector_code = np.unique(vectors, axis=0, return_inverse=True)
+    keys = pairs["key"].to_numpy()
+    bits = sets[0].query_bits
+    query = (keys >> np.uint64(64 - bits)).astype(np.int64)
+    present, lengths = np.unique(query, return_counts=True)
+    merged = encode_judgments([JudgmentChunk(
+        block_ids=pl.Series(query_ids[present].tolist(), dtype=pl.String),
+        block_lengths=lengths.astype(np.int64),
+        labels=vector_code.reshape(-1).astype(np.int64),
+        hashes=keys << np.uint64(bits),  # what _combine turns back into these keys
+        fingerprints=pairs["fingerprint"].to_numpy().copy(), judges_placeholder=False)],
+        capacity=pairs.height)
+    if not np.array_equal(merged.query_ids, query_ids):
+        return None  # a query no set judges a document of: its code would move
+    table = np.vstack([np.full((1, len(sets)), NOT_IN_POOL, dtype=np.int64), table])
+    groups: dict = {}
+    for i, s in enumerate(sets):
+        groups.setdefault(tuple(s.rel_levels.tolist()), []).append(i)
+    return StackedQrels(merged=merged, table=table, sets=list(sets),
+                        groups=[np.asarray(g, dtype=np.int64) for g in groups.values()])
+
+
+def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
+    """The per-chunk function of the merged qrels: ``lists`` (packed against
+    ``stacked.merged``) -> ``{(set, name): values}`` for every set, each group of sets
+    measured at once by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same
+    for every set)."""
+    query_ids = stacked.merged.query_ids
+
+    def evaluate(lists: RankedLists) -> dict:
+        codes = query_code(query_ids, lists.query_ids)
+        lengths = np.diff(lists.offsets)
+        out = {}
+        for group in stacked.groups:
+            k = len(group)
+            first = stacked.sets[int(group[0])]
+            code = stacked.table[lists.code + 1][:, group].T.reshape(-1)
+            offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k)))).astype(np.int64)
+            one = RankedLists(
+                query_ids=np.tile(lists.query_ids, k), offsets=offsets, code=code,
+                rel_hist=np.concatenate([stacked.sets[int(s)].rel_hist[codes] for s in group]),
+                bogus=np.tile(lists.bogus, k),
+                scores=None if lists.scores is None else np.tile(lists.scores, k),
+                run_name=lists.run_name, qrels_positive_total=first.positive_total,
+                rel_levels=first.rel_levels)
+            n = lists.n_queries
+            for name, values in evaluate_lists(one).items():
+                for j, s in enumerate(group):
+                    out[(int(s), name)] = values[j * n:(j + 1) * n]
+        return {key: out[key] for key in sorted(out, key=lambda key: key[0])}
+
+    return evaluate
+
+
+def split_values(stacked: StackedQrels, values: StreamedValues) -> list[StreamedValues]:
+    """The :class:`StreamedValues` of each set from those of the merged qrels."""
+    out = []
+    for i, s in enumerate(stacked.sets):
+        columns = {name: column for (j, name), column in values.columns.items() if j == i}
+        out.append(StreamedValues(
+            query_ids=values.query_ids, columns=columns, run_name=values.run_name,
+            qrels_positive_total=s.positive_total, missing_query_ids=values.missing_query_ids,
+            ignored_query_ids=values.ignored_query_ids))
+    return out
+
+
+def query_code(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Position of each of ``ids`` (all present) in ``sorted_ids`` (ascending byte order,
+    as both are: Python's string order is code point order, which is UTF-8 byte order)."""
+    return np.searchsorted(sorted_ids, ids).astype(np.int64)
