@@ -121,7 +121,8 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
     table = np.vstack([np.full((1, len(sets)), NOT_IN_POOL, dtype=np.int64), table])
     groups: dict = {}
     for i, s in enumerate(sets):
-        groups.setdefault(tuple(s.rel_levels.tolist()), []).append(i)
+        levels = () if s.rel_levels is None else tuple(s.rel_levels.tolist())
+        groups.setdefault((levels, s.rel_hist.shape[1]), []).append(i)
     return StackedQrels(merged=merged, table=table, sets=list(sets),
                         groups=[np.asarray(g, dtype=np.int64) for g in groups.values()])
 
