@@ -133,15 +133,17 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     measured at once by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same
     for every set)."""
     query_ids = stacked.merged.query_ids
+    # each group's sets as rows: a chunk's codes under all of them in one gather, set-major
+    by_set = [np.ascontiguousarray(stacked.table[:, group].T) for group in stacked.groups]
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
         lengths = np.diff(lists.offsets)
         out = {}
-        for group in stacked.groups:
+        for group, table in zip(stacked.groups, by_set):
             k = len(group)
             first = stacked.sets[int(group[0])]
-            code = stacked.table[lists.code + 1][:, group].T.reshape(-1)
+            code = np.take(table, lists.code + 1, axis=1).reshape(-1)
             offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k)))).astype(np.int64)
             one = RankedLists(
                 query_ids=np.tile(lists.query_ids, k), offsets=offsets, code=code,
