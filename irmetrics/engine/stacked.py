@@ -61,12 +61,16 @@ class StackedQrels:
         The sets, in order (their label histograms, levels and positive totals).
     groups : list of ndarray of int64
         The sets stacked together: those with the same label levels, in set order.
+    by_group : list of ndarray of int64
+        ``table[:, group].T`` of each group, contiguous: a chunk's codes under all its
+        sets in one gather, set-major.
     """
 
     merged: EncodedQrels
     table: np.ndarray
     sets: list
     groups: list
+    by_group: list
 
 
 def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
@@ -130,8 +134,9 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
     for i, s in enumerate(sets):
         levels = () if s.rel_levels is None else tuple(s.rel_levels.tolist())
         groups.setdefault((levels, s.rel_hist.shape[1]), []).append(i)
-    return StackedQrels(merged=merged, table=table, sets=list(sets),
-                        groups=[np.asarray(g, dtype=np.int64) for g in groups.values()])
+    members = [np.asarray(g, dtype=np.int64) for g in groups.values()]
+    return StackedQrels(merged=merged, table=table, sets=list(sets), groups=members,
+                        by_group=[np.ascontiguousarray(table[:, g].T) for g in members])
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
@@ -140,14 +145,12 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     measured at once by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same
     for every set)."""
     query_ids = stacked.merged.query_ids
-    # each group's sets as rows: a chunk's codes under all of them in one gather, set-major
-    by_set = [np.ascontiguousarray(stacked.table[:, group].T) for group in stacked.groups]
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
         lengths = np.diff(lists.offsets)
         out = {}
-        for group, table in zip(stacked.groups, by_set):
+        for group, table in zip(stacked.groups, stacked.by_group):
             k = len(group)
             first = stacked.sets[int(group[0])]
             code = np.take(table, lists.code + 1, axis=1).reshape(-1)
