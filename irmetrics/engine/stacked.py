@@ -54,14 +54,14 @@ class StackedQrels:
     merged : EncodedQrels
         Every (query, doc) pair judged in some set, its code the row of ``table``
         holding its codes under every set.
-    table : ndarray of int64, shape (V + 1, S)
+    table : ndarray of int, shape (V + 1, S)
         Row ``c + 1``: the code under each set of the pairs of vector code ``c``; row 0
         (vector code ``NOT_IN_POOL``): ``NOT_IN_POOL`` everywhere.
     sets : list of EncodedQrels
         The sets, in order (their label histograms, levels and positive totals).
     groups : list of ndarray of int64
         The sets stacked together: those with the same label levels, in set order.
-    by_group : list of ndarray of int64
+    by_group : list of ndarray of int
         ``table[:, group].T`` of each group, contiguous: a chunk's codes under all its
         sets in one gather, set-major.
     """
@@ -97,26 +97,18 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
     if any(len(s.query_ids) != len(query_ids) or not np.array_equal(s.query_ids, query_ids)
            for s in sets[1:]):
         return None
-    long = pl.DataFrame({
-        "key": np.concatenate([s.keys for s in sets]),
-        "fingerprint": np.concatenate([s.fingerprints for s in sets]),
-        "code": np.concatenate([s.codes.astype(np.int64) for s in sets]),
-        "set": np.repeat(np.arange(len(sets), dtype=np.int64), [len(s.keys) for s in sets])})
-    # each judged pair once, in key order: the judgments of a query are then one block
-    pairs = long.select("key", "fingerprint").unique().sort("key", "fingerprint") \
-        .with_row_index("pair")
-    long = long.join(pairs, on=["key", "fingerprint"], how="left")
-    code = long["code"].to_numpy()
-    small = np.result_type(np.min_scalar_type(int(code.min(initial=0))),
-                           np.min_scalar_type(int(code.max(initial=0))), np.int8)
-    vectors = np.full((pairs.height, len(sets)), NOT_IN_POOL, dtype=small)
-    vectors[long["pair"].to_numpy(), long["set"].to_numpy()] = code
+    keys, fingerprints = _judged_pairs(sets)
+    small = np.result_type(np.int8, *(np.min_scalar_type(int(v)) for s in sets
+                                      for v in (s.codes.min(initial=0), s.codes.max(initial=0))))
+    vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=small)
+    pairs = pl.DataFrame({"key": keys, "fingerprint": fingerprints}).with_row_index("pair")
+    for i, s in enumerate(sets):  # one set's lookup in memory at a time
+        vectors[_pairs_of(s, pairs).to_numpy(), i] = s.codes
     # distinct rows as opaque byte strings: one sort of short records (np.unique(axis=0)
     # compares element by element, 20x slower); which vector gets which code is immaterial
     rows = np.ascontiguousarray(vectors).view(np.dtype((np.void, vectors.itemsize * len(sets))))
     distinct, vector_code = np.unique(rows.reshape(-1), return_inverse=True)
-    table = distinct.view(small).reshape(-1, len(sets)).astype(np.int64)
-    keys = pairs["key"].to_numpy()
+    table = distinct.view(small).reshape(-1, len(sets))  # the codes' own (small) type
     bits = sets[0].query_bits
     query = (keys >> np.uint64(64 - bits)).astype(np.int64)
     present, lengths = np.unique(query, return_counts=True)
@@ -125,11 +117,10 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
         block_lengths=lengths.astype(np.int64),
         labels=vector_code.reshape(-1).astype(np.int64),
         hashes=keys << np.uint64(bits),  # what _combine turns back into these keys
-        fingerprints=pairs["fingerprint"].to_numpy().copy(), judges_placeholder=False)],
-        capacity=pairs.height)
+        fingerprints=fingerprints, judges_placeholder=False)], capacity=len(keys))
     if not np.array_equal(merged.query_ids, query_ids):
         return None  # a query no set judges a document of: its code would move
-    table = np.vstack([np.full((1, len(sets)), NOT_IN_POOL, dtype=np.int64), table])
+    table = np.vstack([np.full((1, len(sets)), NOT_IN_POOL, dtype=small), table])
     groups: dict = {}
     for i, s in enumerate(sets):
         levels = () if s.rel_levels is None else tuple(s.rel_levels.tolist())
@@ -137,6 +128,27 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
     members = [np.asarray(g, dtype=np.int64) for g in groups.values()]
     return StackedQrels(merged=merged, table=table, sets=list(sets), groups=members,
                         by_group=[np.ascontiguousarray(table[:, g].T) for g in members])
+
+
+def _judged_pairs(sets: list[EncodedQrels]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (key, fingerprint) pair judged in some set, in key order (the judgments of
+    one query are then one block of the merged qrels). Built set by set, so that memory
+    holds the pairs and one set's lookup at a time, never every set's judgments side by
+    side (40 sets of 1.9M judgments would take 2.4 GB in one table)."""
+    keys, fingerprints = sets[0].keys, sets[0].fingerprints  # a set judges a pair once
+    for s in sets[1:]:
+        known = pl.DataFrame({"key": keys, "fingerprint": fingerprints}).with_row_index("pair")
+        new = _pairs_of(s, known).is_null().to_numpy()
+        keys = np.concatenate([keys, s.keys[new]])
+        fingerprints = np.concatenate([fingerprints, s.fingerprints[new]])
+    order = np.lexsort((fingerprints, keys))
+    return keys[order], fingerprints[order]
+
+
+def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
+    """The ``pair`` of ``pairs`` of each judgment of ``qrels`` (null where none)."""
+    return pl.DataFrame({"key": qrels.keys, "fingerprint": qrels.fingerprints}).join(
+        pairs, on=["key", "fingerprint"], how="left", maintain_order="left")["pair"]
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
@@ -153,7 +165,7 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
         for group, table in zip(stacked.groups, stacked.by_group):
             k = len(group)
             first = stacked.sets[int(group[0])]
-            code = np.take(table, lists.code + 1, axis=1).reshape(-1)
+            code = np.take(table, lists.code + 1, axis=1).reshape(-1).astype(np.int64)
             offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k)))).astype(np.int64)
             one = RankedLists(
                 query_ids=np.tile(lists.query_ids, k), offsets=offsets, code=code,

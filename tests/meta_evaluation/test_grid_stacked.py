@@ -152,3 +152,16 @@ def test_a_grid_of_other_query_sets_is_evaluated_per_set(tmp_path, threads):
         grid = irm.evaluate_grid([str(tmp_path / "a.qrels"), str(tmp_path / "b.qrels")],
                                  [str(tmp_path / "r.txt")], "P.1", threads=threads)
     assert grid.means("P_1").rows() == [("r.txt", 1.0, 0.0)]
+
+
+def test_labels_beyond_a_byte_stack_exactly(tmp_path):
+    (tmp_path / "a.qrels").write_text("q1 0 d1 300\nq1 0 d2 0\nq1 0 d3 -1\n")
+    (tmp_path / "b.qrels").write_text("q1 0 d1 1\nq1 0 d2 70000\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 2.0 r\nq1 Q0 d3 3 1.0 r\n")
+    qrels = {"a": str(tmp_path / "a.qrels"), "b": str(tmp_path / "b.qrels")}
+    grid = irm.evaluate_grid(qrels, [str(tmp_path / "r.txt")], ["ndcg", "map", "P.2"])
+    for name, path in qrels.items():
+        alone = irm.evaluate(path, str(tmp_path / "r.txt"), ["ndcg", "map", "P.2"])
+        for measure in alone.names:
+            assert grid.results[(name, "r.txt")].values(measure).tobytes() == \
+                alone.values(measure).tobytes()
