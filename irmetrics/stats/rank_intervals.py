@@ -334,9 +334,11 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
         t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
         return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
 
-    # one run of consecutive blocks per thread: a few items, not one per 128 resamples
+    # runs of consecutive blocks, about four per thread: a few items, not one per 128
+    # resamples, and a thread slowed by other work is left fewer
     starts = list(range(0, boot.shape[0], _RESAMPLE_BLOCK))
-    per = -(-len(starts) // resolve_threads(threads)) if starts else 1
+    n = resolve_threads(threads)
+    per = -(-len(starts) // (4 * n if n > 1 else 1)) if starts else 1
     runs = [starts[k:k + per] for k in range(0, len(starts), per)]
     stat = np.concatenate(map_ordered(lambda run: np.concatenate([max_t(lo) for lo in run]),
                                       runs, threads=threads) or [np.zeros(0)])
