@@ -42,7 +42,7 @@ from .pack import EncodedQrels, JudgmentChunk, encode_judgments
 from .ranked import NOT_IN_POOL, RankedLists
 from .stream import StreamedValues
 
-__all__ = ["StackedQrels", "stacked_qrels", "stacked_evaluator", "split_values"]
+__all__ = ["STACK_ENTRIES", "StackedQrels", "stacked_qrels", "stacked_evaluator", "split_values"]
 
 
 @dataclass(frozen=True)
@@ -151,33 +151,44 @@ def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
         pairs, on=["key", "fingerprint"], how="left", maintain_order="left")["pair"]
 
 
+#: Ranked entries measured at once (sets x entries of the chunk): a chunk is measured on as
+#: many of its sets together as stay within this, so memory grows with it, not with the
+#: number of sets (the measures hold a few arrays of this length; 2M: 16 MB each).
+STACK_ENTRIES = 1 << 21
+
+
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     """The per-chunk function of the merged qrels: ``lists`` (packed against
     ``stacked.merged``) -> ``{(set, name): values}`` for every set, each group of sets
-    measured at once by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same
-    for every set)."""
+    measured by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same for
+    every set) as many at once as :data:`STACK_ENTRIES` allows."""
     query_ids = stacked.merged.query_ids
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
         lengths = np.diff(lists.offsets)
+        n = lists.n_queries
+        per_batch = max(1, STACK_ENTRIES // max(1, len(lists.code)))
         out = {}
         for group, table in zip(stacked.groups, stacked.by_group):
-            k = len(group)
             first = stacked.sets[int(group[0])]
-            code = np.take(table, lists.code + 1, axis=1).reshape(-1).astype(np.int64)
-            offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k)))).astype(np.int64)
-            one = RankedLists(
-                query_ids=np.tile(lists.query_ids, k), offsets=offsets, code=code,
-                rel_hist=np.concatenate([stacked.sets[int(s)].rel_hist[codes] for s in group]),
-                bogus=np.tile(lists.bogus, k),
-                scores=None if lists.scores is None else np.tile(lists.scores, k),
-                run_name=lists.run_name, qrels_positive_total=first.positive_total,
-                rel_levels=first.rel_levels)
-            n = lists.n_queries
-            for name, values in evaluate_lists(one).items():
-                for j, s in enumerate(group):
-                    out[(int(s), name)] = values[j * n:(j + 1) * n]
+            for lo in range(0, len(group), per_batch):
+                batch = group[lo:lo + per_batch]
+                k = len(batch)
+                code = np.take(table[lo:lo + k], lists.code + 1, axis=1).reshape(-1)
+                offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k))))
+                one = RankedLists(
+                    query_ids=np.tile(lists.query_ids, k), offsets=offsets.astype(np.int64),
+                    code=code.astype(np.int64),
+                    rel_hist=np.concatenate([stacked.sets[int(s)].rel_hist[codes]
+                                             for s in batch]),
+                    bogus=np.tile(lists.bogus, k),
+                    scores=None if lists.scores is None else np.tile(lists.scores, k),
+                    run_name=lists.run_name, qrels_positive_total=first.positive_total,
+                    rel_levels=first.rel_levels)
+                for name, values in evaluate_lists(one).items():
+                    for j, s in enumerate(batch):
+                        out[(int(s), name)] = values[j * n:(j + 1) * n]
         return {key: out[key] for key in sorted(out, key=lambda key: key[0])}
 
     return evaluate

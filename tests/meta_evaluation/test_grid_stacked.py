@@ -22,6 +22,7 @@ from tests._cases import QUERY_IDS, SCORES
 
 #: The module (``irmetrics.evaluate`` is the function).
 evaluate_module = importlib.import_module("irmetrics.evaluate")
+stacked_module = importlib.import_module("irmetrics.engine.stacked")
 
 MEASURES = ["map", "P.2,5,20", "ndcg_cut.3,30", "ndcg", "recip_rank", "Rprec", "bpref",
             "recall.5,100", "num_ret", "num_rel", "num_rel_ret", "infAP", "success.1",
@@ -75,9 +76,9 @@ def _write(folder: Path, sets, runs):
 @settings(max_examples=15, deadline=None)
 @given(data=grids(), complete=st.booleans(), max_docs=st.sampled_from([None, 3]),
        ties=st.sampled_from(["trec_eval", "input_order"]), level=st.sampled_from([1, 2]),
-       judged_only=st.booleans())
+       judged_only=st.booleans(), budget=st.sampled_from([None, 1, 9]))
 def test_stacked_grid_equals_each_cell_alone_on_any_thread_count(
-        data, complete, max_docs, ties, level, judged_only):
+        data, complete, max_docs, ties, level, judged_only, budget):
     sets, runs = data
     options = dict(complete=complete, max_docs=max_docs, ties=ties, relevance_level=level,
                    judged_only=judged_only)
@@ -91,6 +92,8 @@ def test_stacked_grid_equals_each_cell_alone_on_any_thread_count(
     with pytest.MonkeyPatch.context() as monkeypatch, tempfile.TemporaryDirectory() as folder, \
             warnings.catch_warnings():
         monkeypatch.setattr(evaluate_module, "split_values", spy)
+        if budget is not None:  # a set or a few per measure pass, not all at once
+            monkeypatch.setattr(stacked_module, "STACK_ENTRIES", budget)
         warnings.simplefilter("ignore", MissingQueriesWarning)
         qrels, run_paths = _write(Path(folder), sets, runs)
         one = irm.evaluate_grid(qrels, run_paths, MEASURES, threads=1, **options)
