@@ -14,11 +14,14 @@ backward in the next round), so that a machine shared with other work loads them
 The table gives the median per (case, threads), the speed-up and parallel efficiency
 against ``threads=1``, whether the output's bytes equal those of ``threads=1``, and the
 figures that stay meaningful on a loaded machine: the CPU seconds, the cores kept busy
-(CPU / wall), the serial share ``s`` (CPU of the calling thread, which waits while the
-workers run, over all CPU) and the speed-up that share allows on an idle machine,
-``1 / (s + (1 - s) / N)`` (Amdahl; it ignores the interpreter lock and memory bandwidth,
-and for ``grid`` polars' own pool, which keeps a second core partly busy even on one
-thread, so the grid's real ratio is lower). The 1-minute load average is
+(CPU / wall), the serial share ``s`` and the speed-up that share allows on an idle
+machine, ``1 / (s + (1 - s) / N)`` (Amdahl; it ignores the interpreter lock and memory
+bandwidth, and for ``grid`` polars' own pool, which keeps a second core partly busy even
+on one thread, so the grid's real ratio is lower). The calling thread is one of the N
+(:func:`irmetrics.parallel.map_ordered`), so ``s`` is the CPU it spent beyond its share
+of the parallel work, that of an average helper thread: with ``C`` the caller's CPU and
+``H`` the other threads', ``s = max(0, C - H / (N - 1)) / (C + H)``; on one thread,
+``C / (C + H)``. The 1-minute load average is
 read before each run (median per row). Thread counts above the cores this process may use
 are skipped. BLAS is held to one thread in the workers (``OMP_NUM_THREADS`` etc. = 1), so
 that the thread count measured is irmetrics' own; ``--keep-blas`` leaves the BLAS settings
@@ -302,8 +305,11 @@ def main() -> None:
             serial, bound = "n/a", "n/a"
             if callers[(case, threads)]:
                 caller = statistics.median(callers[(case, threads)])
-                serial = f"{caller / cpu:.0%}" if cpu > 0 else "n/a"
-                floor = caller + (cpu - caller) / threads
+                # the caller works too: its CPU beyond an average helper's is serial
+                alone = caller if threads == 1 else \
+                    max(0.0, caller - (cpu - caller) / (threads - 1))
+                serial = f"{alone / cpu:.0%}" if cpu > 0 else "n/a"
+                floor = alone + (cpu - alone) / threads
                 bound = f"{cpu / floor:.2f}x" if floor > 0 else "n/a"
             print(f"| {case} | {threads} | {median:.3f} | {base / median:.2f}x |"
                   f" {base / median / threads:.0%} | {'yes' if same else 'NO'} | {cpu:.3f} |"

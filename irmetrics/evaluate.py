@@ -21,6 +21,7 @@ from .engine.dicts import JudgmentTable, evaluate_dict_run
 from .engine.ordering import SEMANTICS, TIES
 from .engine.pack import encode_qrels, pack
 from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
+from .engine.stacked import StackedQrels, split_values, stacked_evaluator, stacked_qrels
 from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
                             evaluate_run_file)
 from .io import columnar
@@ -875,7 +876,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
     )._evaluate_checked(run, None, stacklevel=2)
 
 
-def evaluate_each(evaluators: list, run) -> list[Results]:
+def evaluate_each(evaluators: list, run, *, stacked=None) -> list[Results]:
     """One run evaluated by several :class:`Evaluator` objects that differ only in their
     qrels (and measures), the run read once: ``[ev.evaluate_unchecked(run) for ev in
     evaluators]``, value for value, without reading the run once per qrels.
@@ -887,6 +888,10 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
     Evaluator; otherwise (and when the road declines the file) the run is read
     whole, once, and that table is packed against each qrels (an error under an
     Evaluator's ``strict=True``).
+
+    ``stacked``: :func:`stacked_for` of ``evaluators``, or None. With one, the bounded
+    road packs every chunk once for all the qrels sets and measures them at once
+    (:mod:`irmetrics.engine.stacked`; the same values).
 
     Raises
     ------
@@ -920,8 +925,11 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
         options = dict(max_docs=first.max_docs, complete=first.complete,
                        semantics=first.semantics, ties=first.ties, threads=first.threads,
                        keep_scores=any(user_measures_of(ev.requests) for ev in evaluators))
-        encoded = [ev._encoded_qrels() for ev in evaluators]
-        per_chunk = [ev._columns for ev in evaluators]
+        if stacked is not None:  # one qrels of label vectors: each chunk packed once
+            encoded, per_chunk = [stacked.merged], [stacked_evaluator(stacked, first._columns)]
+        else:
+            encoded = [ev._encoded_qrels() for ev in evaluators]
+            per_chunk = [ev._columns for ev in evaluators]
         table = columnar.polars_frame(run, "run", first.run_columns)
         source = run if table is None else table
         if road == FILE_ROAD:
@@ -937,6 +945,8 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
                 encoded, lambda: columnar.run_batches(source, first.run_columns), per_chunk,
                 text_bytes=lambda: columnar.text_bytes(source), **options)
         if streamed is not None:
+            if stacked is not None:
+                streamed = split_values(stacked, streamed[0])
             return [ev.results(values, values.columns, ev._specs(), UTF8, road)
                     for ev, values in zip(evaluators, streamed)]
     bounded = [p for ev, p in zip(evaluators, plans) if ev.strict and p.bounded_input]
@@ -960,3 +970,34 @@ def evaluate_each(evaluators: list, run) -> list[Results]:
         columns, specs = ev.columns(lists, ev.requests, expected=ev.ties == "expected")
         out.append(ev.results(lists, columns, specs, used, taken))
     return out
+
+
+def stacked_for(evaluators: list) -> StackedQrels | None:
+    """The qrels sets of ``evaluators`` merged for :func:`evaluate_each` (``stacked=``),
+    or None when they cannot be: fewer than two; measures or options that differ; user
+    measures; labels that are not integers; qrels sets of different queries (see
+    :func:`irmetrics.engine.stacked.stacked_qrels`). Made once, for every run.
+
+    Examples
+    --------
+    >>> evaluators = [Evaluator({"q1": {"a": 1}}, "P.1"), Evaluator({"q1": {"b": 1}}, "P.1")]
+    >>> stacked_for(evaluators).table.shape     # 2 label vectors (and none), 2 sets
+    (3, 2)
+    >>> stacked_for(evaluators[:1]) is None
+    True
+    """
+    if len(evaluators) < 2:
+        return None
+    first = evaluators[0]
+    options = ("relevance_level", "judged_only", "semantics", "num_docs_in_coll", "unjudged",
+               "relevance", "ties", "max_docs", "complete")
+    for ev in evaluators:
+        if user_measures_of(ev.requests) or ev.relevance != "int" or \
+                any(getattr(ev, o) != getattr(first, o) for o in options):
+            return None
+        try:
+            if ev.requests != first.requests:
+                return None
+        except (TypeError, ValueError):  # parameters that do not compare: not stacked
+            return None
+    return stacked_qrels([ev._encoded_qrels() for ev in evaluators])

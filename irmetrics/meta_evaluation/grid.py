@@ -21,7 +21,7 @@ import polars as pl
 from .. import stats
 from ..checks import check_choice, check_int, parameter_error
 from ..comparison import MAX_RESAMPLES
-from ..evaluate import Evaluator, evaluate_each
+from ..evaluate import Evaluator, evaluate_each, stacked_for
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           QueryAlignmentWarning)
 from ..io.output import file_inputs
@@ -588,8 +588,10 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                                       named_qrels.values(), threads=threads)
     if not evaluators[0].requests:
         raise parameter_error("measures", "at least one measure name", measures)
-    # Each run read once, against every qrels set; a run per thread at a time.
-    evaluated = map_ordered_warnings(lambda run: evaluate_each(evaluators, run),
+    # Each run read once, against every qrels set (packed once for all of them when they
+    # share their queries: engine.stacked); a run per thread at a time.
+    stacked = stacked_for(evaluators)
+    evaluated = map_ordered_warnings(lambda run: evaluate_each(evaluators, run, stacked=stacked),
                                      named_runs.values(), threads=outer)
     results = {}
     missing = 0

@@ -12,7 +12,7 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread
+from irmetrics.parallel import block_generator, block_root, map_ordered, one_blas_thread
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -237,9 +237,9 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     """
     rows = _block_rows(row_elements, total)
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
-    seeds = block_seeds(seed, len(sizes))  # each generator built by the worker drawing it
+    root = block_root(seed)  # each block's generator built by the worker drawing it
     with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
-        return map_ordered(lambda i: fn(sizes[i], np.random.default_rng(seeds[i])),
+        return map_ordered(lambda i: fn(sizes[i], block_generator(root, i)),
                            range(len(sizes)), threads=threads)
 
 

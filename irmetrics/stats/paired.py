@@ -453,10 +453,16 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     return _one_sided(low, high, alternative)
 
 
+#: Items per thread where a road cuts its work by the thread count (outputs do not depend
+#: on the cut): enough for the threads to even out, few enough to cost nothing.
+_GROUPS_PER_THREAD = 4
+
+
 def _column_groups(k: int, threads: Any) -> list[slice]:
-    """``k`` columns cut into one contiguous group per thread (one group for 1 thread)."""
+    """``k`` columns cut into about four contiguous groups per thread (one group for 1
+    thread): a thread slowed by other work on a shared machine is left fewer to do."""
     n = resolve_threads(threads)
-    step = -(-k // n) if n > 1 and k > 1 else max(k, 1)
+    step = -(-k // (_GROUPS_PER_THREAD * n)) if n > 1 and k > 1 else max(k, 1)
     return [slice(i, i + step) for i in range(0, max(k, 1), step)]
 
 
@@ -473,7 +479,7 @@ def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
     if len(groups) > 1:
         return np.concatenate(map_ordered(
             lambda cols: _column_quantiles(samples[:, cols], probabilities[:, cols]),
-            groups, threads=len(groups)), axis=1)
+            groups, threads=threads), axis=1)
     ordered = np.sort(samples, axis=0)
     last = ordered.shape[0] - 1
     valid = np.isfinite(probabilities)

@@ -30,7 +30,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import block_seeds, map_ordered, one_blas_thread, resolve_threads
+from irmetrics.parallel import block_generator, block_root, map_ordered, one_blas_thread, resolve_threads
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -278,10 +278,10 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     means = np.stack([t.mean(axis=0) for t in matrices])
     parts = [_fixed_point_parts(t) for t in matrices]
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
-    seeds = block_seeds(seed, n_blocks)
+    root = block_root(seed)
 
     def block(index: int) -> np.ndarray:
-        rng = np.random.default_rng(seeds[index])  # built by the worker drawing it
+        rng = block_generator(root, index)  # built by the worker drawing it
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         if resampling == "topics":
             picked = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
@@ -334,9 +334,11 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
         t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
         return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
 
-    # one run of consecutive blocks per thread: a few items, not one per 128 resamples
+    # runs of consecutive blocks, about four per thread: a few items, not one per 128
+    # resamples, and a thread slowed by other work is left fewer
     starts = list(range(0, boot.shape[0], _RESAMPLE_BLOCK))
-    per = -(-len(starts) // resolve_threads(threads)) if starts else 1
+    n = resolve_threads(threads)
+    per = -(-len(starts) // (4 * n if n > 1 else 1)) if starts else 1
     runs = [starts[k:k + per] for k in range(0, len(starts), per)]
     stat = np.concatenate(map_ordered(lambda run: np.concatenate([max_t(lo) for lo in run]),
                                       runs, threads=threads) or [np.zeros(0)])
@@ -580,11 +582,11 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
     present = finite.astype(np.float64)
     complete = bool(finite.all())
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
-    seeds = block_seeds(seed, n_blocks)
+    root = block_root(seed)
 
     def block(index: int) -> np.ndarray:
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
-        weights = _resample_counts(np.random.default_rng(seeds[index]), size, n)
+        weights = _resample_counts(block_generator(root, index), size, n)
         # without NaN every resample counts n rows: no product needed (it is exactly n)
         counted = float(n) if complete else weights @ present
         with np.errstate(invalid="ignore", divide="ignore"):

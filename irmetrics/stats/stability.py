@@ -15,7 +15,7 @@ import numpy as np
 from irmetrics.checks import (check_choice, check_float, check_int, check_positive_int,
                               parameter_error)
 from irmetrics.exceptions import ShapeError
-from irmetrics.parallel import block_seeds, imap_ordered, one_blas_thread, resolve_threads
+from irmetrics.parallel import block_generator, block_root, imap_ordered, one_blas_thread, resolve_threads
 from ._common import CORRECTIONS, TESTS, _check_finite, _check_seed
 from .corrections import adjust_pvalues
 from .paired import _fixed_point_parts, _paired_test
@@ -266,12 +266,12 @@ def swap_rate(scores: Any, *, subset_size: int | None = None, n_trials: int = 10
     pairs = system_pairs(m)
     parts = _fixed_point_parts(scores)
     sizes = [min(_TRIAL_BLOCK, n_trials - start) for start in range(0, n_trials, _TRIAL_BLOCK)]
-    seeds = block_seeds(seed, len(sizes))
+    root = block_root(seed)
 
     def block(i: int) -> tuple[np.ndarray, np.ndarray]:
         """Observations and swaps per bin of one block of trials."""
         size = sizes[i]
-        rng = np.random.default_rng(seeds[i])  # built here, off the caller's thread
+        rng = block_generator(root, i)  # built here, off the caller's thread
         order = np.argsort(rng.random((size, n)), axis=1, kind="stable")
         first = np.zeros((size, n))
         second = np.zeros((size, n))

@@ -172,8 +172,10 @@ def _fisher_yates(swaps: np.ndarray, m: int) -> np.ndarray:
 
 
 def _identities(count: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` identity permutations, flat, and the offset of each one."""
-    order = np.tile(np.arange(m, dtype=np.int8 if m <= 127 else np.intp), count)
+    """``count`` identity permutations, flat, and the offset of each one (a broadcast
+    copy: ``np.tile`` holds the interpreter lock while it copies, this does not)."""
+    row = np.arange(m, dtype=np.int8 if m <= 127 else np.intp)
+    order = np.broadcast_to(row, (count, m)).copy().reshape(-1)
     return order, np.arange(count, dtype=np.intp) * m
 
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from irmetrics.exceptions import ParameterError
-from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generators,
-                                block_seeds, imap_ordered, map_ordered, one_blas_thread,
-                                resolve_threads)
+from irmetrics.parallel import (MAX_THREADS, THREADS_ENV, available_cores, block_generator,
+                                block_generators, block_root, block_seeds, imap_ordered,
+                                map_ordered, one_blas_thread, resolve_threads)
 
 
 @pytest.mark.parametrize("bad", [0, -1, MAX_THREADS + 1, 2.0, True, "4"])
@@ -58,6 +58,40 @@ def test_first_failing_item_is_raised_whatever_the_timing(threads):
         list(imap_ordered(fn, range(10), threads=threads))
 
 
+def test_the_caller_is_one_of_the_threads_and_every_item_runs_once():
+    ran: list[tuple[int, int]] = []
+
+    def fn(i):
+        time.sleep(0.002)  # long enough for the helpers to take items too
+        ran.append((i, threading.get_ident()))
+        if i == 5:
+            raise ValueError("item 5")
+        return i
+
+    with pytest.raises(ValueError, match="item 5"):
+        map_ordered(fn, range(40), threads=3)
+    assert sorted(i for i, _ in ran) == list(range(40))  # after a failure too, once each
+    idents = {ident for _, ident in ran}
+    assert threading.get_ident() in idents and len(idents) <= 3
+
+
+def test_an_interrupt_wins_over_errors_and_stops_the_handing_out():
+    ran = []
+
+    def fn(i):
+        ran.append(i)
+        if i == 1:
+            raise ValueError("item 1")
+        if i == 2:
+            raise KeyboardInterrupt
+        time.sleep(0.001)
+        return i
+
+    with pytest.raises(KeyboardInterrupt):
+        map_ordered(fn, range(200), threads=2)
+    assert len(ran) < 200
+
+
 def test_streaming_map_keeps_a_bounded_window():
     consumed = []
 
@@ -86,6 +120,19 @@ def test_block_seeds_give_the_block_generators_draw_for_draw():
             assert np.array_equal(np.random.default_rng(child).random(6), generator.random(6))
     with pytest.raises(ParameterError):
         block_seeds(1, -1)
+
+
+def test_block_generator_builds_generator_i_without_spawning_the_others():
+    for seed in (0, 11):
+        root = block_root(seed)
+        for i, generator in enumerate(block_generators(seed, 6)):
+            assert np.array_equal(block_generator(root, i).random(5), generator.random(5))
+    g1, g2 = np.random.default_rng(9), np.random.default_rng(9)
+    root = block_root(g1)  # one draw from the Generator, as block_generators makes
+    assert np.array_equal(block_generator(root, 3).random(4), block_generators(g2, 4)[3].random(4))
+    assert np.array_equal(g1.random(2), g2.random(2))  # both advanced alike
+    with pytest.raises(ParameterError):
+        block_root(-1)
 
 
 def test_block_generators_are_reproducible_and_independent():
