@@ -34,9 +34,14 @@ placeholder document, float (graded) labels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from irmetrics.lazy import polars as pl  # imported on first use
 
 from .pack import EncodedQrels, JudgmentChunk, encode_judgments
 from .ranked import NOT_IN_POOL, RankedLists
