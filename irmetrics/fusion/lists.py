@@ -18,8 +18,9 @@ import polars as pl
 
 from irmetrics.containers import Run
 from irmetrics.engine.pack import rank_run, run_blocks
+from irmetrics.engine.segments import ranges
 
-__all__ = ["FusionLists", "fusion_lists", "pair_codes"]
+__all__ = ["FusionLists", "fusion_lists", "pair_codes", "segment_order"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,68 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
         pair_query=pair_query, pair_entry=first, doc_rows=doc_rows, entry_row=entry_row)
 
 
+#: Most cells (rows x width) of one padded table :func:`segment_order` sorts at once.
+BLOCK_CELLS = 1 << 22
+
+
+def segment_order(values: np.ndarray, offsets: np.ndarray, fill) -> np.ndarray:
+    """The permutation sorting ``values`` ascending within each segment
+    ``offsets[s]:offsets[s + 1]`` (segments keep their places): ``order[offsets[s]:
+    offsets[s + 1]]`` are segment ``s``'s positions by value. ``fill`` must exceed
+    every value; the order among equal values is unspecified.
+
+    Segments are sorted as the rows of padded tables, one per width class (lengths in
+    ``[2^(c-1), 2^c)``, so padding at most doubles a table), cut into blocks of at most
+    :data:`BLOCK_CELLS` cells: many short sorts run in cache where one sort of all
+    entries on (segment, value) does not (measured 3-6x faster at 3,000 per segment).
+    Integers below ``2^(63 - c)`` carry their column in their low ``c`` bits and are
+    sorted as values, not argsorted (about half the time).
+
+    Examples
+    --------
+    >>> segment_order(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([0, 3, 3, 5]),
+    ...               np.inf).tolist()
+    [1, 2, 0, 4, 3]
+    >>> segment_order(np.array([3, 1, 2, 1]), np.array([0, 4]), 2**63 - 1).tolist()
+    [1, 3, 2, 0]
+    """
+    lengths = np.diff(offsets)
+    order = np.arange(len(values), dtype=np.int64)
+    width_class = np.frexp(lengths)[1]  # bit length: 2^(c-1) <= length < 2^c
+    classes = np.unique(width_class[lengths > 1]).tolist()
+    integers = values.dtype.kind in "iu" and values.size > 0 and int(values.min()) >= 0
+    top = int(values.max()) if integers else 0
+    for c in classes:
+        segments = np.flatnonzero(width_class == c)
+        width = int(lengths[segments].max())
+        packed = integers and top < 1 << (63 - c)
+        per_block = max(BLOCK_CELLS // width, 1)
+        for lo in range(0, len(segments), per_block):
+            block = segments[lo:lo + per_block]
+            n, start = lengths[block], offsets[block]
+            entries = ranges(start, n)
+            base = np.repeat(start, n)
+            # entry -> its cell (row r of the block, column entry - start)
+            cell = entries - base + np.repeat(np.arange(len(block)) * width, n)
+            if packed:
+                table = np.full(len(block) * width, np.iinfo(np.int64).max, dtype=np.int64)
+                table[cell] = (values[entries].astype(np.int64) << c) | (entries - base)
+                table = np.sort(table.reshape(len(block), width), axis=1).reshape(-1)
+                order[entries] = base + (table[cell] & ((1 << c) - 1))
+            else:
+                table = np.full(len(block) * width, fill, dtype=values.dtype)
+                table[cell] = values[entries]
+                # fill sorts last: the first n of row r are segment r's entries
+                order[entries] = base + np.argsort(table.reshape(len(block), width),
+                                                   axis=1).reshape(-1)[cell]
+    return order
+
+
+#: Bits of a doc id's hash and its place in its query that pair_codes sorts on together
+#: (segment_order): below 63, so that no key equals the padding sorted last.
+HASH_BITS = 62
+
+
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
                rows: np.ndarray | None = None,
                hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -162,9 +225,9 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
     ``rows``).
 
-    The entries are sorted once on a 64-bit key: the query code in the high bits, a hash
-    of the doc id in the ``hash_bits`` below it (all that is left; fewer only to test).
-    Equal keys are then checked to hold equal doc ids; if two documents of a query
+    The entries are grouped by query and each query's sorted on the top ``hash_bits``
+    (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
+    (:func:`segment_order`). Equal hashes of a query are then checked to hold equal doc ids; if two documents of a query
     share a hash, the entries are sorted on the strings themselves instead, so a
     collision costs time, never a wrong pair.
 
@@ -186,16 +249,23 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     >>> pair_codes(np.array([0, 0, 0, 1]), doc, 2, hash_bits=0)[2].tolist()  # all collide
     [0, 0, 1]
     """
-    qbits = max(int(n_queries - 1).bit_length(), 1)
-    bits = 63 - qbits if hash_bits is None else hash_bits
+    # room below the hash for an entry's place in its query (segment_order packs it)
+    counts = np.bincount(query, minlength=n_queries)
+    room = int(counts.max(initial=1)).bit_length()
+    bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
     if rows is None:
         rows = np.arange(len(query))
-    hashed = (doc.hash().to_numpy() >> np.uint64(64 - bits))[rows] if bits else 0
-    key = (query.astype(np.int64) << bits) | np.asarray(hashed, dtype=np.int64)
-    order = pl.Series(key).arg_sort().to_numpy()
+    key = (doc.hash().to_numpy() >> np.uint64(64 - bits)).astype(np.int64)[rows] if bits \
+        else np.zeros(len(query), dtype=np.int64)
+    # Entries grouped by query (a stable sort: fusion's are already, run by run), then
+    # each query's sorted on its hashes as one row of a table (segment_order).
+    by_query = np.argsort(query, kind="stable")
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    order = by_query[segment_order(key[by_query], offsets, np.iinfo(np.int64).max)]
     sorted_key = key[order]
     new = np.ones(len(key), dtype=bool)
     new[1:] = sorted_key[1:] != sorted_key[:-1]
+    new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
     same = np.flatnonzero(~new)
     if same.size and not (doc.gather(rows[order[same]])
                           == doc.gather(rows[order[same - 1]])).all():
