@@ -19,6 +19,7 @@ import polars as pl
 from irmetrics.containers import Run
 from irmetrics.engine.pack import rank_run, run_blocks
 from irmetrics.engine.segments import ranges
+from irmetrics.parallel import map_ordered, resolve_threads
 
 __all__ = ["FusionLists", "fusion_lists", "pair_codes", "segment_order"]
 
@@ -160,18 +161,23 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
 BLOCK_CELLS = 1 << 22
 
 
-def segment_order(values: np.ndarray, offsets: np.ndarray, fill) -> np.ndarray:
+def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
+                  threads: int | None = 1) -> np.ndarray:
     """The permutation sorting ``values`` ascending within each segment
     ``offsets[s]:offsets[s + 1]`` (segments keep their places): ``order[offsets[s]:
     offsets[s + 1]]`` are segment ``s``'s positions by value. ``fill`` must exceed
-    every value; the order among equal values is unspecified.
+    every value; the order among equal values is unspecified (but the same for any
+    ``threads``).
 
-    Segments are sorted as the rows of padded tables, one per width class (lengths in
-    ``[2^(c-1), 2^c)``, so padding at most doubles a table), cut into blocks of at most
-    :data:`BLOCK_CELLS` cells: many short sorts run in cache where one sort of all
-    entries on (segment, value) does not (measured 3-6x faster at 3,000 per segment).
-    Integers below ``2^(63 - c)`` carry their column in their low ``c`` bits and are
-    sorted as values, not argsorted (about half the time).
+    Segments are sorted as the rows of padded tables: many short sorts run in cache
+    where one sort of all entries on (segment, value) does not (3-6x faster at 3,000
+    per segment). When one table of every segment at most doubles the entries, that
+    table is laid over the entries in place; else there is one per width class
+    (lengths in ``[2^(c-1), 2^c)``). Tables are cut into blocks of at most
+    :data:`BLOCK_CELLS` cells, and a block's rows sorted on ``threads`` threads
+    (:func:`irmetrics.parallel.map_ordered`). Non-negative integers below
+    ``2^(63 - b)``, ``b`` the bits of a row's width, carry their column in their low
+    bits and are sorted as values, not argsorted (about half the time).
 
     Examples
     --------
@@ -183,34 +189,81 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill) -> np.ndarray:
     """
     lengths = np.diff(offsets)
     order = np.arange(len(values), dtype=np.int64)
-    width_class = np.frexp(lengths)[1]  # bit length: 2^(c-1) <= length < 2^c
-    classes = np.unique(width_class[lengths > 1]).tolist()
-    integers = values.dtype.kind in "iu" and values.size > 0 and int(values.min()) >= 0
+    long = lengths > 1
+    if not long.any():
+        return order
+    integers = values.dtype.kind in "iu" and int(values.min()) >= 0
     top = int(values.max()) if integers else 0
-    for c in classes:
-        segments = np.flatnonzero(width_class == c)
+    if len(lengths) * int(lengths.max()) <= 2 * len(values):
+        groups = [np.arange(len(lengths))]
+    else:
+        width_class = np.frexp(lengths)[1]  # bit length: 2^(c-1) <= length < 2^c
+        groups = [np.flatnonzero(width_class == c)
+                  for c in np.unique(width_class[long]).tolist()]
+    for segments in groups:
         width = int(lengths[segments].max())
-        packed = integers and top < 1 << (63 - c)
+        bits = width.bit_length()  # a column (below width) in as many bits, not all ones
+        packed = integers and top < 1 << (63 - bits)
         per_block = max(BLOCK_CELLS // width, 1)
         for lo in range(0, len(segments), per_block):
             block = segments[lo:lo + per_block]
-            n, start = lengths[block], offsets[block]
-            entries = ranges(start, n)
-            base = np.repeat(start, n)
-            # entry -> its cell (row r of the block, column entry - start)
-            cell = entries - base + np.repeat(np.arange(len(block)) * width, n)
-            if packed:
-                table = np.full(len(block) * width, np.iinfo(np.int64).max, dtype=np.int64)
-                table[cell] = (values[entries].astype(np.int64) << c) | (entries - base)
-                table = np.sort(table.reshape(len(block), width), axis=1).reshape(-1)
-                order[entries] = base + (table[cell] & ((1 << c) - 1))
-            else:
-                table = np.full(len(block) * width, fill, dtype=values.dtype)
-                table[cell] = values[entries]
-                # fill sorts last: the first n of row r are segment r's entries
-                order[entries] = base + np.argsort(table.reshape(len(block), width),
-                                                   axis=1).reshape(-1)[cell]
+            _sort_block(values, offsets, block, width, fill, bits if packed else 0,
+                        order, threads)
     return order
+
+
+def _sort_block(values, offsets, block, width, fill, bits, order, threads) -> None:
+    """Sort the segments ``block`` (a table of ``width`` columns) into ``order``;
+    ``bits``: the column's bits in a packed integer (0: argsort)."""
+    n, start = np.diff(offsets)[block], offsets[block]
+    rows = len(block)
+    a, b = int(start[0]), int(offsets[block[-1] + 1])
+    if block[-1] - block[0] == rows - 1 and (n == width).all():
+        # consecutive segments of one length (runs of equal depth): the entries are the
+        # table, the columns one row of numbers
+        table = values[a:b].reshape(rows, width)
+        if bits:
+            table = np.left_shift(table, bits, dtype=np.int64)
+            table |= np.arange(width)
+        picked = _sorted_columns(table, bits, threads)
+        order[a:b] = (picked + start[:, None]).reshape(-1)
+        return
+    entries = np.arange(a, b) if block[-1] - block[0] == rows - 1 else ranges(start, n)
+    base = np.repeat(start, n)
+    column = entries - base
+    cell = column + np.repeat(np.arange(rows) * width, n)
+    if bits:
+        table = np.full(rows * width, np.iinfo(np.int64).max, dtype=np.int64)
+        table[cell] = (values[entries].astype(np.int64, copy=False) << bits) | column
+    else:
+        table = np.full(rows * width, fill, dtype=values.dtype)
+        table[cell] = values[entries]
+    # fill sorts last: the first n columns of a row are its segment's
+    order[entries] = base + _sorted_columns(table.reshape(rows, width), bits,
+                                            threads).reshape(-1)[cell]
+
+
+def _sorted_columns(table: np.ndarray, bits: int, threads) -> np.ndarray:
+    """Each row's columns in ascending order of its values: ``table`` sorted (packed:
+    its low ``bits`` are the columns) or argsorted."""
+    if bits:
+        _each_rows(lambda rows: table[rows].sort(axis=1), len(table), threads)
+        return table & ((1 << bits) - 1)
+    out = np.empty(table.shape, dtype=np.intp)
+
+    def argsort(rows: slice) -> None:
+        out[rows] = np.argsort(table[rows], axis=1)
+
+    _each_rows(argsort, len(table), threads)
+    return out
+
+
+def _each_rows(fn, total: int, threads) -> None:
+    """``fn(rows)`` over consecutive slices of ``range(total)``, one per thread (numpy's
+    sorts release the interpreter lock)."""
+    pieces = min(resolve_threads(threads), max(total // 64, 1))
+    cuts = np.linspace(0, total, pieces + 1).astype(int).tolist()
+    map_ordered(fn, [slice(i, j) for i, j in zip(cuts[:-1], cuts[1:])], threads=pieces)
 
 
 #: Bits of a doc id's hash and its place in its query that pair_codes sorts on together
@@ -255,16 +308,17 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
     if rows is None:
         rows = np.arange(len(query))
-    key = (doc.hash().to_numpy() >> np.uint64(64 - bits)).astype(np.int64)[rows] if bits \
+    # below 2**62 once shifted: the same numbers as int64
+    key = (doc.hash().to_numpy() >> np.uint64(64 - bits)).view(np.int64)[rows] if bits \
         else np.zeros(len(query), dtype=np.int64)
     # Entries grouped by query (a stable sort: fusion's are already, run by run), then
     # each query's sorted on its hashes as one row of a table (segment_order).
     by_query = np.argsort(query, kind="stable")
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    order = by_query[segment_order(key[by_query], offsets, np.iinfo(np.int64).max)]
+    order = by_query[segment_order(key[by_query], offsets, np.iinfo(np.int64).max, threads=None)]
     sorted_key = key[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = sorted_key[1:] != sorted_key[:-1]
+    new = np.empty(len(key), dtype=bool)
+    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
     same = np.flatnonzero(~new)
     if same.size and not (doc.gather(rows[order[same]])
@@ -273,9 +327,13 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
         order = pl.DataFrame({"q": query, "d": doc}).select(
             pl.arg_sort_by("q", "d")).to_series().to_numpy()
         sorted_doc = doc.gather(order)
+        new[0] = True
         new[1:] = (query[order][1:] != query[order][:-1]) \
             | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
+    started = np.zeros(len(key) + 1, dtype=np.int64)  # pairs started before each entry
+    np.cumsum(new, out=started[1:])
     pair = np.empty(len(key), dtype=np.int64)
-    pair[order] = np.cumsum(new) - 1
-    first = order[new]
-    return pair, first, query[first].astype(np.int64)
+    pair[order] = started[1:] - 1
+    # pairs are numbered query by query: each query's count of them, repeated
+    pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
+    return pair, order[new], pair_query
