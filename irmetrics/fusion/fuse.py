@@ -456,7 +456,7 @@ def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
     counts = lists.candidates()
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    order = segment_order(-fused + 0.0, offsets, np.inf)
+    order = segment_order(-fused + 0.0, offsets, np.inf, threads=None)
     query = lists.pair_query  # segments keep their places
     # Rows of the runs stand for their pairs from here: their doc ids are the column to
     # read. Ties move only within equal (query, score), so the scores keep their places.
