@@ -35,7 +35,7 @@ from irmetrics.exceptions import InputFormatError, ParameterTypeError
 
 from . import trained
 from .condorcet import condorcet_scores
-from .lists import FusionLists, fusion_lists, segment_order
+from .lists import FusionLists, fusion_lists, query_blocks, segment_order
 from .normalize import NORMS, borda_fill, normalize_scores
 
 __all__ = ["fuse", "METHODS", "NORMS", "Method", "fuse_lists", "prepare_runs"]
@@ -426,8 +426,14 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     weights_ = _weights(method_, weights, len(prepared))
     params_ = _params(method_, params)
     name = method_.name if name is None else check_str("name", name)
-    return fuse_lists(fusion_lists(prepared), method_, norm=norm, weights=weights_,
-                      params=params_, qrels=qrels_, name=name)
+    # Trained methods learn from every query at once; the others fuse each query on its
+    # own, so blocks of queries give the same run (lists.BLOCK_ENTRIES says why).
+    blocks = [prepared] if method_.trained else query_blocks(prepared)
+    fused = [fuse_lists(fusion_lists(block), method_, norm=norm, weights=weights_,
+                        params=params_, qrels=qrels_, name=name) for block in blocks]
+    if len(fused) == 1:
+        return fused[0]
+    return Run.from_unique_pairs(pl.concat([run.df for run in fused]), name=name)
 
 
 def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qrels,

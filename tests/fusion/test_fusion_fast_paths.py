@@ -181,3 +181,26 @@ def test_a_query_with_one_document_under_min_max_is_refused_by_name():
         fuse(runs, method="sum", norm="min-max")
     # rank-based methods read no scores: one document is a list like any other
     assert fuse(runs, method="rrf").to_dict()["q2"]["only"] == pytest.approx(1 / 61)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=3), st.integers(1, 12),
+       st.sampled_from(["rrf", "sum", "condorcet", "med", "bordafuse"]))
+def test_blocks_of_queries_give_the_same_fused_run(runs, entries, method):
+    # fuse() fuses queries in blocks of lists.BLOCK_ENTRIES entries: tiny blocks here
+    norm = "rank" if method in ("sum", "med") else None
+    whole = fuse(runs, method=method, norm=norm)
+    original = lists_module.BLOCK_ENTRIES
+    try:
+        lists_module.BLOCK_ENTRIES = entries
+        assert fuse(runs, method=method, norm=norm).df.equals(whole.df)
+    finally:
+        lists_module.BLOCK_ENTRIES = original
+
+
+def test_blocks_name_the_first_query_a_normalisation_refuses(monkeypatch):
+    runs = {"a": {"q1": {"x": 1.0, "y": 0.0}, "q2": {"x": 1.0}, "q3": {"x": 2.0, "y": 1.0}},
+            "b": {"q1": {"x": 1.0, "y": 0.0}, "q3": {"x": 1.0}}}
+    monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 2)
+    with pytest.raises(InputFormatError, match=r"run 'a'.*query_id 'q2'"):
+        fuse(runs, method="sum", norm="min-max")
