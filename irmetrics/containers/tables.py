@@ -381,8 +381,10 @@ class _Frame:
 
     @staticmethod
     def _check_frame_rows(df: Any, schema: Mapping[str, pl.DataType], value: str,
-                          nullable: tuple[str, ...] = ()) -> pl.DataFrame:
-        """Constructor checks: schema, no nulls outside ``nullable``, finite scores, unique pairs."""
+                          nullable: tuple[str, ...] = (), *,
+                          unique: bool = False) -> pl.DataFrame:
+        """Constructor checks: schema, no nulls outside ``nullable``, finite scores, unique
+        pairs (unless the caller vouches for them: ``unique``)."""
         df = _check_frame(df, schema, "df")
         nulls = df.drop(nullable).null_count().row(0, named=True)
         if any(nulls.values()):
@@ -391,7 +393,9 @@ class _Frame:
             raise InputFormatError(f"missing {col}", path="<DataFrame>", line=i + 1)
         if value == "score":
             _check_finite_scores(df, "<DataFrame>", "row")
-        resolve_duplicates(df, value=value, policy="error", source="<DataFrame>", unit="row")
+        if not unique:
+            resolve_duplicates(df, value=value, policy="error", source="<DataFrame>",
+                               unit="row")
         return df
 
     # ---- views ----------------------------------------------------------------------------
@@ -620,6 +624,20 @@ class Run(_Frame):
         obj = cls.__new__(cls)
         obj._init(df, name, path)
         return obj
+
+    @classmethod
+    def from_unique_pairs(cls, df: pl.DataFrame, *, name: str) -> Run:
+        """A run over ``df`` whose producer guarantees that its (query_id, doc_id) pairs
+        are unique (as :func:`irmetrics.fusion.fuse` builds its fused run): the
+        constructor's other checks run, that one (a hash of every pair, the costliest)
+        does not. A frame with a repeated pair gives wrong numbers later, not an error.
+
+        >>> df = Run.from_dict({"q": {"a": 1.0}}, name="x").df
+        >>> Run.from_unique_pairs(df, name="x").to_dict()
+        {'q': {'a': 1.0}}
+        """
+        df = cls._check_frame_rows(df, RUN_SCHEMA, "score", nullable=("rank",), unique=True)
+        return cls._trusted(df, name=check_str("name", name, allow_empty=True))
 
     def with_scores(self, scores: pl.Expr | pl.Series) -> Run:
         """The same run with new scores (``scores`` evaluated over :attr:`df`), and

@@ -35,7 +35,7 @@ from irmetrics.exceptions import InputFormatError, ParameterTypeError
 
 from . import trained
 from .condorcet import condorcet_scores
-from .lists import FusionLists, fusion_lists
+from .lists import FusionLists, fusion_lists, query_blocks, segment_order
 from .normalize import NORMS, borda_fill, normalize_scores
 
 __all__ = ["fuse", "METHODS", "NORMS", "Method", "fuse_lists", "prepare_runs"]
@@ -426,8 +426,14 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     weights_ = _weights(method_, weights, len(prepared))
     params_ = _params(method_, params)
     name = method_.name if name is None else check_str("name", name)
-    return fuse_lists(fusion_lists(prepared), method_, norm=norm, weights=weights_,
-                      params=params_, qrels=qrels_, name=name)
+    # Trained methods learn from every query at once; the others fuse each query on its
+    # own, so blocks of queries give the same run (lists.BLOCK_ENTRIES says why).
+    blocks = [prepared] if method_.trained else query_blocks(prepared)
+    fused = [fuse_lists(fusion_lists(block), method_, norm=norm, weights=weights_,
+                        params=params_, qrels=qrels_, name=name) for block in blocks]
+    if len(fused) == 1:
+        return fused[0]
+    return Run.from_unique_pairs(pl.concat([run.df for run in fused]), name=name)
 
 
 def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qrels,
@@ -451,18 +457,18 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
 def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
     """The pairs of ``lists`` as a run: by query, fused score descending, doc id
     descending (bytes); ranks 1..n."""
-    # One sort on (query, score descending); equal scores are then put in doc id order,
-    # reading the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
-    order = pl.DataFrame({"q": lists.pair_query, "s": fused + 0.0}).select(
-        pl.arg_sort_by(["q", "s"], descending=[False, True])).to_series().to_numpy()
-    query = lists.pair_query[order]
+    # Pairs are grouped by query: each query's sorted on its scores descending (one row
+    # of a table, segment_order); equal scores are then put in doc id order, reading
+    # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
+    counts = lists.candidates()
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    order = segment_order(-fused + 0.0, offsets, np.inf, threads=None)
+    query = lists.pair_query  # segments keep their places
     # Rows of the runs stand for their pairs from here: their doc ids are the column to
     # read. Ties move only within equal (query, score), so the scores keep their places.
     rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], query,
                                 fused[order], lists.doc_rows)
-    counts = np.bincount(query, minlength=len(lists.query_ids))
-    starts = np.cumsum(counts) - counts
-    rank = np.arange(len(order)) - np.repeat(starts, counts) + 1
+    rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts) + 1
     frame = pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
         lists.doc_rows.gather(rows).alias("doc_id"),
@@ -470,7 +476,7 @@ def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
         pl.Series("score", fused[order], dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
               "score", pl.lit(name, dtype=pl.String).alias("run_id"))
-    return Run(frame, name=name)
+    return Run.from_unique_pairs(frame, name=name)  # one row per pair
 
 
 def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:

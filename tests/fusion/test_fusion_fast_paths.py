@@ -1,0 +1,206 @@
+"""The fast road of fusion against plain Python: segment_order (each segment sorted as a
+row of a padded table, packed integers, blocks, threads) against a sort per segment, and
+the whole fused run (pairs, values, order, ranks) against a dict-by-dict reference on
+runs with tied scores, queries missing from some runs, doc ids shared across queries,
+runs of equal depth (the rectangular table) and colliding hashes."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from irmetrics import Run
+from irmetrics.exceptions import InputFormatError
+from irmetrics.fusion import fuse
+from irmetrics.fusion import lists as lists_module
+from irmetrics.fusion.lists import segment_order
+
+
+def reference_order(values: np.ndarray, offsets: np.ndarray) -> list[list]:
+    """Each segment's values, ascending, by Python's sort."""
+    return [sorted(values[a:b].tolist()) for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+def check_segment_order(values: np.ndarray, offsets: np.ndarray, fill, threads=1):
+    order = segment_order(values, offsets, fill, threads=threads)
+    assert sorted(order.tolist()) == list(range(len(values)))  # a permutation
+    for a, b in zip(offsets[:-1], offsets[1:]):  # segments keep their places
+        assert all(a <= i < b for i in order[a:b].tolist())
+    assert [values[order[a:b]].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
+        reference_order(values, offsets)
+    return order
+
+
+segment_lengths = st.lists(st.integers(0, 40), min_size=1, max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(segment_lengths, st.sampled_from(["small", "large", "negative", "float", "ties"]),
+       st.data())
+def test_segment_order_sorts_each_segment(lengths, kind, data):
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = int(offsets[-1])
+    if kind == "small":      # packed with their column
+        values = np.array(data.draw(st.lists(st.integers(0, 2**40), min_size=n, max_size=n)),
+                          dtype=np.int64)
+    elif kind == "large":    # too large to pack: argsorted
+        values = np.array(data.draw(st.lists(st.integers(2**60, 2**62), min_size=n,
+                                             max_size=n)), dtype=np.int64)
+    elif kind == "negative":
+        values = np.array(data.draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n)),
+                          dtype=np.int64)
+    elif kind == "float":
+        values = np.array(data.draw(st.lists(st.floats(-1e9, 1e9), min_size=n, max_size=n)),
+                          dtype=np.float64) + 0.0
+    else:                    # heavy ties
+        values = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=n,
+                                             max_size=n)), dtype=np.float64)
+    fill = np.inf if values.dtype.kind == "f" else np.iinfo(np.int64).max
+    order = check_segment_order(values, offsets, fill)
+    if kind in ("small", "large"):
+        # distinct values almost surely: the order itself does not depend on threads
+        assert segment_order(values, offsets, fill, threads=2).tolist() == order.tolist()
+
+
+@pytest.mark.parametrize("cells", [1, 7, 64])
+def test_segment_order_blocks_classes_and_rectangles(monkeypatch, cells):
+    rng = np.random.default_rng(cells)
+    monkeypatch.setattr(lists_module, "BLOCK_CELLS", cells)
+    # many empty segments among long ones: one table would more than double the
+    # entries, so each width class gets its own (segments not consecutive)
+    ragged = [0, 0, 0, 0, 0, 0, 0, 0, 33, 1, 0, 0, 0, 0, 0, 5, 70, 0, 0, 0, 0, 0, 2, 3]
+    # equal lengths: the rectangular road (a reshaped view of the entries)
+    for lengths in (ragged, [9] * 7, [9, 9, 8, 9, 9]):
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        n = int(offsets[-1])
+        for values, fill in ((rng.integers(0, 50, n), np.iinfo(np.int64).max),
+                             (rng.integers(0, 2**62, n), np.iinfo(np.int64).max),
+                             (rng.random(n), np.inf)):
+            check_segment_order(values, offsets, fill)
+            check_segment_order(values, offsets, fill, threads=3)
+
+
+# ---- the whole fused run against a reference -------------------------------------------------
+
+def ranked(docs: dict) -> list:
+    """trec_eval's order of one query of one run: score descending, doc id descending."""
+    return sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True)
+
+
+def reference_fuse(runs: list[dict], method: str, k: float = 60.0) -> list[tuple]:
+    """(query_id, doc_id, rank, score) of the fused run, dict by dict, with the
+    arithmetic in the order irmetrics does it (run by run from 0.0)."""
+    out = []
+    for q in sorted(set().union(*runs), key=str.encode):
+        lists = [ranked(run.get(q, {})) for run in runs]
+        candidates = sorted(set().union(*lists), key=str.encode)
+        scores = {}
+        for d in candidates:
+            total = 0.0
+            count = 0.0
+            for run, docs in zip(runs, lists):
+                if method == "bordafuse":
+                    total += float(len(candidates) - docs.index(d)) if d in docs \
+                        else (len(candidates) - len(docs) + 1) / 2.0
+                    continue
+                if d not in docs:
+                    total += 0.0
+                    continue
+                count += 1.0
+                if method == "rrf":
+                    total += 1.0 / (k + float(docs.index(d)) + 1)
+                else:  # min-max
+                    values = run[q]
+                    top, bottom = values[docs[0]], values[docs[-1]]
+                    if top - bottom <= 0:
+                        raise ZeroDivisionError(q)
+                    total += (values[d] - bottom) / (top - bottom)
+            scores[d] = total * count if method == "mnz" else total
+        fused = sorted(candidates, key=lambda d: (scores[d], d.encode()), reverse=True)
+        out += [(q, d, i + 1, scores[d]) for i, d in enumerate(fused)]
+    return out
+
+
+ids = st.sampled_from(["a", "b", "c", "d1", "d10", "d2", "é", "ab", "B"])
+queries = st.sampled_from(["q1", "q2", "q10", "ü"])
+a_run = st.dictionaries(queries, st.dictionaries(ids, st.integers(0, 3).map(float),
+                                                 min_size=1), max_size=4)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=4),
+       st.sampled_from(["rrf", "sum", "mnz", "bordafuse"]))
+def test_fused_run_equals_the_reference(runs, method):
+    # Tied scores everywhere (integers 0..3), queries missing from some runs, ids shared
+    # across queries: pairs, values, the fused order and ranks, exactly.
+    norm = "min-max" if method in ("sum", "mnz") else None
+    try:
+        expected = reference_fuse(runs, method)
+    except ZeroDivisionError:
+        with pytest.raises(InputFormatError, match="divides by zero"):
+            fuse(runs, method=method, norm=norm)
+        return
+    got = fuse(runs, method=method, norm=norm)
+    assert got.df.select("query_id", "doc_id", "rank", "score").rows() == expected
+
+
+def test_runs_of_equal_depth_take_the_rectangular_road():
+    # every query of every run 30 deep: the pairs' table is the entries themselves
+    rng = np.random.default_rng(7)
+    runs = [{f"q{q}": {f"d{d}": float(rng.integers(0, 5)) for d in rng.permutation(60)[:30]}
+             for q in range(12)} for _ in range(3)]
+    for method in ("rrf", "mnz", "bordafuse"):
+        norm = "min-max" if method == "mnz" else None
+        got = fuse(runs, method=method, norm=norm)
+        assert got.df.select("query_id", "doc_id", "rank", "score").rows() == \
+            reference_fuse(runs, method)
+
+
+def test_every_hash_colliding_gives_the_same_fused_run(monkeypatch):
+    # A hash that maps every doc id to one number: the strings decide every pair.
+    rng = np.random.default_rng(3)
+    runs = [Run.from_dict({f"q{q}": {f"d{d}": float(rng.random()) for d in
+                                     rng.permutation(40)[:25]} for q in range(5)})
+            for _ in range(3)]
+    expected = {m: fuse(runs, method=m).df for m in ("rrf", "sum")}
+    monkeypatch.setattr(pl.Series, "hash",
+                        lambda self, *a, **k: pl.Series(np.zeros(len(self), np.uint64)))
+    assert pl.Series(["x", "y"]).hash().to_list() == [0, 0]
+    for method, frame in expected.items():
+        assert fuse(runs, method=method).df.equals(frame)
+
+
+def test_a_query_with_one_document_under_min_max_is_refused_by_name():
+    runs = {"a": {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 1.0, "d2": 0.5}},
+            "b": {"q1": {"d3": 1.0, "d1": 0.0}, "q2": {"only": 3.0}}}
+    with pytest.raises(InputFormatError, match=r"run 'b'.*min-max.*divides by zero"
+                                               r".*query_id 'q2'"):
+        fuse(runs, method="sum", norm="min-max")
+    # rank-based methods read no scores: one document is a list like any other
+    assert fuse(runs, method="rrf").to_dict()["q2"]["only"] == pytest.approx(1 / 61)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=3), st.integers(1, 12),
+       st.sampled_from(["rrf", "sum", "condorcet", "med", "bordafuse"]))
+def test_blocks_of_queries_give_the_same_fused_run(runs, entries, method):
+    # fuse() fuses queries in blocks of lists.BLOCK_ENTRIES entries: tiny blocks here
+    norm = "rank" if method in ("sum", "med") else None
+    whole = fuse(runs, method=method, norm=norm)
+    original = lists_module.BLOCK_ENTRIES
+    try:
+        lists_module.BLOCK_ENTRIES = entries
+        assert fuse(runs, method=method, norm=norm).df.equals(whole.df)
+    finally:
+        lists_module.BLOCK_ENTRIES = original
+
+
+def test_blocks_name_the_first_query_a_normalisation_refuses(monkeypatch):
+    runs = {"a": {"q1": {"x": 1.0, "y": 0.0}, "q2": {"x": 1.0}, "q3": {"x": 2.0, "y": 1.0}},
+            "b": {"q1": {"x": 1.0, "y": 0.0}, "q3": {"x": 1.0}}}
+    monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 2)
+    with pytest.raises(InputFormatError, match=r"run 'a'.*query_id 'q2'"):
+        fuse(runs, method="sum", norm="min-max")
