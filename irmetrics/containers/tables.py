@@ -636,7 +636,7 @@ class Run(_Frame):
         >>> Run.from_unique_pairs(df, name="x").to_dict()
         {'q': {'a': 1.0}}
         """
-        df = cls._check_frame_rows(df, RUN_SCHEMA, "score", nullable=("rank",), unique=True)
+        df = cls._check_frame_rows(df, table_schema.RUN_SCHEMA, "score", nullable=("rank",), unique=True)
         return cls._trusted(df, name=check_str("name", name, allow_empty=True))
 
     def with_scores(self, scores: pl.Expr | pl.Series) -> Run:
