@@ -383,9 +383,12 @@ class Prefetch:
             raise error
         yield from self._source
 
-    def call(self, item: Any) -> Any:
-        """``fn(item)``: the started item's result, or computed now."""
-        return item.result() if isinstance(item, Future) else self._fn(item)
+    def call(self, item: Any, fn: Callable[[Any], Any] | None = None) -> Any:
+        """``fn(item)``: the started item's result, or computed now (by ``fn`` when
+        given: work that needs less than what was started)."""
+        if isinstance(item, Future):
+            return item.result()
+        return (self._fn if fn is None else fn)(item)
 
 
 _END = object()

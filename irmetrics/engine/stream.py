@@ -177,7 +177,10 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     started = None
     if prefetched is not None and prefetched.threads == threads \
             and prefetched.semantics == semantics:
-        read, started = prefetched.started.call, prefetched.started.items()
+        call, started = prefetched.started.call, prefetched.started.items()
+
+        def read(piece):  # a chunk not prefetched is only parsed, as without
+            return call(piece, _read_run_chunk)
 
     def open_pieces():
         nonlocal started
