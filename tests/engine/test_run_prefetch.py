@@ -65,6 +65,22 @@ def bad_files(tmp: str, n_queries: int, bad_query: int, *, bad_qrels: bool):
         write(tmp, "good_run.txt", run.replace(" y ", " 2.5 "))
 
 
+def failures(qrels: str, runs: list[str]) -> tuple[list[str], list[tuple[int, str, str]]]:
+    """The error messages of ``evaluate`` and ``Evaluator(first_run=)`` and the CLI's
+    outcome, for each run on 1 and 4 threads."""
+    errors, outs = [], []
+    for n in (1, 4):
+        for path in runs:
+            for call in (lambda: evaluate(qrels, path, ["map"], threads=n),
+                         lambda: Evaluator(qrels, ["map"], threads=n,
+                                           first_run=path).evaluate(path)):
+                with pytest.raises(InputFormatError) as caught:
+                    call()
+                errors.append(str(caught.value))
+            outs.append(cli("--threads", str(n), "-m", "map", qrels, path))
+    return errors, outs
+
+
 @SETTINGS
 @given(n_queries=st.integers(2, 30), data=st.data(), chunk_bytes=st.sampled_from([1, 30, 0]))
 def test_a_bad_qrels_line_wins_over_a_bad_run_line(n_queries, data, chunk_bytes):
@@ -74,14 +90,8 @@ def test_a_bad_qrels_line_wins_over_a_bad_run_line(n_queries, data, chunk_bytes)
         with pytest.raises(InputFormatError) as full:
             read_qrels(qrels)
         parsed, patch = started_chunks()
-        errors, outs = [], []
         with small_chunks(chunk_bytes), patch:
-            for n in (1, 4):
-                for path in (run, good_run):
-                    with pytest.raises(InputFormatError) as caught:
-                        evaluate(qrels, path, ["map"], threads=n)
-                    errors.append(str(caught.value))
-                    outs.append(cli("--threads", str(n), "-m", "map", qrels, path))
+            errors, outs = failures(qrels, [run, good_run])
         assert parsed  # the bad run line was (or may have been) parsed before the qrels
     assert set(errors) == {str(full.value)} and "qrels.txt" in errors[0]
     assert len(set(outs)) == 1
@@ -98,14 +108,9 @@ def test_a_bad_run_line_in_a_prefetched_chunk_is_reported_as_read(n_queries, dat
         qrels, run, _ = bad_files(tmp, n_queries, bad, bad_qrels=False)
         with pytest.raises(InputFormatError) as full:
             read_run(run)
-        errors, outs = [], []
         with small_chunks(chunk_bytes):
-            for n in (1, 4):
-                with pytest.raises(InputFormatError) as caught:
-                    Evaluator(qrels, ["map"], threads=n, first_run=run).evaluate(run)
-                errors.append(str(caught.value))
-                outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
-    assert errors == [str(full.value)] * 2
+            errors, outs = failures(qrels, [run])
+    assert errors == [str(full.value)] * 4
     assert f"run.txt:{full.value.line}: score is not a number" in errors[0]
     assert outs[0] == outs[1] and outs[0][0] == 2 and str(full.value) in outs[0][2]
 
