@@ -16,8 +16,8 @@ from .engine.dicts import JudgmentTable, evaluate_dict_run
 from .engine.ordering import SEMANTICS, TIES
 from .engine.pack import encode_qrels, pack
 from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
-from .engine.stream import (RunPrefetch, StreamedValues, encode_qrels_file,
-                            evaluate_run_batches, evaluate_run_file)
+from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
+                            evaluate_run_file)
 from .io import columnar
 from .io.columnar import column_names, is_columnar
 from .io.external import external_qrels, is_json, read_ranx_run
@@ -280,12 +280,6 @@ class Evaluator:
         documents with labels from 0 to the highest label of the qrels (:mod:`irmetrics.unjudged`, docs/incomplete_judgments.md). Only measures
         with bounds are accepted (P, success, recip_rank, RR@k, recall, Rprec, map,
         map_cut, bpref, ndcg, ndcg_cut, ERR@k, Judged@k).
-    first_run : path, optional
-        The run file :meth:`evaluate` will be given first. With more than one thread, a
-        plain qrels file and no progress bar, its first chunks (one per thread) are read
-        and parsed while the qrels are encoded, on the file road's threads; nothing else
-        changes (numbers, and errors: the qrels' first, the run's when it is evaluated).
-        The chunks are held until then.
 
     Notes
     -----
@@ -316,8 +310,7 @@ class Evaluator:
     def __init__(self, qrels, measures, *, relevance_level=1, judged_only=False,
                  max_docs=None, complete=False, semantics="trec_eval", num_docs_in_coll=0,
                  qrels_columns=None, run_columns=None, ties="trec_eval", relevance="int",
-                 progress=False, threads=None, strict=False, unjudged="zero",
-                 first_run=None):
+                 progress=False, threads=None, strict=False, unjudged="zero"):
         check_choice("semantics", semantics, SEMANTICS)
         self.threads = resolve_threads(threads)
         check_bool("strict", strict)
@@ -354,17 +347,8 @@ class Evaluator:
         # "latin-1" when the qrels file itself is not UTF-8: then every run is read so
         self.id_encoding = UTF8
         text_file = isinstance(qrels, (str, os.PathLike)) and not is_columnar(qrels)
-        self._prefetch: RunPrefetch | None = None
         if text_file and relevance == "int":
             meter = progress_for(progress)
-            if first_run is not None and not meter.enabled and ties != "expected" \
-                    and isinstance(first_run, (str, os.PathLike)) \
-                    and is_regular_path(first_run) and not is_columnar(first_run) \
-                    and not is_json(first_run):
-                # The run's parse needs no judgments: its first chunks are parsed while
-                # the qrels' serial tail leaves a core idle (docs/performance.md).
-                self._prefetch = RunPrefetch.start(first_run, semantics=semantics,
-                                                   threads=self.threads)
             try:
                 self._encoded = encode_qrels_file(qrels, meter, threads=self.threads)
             finally:
@@ -623,11 +607,8 @@ class Evaluator:
                        threads=self.threads)
         try:
             if road == FILE_ROAD:
-                prefetched, self._prefetch = self._prefetch, None  # good for one reading
-                return evaluate_run_file(
-                    self._encoded_qrels(), run, self._columns, **options,
-                    prefetched=prefetched if prefetched is not None and
-                    prefetched.matches(run) else None)
+                return evaluate_run_file(self._encoded_qrels(), run, self._columns,
+                                         **options)
             # A DataFrame (pandas ones converted column by column) is read as a table.
             table = columnar.polars_frame(run, "run", self.run_columns)
             if table is None and not is_columnar(run):
@@ -885,7 +866,6 @@ def evaluate(qrels, run, measures, *, relevance_level=1, judged_only=False, max_
         num_docs_in_coll=num_docs_in_coll, qrels_columns=qrels_columns,
         run_columns=run_columns, ties=ties, relevance=relevance, progress=progress,
         threads=threads, strict=strict, unjudged=unjudged,
-        first_run=run if isinstance(run, (str, os.PathLike)) else None,
     )._evaluate_checked(run, None, stacklevel=2)
 
 

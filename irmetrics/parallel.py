@@ -48,7 +48,6 @@ __all__ = [
     "map_ordered",
     "map_ordered_warnings",
     "imap_ordered",
-    "Prefetch",
     "block_generators",
     "block_seeds",
     "one_blas_thread",
@@ -316,82 +315,6 @@ def imap_ordered(fn: Callable[[T], R], items: Iterable[T], *,
             for future in pending:
                 if not future.cancelled():
                     future.exception()
-
-
-class Prefetch:
-    """``fn`` of the first ``count`` items of ``items``, started now on helper threads,
-    the rest left for later: work that can begin before its consumer is ready (a run
-    file's first chunks parsed while the qrels are encoded).
-
-    The first ``count`` items are taken from ``items`` in the caller's thread when the
-    object is made, and ``fn`` of each is submitted to a pool of ``min(threads, count)``
-    threads that ends once they are done. :meth:`items` then yields every item in order
-    (those started as their futures) and :meth:`call` gives ``fn(item)`` of any of them,
-    so that ``imap_ordered(prefetch.call, prefetch.items())`` gives what
-    ``imap_ordered(fn, items)`` gives, errors included: an exception of ``fn`` is held in
-    its future and raised where that item's result is asked for, and one raised while
-    taking the items is held and raised by :meth:`items` where it was met. With
-    ``threads=1`` nothing is started (no helper thread) and nothing is taken.
-
-    Parameters
-    ----------
-    fn : callable
-        Called once per item, possibly in several threads at once.
-    items : iterable
-        Consumed in the caller's thread.
-    threads : int or None
-        See :func:`resolve_threads`.
-    count : int
-        Items started at most (memory: ``count`` results held until asked for).
-
-    Examples
-    --------
-    >>> started = Prefetch(len, iter(["ab", "c", ""]), threads=2, count=2)
-    >>> list(imap_ordered(started.call, started.items(), threads=2))
-    [2, 1, 0]
-    """
-
-    def __init__(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-                 threads: int | None = None, count: int) -> None:
-        n = resolve_threads(threads)
-        count = check_int("count", count, min=0)
-        self._fn = fn
-        self._source = iter(items)
-        self._started: deque[Future[Any]] = deque()
-        self._error: BaseException | None = None
-        if n == 1 or count == 0:
-            return
-        pool = ThreadPoolExecutor(max_workers=min(n, count),
-                                  thread_name_prefix="irmetrics-prefetch")
-        try:
-            for _ in range(count):
-                item = next(self._source, _END)
-                if item is _END:
-                    break
-                self._started.append(pool.submit(fn, item))
-        except Exception as exc:  # held: raised where the consumer meets it
-            self._error = exc
-        finally:
-            pool.shutdown(wait=False)  # its threads end with the work started
-
-    def items(self) -> Iterator[Any]:
-        """Every item in order: the futures of those started, then the rest."""
-        while self._started:
-            yield self._started.popleft()
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        yield from self._source
-
-    def call(self, item: Any, fn: Callable[[Any], Any] | None = None) -> Any:
-        """``fn(item)``: the started item's result, or computed now (by ``fn`` when
-        given: work that needs less than what was started)."""
-        if isinstance(item, Future):
-            return item.result()
-        return (self._fn if fn is None else fn)(item)
-
-
-_END = object()
 
 
 def block_seeds(seed: Any, n_blocks: int) -> list[np.random.SeedSequence]:

@@ -278,7 +278,7 @@ def run(argv: list[str], stdout, stderr) -> int:
                                relevance="float" if args.float_relevance else "int",
                                progress=not args.quiet and is_terminal(stderr),
                                threads=parse_threads(args.threads),
-                               strict=args.strict_road, first_run=args.runs[0],
+                               strict=args.strict_road,
                                **({"unjudged": "bounds"} if args.bounds else {}))
 
     if args.tie_report:
@@ -478,17 +478,16 @@ def _filled_evaluator(args, measures, **options):
 def _evaluator_for(rel_format, path, measures, *, relevance_level, judged_only,
                    max_docs, complete, semantics, num_docs_in_coll, qrels_columns,
                    run_columns, ties="trec_eval", relevance="int", progress=False,
-                   threads=None, strict=False, unjudged="zero", first_run=None):
+                   threads=None, strict=False, unjudged="zero"):
     """The evaluator of the ``-R`` format: standard qrels (read by the Evaluator, straight
-    into the engine when the file is plain; ``first_run``'s reading starts meanwhile),
-    preferences or judgment groups."""
+    into the engine when the file is plain), preferences or judgment groups."""
     if rel_format == "qrels":
         return Evaluator(path, measures, relevance_level=relevance_level,
                          judged_only=judged_only, max_docs=max_docs, complete=complete,
                          semantics=semantics, num_docs_in_coll=num_docs_in_coll,
                          qrels_columns=qrels_columns, run_columns=run_columns, ties=ties,
                          relevance=relevance, progress=progress, threads=threads,
-                         strict=strict, unjudged=unjudged, first_run=first_run)
+                         strict=strict, unjudged=unjudged)
     if qrels_columns is not None or run_columns is not None:
         raise CliError("--qrels-columns and --run-columns need -R qrels (columnar inputs"
                        " hold qrels and runs only)", EXIT_INPUT)

@@ -55,7 +55,7 @@ import polars as pl
 from ..exceptions import DuplicateEntryError, InputFormatError
 from ..containers.trec_text import (NotPlain, chunk_bytes_for, chunk_error, chunk_frame,
                                     plain_chunks, raw_chunks)
-from ..parallel import Prefetch, imap_ordered, resolve_threads
+from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
 from .ordering import doc_id_tiebreak, ordering_scores, rank_order
@@ -124,8 +124,7 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
                       max_docs: int | None = None, complete: bool = False,
                       semantics: str = "trec_eval", ties: str = "trec_eval",
                       keep_scores: bool = False, threads: int | None = None,
-                      progress: Progress = NO_PROGRESS,
-                      prefetched: RunPrefetch | None = None) -> StreamedValues | None:
+                      progress: Progress = NO_PROGRESS) -> StreamedValues | None:
     """Per-query values of the run file at ``path`` in bounded memory, or None when the
     general road is needed (see the module notes).
 
@@ -145,9 +144,6 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     results merged in file order: the values, and the error a bad line raises, do not
     depend on the thread count. Lines with tabs, carriage returns, padded columns, blank
     and comment lines stay on this road (:func:`~irmetrics.containers.trec_text.chunk_frame`).
-    ``prefetched``: the :class:`RunPrefetch` of this file (same ``threads`` and
-    ``semantics``), whose first chunks are already being parsed; its chunks are the ones
-    this function would cut, so nothing else changes.
 
     Examples
     --------
@@ -173,25 +169,10 @@ def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
     progress.phase(f"reading {os.path.basename(source)}", total=os.path.getsize(source))
     threads = resolve_threads(threads)
     chunk_bytes = chunk_bytes_for(threads)
-    read: Any = _read_run_chunk
-    started = None
-    if prefetched is not None and prefetched.threads == threads \
-            and prefetched.semantics == semantics:
-        call, started = prefetched.started.call, prefetched.started.items()
-
-        def read(piece):  # a chunk not prefetched is only parsed, as without
-            return call(piece, _read_run_chunk)
-
-    def open_pieces():
-        nonlocal started
-        if started is not None:  # the first reading only (a split run reads it again)
-            pieces, started = started, None
-            return pieces
-        return raw_chunks(path, on_read=progress.read_to, by_query=True, joined=False,
-                          chunk_bytes=chunk_bytes)
-
     found = evaluate_pieces(
-        [qrels], open_pieces, read, [evaluate_lists], text_bytes=size, max_docs=max_docs,
+        [qrels], lambda: raw_chunks(path, on_read=progress.read_to, by_query=True,
+                                    joined=False, chunk_bytes=chunk_bytes),
+        _read_run_chunk, [evaluate_lists], text_bytes=size, max_docs=max_docs,
         complete=complete, semantics=semantics, ties=ties, keep_scores=keep_scores,
         source=source, threads=threads, progress=progress)
     return None if found is None else found[0]
@@ -305,75 +286,6 @@ def _counted(frames, progress: Progress):
         yield frame
 
 
-class RunPrefetch:
-    """The first chunks of a plain run file cut, parsed and worked out as far as the
-    qrels are not needed (:class:`_ChunkFacts`: query blocks, doc-id hashes, the
-    duplicate test, the ranking order), on helper threads
-    (:class:`~irmetrics.parallel.Prefetch`), while the caller encodes the qrels; then
-    handed to :func:`evaluate_run_file` (``prefetched=``). One chunk per thread is
-    started (memory: ``threads`` parsed chunks more at most); ``threads=1`` starts
-    nothing. Nothing is reported here: an error in those chunks is raised where
-    :func:`evaluate_run_file` meets it, as if they were read then, so any qrels error
-    comes first. A gzip file, a pipe or standard input are not prefetched.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import numpy as np
-    >>> import polars as pl
-    >>> from irmetrics.engine.pack import encode_qrels
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "run.txt")
-    ...     with open(path, "w") as f:
-    ...         _ = f.write("q1 Q0 b 1 2.0 r\\nq1 Q0 a 2 1.0 r\\n")
-    ...     started = RunPrefetch.start(path, semantics="trec_eval", threads=2)
-    ...     qrels = encode_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"],
-    ...                                        "relevance": [1]}))
-    ...     values = evaluate_run_file(qrels, path, lambda lists: {"n": np.diff(lists.offsets)},
-    ...                                threads=2, prefetched=started)
-    >>> values.columns["n"].tolist()
-    [2]
-    """
-
-    def __init__(self, path, *, semantics: str, threads: int):
-        self.path, self.semantics, self.threads = path, semantics, threads
-        self.started = Prefetch(
-            self._parse, raw_chunks(path, by_query=True, joined=False,
-                                    chunk_bytes=chunk_bytes_for(threads)),
-            threads=threads, count=threads)
-
-    @classmethod
-    def start(cls, path, *, semantics: str, threads: int | None) -> RunPrefetch | None:
-        """The prefetch of the run file at ``path``, or None where there is nothing to
-        gain: one thread, or a file that is not a plain regular one (a gzip file is
-        decompressed by the reading thread itself)."""
-        threads = resolve_threads(threads)
-        size = _text_bytes(path)
-        if threads == 1 or size is None or size != os.path.getsize(path):
-            return None
-        return cls(path, semantics=semantics, threads=threads)
-
-    def _parse(self, data: list[bytes]):
-        """A chunk's frame, lines and facts (on a helper thread). Facts that raise are
-        left to the worker, which raises where it would have."""
-        frame, lines = chunk_frame(data, "run")
-        if not frame.height:
-            return frame, lines, None
-        facts = _ChunkFacts(frame, self.semantics)
-        try:
-            facts.all_rows, facts.may_repeat  # noqa: B018 (computed and cached)
-        except Exception:
-            return frame, lines, None
-        return frame, lines, facts
-
-    def matches(self, path) -> bool:
-        """Whether ``path`` names the file prefetched."""
-        try:
-            return os.fspath(path) == os.fspath(self.path)
-        except TypeError:
-            return False
-
-
 def _read_run_chunk(data: list[bytes]) -> tuple[pl.DataFrame, int]:
     """A raw chunk of a run file (its pieces): its frame and lines (on a worker thread)."""
     return chunk_frame(data, "run")
@@ -417,10 +329,9 @@ def _stream(qrels, pieces, read, sinks, *, max_docs, complete, semantics, ties="
                for q, sink in zip(qrels, sinks)]
 
     def work(piece):  # on a worker thread: nothing shared is written
-        frame, lines, *made = read(piece)  # a prefetched chunk comes with its facts
+        frame, lines = read(piece)
         # shared by the packers of a fan-out (an empty frame: each packer returns None)
-        facts = made[0] if made and made[0] is not None else \
-            _ChunkFacts(frame, semantics) if frame.height else None
+        facts = _ChunkFacts(frame, semantics) if frame.height else None
         return frame.height, lines, [packer.prepare(frame, facts) for packer in packers]
 
     line = 1  # the file line the next piece starts on
