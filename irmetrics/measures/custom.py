@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import contextvars
 import decimal
-import importlib.machinery
-import importlib.util
-import inspect
 import itertools
 import math
 import numbers
@@ -394,6 +391,8 @@ class UserMeasure:
         def kernel(ctx, cutoff):
             return self.values(Rankings.of(ctx, cutoff), dict(ctx.options))[:, None]
 
+        import inspect  # (here, as below: defining a measure is the only road that reads one)
+
         return MeasureDef(
             name=self.name, order=order, kernel=kernel,
             params=KeywordParams(cutoff=self.cutoff), printed=DOUBLE,
@@ -656,6 +655,8 @@ def _checked_name(name) -> str:
 def _options_of(function, name: str) -> tuple[dict, dict]:
     """``({parameter: Option}, {parameter: default})`` of the function's parameters
     after the first."""
+    import inspect
+
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -847,6 +848,9 @@ def load_measures(path) -> list[str]:
     path = os.fsdecode(path)
     with open(path, "rb"):
         pass  # an unreadable file is an OSError naming it, before anything runs
+    import importlib.machinery
+    import importlib.util
+
     name = f"irmetrics_user_measures_{next(_loaded)}"
     loader = importlib.machinery.SourceFileLoader(name, path)
     spec = importlib.util.spec_from_loader(name, loader, origin=path)
