@@ -116,10 +116,13 @@ def test_the_dict_roads_import_neither_polars_nor_scipy():
 
 #: What the dict roads never use: the diversity, preference and judgment-group engines
 #: (loaded with such a measure's first run), thread pools (one thread on small calls),
-#: temporary files (the file road's partitions), reading signatures (defining a measure).
+#: temporary files (the file road's partitions), reading signatures (defining a measure),
+#: gzip and json (reading files), difflib (suggesting a name), decimal (a user measure's
+#: Decimal values: none exist before decimal is imported).
 NOT_ON_THE_DICT_ROADS = ("irmetrics.engine.diversity", "irmetrics.engine.prefs",
                          "irmetrics.engine.judgment_groups", "concurrent.futures", "tempfile",
-                         "shutil", "inspect", "importlib.util")
+                         "shutil", "inspect", "importlib.util", "gzip", "json", "difflib",
+                         "decimal")
 
 
 def imported_by_irmetrics(code: str) -> tuple[set[str], set[str]]:
