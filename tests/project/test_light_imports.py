@@ -167,7 +167,7 @@ def test_the_dict_roads_import_only_what_they_use():
     assert [m for m in NOT_ON_THE_DICT_ROADS if m in loaded_by_us or m in asked] == []
 
 
-def test_a_first_diversity_or_preference_run_loads_its_engine():
+def test_a_first_diversity_run_loads_its_engine():
     # the engines left out above are there when a measure needs them
     modules, _ = imported_by_irmetrics("""
 from irmetrics.compat import ir_measures
