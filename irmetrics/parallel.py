@@ -33,12 +33,14 @@ import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "MAX_THREADS",
@@ -58,6 +60,15 @@ __all__ = [
 
 #: The largest thread count accepted: more is a typo, not a machine.
 MAX_THREADS = 1024
+
+
+def _pool(workers: int):
+    """A thread pool of ``workers`` threads. concurrent.futures (3 ms of imports:
+    logging, queue) is imported here, by the first road that runs threads, not by every
+    importer of this module (the drop-ins' dict road runs on one)."""
+    import concurrent.futures
+
+    return concurrent.futures.ThreadPoolExecutor(max_workers=workers)
 
 #: Environment variable that sets the default thread count (``threads=None``).
 THREADS_ENV = "IRMETRICS_THREADS"
@@ -342,7 +353,7 @@ def imap_ordered(fn: Callable[[T], R], items: Iterable[T], *,
     window = n + 1 if ahead is None else check_int("ahead", ahead, min=1)
     pending: deque[Future[R]] = deque()
     source = iter(items)
-    with ThreadPoolExecutor(max_workers=n) as pool:
+    with _pool(n) as pool:
         try:
             for item in source:
                 pending.append(pool.submit(fn, item))

@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import gzip
 import io
 import mmap
 import os
@@ -106,9 +105,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 if TYPE_CHECKING:
+    import gzip
+
     import polars as pl
 else:
+    from irmetrics.lazy import LazyModule
     from irmetrics.lazy import polars as pl  # imported on first use
+
+    gzip = LazyModule("gzip")  # with the first file read: the dict roads read none
 
 from irmetrics.checks import check_choice, check_int, parameter_error
 from .schema import (

@@ -10,15 +10,19 @@ ir_datasets dataset, through the optional ``ir_datasets`` package) and ranx's JS
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import json
+
     import polars as pl
 else:
+    from irmetrics.lazy import LazyModule
     from irmetrics.lazy import polars as pl  # imported on first use
+
+    json = LazyModule("json")  # read with ranx's files only; the dict roads import this module
 
 from irmetrics.containers import Qrels, Run
 from irmetrics.exceptions import InputFormatError

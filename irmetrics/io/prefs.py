@@ -23,15 +23,19 @@ line and the reason: ``<path>:<line>: <reason> (query_id '<q>', doc_id '<d>')``.
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import gzip
+
     import polars as pl
 else:
+    from irmetrics.lazy import LazyModule
     from irmetrics.lazy import polars as pl  # imported on first use
+
+    gzip = LazyModule("gzip")  # with the first gzip file: the dict roads read none
 
 from ..exceptions import DuplicateEntryError, InputFormatError
 

@@ -18,15 +18,12 @@ See docs/custom_measures.md.
 from __future__ import annotations
 
 import contextvars
-import decimal
-import importlib.machinery
-import importlib.util
-import inspect
 import itertools
 import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,6 +34,7 @@ from ..checks import check_bool, check_choice, parameter_error
 from ..engine import segments as sg
 from ..engine.ranked import NOT_IN_POOL
 from ..exceptions import ParameterError, UnknownMeasureError, UserMeasureError
+from ..lazy import loaded
 from .params import BINARY_OPTIONS, KeywordParams, Option
 from .parse import printed_name_spec
 from .registry import DOUBLE, MEAN, NICKNAMES, REGISTRY, SUM, MeasureDef
@@ -55,8 +53,6 @@ _KINDS = {int: int, float: float, bool: bool, str: str,
           "int": int, "float": float, "bool": bool, "str": str}
 _EXAMPLES = {int: 1, float: 0.5, bool: True, str: "x"}
 _AGGREGATES = {"mean": MEAN, "sum": SUM}
-#: Real numbers numpy keeps as Python objects; a user measure may return them.
-_REAL_OBJECTS = (numbers.Real, decimal.Decimal)
 #: Set while :func:`load_measures` runs a file: its measures replace earlier user ones.
 _LOADING = contextvars.ContextVar("irmetrics_loading_measures", default=False)
 
@@ -394,6 +390,8 @@ class UserMeasure:
         def kernel(ctx, cutoff):
             return self.values(Rankings.of(ctx, cutoff), dict(ctx.options))[:, None]
 
+        import inspect  # (here, as below: defining a measure is the only road that reads one)
+
         return MeasureDef(
             name=self.name, order=order, kernel=kernel,
             params=KeywordParams(cutoff=self.cutoff), printed=DOUBLE,
@@ -490,7 +488,7 @@ def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.nd
             value = np.ma.filled(np.ma.asarray(value).astype(np.float64), np.nan)
         array = np.asarray(value)
         if array.dtype.kind == "O" and array.size and all(
-                isinstance(x, _REAL_OBJECTS) for x in array.flat):  # the rare object path
+                isinstance(x, _real_objects()) for x in array.flat):  # the rare object path
             array = np.array([_as_float(x) for x in array.flat]).reshape(array.shape)
     except Exception:  # noqa: BLE001 - anything numpy cannot read is the wrong type
         array = np.asarray(None)
@@ -499,6 +497,12 @@ def _numbers(value, spelling: str, query_id: str | None, expected: str) -> np.nd
             f"user measure {spelling!r} returned {type(value).__name__}{where}; expected"
             f" {expected}.", measure=spelling, query_id=query_id)
     return array.astype(np.float64)
+
+
+def _real_objects() -> tuple:
+    """Real numbers numpy keeps as Python objects; a user measure may return them. No
+    object is a Decimal before anyone imported decimal (1-2 ms this road need not pay)."""
+    return (numbers.Real, sys.modules["decimal"].Decimal) if loaded("decimal") else (numbers.Real,)
 
 
 def _as_float(x) -> float:
@@ -656,6 +660,8 @@ def _checked_name(name) -> str:
 def _options_of(function, name: str) -> tuple[dict, dict]:
     """``({parameter: Option}, {parameter: default})`` of the function's parameters
     after the first."""
+    import inspect
+
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -847,6 +853,9 @@ def load_measures(path) -> list[str]:
     path = os.fsdecode(path)
     with open(path, "rb"):
         pass  # an unreadable file is an OSError naming it, before anything runs
+    import importlib.machinery
+    import importlib.util
+
     name = f"irmetrics_user_measures_{next(_loaded)}"
     loader = importlib.machinery.SourceFileLoader(name, path)
     spec = importlib.util.spec_from_loader(name, loader, origin=path)

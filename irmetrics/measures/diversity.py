@@ -25,15 +25,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.diversity import DiversityLists, IntentStats, discounts, repeated_products
 from .context import columns, safe_div
 from .params import BINARY_OPTIONS, KeywordParams, Option
 from .registry import measure
 from .rel_format import DIVERSITY
+
+if TYPE_CHECKING:
+    from ..engine.diversity import DiversityLists, IntentStats
 
 _DIVERSITY = (DIVERSITY,)
 
@@ -125,8 +127,22 @@ def _normalised(raw, n_intents, alpha, k, weight) -> np.ndarray:
     return safe_div(raw, _ideal_ideal(n_intents, alpha, k, weight))
 
 
+# engine.diversity (and engine.prefs, which it uses) load on a diversity measure's first
+# evaluation: registering the measures needs neither, and most roads never evaluate one.
+def _discounts(k):
+    from ..engine.diversity import discounts
+
+    return discounts(k)
+
+
+def _repeated_products(beta, n):
+    from ..engine.diversity import repeated_products
+
+    return repeated_products(beta, n)
+
+
 def _by_discount(k):
-    disc = discounts(k)
+    disc = _discounts(k)
     return lambda t, x: x * disc[t]
 
 
@@ -140,7 +156,7 @@ def _run_cumulative(s: IntentStats, k: int, kind: str) -> np.ndarray:
     inside = rank <= k
     if kind == "dcg":
         weighted = np.zeros(len(rank))
-        weighted[inside] = s.entry_gain[inside] * discounts(k)[rank[inside] - 1]
+        weighted[inside] = s.entry_gain[inside] * _discounts(k)[rank[inside] - 1]
     else:  # ndeval divides by the rank (not a multiplication by its inverse)
         weighted = np.where(inside, s.entry_gain / rank, 0.0)
     return s.at_cutoff(weighted, k)
@@ -152,7 +168,7 @@ def _ideal_cumulative(s: IntentStats, k: int, kind: str) -> np.ndarray:
     if ideal.shape[1] == 0:
         return np.zeros(ideal.shape[0])
     t = np.arange(ideal.shape[1])
-    weighted = ideal * discounts(ideal.shape[1])[t] if kind == "dcg" else ideal / (t + 1.0)
+    weighted = ideal * _discounts(ideal.shape[1])[t] if kind == "dcg" else ideal / (t + 1.0)
     return np.cumsum(weighted, axis=1)[:, -1]  # sequential along each row
 
 
@@ -175,11 +191,11 @@ def _nrbp(ctx, params, *, ideal: bool):
         gains = s.ideal_gains(None)
         total = np.zeros(gains.shape[0])
         if gains.shape[1]:
-            decay = repeated_products(beta, gains.shape[1])
+            decay = _repeated_products(beta, gains.shape[1])
             total = np.cumsum(gains * decay, axis=1)[:, -1]
     else:
         lists = s.lists
-        decay = repeated_products(beta, int(lists.entry_rank.max(initial=0)))
+        decay = _repeated_products(beta, int(lists.entry_rank.max(initial=0)))
         weighted = s.entry_gain * decay[lists.entry_rank - 1]
         total = np.bincount(lists.entry_query, weights=weighted, minlength=lists.n_queries)
     scale = np.zeros(len(total))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.judgment_groups import JudgmentGroupLists
 from ..engine.ranked import View
 from .average_precision import precision_sum
 from .context import columns, safe_div
@@ -23,6 +23,9 @@ from .params import DoubleCutoffs, LongCutoffs
 from .precision import STANDARD_CUTOFFS
 from .registry import measure
 from .rel_format import QRELS_JG
+
+if TYPE_CHECKING:  # (annotations only: the engine, with engine.prefs, loads with a jg run)
+    from ..engine.judgment_groups import JudgmentGroupLists
 
 _JG = (QRELS_JG,)
 

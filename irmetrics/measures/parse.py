@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import re
 from collections.abc import Iterable
@@ -144,6 +143,8 @@ def _unknown(spec: str) -> UnknownMeasureError:
     by_lower: dict[str, str] = {}
     for name in names:
         by_lower.setdefault(name.lower(), name)
+    import difflib  # only an unknown name needs it
+
     close = difflib.get_close_matches(base.lower(), list(by_lower), n=5, cutoff=0.5)
     return UnknownMeasureError(spec, suggestions=[names[by_lower[c]] for c in close])
 

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.prefs import PrefLists, PrefStatistics
 from .context import columns, safe_div
 from .registry import LONG, SUM, measure
 from .rel_format import PREFS
+
+if TYPE_CHECKING:  # (annotations only: the engine loads with the first preference run)
+    from ..engine.prefs import PrefLists, PrefStatistics
 
 _PREFS = (PREFS,)
 

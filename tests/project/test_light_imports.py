@@ -114,6 +114,70 @@ def test_the_dict_roads_import_neither_polars_nor_scipy():
     assert fresh == json.loads(json.dumps(namespace["out"]))
 
 
+#: What the dict roads never use: the diversity, preference and judgment-group engines
+#: (loaded with such a measure's first run), thread pools (one thread on small calls),
+#: temporary files (the file road's partitions), reading signatures (defining a measure),
+#: gzip and json (reading files), difflib (suggesting a name), decimal (a user measure's
+#: Decimal values: none exist before decimal is imported).
+NOT_ON_THE_DICT_ROADS = ("irmetrics.engine.diversity", "irmetrics.engine.prefs",
+                         "irmetrics.engine.judgment_groups", "concurrent.futures", "tempfile",
+                         "shutil", "inspect", "importlib.util", "gzip", "json", "difflib",
+                         "decimal")
+
+
+def imported_by_irmetrics(code: str) -> tuple[set[str], set[str]]:
+    """(``sys.modules`` at the end, the modules irmetrics' own code asked for) of a fresh
+    interpreter running ``code``: numpy itself imports ``inspect``, so ``sys.modules``
+    alone cannot tell whether irmetrics would have."""
+    hook = """
+import builtins
+_import, _asked = builtins.__import__, set()
+def _record(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and str((globals or {}).get("__name__", "")).startswith("irmetrics"):
+        _asked.update((name, *(f"{name}.{f}" for f in fromlist or ())))
+    return _import(name, globals, locals, fromlist, level)
+builtins.__import__ = _record
+"""
+    modules = modules_after(hook + code + "\nprint(sorted(_asked))")
+    # the probe's stdout is swallowed: ask again for the names, on stderr
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [TREE, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", hook + code
+                           + "\nimport sys\nprint(repr(sorted(_asked)), file=sys.stderr)"],
+                          env=env, cwd=str(ROOT), capture_output=True, text=True,
+                          timeout=300, check=True)
+    asked = set(eval(done.stderr.strip().splitlines()[-1]))
+    return modules, asked
+
+
+def test_the_checker_sees_a_module_numpy_already_imported():
+    # irmetrics.measures.docs reads signatures: its `import inspect` is seen although
+    # numpy has imported inspect before (the checker can fail)
+    modules, asked = imported_by_irmetrics("import numpy\nimport irmetrics.measures.docs")
+    assert "inspect" in modules and "inspect" in asked
+    modules, asked = imported_by_irmetrics("import numpy\nimport irmetrics.engine.prefs")
+    assert "irmetrics.engine.prefs" in modules
+
+
+def test_the_dict_roads_import_only_what_they_use():
+    # the calls of DICT_ROADS (values checked above) with Context measures of every
+    # family registered but not run: registering diversity measures loads no engine
+    modules, asked = imported_by_irmetrics(DICT_ROADS)
+    loaded_by_us = modules - modules_after("import numpy")  # numpy loads inspect itself
+    assert [m for m in NOT_ON_THE_DICT_ROADS if m in loaded_by_us or m in asked] == []
+
+
+def test_a_first_diversity_run_loads_its_engine():
+    # the engines left out above are there when a measure needs them
+    modules, _ = imported_by_irmetrics("""
+from irmetrics.compat import ir_measures
+qrels = [ir_measures.GenericQrel("q", "a", 1)]
+run = [ir_measures.ScoredDoc("q", "a", 1.0)]
+ir_measures.calc_aggregate([ir_measures.parse_measure("alpha_nDCG@5")], qrels, run)
+""")
+    assert "irmetrics.engine.diversity" in modules
+
+
 def test_irmetrics_eval_imports_what_eval_needs():
     qrels, run = ROOT / "fixtures" / "example" / "qrels.txt", ROOT / "fixtures" / "example" / "run.txt"
     modules = modules_after(f"""

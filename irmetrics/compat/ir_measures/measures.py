@@ -10,7 +10,6 @@ spelling, and carry the same parameter descriptions (:class:`ParamInfo`), checke
 from __future__ import annotations
 
 import copy
-import difflib
 from collections import namedtuple
 
 from ...exceptions import ParameterError, UnknownMeasureError
@@ -299,6 +298,8 @@ def close_names(name: str) -> list[str]:
     by_lower: dict[str, str] = {}
     for n in (*_PARAMS, *registry):  # the measures' own names before their aliases
         by_lower.setdefault(n.lower(), n)
+    import difflib  # only an unknown name needs it
+
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=5, cutoff=0.5)
     return [by_lower[c] for c in close]
 
