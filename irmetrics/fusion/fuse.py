@@ -448,6 +448,8 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
             params["map"] = _maps(lists, qrels)
     ctx = _Context(lists, method, norm if method.reads_scores else None, weights, params,
                    training)
+    if ctx.norm is not None:
+        _normalise_every_run(ctx)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fused = np.asarray(method.combine(ctx), dtype=np.float64)
     _check_finite(fused, lists, method.name)
@@ -497,6 +499,20 @@ def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:
         results = evaluate(Qrels(train), Run.from_df(frame), ["map"], complete=True)
         out.append(float(results.aggregate()["map"]))
     return out
+
+
+def _normalise_every_run(ctx: _Context) -> None:
+    """Every run's values made (and kept) before any is combined, so that a refused
+    normalisation names the first query that has one, then its first run: what fuse()
+    names when it fuses the queries in blocks (ascending), whatever the input's size."""
+    refused = []
+    for r in range(ctx.n_runs):
+        try:
+            ctx.run_values(r)
+        except InputFormatError as error:
+            refused.append((str(error.query_id), r, error))
+    if refused:
+        raise min(refused, key=lambda found: found[:2])[2]
 
 
 def _check_finite(fused: np.ndarray, lists: FusionLists, method: str) -> None:

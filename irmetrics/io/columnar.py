@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 else:
     from irmetrics.lazy import polars as pl  # imported on first use
 
-from ..checks import parameter_error
+from ..checks import parameter_error, parameter_type_error
 from ..containers import DEFAULT_RUN_NAME, Qrels, Run
 from ..exceptions import InputFormatError
 from ..lazy import loaded
@@ -286,7 +286,7 @@ def read_qrels(source, columns: dict | None = None, *, relevance_type: str = "in
         frame, name = source, "<DataFrame>"
         names = [str(c) for c in source.columns]
     else:
-        lazy, name = _scan(source)
+        lazy, name = _scan(source, "qrels")
         schema = lazy.collect_schema()
         names = schema.names()
         _check_dtypes(schema, resolve_columns(names, "qrels", columns, name), name)
@@ -296,12 +296,18 @@ def read_qrels(source, columns: dict | None = None, *, relevance_type: str = "in
         return Qrels.from_df(frame, **mapping, relevance_type=relevance_type)
 
 
-def _scan(source) -> tuple[pl.LazyFrame, str]:
-    """``(LazyFrame, name for errors)`` of a columnar path, a LazyFrame or a DataFrame."""
+def _scan(source, what: str = "run") -> tuple[pl.LazyFrame, str]:
+    """``(LazyFrame, name for errors)`` of a columnar path, a LazyFrame or a DataFrame
+    (the ``what`` argument of the caller, named when ``source`` is none of them)."""
     if isinstance(source, pl.LazyFrame):
         return source, "<LazyFrame>"
     if isinstance(source, pl.DataFrame):
         return source.lazy(), "<DataFrame>"
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        # another object with columns (a pyarrow Table, ...): its type, not its whole repr
+        raise parameter_type_error(
+            what, "a path, a dict, a polars or pandas DataFrame or a LazyFrame (an Arrow "
+            "table: polars.from_arrow(table))", type(source))
     path = os.fsdecode(os.fspath(source))
     scan = getattr(pl, SUFFIXES[os.path.splitext(path)[1].lower()])
     if not os.path.isfile(path):

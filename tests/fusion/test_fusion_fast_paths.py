@@ -204,3 +204,19 @@ def test_blocks_name_the_first_query_a_normalisation_refuses(monkeypatch):
     monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 2)
     with pytest.raises(InputFormatError, match=r"run 'a'.*query_id 'q2'"):
         fuse(runs, method="sum", norm="min-max")
+
+
+@pytest.mark.parametrize("entries", [None, 1, 3])
+def test_a_refused_normalisation_names_the_same_run_and_query_in_any_blocks(
+        monkeypatch, entries):
+    # Defect: whole, fuse() named the first run that refuses (its first query); in blocks
+    # of queries (over BLOCK_ENTRIES entries), the first block's: the same input named
+    # run 'c', query 'q0' or run 'b', query 'q3' depending on its size. Now the first
+    # query, then the first run, either way.
+    runs = {"a": {"q0": {"x": 1.0, "y": 0.5}, "q3": {"x": 2.0, "y": 1.0}},
+            "b": {"q0": {"x": 1.0, "y": 0.0}, "q3": {"x": 1.0}},
+            "c": {"q0": {"x": 1.0}, "q3": {"x": 2.0, "y": 1.0}}}
+    if entries is not None:
+        monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", entries)
+    with pytest.raises(InputFormatError, match=r"run 'c'.*min-max.*query_id 'q0'"):
+        fuse(runs, method="sum", norm="min-max")

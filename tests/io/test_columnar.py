@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import irmetrics
 from irmetrics import Evaluator
 from irmetrics.cli import main
-from irmetrics.exceptions import DuplicateEntryError, InputFormatError, ParameterError
+from irmetrics.exceptions import (DuplicateEntryError, InputFormatError, ParameterError,
+                                  ParameterTypeError)
 from irmetrics.io import columnar
 
 from tests._cases import qrels_and_run
@@ -286,3 +287,17 @@ def test_missing_column_message_names_each_candidate_once(tmp_path):
     message = str(info.value)
     assert "no score column among ['qid', 'docno', 'rank']" in message
     assert "nor 'score'" not in message
+
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+def test_an_object_with_columns_that_is_no_frame_is_a_clear_error(which):
+    # Defect: an object with ``columns`` that is neither polars nor pandas (a pyarrow
+    # Table) reached os.fspath: a bare "TypeError: expected str, bytes or os.PathLike".
+    class Table:
+        columns = ["query_id", "doc_id", "score", "relevance"]
+
+    qrels, run = {"q1": {"a": 1}}, {"q1": {"a": 1.0}}
+    args = (Table(), run) if which == "qrels" else (qrels, Table())
+    with pytest.raises(ParameterTypeError, match=rf"^`{which}` must be a path, .*"
+                       r"polars\.from_arrow\(table\)\); got <class '.*Table'>\.$"):
+        irmetrics.evaluate(*args, "map")
