@@ -131,7 +131,15 @@ class EncodedQrels:
 class JudgmentChunk:
     """Judgments of consecutive qrels lines, reduced to what encoding keeps: the query id
     and length of each block of lines with one query id, and per line the label, the
-    :func:`doc_hash` and the :func:`doc_fingerprint` of its doc id."""
+    :func:`doc_hash` and the :func:`doc_fingerprint` of its doc id.
+
+    What encoding needs of the chunk alone is worked out when it is made (on the worker
+    thread that parses it, :func:`~irmetrics.engine.stream.encode_qrels_file`), so that
+    :func:`encode_judgments`, which runs in one thread while the others wait, only adds
+    chunks up: the relevance ``codes``, the ``positive`` count, the chunk's distinct
+    ``levels`` (labels >= 0) and its ``level_hist`` (block x level counts), and
+    ``may_repeat``: whether two lines of one block may share a key.
+    """
 
     block_ids: pl.Series
     block_lengths: np.ndarray
@@ -139,6 +147,22 @@ class JudgmentChunk:
     hashes: np.ndarray
     fingerprints: np.ndarray
     judges_placeholder: bool
+    codes: np.ndarray = field(init=False, repr=False)
+    positive: int = field(init=False, repr=False)
+    levels: np.ndarray = field(init=False, repr=False)
+    level_hist: np.ndarray = field(init=False, repr=False)
+    may_repeat: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        labels = self.labels
+        self.codes = np.where(labels < 0, POOL_UNJUDGED, labels)
+        self.positive = int(np.count_nonzero(labels > 0))
+        lengths = np.asarray(self.block_lengths, dtype=np.int64)
+        block = np.repeat(np.arange(len(lengths)), lengths)
+        self.level_hist, self.levels = label_histogram(block, self.codes, len(lengths))
+        if not self.level_hist.any():  # no label >= 0: no level (not label_histogram's [0])
+            self.level_hist, self.levels = self.level_hist[:, :0], self.levels[:0]
+        self.may_repeat = _block_repeats(block, self.hashes)
 
     @classmethod
     def of(cls, qrels: pl.DataFrame, labels: np.ndarray | None = None) -> "JudgmentChunk":
@@ -149,6 +173,25 @@ class JudgmentChunk:
                    qrels["relevance"].to_numpy() if labels is None else labels,
                    doc_hash(doc_ids), doc_fingerprint(doc_ids),
                    bool((doc_ids == BOGUS_DOC_ID).any()))
+
+
+#: Hash bits dropped by :func:`_block_repeats`: keys keep ``64 - query_bits`` bits of the
+#: doc-id hash, so distinct (block, hash >> 24) pairs mean distinct keys inside every
+#: block whenever ``query_bits <= 24`` (qrels of up to 16.7M queries).
+_REPEAT_SHIFT = 24
+
+
+def _block_repeats(block: np.ndarray, hashes: np.ndarray) -> bool:
+    """Whether two lines of one block (``block``: the block of each line) may share a
+    key: their doc-id hashes agree in the bits every key keeps. True sends encoding to
+    the check of every query (:func:`_first_repeat`), which decides."""
+    if len(block) < 2:
+        return False
+    if int(block[-1]) >= 1 << _REPEAT_SHIFT:
+        return True  # the block number would not fit beside the hash bits: check all
+    kept = np.right_shift(hashes, np.uint64(_REPEAT_SHIFT))
+    kept |= block.astype(np.uint64) << np.uint64(64 - _REPEAT_SHIFT)
+    return pl.Series(kept).n_unique() != len(kept)
 
 
 def doc_hash(doc_ids: pl.Series) -> np.ndarray:
@@ -207,19 +250,24 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     Each chunk's hashes are copied into arrays made once for ``capacity`` judgments (an
     upper bound, e.g. from the file's size) and the chunk is dropped, so memory holds
     each judgment once (about 17 bytes), plus one chunk; nothing is concatenated or
-    reordered judgment by judgment.
+    reordered judgment by judgment. The label histogram is added up from the chunks'
+    block histograms, and keys are checked for repeats only in the queries of more than
+    one block (inside a block each chunk has checked them): work per query, not per
+    judgment, in this thread.
     """
     hashes, fingerprints = _Filled(np.uint64, capacity), _Filled(np.uint64, capacity)
-    block_ids, block_lengths, chunk_codes = [], [], []
-    positive_total, judges_placeholder = 0, False
+    block_ids, block_lengths, chunk_codes, parts = [], [], [], []
+    positive_total, judges_placeholder, may_repeat = 0, False, False
     for chunk in chunks:
         hashes.extend(chunk.hashes)
         fingerprints.extend(chunk.fingerprints)
         block_ids.append(chunk.block_ids)
         block_lengths.append(np.asarray(chunk.block_lengths, dtype=np.int64))
-        chunk_codes.append(np.where(chunk.labels < 0, POOL_UNJUDGED, chunk.labels))
-        positive_total += int(np.count_nonzero(chunk.labels > 0))
+        chunk_codes.append(chunk.codes)
+        parts.append((chunk.levels, chunk.level_hist))
+        positive_total += chunk.positive
         judges_placeholder |= chunk.judges_placeholder
+        may_repeat |= chunk.may_repeat
     keys, fingerprint_array = hashes.array(), fingerprints.array()  # keys: made in place below
 
     all_block_ids = pl.concat(block_ids) if block_ids else pl.Series([], dtype=pl.String)
@@ -234,15 +282,24 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     graded = any(c.dtype.kind == "f" for c in chunk_codes)  # labels are the gains
     codes = np.concatenate(chunk_codes + [np.zeros(0, dtype=np.int8)])
     del chunk_codes
-    levels = np.unique(codes[codes >= 0]).astype(np.float64 if graded else np.int64)
+    levels = np.unique(np.concatenate([lv for lv, _ in parts] + [np.zeros(0, np.int8)])
+                       ).astype(np.float64 if graded else np.int64)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
     top = int(levels[-1]) if levels.size and not graded else 0
     codes = codes.astype(np.float64 if graded else
                          np.result_type(np.int8, np.min_scalar_type(-top - 1)), copy=False)
 
-    # Keys and the label histogram, slice by slice (bounded temporaries).
+    # The label histogram: each chunk's blocks added to their queries' rows.
     hist = np.zeros((n_q, max(levels.size, 1)), dtype=np.int64)
+    first = 0
+    for chunk_levels, level_hist in parts:
+        rows = block_code[first:first + len(level_hist)]
+        first += len(level_hist)
+        if chunk_levels.size:
+            np.add.at(hist, (rows[:, None], np.searchsorted(levels, chunk_levels)[None, :]),
+                      level_hist)
+    # Keys, slice by slice (bounded temporaries).
     block_end = block_start + block_len
     for lo in range(0, len(keys), _SLICE):
         hi = min(lo + _SLICE, len(keys))
@@ -252,7 +309,6 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
             np.maximum(block_start[first:last + 1], lo)
         qcode = np.repeat(block_code[first:last + 1], counts)
         keys[lo:hi] = _combine(qcode, keys[lo:hi], bits)
-        hist += label_histogram(qcode, codes[lo:hi], n_q, levels=levels)[0]
     encoded = EncodedQrels(
         query_ids=query_ids, rel_hist=hist,
         rel_levels=levels if levels.size else np.zeros(1, dtype=levels.dtype),
@@ -262,7 +318,12 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
         query_judgments=np.bincount(block_code, weights=block_len,
                                     minlength=n_q).astype(np.int64),
         query_bits=bits, unique_keys=True, judges_placeholder=judges_placeholder)
-    if _first_repeat(encoded, "keys") is None:
+    # Inside one block, the chunks have found no two keys alike: only queries of several
+    # blocks remain to check, unless a chunk found a possible repeat or keys keep fewer
+    # hash bits than that check compared.
+    checked = None if may_repeat or bits > _REPEAT_SHIFT else \
+        np.flatnonzero(np.diff(query_blocks) > 1)
+    if _first_repeat(encoded, "keys", queries=checked) is None:
         return encoded
     # Two judgments of a query share a key: lookups join on key and fingerprint, which
     # only the same doc id judged twice (or odds of 2**-104) can share too.
@@ -275,20 +336,24 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     return dataclasses.replace(encoded, unique_keys=False)
 
 
-def _first_repeat(qrels: EncodedQrels, *columns: str) -> int | None:
+def _first_repeat(qrels: EncodedQrels, *columns: str,
+                  queries: np.ndarray | None = None) -> int | None:
     """Code of the first query in which two judgments share their values in every one of
-    ``columns`` (attribute names of ``qrels``), or None.
+    ``columns`` (attribute names of ``qrels``), or None. ``queries``: the codes checked
+    (distinct, ascending; all by default).
 
     Checked on slices of whole queries: memory is bounded by a slice, not the qrels."""
-    ends = np.cumsum(qrels.query_judgments)
+    if queries is None:
+        queries = np.arange(len(qrels.query_ids))
+    ends = np.cumsum(qrels.query_judgments[queries])
     cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0,
                                                      _SLICE), side="right"))
     for first, last in zip(cuts.tolist(), cuts[1:].tolist() + [len(ends)]):
-        queries = np.arange(first, last)
-        at = qrels.judgments_of(queries)
+        part_queries = queries[first:last]
+        at = qrels.judgments_of(part_queries)
         part = pl.DataFrame([pl.Series(c, getattr(qrels, c)[at]) for c in columns])
         if part.n_unique() != len(at):
-            query = np.repeat(queries, qrels.query_judgments[first:last])
+            query = np.repeat(part_queries, qrels.query_judgments[part_queries])
             return int(query[part.is_duplicated().to_numpy()][0])
     return None
 

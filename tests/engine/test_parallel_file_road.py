@@ -20,18 +20,19 @@ from unittest import mock
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import irmetrics as irm
 from irmetrics import Evaluator, evaluate
 from irmetrics.cli import main
 from irmetrics.containers import trec_text
+from irmetrics.engine.pack import encode_qrels
 from irmetrics.engine.stream import encode_qrels_file
 from irmetrics.evaluate import ROADS, evaluate_each
 from irmetrics.exceptions import InputFormatError, MissingQueriesWarning, ParameterError
 from irmetrics.io import columnar
-from irmetrics.io.trec import read_run
+from irmetrics.io.trec import read_qrels, read_run
 
 MEASURES = ["map", "P.2", "ndcg_cut.3", "recip_rank", "num_ret", "num_rel_ret", "bpref",
             "Rprec"]
@@ -314,3 +315,33 @@ def test_a_table_cut_into_batches_mid_query(tmp_path):
     want = evaluate(qrels, {q: dict(zip(g["doc_id"], g["score"]))
                             for (q,), g in frame.group_by("query_id")}, MEASURES)
     assert got[0].to_dict() == got[1].to_dict() == want.to_dict()
+
+
+@SETTINGS
+@given(rows=st.lists(st.tuples(st.sampled_from(["1", "2", "10", "q"]),
+                               st.sampled_from(["a", "b", "c", "d", "ab"]),
+                               st.integers(-1, 3)), min_size=1, max_size=14),
+       chunk_bytes=st.sampled_from([1, 7, 20, 0]))
+@example(rows=[("1", "a", 1), ("1", "b", 0), ("1", "a", 0)], chunk_bytes=0)  # one block
+@example(rows=[("1", "a", 1), ("2", "b", 0), ("1", "a", 0)], chunk_bytes=0)  # two blocks
+def test_qrels_repeats_are_found_wherever_chunks_cut_on_any_thread_count(rows, chunk_bytes):
+    # A (query, doc) pair judged twice, in one block of lines or in two (a query cut by
+    # a chunk boundary, or scattered over the file), sends the qrels to the full reader
+    # on 1 and 4 threads alike; without one, both encode what the whole table encodes.
+    text = "".join(f"{q} 0 {d} {v}\n" for q, d, v in rows)
+    repeated = len({(q, d) for q, d, _ in rows}) < len(rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(tmp, "qrels.txt", text)
+        with small_chunks(chunk_bytes):
+            got = [encode_qrels_file(path, threads=n) for n in (1, 4)]
+        if repeated:
+            assert got == [None, None]
+            return
+        want = encode_qrels(read_qrels(path).df)
+    for enc in got:
+        assert enc.query_ids.tolist() == want.query_ids.tolist()
+        assert enc.rel_hist.tolist() == want.rel_hist.tolist()
+        assert enc.rel_levels.tolist() == want.rel_levels.tolist()
+        assert enc.positive_total == want.positive_total and enc.unique_keys
+        assert sorted(zip(enc.keys.tolist(), enc.codes.tolist())) == \
+            sorted(zip(want.keys.tolist(), want.codes.tolist()))

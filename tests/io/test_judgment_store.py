@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from irmetrics import Evaluator
@@ -131,3 +131,82 @@ def test_the_fingerprint_is_independent_of_the_key_hash(shift):
     same_both = same_key & (fingerprint_bits[order][1:] == fingerprint_bits[order][:-1])
     expected = same_key.sum() / 65536  # about 3.6 for 2**18 ids
     assert same_key.sum() > 100_000 and same_both.sum() < 4 * expected + 10
+
+
+@st.composite
+def colliding_chunks(draw):
+    """Judgment chunks made from drawn hashes, so that keys collide on purpose: within a
+    query, two hashes that differ only in their lowest bits (dropped by the key: the
+    same key), the same hash and fingerprint twice (the same doc judged twice), rows of
+    a query in several blocks and chunks. Returns (rows, cuts): rows of (query id,
+    hash, fingerprint, label)."""
+    n = draw(st.integers(1, 24))
+    queries = draw(st.lists(st.sampled_from(["1", "2", "10", "q", "é"]), min_size=n,
+                            max_size=n))
+    high = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    low = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    fps = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    labels = draw(st.lists(st.integers(-2, 3), min_size=n, max_size=n))
+    rows = [(q, (h << 40) | lo, fp, v) for q, h, lo, fp, v in zip(queries, high, low, fps, labels)]
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=3)))
+    return rows, cuts
+
+
+def _chunk(rows) -> JudgmentChunk:
+    ids = pl.Series([q for q, *_ in rows], dtype=pl.String)
+    blocks = pack_module.run_blocks(pl.DataFrame({"query_id": ids}))
+    return JudgmentChunk(blocks.query_ids, blocks.lengths,
+                         np.array([v for *_, v in rows], dtype=np.int64),
+                         np.array([h for _, h, _, _ in rows], dtype=np.uint64),
+                         np.array([f for _, _, f, _ in rows], dtype=np.uint64), False)
+
+
+@pytest.mark.parametrize("shift", [24, 1])  # 1: keys keep fewer hash bits than checked
+@settings(max_examples=60, deadline=None)
+@given(case=colliding_chunks())
+# a chunk of negative labels only beside one without 0: no level 0
+@example(case=([("1", 0, 0, -1), ("2", 1 << 40, 0, 2)], [1]))
+def test_repeated_keys_are_found_inside_and_across_blocks(case, shift):
+    # Chunks check their own blocks for repeated keys (JudgmentChunk.may_repeat) and
+    # encoding checks only the queries of several blocks: together, what checking every
+    # query finds (a brute-force reading of the same rows).
+    rows, cuts = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pack_module, "_REPEAT_SHIFT", shift)
+        bounds = [0, *cuts, len(rows)]
+        chunks = [_chunk(rows[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
+        ids = sorted({q for q, *_ in rows}, key=lambda q: q.encode())
+        bits = pack_module._query_bits(len(ids))
+        seen_key, seen_both, repeat, twice = {}, set(), False, None
+        for q, h, f, _ in rows:
+            key = (q, h >> bits)
+            repeat |= key in seen_key
+            if (key, f) in seen_both and (twice is None or ids.index(q) < ids.index(twice)):
+                twice = q
+            seen_key[key] = True
+            seen_both.add((key, f))
+        if twice is not None:
+            with pytest.raises(DuplicateEntryError, match=f"query_id '{twice}'"):
+                encode_judgments(chunks)
+            return
+        got = encode_judgments(chunks)
+    assert got.unique_keys == (not repeat)
+    hist = {q: {} for q in ids}
+    for q, _, _, v in rows:
+        if v >= 0:
+            hist[q][v] = hist[q].get(v, 0) + 1
+    levels = sorted({v for *_, v in rows if v >= 0}) or [0]
+    assert got.rel_levels.tolist() == levels
+    assert got.rel_hist.tolist() == [[hist[q].get(v, 0) for v in levels] for q in ids]
+    assert got.positive_total == sum(v > 0 for *_, v in rows)
+
+
+def test_keys_that_keep_fewer_hash_bits_than_the_chunks_compared_are_checked(monkeypatch):
+    # Chunks compare hash >> _REPEAT_SHIFT; with 3 queries keys drop 2 bits of the hash.
+    # Hashes 0 and 2 differ in the chunk's comparison (shift 1) but not in the keys: the
+    # query of one block must still be checked.
+    monkeypatch.setattr(pack_module, "_REPEAT_SHIFT", 1)
+    chunks = [_chunk([("1", 0, 0, 1), ("1", 2, 1, 1)]), _chunk([("2", 4, 0, 1)]),
+              _chunk([("3", 8, 0, 1)])]
+    assert not any(c.may_repeat for c in chunks)
+    assert not encode_judgments(chunks).unique_keys
