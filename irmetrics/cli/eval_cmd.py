@@ -192,8 +192,9 @@ class _MeasureHelp(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from ..measures.registry import NICKNAMES, REGISTRY
+        from ..measures.registry import NICKNAMES, REGISTRY, load_all
 
+        load_all()  # the descriptions are the kernels' docstrings
         lines = [parser.format_help(), "measures (trec_eval name, friendly name, first line"
                                        " of its description):"]
         for m in sorted(REGISTRY.values(), key=lambda m: m.order):
