@@ -21,9 +21,8 @@ from ..containers import Qrels
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
-from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
-from ..measures.registry import MEAN
+from ..measures.registry import MEAN, pytrec_eval_supported
 from ..progress import is_terminal
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, c_double, render_delimited, render_json, \

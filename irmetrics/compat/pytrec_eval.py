@@ -30,9 +30,8 @@ from ..checks import parameter_type_error
 from ..containers.tables import to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
-from ..measures.custom import is_user_spelling
 from ..measures.params import DoubleParams, PairParams
-from ..measures.registry import NICKNAMES, REGISTRY
+from ..measures.registry import NICKNAMES, REGISTRY, is_user_spelling
 
 __all__ = [
     "RelevanceEvaluator", "parse_qrel", "parse_run", "supported_measures",

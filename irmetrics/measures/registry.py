@@ -20,6 +20,7 @@ and completes it in place, so every reference to the entry stays valid.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
@@ -146,6 +147,51 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
 def names() -> list[str]:
     """trec_eval names of every registered measure, in output order."""
     return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order)]
+
+
+# ------------------------------------------------ user measures, asked about on every road
+#: The ``family`` of every user measure's declaration (:mod:`irmetrics.measures.custom`).
+USER_FAMILY = "custom"
+
+
+def is_user_measure(measure: MeasureDef) -> bool:
+    """Whether a registry entry was defined by the user (:func:`define_measure`)."""
+    return "user_measure" in measure.extra
+
+
+def user_measures_of(requests) -> list:
+    """The user measures among parsed requests (each once), e.g. to ship to Spark."""
+    found = {}
+    for req in requests:
+        if is_user_measure(req.measure):
+            spec = req.measure.extra["user_measure"]
+            found[spec.name] = spec
+    return list(found.values())
+
+
+def is_user_spelling(spec: str) -> bool:
+    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``), well spelled
+    or not: what the pytrec_eval drop-in hands to the parser besides pytrec_eval's own
+    names, so that ``GradedP(max_label='x')`` or ``GradedP@0`` get the parser's error
+    about the parameter rather than "unknown measure".
+
+    >>> import irmetrics as irm
+    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    >>> is_user_spelling("hits(rel=2)@10"), is_user_spelling("Hits@0"), is_user_spelling("P@10")
+    (True, True, False)
+    >>> irm.remove_measure("Hits")
+    """
+    base = re.match(r"\s*([^\W\d]\w*)", spec) if isinstance(spec, str) else None
+    if base is None:
+        return False
+    name = base.group(1).lower()
+    return any(is_user_measure(m) and key.lower() == name for key, m in REGISTRY.items())
+
+
+def pytrec_eval_supported(measure: MeasureDef) -> bool:
+    """Whether a measure may be computed under ``semantics="pytrec_eval"``: the ones
+    pytrec_eval has, and the user's own."""
+    return measure.pytrec_eval or is_user_measure(measure)
 
 
 # ----------------------------------------------------------------- families on first use
