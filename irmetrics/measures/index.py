@@ -48,10 +48,10 @@ def _source(value) -> str:
     """Python source that evaluates to ``value`` (the types declarations hold)."""
     if isinstance(value, type):
         return value.__name__
-    if dataclasses.is_dataclass(value):
-        items = [f"{f.name}={_source(getattr(value, f.name))}"
-                 for f in dataclasses.fields(value)
-                 if f.default is dataclasses.MISSING or getattr(value, f.name) != f.default]
+    if isinstance(value, _params.Record):
+        defaults = type(value)._defaults
+        items = [f"{n}={_source(getattr(value, n))}" for n in value.fields
+                 if n not in defaults or getattr(value, n) != defaults[n]]
         return f"{type(value).__name__}({', '.join(items)})"
     if isinstance(value, float) and (value != value or abs(value) == float("inf")):
         return f"float({str(value)!r})"

@@ -216,6 +216,13 @@ class Deferred:
     def __call__(self, ctx, params):
         return load(self.name).kernel(ctx, params)
 
+    def __eq__(self, other) -> bool:  # a copy (pickled, to Spark) is the same kernel
+        return isinstance(other, Deferred) and (other.family, other.name) == (
+            self.family, self.name)
+
+    def __hash__(self) -> int:
+        return hash((self.family, self.name))
+
     def __repr__(self) -> str:
         return f"<kernel of {self.name!r} in irmetrics.measures.{self.family}, not imported yet>"
 

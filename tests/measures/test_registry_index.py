@@ -101,3 +101,19 @@ def test_listing_and_parsing_import_no_family():
         f"{FAMILIES!r}))\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_copied_kernel_not_yet_imported_is_the_same_kernel():
+    # requests are pickled (Spark) or copied before their family is imported
+    import copy
+    import pickle
+
+    deferred = registry.Deferred("precision", "P")
+    assert pickle.loads(pickle.dumps(deferred)) == deferred == copy.deepcopy(deferred)
+    assert deferred != registry.Deferred("precision", "success")
+    import irmetrics as irm
+
+    lists, _ = irm.Evaluator({"q": {"a": 1}}, ["P.1"]).ranked_lists({"q": {"a": 1.0}})
+    from irmetrics.measures.context import Context
+
+    assert deferred(Context(lists), (1, 2)).tolist() == [[1.0, 0.5]]
