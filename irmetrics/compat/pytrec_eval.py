@@ -36,7 +36,7 @@ from ..measures.registry import NICKNAMES, REGISTRY, is_user_spelling, pytrec_ev
 
 __all__ = [
     "RelevanceEvaluator", "parse_qrel", "parse_run", "supported_measures",
-    "supported_nicknames", "compute_aggregated_measure",
+    "supported_nicknames", "compute_aggregated_measure", "output_order",
 ]
 
 #: The pytrec-eval-terrier version this drop-in reproduces (ir_measures checks it is set).
