@@ -14,13 +14,11 @@ if TYPE_CHECKING:
 else:
     from irmetrics.lazy import polars as pl  # imported on first use
 
-from . import measures as _measures  # noqa: F401  (registers every measure)
 from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.dicts import JudgmentTable, evaluate_dict_run
 from .engine.ordering import SEMANTICS, TIES
 from .engine.pack import encode_qrels, pack
-from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
 from .engine.stacked import StackedQrels, split_values, stacked_evaluator, stacked_qrels
 from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
                             evaluate_run_file)
@@ -31,16 +29,14 @@ from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, is_regular_path
 from .io.trec import read_utf8_or_latin1
 from .lazy import loaded
 from .measures.context import Context
-from .measures.custom import USER_FAMILY, pytrec_eval_supported, user_measures_of
-from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
-from .measures.registry import DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING
+from .measures.registry import (DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING,
+                                USER_FAMILY, pytrec_eval_supported, user_measures_of)
 from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
-from .unjudged.bounds import BOUNDED_MEASURES, bound_columns, grade_range
 
 #: How unjudged retrieved documents count: as non-relevant (trec_eval), or both ways.
 UNJUDGED = ("zero", "bounds")
@@ -657,6 +653,8 @@ class Evaluator:
         {output name: MeasureDef})``; ``expected`` computes expectations over tie
         orders (``lists`` then whole, not cut at ``max_docs``)."""
         columns, specs = {}, {}
+        if expected:  # imported here: the expected kernels pull eight measure families
+            from .measures.expected import EXPECTED_KERNELS, ORDER_FREE
         for group, merged in kernel_groups(requests):
             measure, level, params = group
             req = merged[0]
@@ -684,6 +682,8 @@ class Evaluator:
                     columns[name] = _complete_reset(block[:, j], lists.bogus, req)
                     specs[name] = measure
         if self.unjudged == "bounds":
+            from .unjudged.bounds import BOUNDED_MEASURES, bound_columns, grade_range
+
             # (Requests made inside irmetrics, such as a report's curves, may have none.)
             bounds = bound_columns(lists, [r for r in requests
                                            if r.measure.name in BOUNDED_MEASURES], columns,
@@ -714,6 +714,8 @@ def check_expected_measures(requests: list[Request], *, judged_only=False,
     """Refuse, under ``ties="expected"``, measures without an exact expected value, and
     ``judged_only`` with ``max_docs`` (the cut would fall before unjudged documents are
     dropped, and which ones it removes depends on the order)."""
+    from .measures.expected import EXPECTED_KERNELS, ORDER_FREE, accepted_names
+
     refused = sorted({r.measure.name for r in requests if r.measure.name not in ORDER_FREE
                       and r.measure.name not in EXPECTED_KERNELS})
     if refused:
@@ -737,6 +739,8 @@ LABEL_GAIN_MEASURES = frozenset({"ndcg", "ndcg_cut", "dcg", "ideal_dcg"})
 def check_bounded(requests: list[Request], *, ties: str, relevance: str) -> None:
     """Refuse, under ``unjudged="bounds"``, measures without bounds (list them) and
     the options bounds do not cover."""
+    from .unjudged.bounds import BOUNDED_MEASURES
+
     refused = sorted({r.output_names[0] for r in requests
                       if r.measure.name not in BOUNDED_MEASURES})
     if refused:
@@ -922,6 +926,8 @@ def evaluate_each(evaluators: list, run, *, stacked=None) -> list[Results]:
     road = plans[0].road if all(p.road == plans[0].road for p in plans) else MEMORY_ROAD
     streamed = None
     if road in BOUNDED_ROADS:
+        from .engine.fanout import evaluate_run_batches_fanout, evaluate_run_file_fanout
+
         options = dict(max_docs=first.max_docs, complete=first.complete,
                        semantics=first.semantics, ties=first.ties, threads=first.threads,
                        keep_scores=any(user_measures_of(ev.requests) for ev in evaluators))

@@ -21,9 +21,8 @@ from ..containers import Qrels
 from ..exceptions import (MissingQueriesWarning, NoQueriesError, ParameterError,
                           UserMeasureError)
 from ..io.columnar import column_names, is_columnar
-from ..measures.custom import pytrec_eval_supported
 from ..measures.parse import parse_measures
-from ..measures.registry import MEAN
+from ..measures.registry import MEAN, pytrec_eval_supported
 from ..progress import is_terminal
 from ..results import listed_ids
 from .formatting import FORMATS, RunBlock, c_double, render_delimited, render_json, \
@@ -192,8 +191,9 @@ class _MeasureHelp(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from ..measures.registry import NICKNAMES, REGISTRY
+        from ..measures.registry import NICKNAMES, REGISTRY, load_all
 
+        load_all()  # the descriptions are the kernels' docstrings
         lines = [parser.format_help(), "measures (trec_eval name, friendly name, first line"
                                        " of its description):"]
         for m in sorted(REGISTRY.values(), key=lambda m: m.order):

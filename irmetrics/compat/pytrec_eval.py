@@ -30,13 +30,13 @@ from ..checks import parameter_type_error
 from ..containers.tables import to_id
 from ..evaluate import Evaluator
 from ..exceptions import InputFormatError, UnknownMeasureError
-from ..measures.custom import is_user_spelling
 from ..measures.params import DoubleParams, PairParams
-from ..measures.registry import NICKNAMES, REGISTRY
+from ..measures.parse import parse_measures
+from ..measures.registry import NICKNAMES, REGISTRY, is_user_spelling, pytrec_eval_supported
 
 __all__ = [
     "RelevanceEvaluator", "parse_qrel", "parse_run", "supported_measures",
-    "supported_nicknames", "compute_aggregated_measure",
+    "supported_nicknames", "compute_aggregated_measure", "output_order",
 ]
 
 #: The pytrec-eval-terrier version this drop-in reproduces (ir_measures checks it is set).
@@ -97,6 +97,28 @@ def _combine_measures(measures: Iterable[str]) -> list[str]:
         raise UnknownMeasureError(spec)
     out = [f"{m}.{','.join(sorted(p))}" if p else m for m, p in params.items()]
     return out + [s for s in passthrough if s.split(".", 1)[0] not in params]
+
+
+def _output_keys(requests) -> dict[str, str]:
+    """``{output name: pytrec_eval's key}`` of every request, in output order (the
+    engine's columns follow the requests): single-valued measures keep their bare name
+    in pytrec_eval's output, even with parameters."""
+    return {name: req.measure.name if isinstance(req.measure.params, (DoubleParams, PairParams))
+            else name for req in requests for name in req.output_names}
+
+
+def output_order(measures: Iterable[str]) -> tuple[str, ...]:
+    """The keys of each query's dict that ``RelevanceEvaluator(qrels,
+    measures).evaluate(run)`` returns, in their order, read from the measure names alone
+    (no evaluation): what ir_measures' pytrec_eval provider needs to order its results.
+
+    Examples
+    --------
+    >>> output_order({"P.5", "map", "set_F.0.5", "recip_rank"})
+    ('map', 'recip_rank', 'P_5', 'set_F')
+    """
+    requests = parse_measures(_combine_measures(measures), supported=pytrec_eval_supported)
+    return tuple(dict.fromkeys(_output_keys(requests).values()))
 
 
 def _flag(name, value) -> bool:
@@ -171,12 +193,7 @@ class RelevanceEvaluator:
             judged_only=_flag("judged_docs_only_flag", judged_docs_only_flag),
             semantics="pytrec_eval",
         )
-        # Single-valued measures keep their bare name in pytrec_eval's output.
-        self._rename = {}
-        for req in self._evaluator.requests:
-            if isinstance(req.measure.params, (DoubleParams, PairParams)):
-                for name in req.output_names:
-                    self._rename[name] = req.measure.name
+        self._rename = _output_keys(self._evaluator.requests)
 
     def evaluate(self, scores: Mapping) -> dict:
         """Evaluate one run ``{query_id: {doc_id: score}}`` → ``{query_id: {name: value}}``.

@@ -1,30 +1,10 @@
-"""Measure registry and the measure families (importing a family registers it)."""
+"""Measure registry and the measure families.
 
-from . import (  # noqa: F401  (imported for their registrations)
-    average_precision,
-    counts,
-    dcg,
-    diversity,
-    gain_based,
-    gdeval,
-    incomplete,
-    interpolated,
-    judged,
-    judgment_groups,
-    ltr,
-    metric_learning,
-    msmarco,
-    nuggets,
-    precision,
-    prefs,
-    rank,
-    ranx,
-    recall,
-    set_based,
-    strings,
-    torchmetrics_family,
-    user_model,
-)
+The registry lists every measure from its index (:mod:`irmetrics.measures.declared`);
+a family module is imported when one of its measures is first computed
+(:func:`irmetrics.measures.registry.load`).
+"""
+
 from .registry import NICKNAMES, REGISTRY, MeasureDef, names
 
 __all__ = ["NICKNAMES", "REGISTRY", "MeasureDef", "names"]

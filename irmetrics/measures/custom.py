@@ -22,7 +22,6 @@ import itertools
 import math
 import numbers
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,13 +36,13 @@ from ..exceptions import ParameterError, UnknownMeasureError, UserMeasureError
 from ..lazy import loaded
 from .params import BINARY_OPTIONS, KeywordParams, Option
 from .parse import printed_name_spec
-from .registry import DOUBLE, MEAN, NICKNAMES, REGISTRY, SUM, MeasureDef
+from .registry import (DOUBLE, MEAN, NICKNAMES, REGISTRY, SUM, USER_FAMILY,  # noqa: F401
+                       MeasureDef, is_user_measure, is_user_spelling, pytrec_eval_supported,
+                       user_measures_of)
 
 __all__ = ["QueryRanking", "Rankings", "UserMeasure", "define_measure", "load_measures",
            "remove_measure"]
 
-#: The ``family`` of every user measure's declaration.
-USER_FAMILY = "custom"
 #: User measures print after every built-in one, in the order they were defined.
 _FIRST_ORDER = 100_000
 _orders = itertools.count(_FIRST_ORDER)
@@ -700,11 +699,6 @@ def _options_of(function, name: str) -> tuple[dict, dict]:
     return options, defaults
 
 
-def is_user_measure(measure: MeasureDef) -> bool:
-    """Whether a registry entry was defined by the user (:func:`define_measure`)."""
-    return "user_measure" in measure.extra
-
-
 def _builtin_clash(name: str) -> str | None:
     """How a built-in measure already spells ``name`` (case-blind), or None."""
     lower = name.lower()
@@ -778,41 +772,6 @@ def remove_measure(name: str) -> None:
         raise UnknownMeasureError(name, suggestions=[k for k, m in REGISTRY.items()
                                                      if is_user_measure(m)][:5])
     del REGISTRY[same[0]]
-
-
-def user_measures_of(requests) -> list[UserMeasure]:
-    """The user measures among parsed requests (each once), e.g. to ship to Spark."""
-    found = {}
-    for req in requests:
-        if is_user_measure(req.measure):
-            spec = req.measure.extra["user_measure"]
-            found[spec.name] = spec
-    return list(found.values())
-
-
-def is_user_spelling(spec: str) -> bool:
-    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``), well spelled
-    or not: what the pytrec_eval drop-in hands to the parser besides pytrec_eval's own
-    names, so that ``GradedP(max_label='x')`` or ``GradedP@0`` get the parser's error
-    about the parameter rather than "unknown measure".
-
-    >>> import irmetrics as irm
-    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
-    >>> is_user_spelling("hits(rel=2)@10"), is_user_spelling("Hits@0"), is_user_spelling("P@10")
-    (True, True, False)
-    >>> irm.remove_measure("Hits")
-    """
-    base = re.match(r"\s*([^\W\d]\w*)", spec) if isinstance(spec, str) else None
-    if base is None:
-        return False
-    name = base.group(1).lower()
-    return any(is_user_measure(m) and key.lower() == name for key, m in REGISTRY.items())
-
-
-def pytrec_eval_supported(measure: MeasureDef) -> bool:
-    """Whether a measure may be computed under ``semantics="pytrec_eval"``: the ones
-    pytrec_eval has, and the user's own."""
-    return measure.pytrec_eval or is_user_measure(measure)
 
 
 _loaded = itertools.count()

@@ -10,7 +10,10 @@ import inspect
 
 from . import REGISTRY, NICKNAMES
 from .params import BINARY_OPTIONS
-from .registry import DOUBLE, GEOMETRIC, HIDDEN, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM
+from .registry import (DOUBLE, GEOMETRIC, HIDDEN, LONG, MEAN, NONE, NUM_Q, RUNID, STRING, SUM,
+                       load_all)
+
+load_all()  # the pages quote every kernel's docstring
 
 _PRINTED = {DOUBLE: "per query `%6.4f`", LONG: "per query `%ld` (integer)",
             STRING: "per query, quoted string", HIDDEN: "not printed per query"}

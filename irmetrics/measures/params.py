@@ -10,14 +10,82 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from ._cparse import c_atof, c_atol
 from ..exceptions import ParameterError
 
 
-@dataclass(frozen=True)
-class NoParams:
+class Record:
+    """A frozen record whose fields are its class annotations, with defaults from the
+    class attributes: ``__init__`` (positional or keyword), ``repr``, ``==`` (same class,
+    same fields), ``hash`` and immutability, as ``@dataclass(frozen=True)`` gives, but
+    without generating code. The dataclass decorator compiles six methods per class when
+    the module is imported (0.3-0.5 ms a class), and every cold call of the drop-ins
+    imports these classes (issue 34 item 6); records are few, so a generic ``__init__``
+    costs nothing that shows.
+
+    Examples
+    --------
+    >>> class Pair(Record):
+    ...     first: int
+    ...     second: int = 0
+    >>> Pair(1), Pair(1) == Pair(first=1, second=0), Pair.fields
+    (Pair(first=1, second=0), True, ('first', 'second'))
+    """
+
+    #: Field names, in declaration order (a base class's first).
+    fields: tuple[str, ...] = ()
+    _defaults: dict = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        own = [n for n in cls.__dict__.get("__annotations__", {}) if n not in cls.fields]
+        cls.fields = cls.fields + tuple(own)
+        cls._defaults = {**cls._defaults, **{n: cls.__dict__[n] for n in own
+                                             if n in cls.__dict__}}
+
+    def __init__(self, *args, **kwargs) -> None:
+        if len(args) > len(self.fields):
+            raise TypeError(f"{type(self).__name__}() takes {len(self.fields)} arguments;"
+                            f" got {len(args)}")
+        values = dict(zip(self.fields, args))
+        for name, value in kwargs.items():
+            if name not in self.fields or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated"
+                                f" argument {name!r}")
+            values[name] = value
+        for name in self.fields:
+            if name not in values:
+                if name not in self._defaults:
+                    raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+                values[name] = self._defaults[name]
+        self.__dict__.update(values)
+
+    def _values(self) -> tuple:
+        return tuple(self.__dict__[n] for n in self.fields)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={self.__dict__[n]!r}" for n in self.fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name, value) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen"
+                             f" {type(self).__name__}")
+
+    def __delattr__(self, name) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a frozen"
+                             f" {type(self).__name__}")
+
+
+class NoParams(Record):
     def parse(self, measure: str, raw: str | None):
         if raw is not None:
             raise ParameterError(f"measure '{measure}' takes no parameters; got {raw!r}.")
@@ -30,8 +98,7 @@ class NoParams:
         return "none"
 
 
-@dataclass(frozen=True)
-class LongCutoffs:
+class LongCutoffs(Record):
     """Integer cutoffs, ``atol`` each, sorted ascending; one value per cutoff."""
 
     default: tuple[int, ...]
@@ -56,8 +123,7 @@ class LongCutoffs:
                 f" per cutoff named `<measure>_<k>`; default `{_join(self.default)}`")
 
 
-@dataclass(frozen=True)
-class DoubleCutoffs:
+class DoubleCutoffs(Record):
     """Real-valued cutoffs, ``atof`` each, sorted ascending, printed ``%3.2f``."""
 
     default: tuple[float, ...]
@@ -78,8 +144,7 @@ class DoubleCutoffs:
                 f" named `<measure>_<%3.2f>`; default `{_join(self.default)}`")
 
 
-@dataclass(frozen=True)
-class DoubleParams:
+class DoubleParams(Record):
     """Real-valued parameters kept in the order given; a single output value.
 
     ``count``, when set, is the exact number of values the measure needs (utility's
@@ -109,8 +174,7 @@ class DoubleParams:
                 f" `<measure>` or `<measure>_<params as typed>`; default `{_join(self.default)}`")
 
 
-@dataclass(frozen=True)
-class PairParams:
+class PairParams(Record):
     """``name=value`` pairs (gains by level, or ``p=`` for rbp); a single output value."""
 
     default: tuple[tuple[str, float], ...] = ()
@@ -139,8 +203,7 @@ def _join(values) -> str:
     return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 
-@dataclass(frozen=True)
-class FixedSuffix:
+class FixedSuffix(Record):
     """A measure whose friendly form ends in one fixed ``@<suffix>`` (``MAP@R``, ``ML_P@1``).
 
     The trec_eval-style name takes no parameters; the friendly spelling must carry
@@ -163,8 +226,7 @@ class FixedSuffix:
         return f"none; the friendly name carries the fixed suffix `@{self.suffix}`"
 
 
-@dataclass(frozen=True)
-class KeywordParams:
+class KeywordParams(Record):
     """Parameters of a measure spelled only the ir_measures way, ``Name(key=value)@k``
     (the diversity and user-model families): the parsed parameter is the cutoff ``k``
     (or None when the declaration takes none); keywords are the declaration's
@@ -190,8 +252,7 @@ class KeywordParams:
         return f"{at}the keyword options below; ir_measures spelling only"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(Record):
     """A keyword option of a friendly spelling, ``Name(key=value)@k`` (ir_measures style).
 
     Declared per measure in ``measure(..., options={"key": Option(...)})``; the parser

@@ -16,12 +16,11 @@ import math
 import re
 from collections.abc import Iterable
 from typing import Any
-from dataclasses import dataclass
 
 from ._cparse import LONG_MAX
 from ..checks import check_choice, parameter_error
 from ..exceptions import IrMetricsError, ParameterError, UnknownMeasureError
-from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams
+from .params import DoubleCutoffs, DoubleParams, KeywordParams, LongCutoffs, PairParams, Record
 from .registry import NICKNAMES, REGISTRY, MeasureDef
 
 #: Spellings that can only be friendly (an ``@`` or ``(``), never a printed trec_eval name.
@@ -38,8 +37,7 @@ _FRIENDLY_NESTED = re.compile(r"(?P<base>[^\W\d]\w*)\((?P<args>.*)\)(?:@(?P<cut>
 _SHARED_GAIN_BLOCK = ("dcg", "ideal_dcg", "ndcg")
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Record):
     """One measure to compute, with parsed parameters and its output names."""
 
     measure: MeasureDef

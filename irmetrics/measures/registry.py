@@ -7,11 +7,21 @@ per-query values are printed and aggregated, the nickname groups it belongs to,
 its friendly (ir_measures-style) spelling and whether pytrec_eval supports it.
 The name parsers, evaluate(), the CLI, the pytrec_eval drop-in and the generated
 docs all read :data:`REGISTRY`; there is no second table of names.
+
+Importing every family costs more than a small evaluation (issue 34), so
+:data:`REGISTRY` is filled from :mod:`irmetrics.measures.declared`, an index generated
+from the declarations (``python -m irmetrics.measures.index``; a test fails when it and
+the family modules disagree). An entry's kernel and docstring arrive when its family
+module is imported: on the first computation of one of its measures, or by
+:func:`load` / :func:`load_all`; the declaration then checks itself against its entry
+and completes it in place, so every reference to the entry stays valid.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib
+import re
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 from .params import BINARY_OPTIONS, NoParams
@@ -115,8 +125,17 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
             aliases=dict(aliases or {}),
             options=dict(BINARY_OPTIONS if options is None else options), extra=extra,
         )
-        if name in REGISTRY:
+        if name in DECLARATIONS:
             raise RuntimeError(f"measure {name!r} declared twice")
+        DECLARATIONS[name] = spec
+        indexed = REGISTRY.get(name)
+        if indexed is not None and isinstance(indexed.kernel, Deferred):
+            if not REGENERATING:
+                _complete(indexed, spec)
+            return kernel
+        if spec.family in FAMILY_MODULES and not REGENERATING:
+            raise RuntimeError(f"measure {name!r} of irmetrics.measures.{spec.family} is not in"
+                               f" the index irmetrics/measures/declared.py; {_REGENERATE}")
         REGISTRY[name] = spec
         for group in spec.groups:
             NICKNAMES[group].append(name)
@@ -128,3 +147,141 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
 def names() -> list[str]:
     """trec_eval names of every registered measure, in output order."""
     return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order)]
+
+
+# ------------------------------------------------ user measures, asked about on every road
+#: The ``family`` of every user measure's declaration (:mod:`irmetrics.measures.custom`).
+USER_FAMILY = "custom"
+
+
+def is_user_measure(measure: MeasureDef) -> bool:
+    """Whether a registry entry was defined by the user (:func:`define_measure`)."""
+    return "user_measure" in measure.extra
+
+
+def user_measures_of(requests) -> list:
+    """The user measures among parsed requests (each once), e.g. to ship to Spark."""
+    found = {}
+    for req in requests:
+        if is_user_measure(req.measure):
+            spec = req.measure.extra["user_measure"]
+            found[spec.name] = spec
+    return list(found.values())
+
+
+def is_user_spelling(spec: str) -> bool:
+    """Whether ``spec`` names a user measure (``GradedP(max_label=3)@10``), well spelled
+    or not: what the pytrec_eval drop-in hands to the parser besides pytrec_eval's own
+    names, so that ``GradedP(max_label='x')`` or ``GradedP@0`` get the parser's error
+    about the parameter rather than "unknown measure".
+
+    >>> import irmetrics as irm
+    >>> _ = irm.define_measure("Hits", lambda view: view.count(view.is_rel))
+    >>> is_user_spelling("hits(rel=2)@10"), is_user_spelling("Hits@0"), is_user_spelling("P@10")
+    (True, True, False)
+    >>> irm.remove_measure("Hits")
+    """
+    base = re.match(r"\s*([^\W\d]\w*)", spec) if isinstance(spec, str) else None
+    if base is None:
+        return False
+    name = base.group(1).lower()
+    return any(is_user_measure(m) and key.lower() == name for key, m in REGISTRY.items())
+
+
+def pytrec_eval_supported(measure: MeasureDef) -> bool:
+    """Whether a measure may be computed under ``semantics="pytrec_eval"``: the ones
+    pytrec_eval has, and the user's own."""
+    return measure.pytrec_eval or is_user_measure(measure)
+
+
+# ----------------------------------------------------------------- families on first use
+#: The declarations as their ``@measure`` decorators made them, in the order they ran.
+DECLARATIONS: dict[str, MeasureDef] = {}
+
+#: Set by the index generator: declarations then register as written, unchecked.
+REGENERATING = False
+
+_REGENERATE = "regenerate it with `python -m irmetrics.measures.index`."
+
+
+class Deferred:
+    """The kernel of a declared measure whose family module is not imported yet: the
+    first call imports it (which completes the declaration) and computes."""
+
+    __slots__ = ("family", "name")
+
+    def __init__(self, family: str, name: str) -> None:
+        self.family, self.name = family, name
+
+    def __call__(self, ctx, params):
+        return load(self.name).kernel(ctx, params)
+
+    def __eq__(self, other) -> bool:  # a copy (pickled, to Spark) is the same kernel
+        return isinstance(other, Deferred) and (other.family, other.name) == (
+            self.family, self.name)
+
+    def __hash__(self) -> int:
+        return hash((self.family, self.name))
+
+    def __repr__(self) -> str:
+        return f"<kernel of {self.name!r} in irmetrics.measures.{self.family}, not imported yet>"
+
+
+def _complete(indexed: MeasureDef, spec: MeasureDef) -> None:
+    """Check a declaration against its index entry and give the entry its kernel and
+    docstring, in place (requests and caches hold the entry itself)."""
+    differ = [f.name for f in fields(MeasureDef) if f.name not in ("kernel", "doc")
+              and getattr(indexed, f.name) != getattr(spec, f.name)]
+    if differ:
+        raise RuntimeError(f"the declaration of measure {spec.name!r} differs from its entry in"
+                           f" irmetrics/measures/declared.py ({', '.join(differ)}); {_REGENERATE}")
+    object.__setattr__(indexed, "kernel", spec.kernel)  # frozen: completed once, here
+    object.__setattr__(indexed, "doc", spec.doc)
+
+
+def load(name: str) -> MeasureDef:
+    """The entry of measure ``name`` with its kernel and docstring: imports its family
+    module if it is not imported yet.
+
+    Examples
+    --------
+    >>> from irmetrics.measures.registry import load
+    >>> load("P").kernel.__name__
+    'precision'
+    """
+    m = REGISTRY[name]
+    if isinstance(m.kernel, Deferred):
+        importlib.import_module(f"irmetrics.measures.{m.kernel.family}")
+        if isinstance(m.kernel, Deferred):  # the module did not declare it
+            raise RuntimeError(f"irmetrics.measures.{m.family} does not declare measure"
+                               f" {name!r}, which irmetrics/measures/declared.py lists;"
+                               f" {_REGENERATE}")
+    return m
+
+
+def load_all() -> None:
+    """Import every measure family (what reading all kernels and docstrings needs: the
+    CLI's help, the generated docs).
+
+    Examples
+    --------
+    >>> from irmetrics.measures.registry import REGISTRY, load_all
+    >>> load_all()
+    >>> REGISTRY["bpref"].doc != ""
+    True
+    """
+    for family in FAMILY_MODULES:
+        importlib.import_module(f"irmetrics.measures.{family}")
+
+
+def _declare(entries) -> None:
+    for family, name, values in entries:
+        spec = MeasureDef(name=name, kernel=Deferred(family, name), family=family, **values)
+        REGISTRY[name] = spec
+        for group in spec.groups:
+            NICKNAMES[group].append(name)
+
+
+from .declared import DECLARED, FAMILY_MODULES  # noqa: E402  (needs MeasureDef's types)
+
+_declare(DECLARED)

@@ -178,6 +178,48 @@ ir_measures.calc_aggregate([ir_measures.parse_measure("alpha_nDCG@5")], qrels, r
     assert "irmetrics.engine.diversity" in modules
 
 
+#: Measure families P@10 never needs: each is imported when one of its measures is first
+#: computed (the registry lists every measure from irmetrics/measures/declared.py).
+OTHER_FAMILIES = ("average_precision", "dcg", "diversity", "gain_based", "gdeval",
+                  "incomplete", "judged", "judgment_groups", "ltr", "metric_learning",
+                  "msmarco", "nuggets", "prefs", "ranx", "strings", "torchmetrics_family",
+                  "user_model")
+
+
+def _families(modules: set[str]) -> list[str]:
+    return sorted(m.rsplit(".", 1)[1] for m in modules
+                  if m.startswith("irmetrics.measures.") and m.rsplit(".", 1)[1] in
+                  OTHER_FAMILIES + ("precision",))
+
+
+def test_a_measure_imports_its_own_family_only():
+    # P@10 through the ir_measures drop-in and pytrec_eval's: the precision family alone
+    # (no bpref/infAP, gain, diversity, ... code); the user-measure module neither
+    for code in ("""
+from irmetrics.compat import ir_measures
+ir_measures.calc_aggregate([ir_measures.P@10], {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}})
+""", """
+from irmetrics.compat.pytrec_eval import RelevanceEvaluator
+RelevanceEvaluator({"q": {"a": 1}}, {"P.10"}).evaluate({"q": {"a": 1.0}})
+"""):
+        modules = modules_after(code)
+        assert _families(modules) == ["precision"]
+        assert "irmetrics.measures.custom" not in modules
+        assert "irmetrics.measures.expected" not in modules
+    # and the checker sees a family once its measure runs (it can fail)
+    modules = modules_after(
+        "import irmetrics\nirmetrics.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, ['bpref'])")
+    assert _families(modules) == ["average_precision", "precision"]
+
+
+def test_importing_the_drop_ins_imports_no_family():
+    modules = modules_after("import irmetrics.compat.ir_measures\n"
+                            "import irmetrics.compat.pytrec_eval\nimport irmetrics.evaluate")
+    assert _families(modules) == []
+    assert [m for m in ("irmetrics.measures.custom", "irmetrics.measures.expected",
+                        "irmetrics.unjudged", "irmetrics.engine.fanout") if m in modules] == []
+
+
 def test_irmetrics_eval_imports_what_eval_needs():
     qrels, run = ROOT / "fixtures" / "example" / "qrels.txt", ROOT / "fixtures" / "example" / "run.txt"
     modules = modules_after(f"""

@@ -45,7 +45,7 @@ from ...evaluate import Evaluator as EngineEvaluator
 from ...exceptions import ParameterError, UnknownMeasureError
 from ...io import DiversityQrels
 from ...measures.parse import NOT_NATIVE
-from ..pytrec_eval import RelevanceEvaluator
+from ..pytrec_eval import output_order
 from ._inputs import as_diversity_table, as_table, reusable
 from .measures import NOT_PROVIDED, Measure, SumAgg, use_pipeline
 from .custom import CustomMeasure, RegisteredMeasure, RuntimeEvaluator
@@ -338,9 +338,10 @@ def _pytrec_eval_name(m) -> str:
 @functools.lru_cache(maxsize=256)
 def _pytrec_eval_order(names: tuple) -> tuple:
     """pytrec_eval's output order of ``names`` (its measure table's order, reproduced by
-    the pytrec_eval drop-in), read once from a one-document evaluation."""
+    the pytrec_eval drop-in), read from the names (an evaluation would cost a small
+    call's time again)."""
     try:
-        out = RelevanceEvaluator({"q": {"d": 1}}, names).evaluate({"q": {"d": 1.0}})["q"]
+        out = output_order(names)
     except (ValueError, KeyError):  # a name pytrec_eval does not know: the given order
         return names
     return tuple(out) + tuple(n for n in names if n not in out)
