@@ -17,12 +17,12 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import query_codes, rank_run, run_blocks
+from irmetrics.engine.pack import rank_run, run_blocks
 from irmetrics.engine.segments import ranges
 from irmetrics.parallel import map_ordered, resolve_threads
 
-__all__ = ["FusionLists", "fusion_lists", "pair_codes", "segment_order", "query_blocks",
-           "BLOCK_ENTRIES"]
+__all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes",
+           "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
 #: are fused in blocks of about this many, so that the arrays of a block (16 MiB each)
@@ -120,6 +120,127 @@ class FusionLists:
         return out
 
 
+@dataclass(frozen=True)
+class RankedRuns:
+    """Every run in trec_eval's order over the union of their queries: what fusion reads
+    of the runs, made once. :meth:`lists` gives the :class:`FusionLists` of a span of
+    queries from slices of it (a run's entries are grouped by query, ascending), so that
+    queries are fused in blocks without cutting the runs' tables.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str
+        Every query of every run, ascending byte order (query code = position).
+    run_names : tuple of str
+    offsets : ndarray (R, Q + 1)
+        Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
+        ``rows[r]`` and ``scores[r]``, in rank order.
+    rows, scores : tuple of ndarray
+        Per run, per entry: its row in ``doc_rows`` and its score.
+    doc_rows : polars.Series
+        The runs' doc ids in their rows' order, the runs one after another.
+    hashes : ndarray of uint64
+        A 64-bit hash of each of ``doc_rows`` (``pl.Series.hash``).
+    """
+
+    query_ids: np.ndarray
+    run_names: tuple
+    offsets: np.ndarray
+    rows: tuple
+    scores: tuple
+    doc_rows: pl.Series
+    hashes: np.ndarray
+
+    def query_sizes(self) -> np.ndarray:
+        """Entries of all runs together, per query (Q)."""
+        return np.diff(self.offsets, axis=1).sum(axis=0)
+
+    def spans(self, entries: int | None = None) -> list[tuple[int, int]]:
+        """Consecutive queries ``(lo, hi)`` fused together: counting the entries of all
+        runs query by query, a span holds the queries whose first entry falls in one
+        stretch of ``entries`` (default :data:`BLOCK_ENTRIES`): at most that many and one
+        query more.
+
+        >>> a = Run.from_dict({"q1": {"d": 1.0}, "q2": {"d": 1.0, "e": 0.5}}, name="a")
+        >>> b = Run.from_dict({"q2": {"d": 2.0}, "q3": {"x": 1.0}}, name="b")
+        >>> rank_runs([a, b]).spans(3)
+        [(0, 2), (2, 3)]
+        """
+        limit = BLOCK_ENTRIES if entries is None else entries
+        sizes = self.query_sizes()
+        if not len(sizes):
+            return [(0, 0)]
+        # a query's block: where its first entry falls, in units of the limit
+        block_of = (np.cumsum(sizes) - sizes) // limit
+        cuts = np.flatnonzero(np.diff(block_of)) + 1
+        bounds = [0, *cuts.tolist(), len(sizes)]
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def lists(self, lo: int = 0, hi: int | None = None, *,
+              threads: int | None = 1) -> FusionLists:
+        """The :class:`FusionLists` of queries ``lo:hi`` (query codes from 0 there);
+        ``threads`` sort the pairs (:func:`pair_codes`)."""
+        hi = len(self.query_ids) if hi is None else hi
+        offsets = self.offsets[:, lo:hi + 1]
+        start = offsets[:, :1]
+        lengths = np.diff(offsets, axis=1)
+        n_queries = hi - lo
+        codes = np.arange(n_queries)
+        query, rank, rows, scores = [], [], [], []
+        for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
+            rows.append(self.rows[r][a:b])
+            scores.append(self.scores[r][a:b])
+            query.append(np.repeat(codes, lengths[r]))
+            rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
+        entry_row = np.concatenate(rows)
+        entry_query = np.concatenate(query)
+        pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
+                                             rows=entry_row, hashes=self.hashes,
+                                             threads=threads)
+        sizes = offsets[:, -1] - offsets[:, 0]
+        return FusionLists(
+            query_ids=self.query_ids[lo:hi], run_names=self.run_names,
+            bounds=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+            offsets=(offsets - start).astype(np.int64), pair=pair,
+            rank=np.concatenate(rank).astype(np.int64), score=np.concatenate(scores),
+            pair_query=pair_query, pair_entry=first, doc_rows=self.doc_rows,
+            entry_row=entry_row)
+
+
+def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
+    """``runs`` (already :class:`Run` tables), each put in trec_eval's order
+    (:func:`irmetrics.engine.pack.rank_run`) over the union of their queries; the runs
+    on ``threads`` threads."""
+    frames = [run.df for run in runs]
+    # The queries from each run's blocks of equal query ids (one per query as systems
+    # write runs), not from every row; rank_run reuses the blocks.
+    blocks = map_ordered(run_blocks, frames, threads=threads)
+    query_ids = np.unique(np.concatenate(
+        [b.query_ids.to_numpy().astype(object) for b in blocks]
+        or [np.empty(0, dtype=object)]))
+    no_placeholders = np.zeros(len(query_ids), dtype=bool)
+    firsts = np.concatenate(([0], np.cumsum([f.height for f in frames]))).tolist()
+    # 32-bit rows when they fit: half the memory of the largest arrays kept
+    index = np.int32 if firsts[-1] < 2**31 else np.int64
+
+    def one(r: int):
+        ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
+        # doc ids stay in row order: entries point at their rows (no strings copied)
+        return np.add(ranked.order, firsts[r], dtype=index), ranked.scores, ranked.offsets
+
+    ranked = map_ordered(one, range(len(frames)), threads=threads)
+    # One chunk: gathers from a chunked column of strings are several times slower.
+    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
+        else pl.Series("doc_id", [], dtype=pl.String)
+    return RankedRuns(
+        query_ids=query_ids, run_names=tuple(run.name for run in runs),
+        offsets=np.array([o for _, _, o in ranked], dtype=np.int64).reshape(
+            len(runs), len(query_ids) + 1),
+        rows=tuple(rows for rows, _, _ in ranked),
+        scores=tuple(scores for _, scores, _ in ranked),
+        doc_rows=doc_rows, hashes=doc_rows.hash().to_numpy())
+
+
 def fusion_lists(runs: list[Run]) -> FusionLists:
     """The entries of ``runs`` (already :class:`Run` tables) over their pairs.
 
@@ -129,40 +250,7 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
     >>> lists.n_pairs, lists.rank.tolist(), lists.pair_doc.gather(lists.pair).to_list()
     (3, [0, 1, 0, 1], ['d1', 'd2', 'd3', 'd2'])
     """
-    frames = [run.df for run in runs]
-    # The queries from each run's blocks of equal query ids (one per query as systems
-    # write runs), not from every row; rank_run reuses the blocks.
-    blocks = [run_blocks(f) for f in frames]
-    query_ids = np.unique(np.concatenate(
-        [b.query_ids.to_numpy().astype(object) for b in blocks]
-        or [np.empty(0, dtype=object)]))
-    n_queries = len(query_ids)
-    no_placeholders = np.zeros(n_queries, dtype=bool)
-    queries, ranks, scores, rows, offsets = [], [], [], [], []
-    first_row = 0
-    for frame, frame_blocks in zip(frames, blocks):
-        ranked = rank_run(frame, query_ids, no_placeholders, blocks=frame_blocks)
-        queries.append(ranked.query)
-        starts = ranked.offsets[:-1]
-        ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
-        scores.append(ranked.scores)
-        # doc ids stay in row order: entries point at their rows (no strings copied)
-        rows.append(ranked.order + first_row)
-        first_row += frame.height
-        offsets.append(ranked.offsets)
-    bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
-    # One chunk: gathers from a chunked column of strings are several times slower.
-    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
-        else pl.Series("doc_id", [], dtype=pl.String)
-    query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
-    entry_row = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
-    pair, first, pair_query = pair_codes(query, doc_rows, n_queries, rows=entry_row)
-    return FusionLists(
-        query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
-        offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
-        pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
-        score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=pair_query, pair_entry=first, doc_rows=doc_rows, entry_row=entry_row)
+    return rank_runs(runs).lists(threads=None)
 
 
 #: Most cells (rows x width) of one padded table :func:`segment_order` sorts at once.
@@ -279,57 +367,20 @@ def _each_rows(fn, total: int, threads) -> None:
 HASH_BITS = 62
 
 
-def query_blocks(runs: list[Run], entries: int | None = None) -> list[list[Run]]:
-    """``runs`` cut into blocks of consecutive queries (ascending byte order); block
-    ``b`` is each run restricted to block ``b``'s queries. Counting the entries of all
-    runs query by query, a block holds the queries whose first entry falls in one
-    stretch of ``entries`` (default :data:`BLOCK_ENTRIES`): at most that many and one
-    query more. One block of the runs themselves when they hold no more.
-
-    >>> a = Run.from_dict({"q1": {"d": 1.0}, "q2": {"d": 1.0, "e": 0.5}}, name="a")
-    >>> b = Run.from_dict({"q2": {"d": 2.0}, "q3": {"x": 1.0}}, name="b")
-    >>> [[run.df["query_id"].to_list() for run in block] for block in query_blocks([a, b], 3)]
-    [[['q1', 'q2', 'q2'], ['q2']], [[], ['q3']]]
-    """
-    limit = BLOCK_ENTRIES if entries is None else entries
-    frames = [run.df for run in runs]
-    if sum(f.height for f in frames) <= limit:
-        return [runs]
-    blocks = [run_blocks(f) for f in frames]
-    query_ids = np.unique(np.concatenate([b.query_ids.to_numpy().astype(object)
-                                          for b in blocks]))
-    codes = [query_codes(b.query_ids, query_ids) for b in blocks]
-    per_query = sum(np.bincount(c, weights=b.lengths, minlength=len(query_ids))
-                    for c, b in zip(codes, blocks))
-    # a query's block: where its first entry falls, in units of the limit
-    block_of = ((np.cumsum(per_query) - per_query) // limit).astype(np.int64)
-    _, block_of = np.unique(block_of, return_inverse=True)  # numbered 0.. without gaps
-    out: list[list[Run]] = [[] for _ in range(int(block_of.max()) + 1)]
-    for run, frame, b, code in zip(runs, frames, blocks, codes):
-        row_block = block_of[code]
-        # the run's row blocks by query block (stable: each keeps the run's row order)
-        by_block = np.argsort(row_block, kind="stable")
-        rows = ranges(b.starts[by_block], b.lengths[by_block])
-        cuts = np.searchsorted(np.repeat(row_block[by_block], b.lengths[by_block]),
-                               np.arange(len(out) + 1))
-        for i in range(len(out)):
-            part = frame[rows[cuts[i]:cuts[i + 1]]]
-            out[i].append(Run.from_unique_pairs(part, name=run.name))  # rows of a Run
-    return out
-
-
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
-               rows: np.ndarray | None = None,
-               hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               rows: np.ndarray | None = None, hashes: np.ndarray | None = None,
+               hash_bits: int | None = None,
+               threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One code per distinct (query, document) of the entries, codes grouped by query:
     entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
     ``rows``).
 
     The entries are grouped by query and each query's sorted on the top ``hash_bits``
     (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
-    (:func:`segment_order`). Equal hashes of a query are then checked to hold equal doc ids; if two documents of a query
-    share a hash, the entries are sorted on the strings themselves instead, so a
-    collision costs time, never a wrong pair.
+    (``hashes``, one per row of ``doc``; default ``doc.hash()``), on ``threads``
+    threads (:func:`segment_order`). Equal hashes of a query are then checked to hold
+    equal doc ids; if two documents of a query share a hash, the entries are sorted on
+    the strings themselves instead, so a collision costs time, never a wrong pair.
 
     Returns
     -------
@@ -355,15 +406,20 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
     if rows is None:
         rows = np.arange(len(query))
-    # below 2**62 once shifted: the same numbers as int64
-    key = (doc.hash().to_numpy() >> np.uint64(64 - bits)).view(np.int64)[rows] if bits \
-        else np.zeros(len(query), dtype=np.int64)
+    if hashes is None:
+        hashes = doc.hash().to_numpy()
     # Entries grouped by query (a stable sort: fusion's are already, run by run), then
-    # each query's sorted on its hashes as one row of a table (segment_order).
+    # each query's sorted on its hashes as one row of a table (segment_order). Below
+    # 2**62 once shifted: the same numbers as int64.
     by_query = np.argsort(query, kind="stable")
+    if bits:
+        key = np.right_shift(hashes[rows[by_query]], np.uint64(64 - bits)).view(np.int64)
+    else:
+        key = np.zeros(len(query), dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    order = by_query[segment_order(key[by_query], offsets, np.iinfo(np.int64).max, threads=None)]
-    sorted_key = key[order]
+    within = segment_order(key, offsets, np.iinfo(np.int64).max, threads=threads)
+    order = by_query[within]
+    sorted_key = key[within]
     new = np.empty(len(key), dtype=bool)
     np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
