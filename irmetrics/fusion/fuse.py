@@ -434,15 +434,15 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     spans = [(0, len(ranked.query_ids))] if method_.trained else ranked.spans()
     inner = None if len(spans) == 1 else 1
 
-    def one(span: tuple[int, int]):
+    def one(span: tuple[int, int]) -> pl.DataFrame:
         lists = ranked.lists(*span, threads=inner)
         fused = fused_scores(lists, method_, norm=norm, weights=weights_, params=params_,
                              qrels=qrels_)
-        return fused_order(lists, fused, threads=inner)
+        return fused_frame(lists, fused, name, threads=inner)
 
-    parts = map_ordered(one, spans, threads=1 if inner is None else None)
-    return fused_run(ranked.query_ids, ranked.doc_rows, *(
-        np.concatenate([part[i] for part in parts]) for i in range(3)), name=name)
+    frames = map_ordered(one, spans, threads=1 if inner is None else None)
+    return Run.from_unique_pairs(frames[0] if len(frames) == 1 else pl.concat(frames),
+                                 name=name)  # one row per pair
 
 
 def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qrels,
@@ -451,7 +451,7 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
     :class:`Run` tables (MAPFuse evaluates them)."""
     fused = fused_scores(lists, method, norm=norm, weights=weights, params=params,
                          qrels=qrels)
-    return fused_run(lists.query_ids, lists.doc_rows, *fused_order(lists, fused), name=name)
+    return Run.from_unique_pairs(fused_frame(lists, fused, name), name=name)
 
 
 def fused_scores(lists: FusionLists, method: Method, *, norm, weights, params,
@@ -473,11 +473,10 @@ def fused_scores(lists: FusionLists, method: Method, *, norm, weights, params,
     return fused
 
 
-def fused_order(lists: FusionLists, fused: np.ndarray, *,
-                threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of ``lists`` in the fused run's order: by query, fused score descending,
-    doc id descending (bytes). Returns ``(count, rows, score)``: the pairs of each query
-    (Q), and per pair in that order its row in ``lists.doc_rows`` and its score."""
+def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
+                threads: int | None = None) -> pl.DataFrame:
+    """The fused run's table of the pairs of ``lists`` (a Run's columns, one row per
+    pair): by query, fused score descending, doc id descending (bytes); ranks 1..n."""
     # Pairs are grouped by query: each query's sorted on its scores descending (one row
     # of a table, segment_order); equal scores are then put in doc id order, reading
     # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
@@ -489,24 +488,14 @@ def fused_order(lists: FusionLists, fused: np.ndarray, *,
     # read. Ties move only within equal (query, score), so the scores keep their places.
     rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], lists.pair_query,
                                 score, lists.doc_rows)
-    return counts, rows, score
-
-
-def fused_run(query_ids: np.ndarray, doc_rows: pl.Series, counts: np.ndarray,
-              rows: np.ndarray, score: np.ndarray, *, name: str) -> Run:
-    """The run of :func:`fused_order`'s pairs: ``counts[q]`` pairs of query
-    ``query_ids[q]`` after another, doc ids ``doc_rows[rows]``; ranks 1..n."""
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    query = np.repeat(np.arange(len(query_ids)), counts)
-    rank = np.arange(len(rows)) - np.repeat(offsets[:-1], counts) + 1
-    frame = pl.DataFrame([
-        pl.Series("query_id", query_ids, dtype=pl.String).gather(query),
-        doc_rows.gather(rows).alias("doc_id"),
+    rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts) + 1
+    return pl.DataFrame([
+        pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(lists.pair_query),
+        lists.doc_rows.gather(rows).alias("doc_id"),
         pl.Series("rank", rank, dtype=pl.Int64),
         pl.Series("score", score, dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
               "score", pl.lit(name, dtype=pl.String).alias("run_id"))
-    return Run.from_unique_pairs(frame, name=name)  # one row per pair
 
 
 def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:

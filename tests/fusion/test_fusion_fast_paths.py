@@ -38,7 +38,8 @@ segment_lengths = st.lists(st.integers(0, 40), min_size=1, max_size=12)
 
 
 @settings(max_examples=80, deadline=None)
-@given(segment_lengths, st.sampled_from(["small", "large", "negative", "float", "ties"]),
+@given(segment_lengths, st.sampled_from(["small", "large", "negative", "float", "ties",
+                                         "near"]),
        st.data())
 def test_segment_order_sorts_each_segment(lengths, kind, data):
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -55,9 +56,15 @@ def test_segment_order_sorts_each_segment(lengths, kind, data):
     elif kind == "float":
         values = np.array(data.draw(st.lists(st.floats(-1e9, 1e9), min_size=n, max_size=n)),
                           dtype=np.float64) + 0.0
-    else:                    # heavy ties
+    elif kind == "ties":
         values = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=n,
                                              max_size=n)), dtype=np.float64)
+    else:  # floats a few hundred ulps apart: many share a truncated key, not a value
+        base = np.array(data.draw(st.lists(st.sampled_from([-1.5, 0.0, 1 / 3, 7e10]),
+                                           min_size=n, max_size=n)), dtype=np.float64)
+        ulps = np.array(data.draw(st.lists(st.integers(-300, 300), min_size=n,
+                                           max_size=n)), dtype=np.float64)
+        values = base + ulps * np.spacing(base)
     fill = np.inf if values.dtype.kind == "f" else np.iinfo(np.int64).max
     order = check_segment_order(values, offsets, fill)
     if kind in ("small", "large"):
