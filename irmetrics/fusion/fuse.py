@@ -480,8 +480,8 @@ def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
     # Pairs are grouped by query: each query's sorted on its scores descending (one row
     # of a table, segment_order); equal scores are then put in doc id order, reading
     # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
-    counts = lists.candidates()
-    offsets = np.concatenate(([0], np.cumsum(counts)))
+    offsets = lists.pair_offsets
+    counts = np.diff(offsets)
     order = segment_order(-fused + 0.0, offsets, np.inf, threads=threads)
     score = fused[order]
     # Rows of the runs stand for their pairs from here: their doc ids are the column to

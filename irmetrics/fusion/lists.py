@@ -97,7 +97,13 @@ class FusionLists:
 
     def candidates(self) -> np.ndarray:
         """Number of candidates (documents retrieved by any run) of each query (Q)."""
-        return np.bincount(self.pair_query, minlength=len(self.query_ids))
+        return np.diff(self.pair_offsets)
+
+    @cached_property
+    def pair_offsets(self) -> np.ndarray:
+        """Query ``q``'s pairs are ``pair_offsets[q]:pair_offsets[q + 1]`` (Q + 1)."""
+        # pair_query ascends: a search per query, not a count over every pair
+        return np.searchsorted(self.pair_query, np.arange(len(self.query_ids) + 1))
 
     def entry_query(self, r: int) -> np.ndarray:
         """Query code of each of run ``r``'s entries."""
@@ -515,13 +521,14 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
         new[0] = True
         new[1:] = (query[order][1:] != query[order][:-1]) \
             | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
-    started = np.zeros(len(key) + 1, dtype=np.int64)  # pairs started before each entry
+    # pairs started before each entry (a cumsum of booleans to int32 is 5x faster)
+    started = np.zeros(len(key) + 1, dtype=np.int32 if len(key) < 2**31 else np.int64)
     np.cumsum(new, out=started[1:])
     pair = np.empty(len(key), dtype=np.int64)
     pair[order] = started[1:] - 1
     # pairs are numbered query by query: each query's count of them, repeated
     pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
-    return pair, order[new], pair_query
+    return pair, np.compress(new, order), pair_query  # compress: 3x a boolean index
 
 
 def _by_query(query: np.ndarray, offsets: np.ndarray, lengths: np.ndarray | None):
