@@ -141,12 +141,11 @@ class RankedRuns:
     offsets : ndarray (R, Q + 1)
         Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
         ``rows[r]`` and ``scores[r]``, in rank order.
-    rows, scores : tuple of ndarray
-        Per run, per entry: its row in ``doc_rows`` and its score.
+    rows, scores, hashes : tuple of ndarray
+        Per run, per entry: its row in ``doc_rows``, its score, and a 64-bit hash of its
+        doc id (``pl.Series.hash``, uint64).
     doc_rows : polars.Series
         The runs' doc ids in their rows' order, the runs one after another.
-    hashes : ndarray of uint64
-        A 64-bit hash of each of ``doc_rows`` (``pl.Series.hash``).
     """
 
     query_ids: np.ndarray
@@ -154,8 +153,8 @@ class RankedRuns:
     offsets: np.ndarray
     rows: tuple
     scores: tuple
+    hashes: tuple
     doc_rows: pl.Series
-    hashes: np.ndarray
 
     def query_sizes(self) -> np.ndarray:
         """Entries of all runs together, per query (Q)."""
@@ -195,16 +194,17 @@ class RankedRuns:
         lengths = np.diff(offsets, axis=1)
         n_queries = hi - lo
         codes = np.arange(n_queries)
-        query, rank, rows, scores = [], [], [], []
+        query, rank, rows, scores, hashes = [], [], [], [], []
         for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
             rows.append(self.rows[r][a:b])
             scores.append(self.scores[r][a:b])
+            hashes.append(self.hashes[r][a:b])
             query.append(np.repeat(codes, lengths[r]))
             rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
         entry_row = np.concatenate(rows)
         entry_query = np.concatenate(query)
         pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
-                                             rows=entry_row, hashes=self.hashes,
+                                             rows=entry_row, hashes=np.concatenate(hashes),
                                              lengths=lengths, threads=threads)
         sizes = offsets[:, -1] - offsets[:, 0]
         return FusionLists(
@@ -236,7 +236,7 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
         # doc ids stay in row order: entries point at their rows (no strings copied)
         return (np.add(ranked.order, firsts[r], dtype=index), ranked.scores,
-                ranked.offsets, frames[r]["doc_id"].hash().to_numpy())
+                ranked.offsets, frames[r]["doc_id"].hash().to_numpy()[ranked.order])
 
     ranked = map_ordered(one, range(len(frames)), threads=threads)
     # One chunk: gathers from a chunked column of strings are several times slower.
@@ -247,8 +247,7 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         offsets=np.array([part[2] for part in ranked], dtype=np.int64).reshape(
             len(runs), len(query_ids) + 1),
         rows=tuple(part[0] for part in ranked), scores=tuple(part[1] for part in ranked),
-        doc_rows=doc_rows, hashes=np.concatenate([part[3] for part in ranked]
-                                                 or [np.empty(0, dtype=np.uint64)]))
+        hashes=tuple(part[3] for part in ranked), doc_rows=doc_rows)
 
 
 def fusion_lists(runs: list[Run]) -> FusionLists:
@@ -462,9 +461,9 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
 
     The entries are grouped by query and each query's sorted on the top ``hash_bits``
     (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
-    (``hashes``, one per row of ``doc``; default ``doc.hash()``) with the entry's place
-    in its query in the low bits, as one row of a table (:func:`sort_segments`, on
-    ``threads`` threads). ``lengths`` (R, Q), where the entries are R lists one after
+    (``hashes``, one per entry; default ``doc.hash()`` read through ``rows``) with the
+    entry's place in its query in the low bits, as one row of a table
+    (:func:`sort_segments`, on ``threads`` threads). ``lengths`` (R, Q), where the entries are R lists one after
     another, list ``r`` holding ``lengths[r, q]`` entries of query ``q`` in query
     order (as fusion's runs), groups them without a sort. Equal hashes of a query are
     then checked to hold equal doc ids; if two documents of a query share a hash, the
@@ -497,13 +496,13 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     if rows is None:
         rows = np.arange(len(query))
     if hashes is None:
-        hashes = doc.hash().to_numpy()
+        hashes = doc.hash().to_numpy()[rows]
     by_query = _by_query(query, offsets, lengths)
     start = np.repeat(offsets[:-1], counts)  # of each grouped entry's query
     key = np.arange(len(query), dtype=np.int64)
     key -= start  # its place in its query
     if bits:  # below 2**62 once shifted: the same numbers as int64
-        key |= np.left_shift(np.right_shift(hashes[rows[by_query]], np.uint64(64 - bits))
+        key |= np.left_shift(np.right_shift(hashes[by_query], np.uint64(64 - bits))
                              .view(np.int64), room)
     sort_segments(key, offsets, np.iinfo(np.int64).max, threads=threads)
     order = by_query[start + (key & ((1 << room) - 1))]
