@@ -25,10 +25,11 @@ __all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes
            "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
-#: are fused in blocks of about this many, so that the arrays of a block (16 MiB each)
-#: are reused from one block to the next instead of each being a fresh mapping of the
-#: process's memory (at 30M entries the page faults of fresh 240 MB arrays cost more
-#: than the work: 3x the time per entry of 3M), and memory stays a few arrays of a block.
+#: are fused in spans of at most about this many (:meth:`RankedRuns.spans`), on threads,
+#: so that the arrays of a span (4 MiB each) are reused from one span to the next instead
+#: of each being a fresh mapping of the process's memory (at 30M entries the page faults
+#: of fresh 240 MB arrays cost more than the work), the threads share equal pieces of
+#: work, and memory stays a few arrays of a span per thread.
 BLOCK_ENTRIES = 1 << 19
 
 
