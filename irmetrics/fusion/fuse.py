@@ -32,10 +32,11 @@ from irmetrics.containers import Qrels, Run
 from irmetrics.engine.pack import break_ties_by_doc_id
 from irmetrics.evaluate import as_alike, evaluate
 from irmetrics.exceptions import InputFormatError, ParameterTypeError
+from irmetrics.parallel import map_ordered
 
 from . import trained
 from .condorcet import condorcet_scores
-from .lists import FusionLists, fusion_lists, query_blocks, segment_order
+from .lists import FusionLists, rank_runs, segment_order
 from .normalize import NORMS, borda_fill, normalize_scores
 
 __all__ = ["fuse", "METHODS", "NORMS", "Method", "fuse_lists", "prepare_runs"]
@@ -426,20 +427,36 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
     weights_ = _weights(method_, weights, len(prepared))
     params_ = _params(method_, params)
     name = method_.name if name is None else check_str("name", name)
+    ranked = rank_runs(prepared)
     # Trained methods learn from every query at once; the others fuse each query on its
-    # own, so blocks of queries give the same run (lists.BLOCK_ENTRIES says why).
-    blocks = [prepared] if method_.trained else query_blocks(prepared)
-    fused = [fuse_lists(fusion_lists(block), method_, norm=norm, weights=weights_,
-                        params=params_, qrels=qrels_, name=name) for block in blocks]
-    if len(fused) == 1:
-        return fused[0]
-    return Run.from_unique_pairs(pl.concat([run.df for run in fused]), name=name)
+    # own, so spans of queries give the same run (lists.BLOCK_ENTRIES says why): they
+    # are fused on threads, one span each, and their pairs sorted on one thread.
+    spans = [(0, len(ranked.query_ids))] if method_.trained else ranked.spans()
+    inner = None if len(spans) == 1 else 1
+
+    def one(span: tuple[int, int]) -> pl.DataFrame:
+        lists = ranked.lists(*span, threads=inner)
+        fused = fused_scores(lists, method_, norm=norm, weights=weights_, params=params_,
+                             qrels=qrels_)
+        return fused_frame(lists, fused, name, threads=inner)
+
+    frames = map_ordered(one, spans, threads=1 if inner is None else None)
+    return Run.from_unique_pairs(frames[0] if len(frames) == 1 else pl.concat(frames),
+                                 name=name)  # one row per pair
 
 
 def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qrels,
                name: str, runs=None) -> Run:
     """:func:`fuse` on lists already made (checked arguments); ``runs`` are the
     :class:`Run` tables (MAPFuse evaluates them)."""
+    fused = fused_scores(lists, method, norm=norm, weights=weights, params=params,
+                         qrels=qrels)
+    return Run.from_unique_pairs(fused_frame(lists, fused, name), name=name)
+
+
+def fused_scores(lists: FusionLists, method: Method, *, norm, weights, params,
+                 qrels) -> np.ndarray:
+    """The fused score of each pair of ``lists`` (checked arguments)."""
     training = None
     params = dict(params)
     if method.trained:
@@ -453,32 +470,32 @@ def fuse_lists(lists: FusionLists, method: Method, *, norm, weights, params, qre
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fused = np.asarray(method.combine(ctx), dtype=np.float64)
     _check_finite(fused, lists, method.name)
-    return ranked_run(lists, fused, name)
+    return fused
 
 
-def ranked_run(lists: FusionLists, fused: np.ndarray, name: str) -> Run:
-    """The pairs of ``lists`` as a run: by query, fused score descending, doc id
-    descending (bytes); ranks 1..n."""
+def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
+                threads: int | None = None) -> pl.DataFrame:
+    """The fused run's table of the pairs of ``lists`` (a Run's columns, one row per
+    pair): by query, fused score descending, doc id descending (bytes); ranks 1..n."""
     # Pairs are grouped by query: each query's sorted on its scores descending (one row
     # of a table, segment_order); equal scores are then put in doc id order, reading
     # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
-    counts = lists.candidates()
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    order = segment_order(-fused + 0.0, offsets, np.inf, threads=None)
-    query = lists.pair_query  # segments keep their places
+    offsets = lists.pair_offsets
+    counts = np.diff(offsets)
+    order = segment_order(-fused + 0.0, offsets, np.inf, threads=threads)
+    score = fused[order]
     # Rows of the runs stand for their pairs from here: their doc ids are the column to
     # read. Ties move only within equal (query, score), so the scores keep their places.
-    rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], query,
-                                fused[order], lists.doc_rows)
+    rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], lists.pair_query,
+                                score, lists.doc_rows)
     rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts) + 1
-    frame = pl.DataFrame([
-        pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(query),
+    return pl.DataFrame([
+        pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(lists.pair_query),
         lists.doc_rows.gather(rows).alias("doc_id"),
         pl.Series("rank", rank, dtype=pl.Int64),
-        pl.Series("score", fused[order], dtype=pl.Float64),
+        pl.Series("score", score, dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
               "score", pl.lit(name, dtype=pl.String).alias("run_id"))
-    return Run.from_unique_pairs(frame, name=name)  # one row per pair
 
 
 def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:

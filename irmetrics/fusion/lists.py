@@ -17,19 +17,20 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import query_codes, rank_run, run_blocks
+from irmetrics.engine.pack import rank_run, run_blocks
 from irmetrics.engine.segments import ranges
 from irmetrics.parallel import map_ordered, resolve_threads
 
-__all__ = ["FusionLists", "fusion_lists", "pair_codes", "segment_order", "query_blocks",
-           "BLOCK_ENTRIES"]
+__all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes",
+           "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
-#: are fused in blocks of about this many, so that the arrays of a block (16 MiB each)
-#: are reused from one block to the next instead of each being a fresh mapping of the
-#: process's memory (at 30M entries the page faults of fresh 240 MB arrays cost more
-#: than the work: 3x the time per entry of 3M), and memory stays a few arrays of a block.
-BLOCK_ENTRIES = 1 << 21
+#: are fused in spans of at most about this many (:meth:`RankedRuns.spans`), on threads,
+#: so that the arrays of a span (4 MiB each) are reused from one span to the next instead
+#: of each being a fresh mapping of the process's memory (at 30M entries the page faults
+#: of fresh 240 MB arrays cost more than the work), the threads share equal pieces of
+#: work, and memory stays a few arrays of a span per thread.
+BLOCK_ENTRIES = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,13 @@ class FusionLists:
 
     def candidates(self) -> np.ndarray:
         """Number of candidates (documents retrieved by any run) of each query (Q)."""
-        return np.bincount(self.pair_query, minlength=len(self.query_ids))
+        return np.diff(self.pair_offsets)
+
+    @cached_property
+    def pair_offsets(self) -> np.ndarray:
+        """Query ``q``'s pairs are ``pair_offsets[q]:pair_offsets[q + 1]`` (Q + 1)."""
+        # pair_query ascends: a search per query, not a count over every pair
+        return np.searchsorted(self.pair_query, np.arange(len(self.query_ids) + 1))
 
     def entry_query(self, r: int) -> np.ndarray:
         """Query code of each of run ``r``'s entries."""
@@ -120,6 +127,130 @@ class FusionLists:
         return out
 
 
+@dataclass(frozen=True)
+class RankedRuns:
+    """Every run in trec_eval's order over the union of their queries: what fusion reads
+    of the runs, made once. :meth:`lists` gives the :class:`FusionLists` of a span of
+    queries from slices of it (a run's entries are grouped by query, ascending), so that
+    queries are fused in blocks without cutting the runs' tables.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str
+        Every query of every run, ascending byte order (query code = position).
+    run_names : tuple of str
+    offsets : ndarray (R, Q + 1)
+        Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
+        ``rows[r]`` and ``scores[r]``, in rank order.
+    rows, scores, hashes : tuple of ndarray
+        Per run, per entry: its row in ``doc_rows``, its score, and a 64-bit hash of its
+        doc id (``pl.Series.hash``, uint64).
+    doc_rows : polars.Series
+        The runs' doc ids in their rows' order, the runs one after another.
+    """
+
+    query_ids: np.ndarray
+    run_names: tuple
+    offsets: np.ndarray
+    rows: tuple
+    scores: tuple
+    hashes: tuple
+    doc_rows: pl.Series
+
+    def query_sizes(self) -> np.ndarray:
+        """Entries of all runs together, per query (Q)."""
+        return np.diff(self.offsets, axis=1).sum(axis=0)
+
+    def spans(self, entries: int | None = None) -> list[tuple[int, int]]:
+        """Consecutive queries ``(lo, hi)`` fused together: the entries of all runs cut
+        into ``n`` equal stretches, ``n`` the fewest of at most ``entries`` (default
+        :data:`BLOCK_ENTRIES`), and counting them query by query, a span holds the
+        queries whose first entry falls in one stretch: at most ``entries`` and one
+        query more.
+
+        >>> a = Run.from_dict({"q1": {"d": 1.0}, "q2": {"d": 1.0, "e": 0.5}}, name="a")
+        >>> b = Run.from_dict({"q2": {"d": 2.0}, "q3": {"x": 1.0}}, name="b")
+        >>> rank_runs([a, b]).spans(3)
+        [(0, 2), (2, 3)]
+        """
+        limit = BLOCK_ENTRIES if entries is None else entries
+        sizes = self.query_sizes()
+        total = int(sizes.sum())
+        if not len(sizes):
+            return [(0, 0)]
+        stretch = -(-total // max(-(-total // limit), 1))  # equal, at most the limit
+        # a query's span: where its first entry falls, in stretches
+        span_of = (np.cumsum(sizes) - sizes) // max(stretch, 1)
+        cuts = np.flatnonzero(np.diff(span_of)) + 1
+        bounds = [0, *cuts.tolist(), len(sizes)]
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def lists(self, lo: int = 0, hi: int | None = None, *,
+              threads: int | None = 1) -> FusionLists:
+        """The :class:`FusionLists` of queries ``lo:hi`` (query codes from 0 there);
+        ``threads`` sort the pairs (:func:`pair_codes`)."""
+        hi = len(self.query_ids) if hi is None else hi
+        offsets = self.offsets[:, lo:hi + 1]
+        start = offsets[:, :1]
+        lengths = np.diff(offsets, axis=1)
+        n_queries = hi - lo
+        codes = np.arange(n_queries)
+        query, rank, rows, scores, hashes = [], [], [], [], []
+        for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
+            rows.append(self.rows[r][a:b])
+            scores.append(self.scores[r][a:b])
+            hashes.append(self.hashes[r][a:b])
+            query.append(np.repeat(codes, lengths[r]))
+            rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
+        entry_row = np.concatenate(rows)
+        entry_query = np.concatenate(query)
+        pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
+                                             rows=entry_row, hashes=np.concatenate(hashes),
+                                             lengths=lengths, threads=threads)
+        sizes = offsets[:, -1] - offsets[:, 0]
+        return FusionLists(
+            query_ids=self.query_ids[lo:hi], run_names=self.run_names,
+            bounds=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+            offsets=(offsets - start).astype(np.int64), pair=pair,
+            rank=np.concatenate(rank).astype(np.int64), score=np.concatenate(scores),
+            pair_query=pair_query, pair_entry=first, doc_rows=self.doc_rows,
+            entry_row=entry_row)
+
+
+def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
+    """``runs`` (already :class:`Run` tables), each put in trec_eval's order
+    (:func:`irmetrics.engine.pack.rank_run`) over the union of their queries; the runs
+    on ``threads`` threads."""
+    frames = [run.df for run in runs]
+    # The queries from each run's blocks of equal query ids (one per query as systems
+    # write runs), not from every row; rank_run reuses the blocks.
+    blocks = map_ordered(run_blocks, frames, threads=threads)
+    query_ids = np.unique(np.concatenate(
+        [b.query_ids.to_numpy().astype(object) for b in blocks]
+        or [np.empty(0, dtype=object)]))
+    no_placeholders = np.zeros(len(query_ids), dtype=bool)
+    firsts = np.concatenate(([0], np.cumsum([f.height for f in frames]))).tolist()
+    # 32-bit rows when they fit: half the memory of the largest arrays kept
+    index = np.int32 if firsts[-1] < 2**31 else np.int64
+
+    def one(r: int):
+        ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
+        # doc ids stay in row order: entries point at their rows (no strings copied)
+        return (np.add(ranked.order, firsts[r], dtype=index), ranked.scores,
+                ranked.offsets, frames[r]["doc_id"].hash().to_numpy()[ranked.order])
+
+    ranked = map_ordered(one, range(len(frames)), threads=threads)
+    # One chunk: gathers from a chunked column of strings are several times slower.
+    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
+        else pl.Series("doc_id", [], dtype=pl.String)
+    return RankedRuns(
+        query_ids=query_ids, run_names=tuple(run.name for run in runs),
+        offsets=np.array([part[2] for part in ranked], dtype=np.int64).reshape(
+            len(runs), len(query_ids) + 1),
+        rows=tuple(part[0] for part in ranked), scores=tuple(part[1] for part in ranked),
+        hashes=tuple(part[3] for part in ranked), doc_rows=doc_rows)
+
+
 def fusion_lists(runs: list[Run]) -> FusionLists:
     """The entries of ``runs`` (already :class:`Run` tables) over their pairs.
 
@@ -129,40 +260,7 @@ def fusion_lists(runs: list[Run]) -> FusionLists:
     >>> lists.n_pairs, lists.rank.tolist(), lists.pair_doc.gather(lists.pair).to_list()
     (3, [0, 1, 0, 1], ['d1', 'd2', 'd3', 'd2'])
     """
-    frames = [run.df for run in runs]
-    # The queries from each run's blocks of equal query ids (one per query as systems
-    # write runs), not from every row; rank_run reuses the blocks.
-    blocks = [run_blocks(f) for f in frames]
-    query_ids = np.unique(np.concatenate(
-        [b.query_ids.to_numpy().astype(object) for b in blocks]
-        or [np.empty(0, dtype=object)]))
-    n_queries = len(query_ids)
-    no_placeholders = np.zeros(n_queries, dtype=bool)
-    queries, ranks, scores, rows, offsets = [], [], [], [], []
-    first_row = 0
-    for frame, frame_blocks in zip(frames, blocks):
-        ranked = rank_run(frame, query_ids, no_placeholders, blocks=frame_blocks)
-        queries.append(ranked.query)
-        starts = ranked.offsets[:-1]
-        ranks.append(np.arange(len(ranked.order)) - np.repeat(starts, np.diff(ranked.offsets)))
-        scores.append(ranked.scores)
-        # doc ids stay in row order: entries point at their rows (no strings copied)
-        rows.append(ranked.order + first_row)
-        first_row += frame.height
-        offsets.append(ranked.offsets)
-    bounds = np.concatenate(([0], np.cumsum([len(q) for q in queries]))).astype(np.int64)
-    # One chunk: gathers from a chunked column of strings are several times slower.
-    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
-        else pl.Series("doc_id", [], dtype=pl.String)
-    query = np.concatenate(queries) if queries else np.empty(0, dtype=np.int64)
-    entry_row = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
-    pair, first, pair_query = pair_codes(query, doc_rows, n_queries, rows=entry_row)
-    return FusionLists(
-        query_ids=query_ids, run_names=tuple(run.name for run in runs), bounds=bounds,
-        offsets=np.array(offsets, dtype=np.int64).reshape(len(runs), n_queries + 1),
-        pair=pair, rank=np.concatenate(ranks).astype(np.int64) if ranks else pair,
-        score=np.concatenate(scores) if scores else np.empty(0),
-        pair_query=pair_query, pair_entry=first, doc_rows=doc_rows, entry_row=entry_row)
+    return rank_runs(runs).lists(threads=None)
 
 
 #: Most cells (rows x width) of one padded table :func:`segment_order` sorts at once.
@@ -177,15 +275,12 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
     every value; the order among equal values is unspecified (but the same for any
     ``threads``).
 
-    Segments are sorted as the rows of padded tables: many short sorts run in cache
-    where one sort of all entries on (segment, value) does not (3-6x faster at 3,000
-    per segment). When one table of every segment at most doubles the entries, that
-    table is laid over the entries in place; else there is one per width class
-    (lengths in ``[2^(c-1), 2^c)``). Tables are cut into blocks of at most
-    :data:`BLOCK_CELLS` cells, and a block's rows sorted on ``threads`` threads
-    (:func:`irmetrics.parallel.map_ordered`). Non-negative integers below
-    ``2^(63 - b)``, ``b`` the bits of a row's width, carry their column in their low
-    bits and are sorted as values, not argsorted (about half the time).
+    Segments are sorted as the rows of tables (:func:`sort_segments`). Non-negative
+    integers below ``2^(63 - b)``, ``b`` the bits of the longest segment's length,
+    carry their place in their segment in their low bits and are sorted as values, not
+    argsorted (about half the time). So do float64 values without NaN, as integers
+    in the floats' order (:func:`float_keys`) less their low ``b + 1`` bits; values
+    whose keys are then equal but not the values are put in order afterwards.
 
     Examples
     --------
@@ -197,12 +292,116 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
     """
     lengths = np.diff(offsets)
     order = np.arange(len(values), dtype=np.int64)
+    if not (lengths > 1).any():
+        return order
+    bits = int(lengths.max()).bit_length()  # a place (below the length) in as many bits
+    floats = values.dtype == np.float64 and not np.isnan(values).any()
+    if floats or values.dtype.kind in "iu" and int(values.min()) >= 0 \
+            and int(values.max()) < 1 << (63 - bits):
+        start = np.repeat(offsets[:-1], lengths)
+        packed = float_keys(values, 63 - bits) if floats else values.astype(np.int64)
+        packed <<= bits
+        packed |= order - start
+        sort_segments(packed, offsets, np.iinfo(np.int64).max, threads=threads)
+        keys = packed >> bits  # the values' (truncated) keys in sorted order
+        packed &= (1 << bits) - 1
+        packed += start
+        if floats:
+            _order_near_ties(values, packed, keys, offsets)
+        return packed
+    for block, width, cell in _tables(offsets):
+        if cell is None:  # the entries are the table
+            a, b = int(offsets[block[0]]), int(offsets[block[-1] + 1])
+            picked = _argsort_rows(values[a:b].reshape(len(block), width), threads)
+            order[a:b] = (picked + offsets[block][:, None]).reshape(-1)
+            continue
+        entries, cell = cell
+        table = np.full(len(block) * width, fill, dtype=values.dtype)
+        table[cell] = values[entries]
+        # fill sorts last: the first n columns of a row are its segment's
+        picked = _argsort_rows(table.reshape(len(block), width), threads).reshape(-1)
+        order[entries] = entries - cell % width + picked[cell]
+    return order
+
+
+def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:
+    """int64 keys of float64 ``values`` (no NaN) in ``[0, 2^bits)``, ``bits <= 63``,
+    whose order is the floats' order: the top ``bits`` of a 64-bit key in that order,
+    so floats that differ only in their last bits may share one.
+
+    IEEE-754 bits of a float64 read as an int64 order like the floats once a negative's
+    bits below the sign are flipped (``-0.0`` then sorts before ``0.0``).
+
+    >>> float_keys(np.array([-2.0, -0.5, 0.0, 1.0, np.inf]), 16).tolist()
+    [16383, 16415, 32768, 49136, 65520]
+    """
+    key = values.view(np.int64) ^ ((values.view(np.int64) >> 63) & np.int64(2**63 - 1))
+    key >>= 64 - bits
+    key += np.int64(1) << (bits - 1)  # from [-2^(bits-1), 2^(bits-1)): no sign
+    return key
+
+
+def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
+                     offsets: np.ndarray) -> None:
+    """``order`` (positions sorted on truncated keys of ``values``, ``keys`` the sorted
+    keys) made exact: each run of equal keys in a segment that holds different values
+    is sorted on the values."""
+    v = values[order]
+    near = (keys[1:] == keys[:-1]) & (v[1:] != v[:-1])
+    if not near.any():
+        return
+    start = np.ones(len(keys), dtype=bool)  # where a run of equal keys starts
+    np.not_equal(keys[1:], keys[:-1], out=start[1:])
+    start[offsets[:-1][offsets[:-1] < len(keys)]] = True  # runs end with their segment
+    run = np.cumsum(start) - 1
+    mixed = np.zeros(int(run[-1]) + 1, dtype=bool)
+    mixed[run[1:][near]] = True
+    members = np.flatnonzero(mixed[run])
+    # the runs' members by (run, value): runs keep their places, so do the segments
+    order[members] = order[members[np.lexsort((v[members], run[members]))]]
+
+
+def sort_segments(values: np.ndarray, offsets: np.ndarray, fill, *,
+                  threads: int | None = 1) -> None:
+    """Sort ``values`` ascending within each segment ``offsets[s]:offsets[s + 1]``, in
+    place. ``fill`` must not sort before any value.
+
+    Segments are sorted as the rows of padded tables: many short sorts run in cache
+    where one sort of all entries on (segment, value) does not (3-6x faster at 3,000
+    per segment). When one table of every segment at most doubles the entries, that
+    table is laid over the entries; else there is one per width class (lengths in
+    ``[2^(c-1), 2^c)``). Consecutive segments of one length (runs of equal depth) are
+    a table already, sorted where they lie. Tables are cut into blocks of at most
+    :data:`BLOCK_CELLS` cells, and a block's rows sorted on ``threads`` threads
+    (:func:`irmetrics.parallel.map_ordered`).
+
+    >>> values = np.array([3, 1, 2, 5, 4])
+    >>> sort_segments(values, np.array([0, 3, 3, 5]), 2**63 - 1)
+    >>> values.tolist()
+    [1, 2, 3, 4, 5]
+    """
+    for block, width, cell in _tables(offsets):
+        if cell is None:
+            a, b = int(offsets[block[0]]), int(offsets[block[-1] + 1])
+            _sort_rows(values[a:b].reshape(len(block), width), threads)
+            continue
+        entries, cell = cell
+        table = np.full(len(block) * width, fill, dtype=values.dtype)
+        table[cell] = values[entries]
+        _sort_rows(table.reshape(len(block), width), threads)
+        values[entries] = table[cell]
+
+
+def _tables(offsets: np.ndarray):
+    """The tables :func:`sort_segments` sorts: ``(segments, width, cell)`` per block of
+    segments, ``cell`` None where the segments' entries are the table (consecutive, of
+    one length), else ``(entries, cell)``: each entry of the segments and its cell in
+    a table of ``width`` columns, filled from the left."""
+    lengths = np.diff(offsets)
     long = lengths > 1
     if not long.any():
-        return order
-    integers = values.dtype.kind in "iu" and int(values.min()) >= 0
-    top = int(values.max()) if integers else 0
-    if len(lengths) * int(lengths.max()) <= 2 * len(values):
+        return
+    if len(lengths) * int(lengths.max()) <= 2 * int(offsets[-1] - offsets[0]):
         groups = [np.arange(len(lengths))]
     else:
         width_class = np.frexp(lengths)[1]  # bit length: 2^(c-1) <= length < 2^c
@@ -210,53 +409,27 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
                   for c in np.unique(width_class[long]).tolist()]
     for segments in groups:
         width = int(lengths[segments].max())
-        bits = width.bit_length()  # a column (below width) in as many bits, not all ones
-        packed = integers and top < 1 << (63 - bits)
         per_block = max(BLOCK_CELLS // width, 1)
         for lo in range(0, len(segments), per_block):
             block = segments[lo:lo + per_block]
-            _sort_block(values, offsets, block, width, fill, bits if packed else 0,
-                        order, threads)
-    return order
+            n, start = lengths[block], offsets[block]
+            consecutive = block[-1] - block[0] == len(block) - 1
+            if consecutive and (n == width).all():
+                yield block, width, None
+                continue
+            entries = np.arange(int(start[0]), int(offsets[block[-1] + 1])) if consecutive \
+                else ranges(start, n)
+            cell = entries - np.repeat(start - np.arange(len(block)) * width, n)
+            yield block, width, (entries, cell)
 
 
-def _sort_block(values, offsets, block, width, fill, bits, order, threads) -> None:
-    """Sort the segments ``block`` (a table of ``width`` columns) into ``order``;
-    ``bits``: the column's bits in a packed integer (0: argsort)."""
-    n, start = np.diff(offsets)[block], offsets[block]
-    rows = len(block)
-    a, b = int(start[0]), int(offsets[block[-1] + 1])
-    if block[-1] - block[0] == rows - 1 and (n == width).all():
-        # consecutive segments of one length (runs of equal depth): the entries are the
-        # table, the columns one row of numbers
-        table = values[a:b].reshape(rows, width)
-        if bits:
-            table = np.left_shift(table, bits, dtype=np.int64)
-            table |= np.arange(width)
-        picked = _sorted_columns(table, bits, threads)
-        order[a:b] = (picked + start[:, None]).reshape(-1)
-        return
-    entries = np.arange(a, b) if block[-1] - block[0] == rows - 1 else ranges(start, n)
-    base = np.repeat(start, n)
-    column = entries - base
-    cell = column + np.repeat(np.arange(rows) * width, n)
-    if bits:
-        table = np.full(rows * width, np.iinfo(np.int64).max, dtype=np.int64)
-        table[cell] = (values[entries].astype(np.int64, copy=False) << bits) | column
-    else:
-        table = np.full(rows * width, fill, dtype=values.dtype)
-        table[cell] = values[entries]
-    # fill sorts last: the first n columns of a row are its segment's
-    order[entries] = base + _sorted_columns(table.reshape(rows, width), bits,
-                                            threads).reshape(-1)[cell]
+def _sort_rows(table: np.ndarray, threads) -> None:
+    """Each row of ``table`` sorted in place."""
+    _each_rows(lambda rows: table[rows].sort(axis=1), len(table), threads)
 
 
-def _sorted_columns(table: np.ndarray, bits: int, threads) -> np.ndarray:
-    """Each row's columns in ascending order of its values: ``table`` sorted (packed:
-    its low ``bits`` are the columns) or argsorted."""
-    if bits:
-        _each_rows(lambda rows: table[rows].sort(axis=1), len(table), threads)
-        return table & ((1 << bits) - 1)
+def _argsort_rows(table: np.ndarray, threads) -> np.ndarray:
+    """Each row's columns in ascending order of its values."""
     out = np.empty(table.shape, dtype=np.intp)
 
     def argsort(rows: slice) -> None:
@@ -279,57 +452,24 @@ def _each_rows(fn, total: int, threads) -> None:
 HASH_BITS = 62
 
 
-def query_blocks(runs: list[Run], entries: int | None = None) -> list[list[Run]]:
-    """``runs`` cut into blocks of consecutive queries (ascending byte order); block
-    ``b`` is each run restricted to block ``b``'s queries. Counting the entries of all
-    runs query by query, a block holds the queries whose first entry falls in one
-    stretch of ``entries`` (default :data:`BLOCK_ENTRIES`): at most that many and one
-    query more. One block of the runs themselves when they hold no more.
-
-    >>> a = Run.from_dict({"q1": {"d": 1.0}, "q2": {"d": 1.0, "e": 0.5}}, name="a")
-    >>> b = Run.from_dict({"q2": {"d": 2.0}, "q3": {"x": 1.0}}, name="b")
-    >>> [[run.df["query_id"].to_list() for run in block] for block in query_blocks([a, b], 3)]
-    [[['q1', 'q2', 'q2'], ['q2']], [[], ['q3']]]
-    """
-    limit = BLOCK_ENTRIES if entries is None else entries
-    frames = [run.df for run in runs]
-    if sum(f.height for f in frames) <= limit:
-        return [runs]
-    blocks = [run_blocks(f) for f in frames]
-    query_ids = np.unique(np.concatenate([b.query_ids.to_numpy().astype(object)
-                                          for b in blocks]))
-    codes = [query_codes(b.query_ids, query_ids) for b in blocks]
-    per_query = sum(np.bincount(c, weights=b.lengths, minlength=len(query_ids))
-                    for c, b in zip(codes, blocks))
-    # a query's block: where its first entry falls, in units of the limit
-    block_of = ((np.cumsum(per_query) - per_query) // limit).astype(np.int64)
-    _, block_of = np.unique(block_of, return_inverse=True)  # numbered 0.. without gaps
-    out: list[list[Run]] = [[] for _ in range(int(block_of.max()) + 1)]
-    for run, frame, b, code in zip(runs, frames, blocks, codes):
-        row_block = block_of[code]
-        # the run's row blocks by query block (stable: each keeps the run's row order)
-        by_block = np.argsort(row_block, kind="stable")
-        rows = ranges(b.starts[by_block], b.lengths[by_block])
-        cuts = np.searchsorted(np.repeat(row_block[by_block], b.lengths[by_block]),
-                               np.arange(len(out) + 1))
-        for i in range(len(out)):
-            part = frame[rows[cuts[i]:cuts[i + 1]]]
-            out[i].append(Run.from_unique_pairs(part, name=run.name))  # rows of a Run
-    return out
-
-
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
-               rows: np.ndarray | None = None,
-               hash_bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               rows: np.ndarray | None = None, hashes: np.ndarray | None = None,
+               lengths: np.ndarray | None = None, hash_bits: int | None = None,
+               threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One code per distinct (query, document) of the entries, codes grouped by query:
     entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
     ``rows``).
 
     The entries are grouped by query and each query's sorted on the top ``hash_bits``
     (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
-    (:func:`segment_order`). Equal hashes of a query are then checked to hold equal doc ids; if two documents of a query
-    share a hash, the entries are sorted on the strings themselves instead, so a
-    collision costs time, never a wrong pair.
+    (``hashes``, one per entry; default ``doc.hash()`` read through ``rows``) with the
+    entry's place in its query in the low bits, as one row of a table
+    (:func:`sort_segments`, on ``threads`` threads). ``lengths`` (R, Q), where the entries are R lists one after
+    another, list ``r`` holding ``lengths[r, q]`` entries of query ``q`` in query
+    order (as fusion's runs), groups them without a sort. Equal hashes of a query are
+    then checked to hold equal doc ids; if two documents of a query share a hash, the
+    entries are sorted on the strings themselves instead, so a collision costs time,
+    never a wrong pair.
 
     Returns
     -------
@@ -349,23 +489,27 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     >>> pair_codes(np.array([0, 0, 0, 1]), doc, 2, hash_bits=0)[2].tolist()  # all collide
     [0, 0, 1]
     """
-    # room below the hash for an entry's place in its query (segment_order packs it)
     counts = np.bincount(query, minlength=n_queries)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    # room below the hash for an entry's place in its query
     room = int(counts.max(initial=1)).bit_length()
     bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
     if rows is None:
         rows = np.arange(len(query))
-    # below 2**62 once shifted: the same numbers as int64
-    key = (doc.hash().to_numpy() >> np.uint64(64 - bits)).view(np.int64)[rows] if bits \
-        else np.zeros(len(query), dtype=np.int64)
-    # Entries grouped by query (a stable sort: fusion's are already, run by run), then
-    # each query's sorted on its hashes as one row of a table (segment_order).
-    by_query = np.argsort(query, kind="stable")
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    order = by_query[segment_order(key[by_query], offsets, np.iinfo(np.int64).max, threads=None)]
-    sorted_key = key[order]
+    if hashes is None:
+        hashes = doc.hash().to_numpy()[rows]
+    by_query = _by_query(query, offsets, lengths)
+    start = np.repeat(offsets[:-1], counts)  # of each grouped entry's query
+    key = np.arange(len(query), dtype=np.int64)
+    key -= start  # its place in its query
+    if bits:  # below 2**62 once shifted: the same numbers as int64
+        key |= np.left_shift(np.right_shift(hashes[by_query], np.uint64(64 - bits))
+                             .view(np.int64), room)
+    sort_segments(key, offsets, np.iinfo(np.int64).max, threads=threads)
+    order = by_query[start + (key & ((1 << room) - 1))]
+    key >>= room
     new = np.empty(len(key), dtype=bool)
-    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+    np.not_equal(key[1:], key[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
     same = np.flatnonzero(~new)
     if same.size and not (doc.gather(rows[order[same]])
@@ -377,10 +521,27 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
         new[0] = True
         new[1:] = (query[order][1:] != query[order][:-1]) \
             | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
-    started = np.zeros(len(key) + 1, dtype=np.int64)  # pairs started before each entry
+    # pairs started before each entry (a cumsum of booleans to int32 is 5x faster)
+    started = np.zeros(len(key) + 1, dtype=np.int32 if len(key) < 2**31 else np.int64)
     np.cumsum(new, out=started[1:])
     pair = np.empty(len(key), dtype=np.int64)
     pair[order] = started[1:] - 1
     # pairs are numbered query by query: each query's count of them, repeated
     pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
-    return pair, order[new], pair_query
+    return pair, np.compress(new, order), pair_query  # compress: 3x a boolean index
+
+
+def _by_query(query: np.ndarray, offsets: np.ndarray, lengths: np.ndarray | None):
+    """The entries grouped by query, each query's in entry order (a stable sort on
+    ``query``); from ``lengths`` (see :func:`pair_codes`) without one."""
+    if lengths is None:
+        return np.argsort(query, kind="stable")
+    out = np.empty(len(query), dtype=np.int64)
+    place = offsets[:-1].copy()  # where each query's entries of the next list go
+    first = 0
+    for n in lengths:
+        size = int(n.sum())
+        out[ranges(place, n)] = np.arange(first, first + size)
+        place += n
+        first += size
+    return out

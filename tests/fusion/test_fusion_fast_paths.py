@@ -38,7 +38,8 @@ segment_lengths = st.lists(st.integers(0, 40), min_size=1, max_size=12)
 
 
 @settings(max_examples=80, deadline=None)
-@given(segment_lengths, st.sampled_from(["small", "large", "negative", "float", "ties"]),
+@given(segment_lengths, st.sampled_from(["small", "large", "negative", "float", "ties",
+                                         "near"]),
        st.data())
 def test_segment_order_sorts_each_segment(lengths, kind, data):
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -55,9 +56,15 @@ def test_segment_order_sorts_each_segment(lengths, kind, data):
     elif kind == "float":
         values = np.array(data.draw(st.lists(st.floats(-1e9, 1e9), min_size=n, max_size=n)),
                           dtype=np.float64) + 0.0
-    else:                    # heavy ties
+    elif kind == "ties":
         values = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=n,
                                              max_size=n)), dtype=np.float64)
+    else:  # floats a few hundred ulps apart: many share a truncated key, not a value
+        base = np.array(data.draw(st.lists(st.sampled_from([-1.5, 0.0, 1 / 3, 7e10]),
+                                           min_size=n, max_size=n)), dtype=np.float64)
+        ulps = np.array(data.draw(st.lists(st.integers(-300, 300), min_size=n,
+                                           max_size=n)), dtype=np.float64)
+        values = base + ulps * np.spacing(base)
     fill = np.inf if values.dtype.kind == "f" else np.iinfo(np.int64).max
     order = check_segment_order(values, offsets, fill)
     if kind in ("small", "large"):
@@ -220,3 +227,138 @@ def test_a_refused_normalisation_names_the_same_run_and_query_in_any_blocks(
         monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", entries)
     with pytest.raises(InputFormatError, match=r"run 'c'.*min-max.*query_id 'q0'"):
         fuse(runs, method="sum", norm="min-max")
+
+
+# ---- runs ranked once, fused in spans of queries on threads ---------------------------------
+
+lists_of_queries = st.lists(st.lists(st.tuples(st.integers(0, 4), st.lists(
+    st.sampled_from(["a", "b", "c", "é", "ab", ""]), unique=True, max_size=5)),
+    max_size=5), min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lists_of_queries, st.sampled_from([None, 1]))
+def test_pairs_from_list_lengths_equal_pairs_from_a_sort(lists, hash_bits):
+    # R lists one after another, each in query order: grouped by arithmetic on their
+    # lengths, not by a stable sort on the query codes; the same pairs, the same codes.
+    n_queries = 5
+    query, docs, lengths = [], [], np.zeros((len(lists), n_queries), dtype=np.int64)
+    for r, entries in enumerate(lists):
+        per_query = {}
+        for q, ds in entries:
+            per_query.setdefault(q, ds)  # one list per query
+        for q in sorted(per_query):
+            query += [q] * len(per_query[q])
+            docs += per_query[q]
+            lengths[r, q] = len(per_query[q])
+    query = np.array(query, dtype=np.int64)
+    doc = pl.Series(docs, dtype=pl.String)
+    plain = lists_module.pair_codes(query, doc, n_queries, hash_bits=hash_bits)
+    fast = lists_module.pair_codes(query, doc, n_queries, lengths=lengths,
+                                   hash_bits=hash_bits)
+    for a, b in zip(plain, fast):
+        assert a.tolist() == b.tolist()
+    keys = list(zip(query.tolist(), docs))
+    pair, first, _ = fast
+    assert len(first) == len(set(keys))
+    assert all(keys[first[pair[i]]] == key for i, key in enumerate(keys))
+
+
+def restricted(run: dict, queries) -> dict:
+    return {q: docs for q, docs in run.items() if q in queries}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=3), st.integers(1, 12))
+def test_spans_cut_the_queries_and_their_lists_are_the_runs_restricted(runs, entries):
+    tables = [Run.from_dict(run, name=f"r{i}") for i, run in enumerate(runs)]
+    ranked = lists_module.rank_runs(tables)
+    spans = ranked.spans(entries)
+    n_queries = len(ranked.query_ids)
+    assert [lo for lo, _ in spans] == [0] + [hi for _, hi in spans[:-1]]
+    assert spans[-1][1] == n_queries and all(lo < hi for lo, hi in spans if n_queries)
+    sizes = ranked.query_sizes()
+    for lo, hi in spans:  # at most the limit, and one query more
+        assert sizes[lo:hi - 1].sum() <= entries
+    for lo, hi in spans:
+        part = ranked.lists(lo, hi, threads=2)
+        queries = set(ranked.query_ids[lo:hi].tolist())
+        alone = lists_module.fusion_lists(
+            [Run.from_dict(restricted(run, queries), name=f"r{i}")
+             for i, run in enumerate(runs)])
+        assert part.query_ids.tolist() == alone.query_ids.tolist()
+        assert part.n_pairs == alone.n_pairs
+        assert part.rank.tolist() == alone.rank.tolist()
+        assert part.score.tolist() == alone.score.tolist()
+        assert part.doc.to_list() == alone.doc.to_list()
+        assert part.pair_doc.gather(part.pair).to_list() == part.doc.to_list()
+        assert part.pair_query.tolist() == alone.pair_query.tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=3), st.integers(1, 8), st.data(),
+       st.sampled_from(["rrf", "sum", "mnz", "bordafuse"]))
+def test_runs_out_of_trec_eval_order_fuse_as_the_reference(runs, entries, data, method):
+    # Rows shuffled (queries interleaved, each query's documents in any order), fused in
+    # spans of a few entries on 1 and 3 threads: the reference's run, exactly.
+    norm = "min-max" if method in ("sum", "mnz") else None
+    tables = []
+    for i, run in enumerate(runs):
+        records = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+        tables.append(Run.from_records(data.draw(st.permutations(records))))
+    try:
+        expected = reference_fuse(runs, method)
+    except ZeroDivisionError:
+        expected = None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lists_module, "BLOCK_ENTRIES", entries)
+        for threads in ("1", "3"):
+            patch.setenv("IRMETRICS_THREADS", threads)
+            if expected is None:
+                with pytest.raises(InputFormatError, match="divides by zero"):
+                    fuse(tables, method=method, norm=norm)
+                continue
+            got = fuse(tables, method=method, norm=norm)
+            assert got.df.select("query_id", "doc_id", "rank", "score").rows() == expected
+
+
+def test_some_hashes_colliding_give_the_same_fused_run(monkeypatch):
+    # A hash of the first character only: documents of a query collide by dozens, not
+    # all; the strings decide, in spans on threads as in one.
+    rng = np.random.default_rng(5)
+    runs = [Run.from_dict({f"q{q}": {f"{c}{d}": float(rng.random()) for c in "xyz"
+                                     for d in rng.permutation(30)[:12]} for q in range(9)},
+                          name=f"r{i}") for i in range(3)]
+    expected = {m: fuse(runs, method=m).df for m in ("rrf", "mnz")}
+    real = pl.Series.hash
+    monkeypatch.setattr(pl.Series, "hash",
+                        lambda self, *a, **k: real(self.str.slice(0, 1), *a, **k))
+    monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 100)
+    monkeypatch.setenv("IRMETRICS_THREADS", "2")
+    for method, frame in expected.items():
+        assert fuse(runs, method=method).df.equals(frame)
+
+
+def test_a_refused_normalisation_on_threads_names_the_first_query_then_run(monkeypatch):
+    # Spans of one query each, fused on 4 threads: whichever span fails first in time,
+    # the error names the first query that has a one-document list, then its first run.
+    runs = {name: {f"q{q}": ({"x": 1.0} if (q, name) in bad else {"x": 1.0, "y": 0.5})
+                   for q in range(8)} for name in "abc"
+            for bad in [{(6, "c"), (3, "c"), (3, "b"), (7, "a")}]}
+    monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 1)
+    monkeypatch.setenv("IRMETRICS_THREADS", "4")
+    with pytest.raises(InputFormatError, match=r"run 'b'.*min-max.*query_id 'q3'"):
+        fuse(runs, method="sum", norm="min-max")
+
+
+def test_float_keys_order_like_the_floats():
+    values = np.array([-np.inf, -1e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 1e-300, 0.1,
+                       0.1 + 2e-17, 1.0, 1e308, np.inf])
+    for bits in (63, 40, 8, 1):
+        keys = lists_module.float_keys(values, bits)
+        assert (np.diff(keys) >= 0).all() and keys.min() >= 0 and keys.max() < 2**bits
+    # 63 bits drop one: floats two ulps apart have two keys, one ulp apart may share
+    two_ulps = np.array([0.1, np.nextafter(np.nextafter(0.1, 1.0), 1.0), -0.1,
+                         np.nextafter(np.nextafter(-0.1, -1.0), -1.0)])
+    keys = lists_module.float_keys(two_ulps)
+    assert keys[0] < keys[1] and keys[3] < keys[2]
