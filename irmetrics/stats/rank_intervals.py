@@ -30,7 +30,8 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import block_generator, block_root, map_ordered, one_blas_thread, resolve_threads
+from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
+                                one_blas_thread, threads_for_work)
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -280,7 +281,9 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
 
-    def block(index: int) -> np.ndarray:
+    def draw(index: int) -> tuple[np.ndarray, list]:
+        """Block ``index``'s draws from its own generator: the tasks of each slot, and
+        each task's topic multiplicities for the slots that drew it (in slot order)."""
         rng = block_generator(root, index)  # built by the worker drawing it
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         if resampling == "topics":
@@ -294,21 +297,35 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                                                           size=(size, members.size))]
         else:
             picked = rng.integers(0, n_tasks, size=(size, n_tasks))
+        counts = []
+        if resampling != "tasks":
+            # one topic resample per slot, even where a task is drawn twice
+            for t, matrix in enumerate(matrices):
+                drawn = int(np.count_nonzero(picked == t))
+                counts.append(_resample_counts(rng, drawn, matrix.shape[0]) if drawn
+                              else None)
+        return picked, counts
+
+    def run(blocks: range) -> np.ndarray:
+        """The scores of a run of blocks: each block drawn alone, the means of all of
+        them in one product per task (exact sums, so each resample's means are those of
+        its block alone) and one aggregation."""
+        drawn = [draw(index) for index in blocks]
+        picked = np.concatenate([p for p, _ in drawn])
         if resampling == "tasks":
             slot_means = means[picked]
         else:
-            slot_means = np.empty((size, n_tasks, means.shape[1]))
-            # one topic resample per slot, even where a task is drawn twice
+            slot_means = np.empty((len(picked), n_tasks, means.shape[1]))
             for t, matrix in enumerate(matrices):
-                rows, cols = np.nonzero(picked == t)
-                if not rows.size:
-                    continue
-                n_t = matrix.shape[0]
-                counts = _resample_counts(rng, rows.size, n_t)
-                slot_means[rows, cols] = _exact_means(counts, parts[t], n_t)
+                rows, cols = np.nonzero(picked == t)  # block by block, slots in order
+                if rows.size:
+                    counts = np.concatenate([c[t] for _, c in drawn if c[t] is not None])
+                    slot_means[rows, cols] = _exact_means(counts, parts[t], matrix.shape[0])
         return _aggregate(slot_means, aggregation, weights)
 
-    return np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+    work = n_resamples * means.shape[1] * sum(len(p) * t.shape[0] for p, t in zip(parts, matrices))
+    threads = threads_for_work(threads, work)
+    return np.concatenate(map_ordered(run, item_runs(n_blocks, threads), threads=threads))
 
 
 def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
@@ -334,14 +351,12 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
         t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
         return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
 
-    # runs of consecutive blocks, about four per thread: a few items, not one per 128
-    # resamples, and a thread slowed by other work is left fewer
-    starts = list(range(0, boot.shape[0], _RESAMPLE_BLOCK))
-    n = resolve_threads(threads)
-    per = -(-len(starts) // (4 * n if n > 1 else 1)) if starts else 1
-    runs = [starts[k:k + per] for k in range(0, len(starts), per)]
-    stat = np.concatenate(map_ordered(lambda run: np.concatenate([max_t(lo) for lo in run]),
-                                      runs, threads=threads) or [np.zeros(0)])
+    # runs of consecutive blocks (item_runs): a few items, not one per 128 resamples
+    starts = range(0, boot.shape[0], _RESAMPLE_BLOCK)
+    threads = threads_for_work(threads, boot.shape[0] * len(first) * 4)
+    stat = np.concatenate(map_ordered(
+        lambda run: np.concatenate([max_t(starts[k]) for k in run]),
+        item_runs(len(starts), threads), threads=threads) or [np.zeros(0)])
     critical = float(np.quantile(stat, level, method="higher"))
     margin = np.where(se > 0, critical * se, 0.0)
     tol = 100 * np.finfo(np.float64).eps * (np.abs(observed)[:, None] + np.abs(observed)[None, :])
@@ -584,16 +599,20 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
 
-    def block(index: int) -> np.ndarray:
-        size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
-        weights = _resample_counts(block_generator(root, index), size, n)
+    def run(blocks: range) -> np.ndarray:
+        # each block drawn from its own generator, their products taken at once (exact)
+        weights = np.concatenate([_resample_counts(
+            block_generator(root, index),
+            min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK), n)
+            for index in blocks])
         # without NaN every resample counts n rows: no product needed (it is exactly n)
         counted = float(n) if complete else weights @ present
         with np.errstate(invalid="ignore", divide="ignore"):
             return _exact_means(weights, parts, 1) / counted
 
+    threads = threads_for_work(threads, n_resamples * n * x.shape[1] * (len(parts) + 1))
     with one_blas_thread():
-        boot = np.concatenate(map_ordered(block, range(n_blocks), threads=threads))
+        boot = np.concatenate(map_ordered(run, item_runs(n_blocks, threads), threads=threads))
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns

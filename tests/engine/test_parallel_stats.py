@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import irmetrics as irm
 import irmetrics.stats as ist
 from irmetrics.exceptions import InputFormatError, ParameterError
+from irmetrics import parallel
 from irmetrics.parallel import map_ordered_warnings
 
 from tests.comparison.test_compare import cli
@@ -42,6 +43,13 @@ FEW = settings(max_examples=6, deadline=None, derandomize=True,
 
 #: Values with ties (repeats), exact binary fractions and negative scores.
 VALUES = st.sampled_from([0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0 / 3.0, 0.75, 1.0, -0.2])
+
+
+@pytest.fixture(autouse=True)
+def any_work_is_shared(monkeypatch):
+    """Every job worth threads (parallel.threads_for_work), however small: these tests'
+    inputs are small, and 4 threads must really share them to compare anything."""
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", 1)
 
 
 @pytest.fixture
