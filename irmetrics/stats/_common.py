@@ -12,7 +12,8 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import block_generator, block_root, map_ordered, one_blas_thread
+from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
+                                one_blas_thread, threads_for_work)
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -225,22 +226,28 @@ def _block_rows(row_elements: int, total: int) -> int:
 
 
 def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_elements: int,
-                seed: Any, threads: Any) -> list:
+                seed: Any, threads: Any, row_work: int | None = None) -> list:
     """``fn(size, rng)`` for each block of ``total`` resamples, in block order.
 
     The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
     (block ``i`` draws from generator ``i`` of
     :func:`irmetrics.parallel.block_generators`) do not depend on ``threads``, and the
     results come back in block order, so whatever ``fn`` computes from its own draws is
-    the same for any thread count. BLAS runs on one thread meanwhile
+    the same for any thread count. The threads take runs of consecutive blocks
+    (:func:`irmetrics.parallel.item_runs`), and a job of fewer than
+    :data:`~irmetrics.parallel.MIN_THREAD_WORK` operations per thread (``row_work`` per
+    resample, default ``row_elements``) runs on fewer
+    (:func:`irmetrics.parallel.threads_for_work`). BLAS runs on one thread meanwhile
     (:func:`irmetrics.parallel.one_blas_thread`).
     """
     rows = _block_rows(row_elements, total)
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
     root = block_root(seed)  # each block's generator built by the worker drawing it
+    threads = threads_for_work(threads, total * (row_elements if row_work is None else row_work))
     with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
-        return map_ordered(lambda i: fn(sizes[i], block_generator(root, i)),
-                           range(len(sizes)), threads=threads)
+        runs = map_ordered(lambda run: [fn(sizes[i], block_generator(root, i)) for i in run],
+                           item_runs(len(sizes), threads), threads=threads)
+    return [result for run in runs for result in run]
 
 
 def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
-from irmetrics.parallel import map_ordered, resolve_threads
+from irmetrics.parallel import item_runs, map_ordered, resolve_threads, threads_for_work
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
@@ -328,7 +328,7 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
         return _at_least_as_extreme(signs @ d, observed, alternative, gamma)
 
     counts = np.zeros(k, dtype=np.int64)
-    for hits in _map_blocks(block, n_resamples, n + k, seed, threads):
+    for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k):
         counts += hits
     return (counts + 1.0) / (n_resamples + 1.0)
 
@@ -357,7 +357,9 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
         sums = sum((weights @ part) * scale for part, scale in parts)
         return fn(sums, weights @ centred_sq if squares else None)
 
-    return _map_blocks(block, n_resamples, n + k, seed, threads)
+    # a resample's work: its draws, and a product with each part and the squares
+    return _map_blocks(block, n_resamples, n + k, seed, threads,
+                       row_work=n * k * (len(parts) + squares) + n)
 
 
 def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -422,6 +424,8 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     from scipy import special
 
     n, k = d.shape
+    # the work: counting and sorting every column's resamples
+    threads = threads_for_work(threads, boot_means.size * boot_means.shape[0].bit_length())
     p_low, p_high = _tail_probabilities(level, alternative)
     probabilities = np.tile(np.array([[p_low], [p_high]]), (1, k))
     if kind == "bca":
@@ -453,17 +457,11 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     return _one_sided(low, high, alternative)
 
 
-#: Items per thread where a road cuts its work by the thread count (outputs do not depend
-#: on the cut): enough for the threads to even out, few enough to cost nothing.
-_GROUPS_PER_THREAD = 4
-
-
 def _column_groups(k: int, threads: Any) -> list[slice]:
-    """``k`` columns cut into about four contiguous groups per thread (one group for 1
-    thread): a thread slowed by other work on a shared machine is left fewer to do."""
-    n = resolve_threads(threads)
-    step = -(-k // (_GROUPS_PER_THREAD * n)) if n > 1 and k > 1 else max(k, 1)
-    return [slice(i, i + step) for i in range(0, max(k, 1), step)]
+    """``k`` columns cut into contiguous groups (:func:`irmetrics.parallel.item_runs`:
+    about four per thread, one for 1 thread): a thread slowed by other work on a shared
+    machine is left fewer to do."""
+    return [slice(run.start, run.stop) for run in item_runs(k, threads)] or [slice(0, 1)]
 
 
 def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
