@@ -614,11 +614,12 @@ def threads_for_work(threads: int | None, work: float) -> int:
 RUNS_PER_THREAD = 4
 
 
-def item_runs(n_items: int, threads: int | None) -> list[range]:
+def item_runs(n_items: int, threads: int | None, most: int | None = None) -> list[range]:
     """``range(n_items)`` cut into consecutive runs, about :data:`RUNS_PER_THREAD` per
-    thread (one run on one thread): the work units of a road whose items (blocks of
-    resamples, groups of columns) are too small to hand out one by one. A run's items
-    are the same whatever their grouping, so results do not depend on it.
+    thread (one run on one thread), of at most ``most`` items each: the work units of a
+    road whose items (blocks of resamples, groups of columns) are too small to hand out
+    one by one. A run's items are the same whatever their grouping, so results do not
+    depend on it.
 
     Parameters
     ----------
@@ -626,6 +627,8 @@ def item_runs(n_items: int, threads: int | None) -> list[range]:
         How many items.
     threads : int or None
         As for :func:`resolve_threads`.
+    most : int or None
+        The longest run (a road that holds a run's items at once bounds its memory so).
 
     Returns
     -------
@@ -638,9 +641,11 @@ def item_runs(n_items: int, threads: int | None) -> list[range]:
     [range(0, 10)]
     >>> [len(r) for r in item_runs(10, 2)]
     [2, 2, 2, 2, 2]
+    >>> [len(r) for r in item_runs(10, 1, most=4)]
+    [4, 4, 2]
     """
     n_items = check_int("n_items", n_items, min=0)
     n = resolve_threads(threads)
     per = -(-n_items // (RUNS_PER_THREAD * n)) if n > 1 else n_items
-    per = max(1, per)
+    per = max(1, per if most is None else min(per, check_int("most", most, min=1)))
     return [range(i, min(i + per, n_items)) for i in range(0, n_items, per)]

@@ -226,8 +226,13 @@ def _block_rows(row_elements: int, total: int) -> int:
 
 
 def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_elements: int,
-                seed: Any, threads: Any, row_work: int | None = None) -> list:
-    """``fn(size, rng)`` for each block of ``total`` resamples, in block order.
+                seed: Any, threads: Any, row_work: int | None = None,
+                join: Callable[[list], Any] | None = None) -> list:
+    """``fn(size, rng)`` for each block of ``total`` resamples, in block order; with
+    ``join``, ``join([fn(size, rng) for each block of a run])`` for each run of blocks
+    (a run holds at most :data:`_BLOCK_ELEMENTS` elements, as one block does), in run
+    order: the place to compute at once, in fewer and larger numpy calls (less time
+    holding the interpreter lock), what each resample's row gives alone.
 
     The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
     (block ``i`` draws from generator ``i`` of
@@ -244,9 +249,14 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
     root = block_root(seed)  # each block's generator built by the worker drawing it
     threads = threads_for_work(threads, total * (row_elements if row_work is None else row_work))
+    most = max(1, _BLOCK_ELEMENTS // max(1, rows * row_elements))
+
+    def run_of(run: range) -> list:
+        results = [fn(sizes[i], block_generator(root, i)) for i in run]
+        return results if join is None else [join(results)]
+
     with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
-        runs = map_ordered(lambda run: [fn(sizes[i], block_generator(root, i)) for i in run],
-                           item_runs(len(sizes), threads), threads=threads)
+        runs = map_ordered(run_of, item_runs(len(sizes), threads, most), threads=threads)
     return [result for run in runs for result in run]
 
 

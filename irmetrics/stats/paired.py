@@ -325,17 +325,23 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
     def block(size, rng):
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8)
         signs = 1.0 - 2.0 * flips
-        return _at_least_as_extreme(signs @ d, observed, alternative, gamma)
+        return signs @ d  # a block's own product: the same shape, so the same sums
+
+    def run(sums):  # a run of blocks' counts at once: fewer numpy calls
+        return _at_least_as_extreme(np.concatenate(sums), observed, alternative, gamma)
 
     counts = np.zeros(k, dtype=np.int64)
-    for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k):
+    for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k,
+                            join=run):
         counts += hits
     return (counts + 1.0) / (n_resamples + 1.0)
 
 
 def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
-    """``fn(sums, sums_sq)`` for each block of bootstrap resamples of ``centred`` (n, k),
-    in block order: ``sums = W @ centred`` and ``sums_sq = W @ centred**2`` (or None).
+    """``fn(sums, sums_sq)`` for each run of blocks of bootstrap resamples of ``centred``
+    (n, k), in order: ``sums = W @ centred`` and ``sums_sq = W @ centred**2`` (or None),
+    a row per resample; ``fn`` must treat each row alone (it sees a thread-dependent
+    number of them).
 
     ``W`` holds the multinomial counts of one resample per row, built from
     ``rng.integers(0, n, (rows, n))`` (the index draws of scipy.stats.bootstrap) so a matrix
@@ -344,7 +350,7 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
     sums in a thread-dependent order, and exact sums have no order. The sums of squares
     only feed p-value counts, which the comparison tolerance protects. Blocks (their size
     fixed by the shape and ``n_resamples``, block ``i`` drawn from generator ``i``) run on
-    ``threads`` threads, ``fn`` with them.
+    ``threads`` threads, in runs of consecutive blocks, ``fn`` once per run.
     """
     n, k = centred.shape
     parts = _fixed_point_parts(centred)
@@ -355,11 +361,15 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
         picks += (np.arange(size) * n)[:, None]
         weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         sums = sum((weights @ part) * scale for part, scale in parts)
-        return fn(sums, weights @ centred_sq if squares else None)
+        return sums, weights @ centred_sq if squares else None
+
+    def run(blocks):  # fn row by row: once for a run of blocks, in fewer numpy calls
+        return fn(np.concatenate([sums for sums, _ in blocks]),
+                  np.concatenate([sq for _, sq in blocks]) if squares else None)
 
     # a resample's work: its draws, and a product with each part and the squares
     return _map_blocks(block, n_resamples, n + k, seed, threads,
-                       row_work=n * k * (len(parts) + squares) + n)
+                       row_work=n * k * (len(parts) + squares) + n, join=run)
 
 
 def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
