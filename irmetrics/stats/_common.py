@@ -36,6 +36,11 @@ _REL_TOL = 100 * np.finfo(np.float64).eps
 #: keeps results independent of the thread count.
 _BLOCK_ELEMENTS = 1 << 21
 
+#: A run of blocks whose rows are computed at once (``_map_blocks(join=)``) holds at most
+#: about this many elements, or one block: 1 MiB, which the core's cache holds (larger
+#: runs cost memory traffic, and numpy copies them holding the interpreter lock).
+_RUN_ELEMENTS = 1 << 17
+
 #: Resamples are cut into about this many blocks, so that 16 or more threads have work...
 _TARGET_BLOCKS = 64
 #: ...unless a block would then hold fewer elements than this (its Python overhead would
@@ -230,8 +235,7 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
                 join: Callable[[list], Any] | None = None) -> list:
     """``fn(size, rng)`` for each block of ``total`` resamples, in block order; with
     ``join``, ``join([fn(size, rng) for each block of a run])`` for each run of blocks
-    (a run holds at most :data:`_BLOCK_ELEMENTS` elements, as one block does), in run
-    order: the place to compute at once, in fewer and larger numpy calls (less time
+    (a run holds at most :data:`_RUN_ELEMENTS` elements, or one block), in run order: the place to compute at once, in fewer and larger numpy calls (less time
     holding the interpreter lock), what each resample's row gives alone.
 
     The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
@@ -249,7 +253,7 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
     root = block_root(seed)  # each block's generator built by the worker drawing it
     threads = threads_for_work(threads, total * (row_elements if row_work is None else row_work))
-    most = max(1, _BLOCK_ELEMENTS // max(1, rows * row_elements))
+    most = max(1, _RUN_ELEMENTS // max(1, rows * row_elements))
 
     def run_of(run: range) -> list:
         results = [fn(sizes[i], block_generator(root, i)) for i in run]

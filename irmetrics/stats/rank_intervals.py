@@ -32,7 +32,7 @@ from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
 from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
                                 one_blas_thread, threads_for_work)
-from ._common import _check_level
+from ._common import _RUN_ELEMENTS, _check_level
 from .paired import _fixed_point_parts
 
 __all__ = [
@@ -325,7 +325,11 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
 
     work = n_resamples * means.shape[1] * sum(len(p) * t.shape[0] for p, t in zip(parts, matrices))
     threads = threads_for_work(threads, work)
-    return np.concatenate(map_ordered(run, item_runs(n_blocks, threads), threads=threads))
+    # a run's draws and means held at once: within the cache, as for _map_blocks
+    row = sum(t.shape[0] for t in matrices) + 2 * n_tasks * means.shape[1]
+    most = max(1, _RUN_ELEMENTS // (_RESAMPLE_BLOCK * row))
+    return np.concatenate(map_ordered(run, item_runs(n_blocks, threads, most),
+                                      threads=threads))
 
 
 def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
@@ -611,8 +615,9 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
             return _exact_means(weights, parts, 1) / counted
 
     threads = threads_for_work(threads, n_resamples * n * x.shape[1] * (len(parts) + 1))
+    runs = item_runs(n_blocks, threads, max(1, _RUN_ELEMENTS // (_RESAMPLE_BLOCK * (n + x.shape[1]))))
     with one_blas_thread():
-        boot = np.concatenate(map_ordered(run, item_runs(n_blocks, threads), threads=threads))
+        boot = np.concatenate(map_ordered(run, runs, threads=threads))
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
