@@ -14,7 +14,7 @@ from irmetrics.parallel import item_runs, map_ordered, resolve_threads, threads_
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
-    _check_seed, _map_blocks, _mean_var, _one_sided, _shaped, _t_interval,
+    _check_seed, _map_blocks, _mean_var, _rows, _one_sided, _shaped, _t_interval,
     _tail_probabilities,
 )
 
@@ -328,7 +328,7 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
         return signs @ d  # a block's own product: the same shape, so the same sums
 
     def run(sums):  # a run of blocks' counts at once: fewer numpy calls
-        return _at_least_as_extreme(np.concatenate(sums), observed, alternative, gamma)
+        return _at_least_as_extreme(_rows(sums), observed, alternative, gamma)
 
     counts = np.zeros(k, dtype=np.int64)
     for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k,
@@ -364,8 +364,8 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
         return sums, weights @ centred_sq if squares else None
 
     def run(blocks):  # fn row by row: once for a run of blocks, in fewer numpy calls
-        return fn(np.concatenate([sums for sums, _ in blocks]),
-                  np.concatenate([sq for _, sq in blocks]) if squares else None)
+        return fn(_rows([sums for sums, _ in blocks]),
+                  _rows([sq for _, sq in blocks]) if squares else None)
 
     # a resample's work: its draws, and a product with each part and the squares
     return _map_blocks(block, n_resamples, n + k, seed, threads,

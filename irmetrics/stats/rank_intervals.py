@@ -32,7 +32,7 @@ from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
 from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
                                 one_blas_thread, threads_for_work)
-from ._common import _RUN_ELEMENTS, _check_level
+from ._common import _check_level
 from .paired import _fixed_point_parts
 
 __all__ = [
@@ -281,9 +281,7 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
 
-    def draw(index: int) -> tuple[np.ndarray, list]:
-        """Block ``index``'s draws from its own generator: the tasks of each slot, and
-        each task's topic multiplicities for the slots that drew it (in slot order)."""
+    def block(index: int) -> np.ndarray:
         rng = block_generator(root, index)  # built by the worker drawing it
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
         if resampling == "topics":
@@ -297,39 +295,26 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                                                           size=(size, members.size))]
         else:
             picked = rng.integers(0, n_tasks, size=(size, n_tasks))
-        counts = []
-        if resampling != "tasks":
-            # one topic resample per slot, even where a task is drawn twice
-            for t, matrix in enumerate(matrices):
-                drawn = int(np.count_nonzero(picked == t))
-                counts.append(_resample_counts(rng, drawn, matrix.shape[0]) if drawn
-                              else None)
-        return picked, counts
-
-    def run(blocks: range) -> np.ndarray:
-        """The scores of a run of blocks: each block drawn alone, the means of all of
-        them in one product per task (exact sums, so each resample's means are those of
-        its block alone) and one aggregation."""
-        drawn = [draw(index) for index in blocks]
-        picked = np.concatenate([p for p, _ in drawn])
         if resampling == "tasks":
             slot_means = means[picked]
         else:
-            slot_means = np.empty((len(picked), n_tasks, means.shape[1]))
+            slot_means = np.empty((size, n_tasks, means.shape[1]))
+            # one topic resample per slot, even where a task is drawn twice
             for t, matrix in enumerate(matrices):
-                rows, cols = np.nonzero(picked == t)  # block by block, slots in order
-                if rows.size:
-                    counts = np.concatenate([c[t] for _, c in drawn if c[t] is not None])
-                    slot_means[rows, cols] = _exact_means(counts, parts[t], matrix.shape[0])
+                rows, cols = np.nonzero(picked == t)
+                if not rows.size:
+                    continue
+                n_t = matrix.shape[0]
+                counts = _resample_counts(rng, rows.size, n_t)
+                slot_means[rows, cols] = _exact_means(counts, parts[t], n_t)
         return _aggregate(slot_means, aggregation, weights)
 
+    # threads take runs of consecutive blocks (item_runs); a small job stays on one
     work = n_resamples * means.shape[1] * sum(len(p) * t.shape[0] for p, t in zip(parts, matrices))
     threads = threads_for_work(threads, work)
-    # a run's draws and means held at once: within the cache, as for _map_blocks
-    row = sum(t.shape[0] for t in matrices) + 2 * n_tasks * means.shape[1]
-    most = max(1, _RUN_ELEMENTS // (_RESAMPLE_BLOCK * row))
-    return np.concatenate(map_ordered(run, item_runs(n_blocks, threads, most),
-                                      threads=threads))
+    return np.concatenate([scores for run in map_ordered(
+        lambda run: [block(index) for index in run], item_runs(n_blocks, threads),
+        threads=threads) for scores in run])
 
 
 def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
@@ -603,21 +588,19 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
 
-    def run(blocks: range) -> np.ndarray:
-        # each block drawn from its own generator, their products taken at once (exact)
-        weights = np.concatenate([_resample_counts(
-            block_generator(root, index),
-            min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK), n)
-            for index in blocks])
+    def block(index: int) -> np.ndarray:
+        size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
+        weights = _resample_counts(block_generator(root, index), size, n)
         # without NaN every resample counts n rows: no product needed (it is exactly n)
         counted = float(n) if complete else weights @ present
         with np.errstate(invalid="ignore", divide="ignore"):
             return _exact_means(weights, parts, 1) / counted
 
     threads = threads_for_work(threads, n_resamples * n * x.shape[1] * (len(parts) + 1))
-    runs = item_runs(n_blocks, threads, max(1, _RUN_ELEMENTS // (_RESAMPLE_BLOCK * (n + x.shape[1]))))
     with one_blas_thread():
-        boot = np.concatenate(map_ordered(run, runs, threads=threads))
+        boot = np.concatenate([means for run in map_ordered(
+            lambda run: [block(index) for index in run], item_runs(n_blocks, threads),
+            threads=threads) for means in run])
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
