@@ -235,8 +235,9 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
                 join: Callable[[list], Any] | None = None) -> list:
     """``fn(size, rng)`` for each block of ``total`` resamples, in block order; with
     ``join``, ``join([fn(size, rng) for each block of a run])`` for each run of blocks
-    (a run holds at most :data:`_RUN_ELEMENTS` elements, or one block), in run order: the place to compute at once, in fewer and larger numpy calls (less time
-    holding the interpreter lock), what each resample's row gives alone.
+    (a run holds at most :data:`_RUN_ELEMENTS` elements, or one block), in run order:
+    the place to compute at once, in fewer and larger numpy calls (less time holding the
+    interpreter lock), what each resample's row gives alone.
 
     The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
     (block ``i`` draws from generator ``i`` of
