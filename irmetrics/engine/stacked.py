@@ -205,8 +205,13 @@ def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
 
 #: Ranked entries measured at once (sets x entries of the chunk): a chunk is measured on as
 #: many of its sets together as stay within this, so memory grows with it, not with the
-#: number of sets (the measures hold a few arrays of this length; 2M: 16 MB each).
-STACK_ENTRIES = 1 << 21
+#: number of sets (the measures hold a few arrays of this length; 256K: 2 MiB each).
+#: Larger is not faster: the measures' arrays of 2M entries (16 MiB) were given back to
+#: the system when freed and faulted in again page by page for the next batch (216,000
+#: page faults and a third of the CPU, in the kernel, per call on bench_threads.py's grid
+#: of 40 sets x 30 runs; and one process' page faults wait for each other across
+#: threads); at 256K glibc keeps them: 3,000 faults, CPU 1.55-1.72 -> 1.04-1.30 s.
+STACK_ENTRIES = 1 << 18
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
