@@ -5,6 +5,7 @@
                                        [--cases grid,randomization,bootstrap,tukey,power,swap,
                                                 agreement,rank_intervals,eval]
                                        [--topics 250] [--systems 20] [--eval-data DIR]
+                                       [--baseline OTHER_CHECKOUT]
 
 Every measurement runs in a fresh process (``--worker``), which imports irmetrics, loads
 its inputs, warms up on a small slice (imports, first calls), then times the case alone
@@ -22,7 +23,10 @@ on one thread, so the grid's real ratio is lower). The calling thread is one of 
 of the parallel work, that of an average helper thread: with ``C`` the caller's CPU and
 ``H`` the other threads', ``s = max(0, C - H / (N - 1)) / (C + H)``; on one thread,
 ``C / (C + H)``. The 1-minute load average is
-read before each run (median per row). Thread counts above the cores this process may use
+read before each run (median per row). ``--baseline`` measures another checkout (its own
+copy of this script and its own irmetrics) in the same rotation, its rows marked
+``(baseline)``: on a shared machine, the CPU columns of the two are then comparable.
+Thread counts above the cores this process may use
 are skipped. BLAS is held to one thread in the workers (``OMP_NUM_THREADS`` etc. = 1), so
 that the thread count measured is irmetrics' own; ``--keep-blas`` leaves the BLAS settings
 as they are (the statistics hold numpy's BLAS to one thread themselves while they draw,
@@ -219,11 +223,14 @@ def eval_has_threads() -> bool:
 
 
 def measure(case: str, threads: int, data: Path, eval_data: Path | None,
-            keep_blas: bool = False) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT),
+            keep_blas: bool = False, root: Path = ROOT) -> dict:
+    """One fresh worker process of the checkout at ``root`` (its own copy of this
+    script, so that a ``--baseline`` checkout runs its own code)."""
+    env = dict(os.environ, PYTHONPATH=str(root),
                **({} if keep_blas else {v: "1" for v in BLAS_VARIABLES}))
-    argv = [sys.executable, __file__, "--worker", case, "--threads", str(threads),
-            "--data", str(data)] + (["--eval-data", str(eval_data)] if eval_data else [])
+    argv = [sys.executable, str(root / "benchmarks" / "bench_threads.py"), "--worker", case,
+            "--threads", str(threads), "--data", str(data)] + \
+        (["--eval-data", str(eval_data)] if eval_data else [])
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode:
         raise SystemExit(f"{case} on {threads} threads failed:\n{done.stderr}")
@@ -240,6 +247,9 @@ def main() -> None:
     parser.add_argument("--eval-data", type=Path, default=None)
     parser.add_argument("--keep-blas", action="store_true",
                         help="do not hold BLAS to one thread in the workers")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout (e.g. `git worktree add /tmp/base REV`) measured"
+                             " in the same rotation; its rows are marked (baseline)")
     parser.add_argument("--data", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -254,6 +264,11 @@ def main() -> None:
     if 1 not in counts:
         counts.insert(0, 1)
     cases = [c for c in args.cases.split(",") if c]
+    roots = {"": ROOT}
+    if args.baseline is not None:
+        if not (args.baseline / "benchmarks" / "bench_threads.py").exists():
+            raise SystemExit(f"--baseline {args.baseline}: no benchmarks/bench_threads.py there")
+        roots[" (baseline)"] = args.baseline.resolve()
     notes = []
     if "eval" in cases:
         if args.eval_data is None or not (args.eval_data / "run.txt").exists():
@@ -272,30 +287,33 @@ def main() -> None:
         make_data(data, args.topics, args.systems)
         print(f"# data written in {time.perf_counter() - start:.1f} s"
               f" ({args.topics} topics x {args.systems} systems for the statistics)")
-        times: dict = {(c, t): [] for c in cases for t in counts}
-        cpus: dict = {(c, t): [] for c in cases for t in counts}
-        callers: dict = {(c, t): [] for c in cases for t in counts}
-        loads: dict = {(c, t): [] for c in cases for t in counts}
+        rows = [case + tag for case in cases for tag in roots]
+        times: dict = {(c, t): [] for c in rows for t in counts}
+        cpus: dict = {(c, t): [] for c in rows for t in counts}
+        callers: dict = {(c, t): [] for c in rows for t in counts}
+        loads: dict = {(c, t): [] for c in rows for t in counts}
         digests: dict = {}
         for round_ in range(args.repeat):
-            order = counts if round_ % 2 == 0 else counts[::-1]
+            order = [(t, tag) for t in counts for tag in roots]
             for case in cases:
-                for threads in order:
-                    loads[(case, threads)].append(load1())
-                    res = measure(case, threads, data, args.eval_data, args.keep_blas)
-                    times[(case, threads)].append(res["seconds"])
-                    cpus[(case, threads)].append(res["cpu"])
+                for threads, tag in order if round_ % 2 == 0 else order[::-1]:
+                    row = case + tag
+                    loads[(row, threads)].append(load1())
+                    res = measure(case, threads, data, args.eval_data, args.keep_blas,
+                                  roots[tag])
+                    times[(row, threads)].append(res["seconds"])
+                    cpus[(row, threads)].append(res["cpu"])
                     if res.get("caller") is not None:
-                        callers[(case, threads)].append(res["caller"])
-                    digests.setdefault((case, threads), set()).add(res["digest"])
-                    print(f"# round {round_ + 1} {case} threads={threads}:"
+                        callers[(row, threads)].append(res["caller"])
+                    digests.setdefault((row, threads), set()).add(res["digest"])
+                    print(f"# round {round_ + 1} {row} threads={threads}:"
                           f" {res['seconds']:.3f} s (CPU {res['cpu']:.3f} s)", file=sys.stderr)
     print(f"# load average at end: {load()}")
     print()
     print("| case | threads | median wall s | speed-up | efficiency | same bytes as"
           " threads=1 | median CPU s | cores busy | serial share | idle bound | load |")
     print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
-    for case in cases:
+    for case in rows:
         base = statistics.median(times[(case, 1)])
         for threads in counts:
             median = statistics.median(times[(case, threads)])
@@ -315,6 +333,11 @@ def main() -> None:
                   f" {base / median / threads:.0%} | {'yes' if same else 'NO'} | {cpu:.3f} |"
                   f" {cpu / median:.2f} | {serial} | {bound} |"
                   f" {statistics.median(loads[(case, threads)]):.1f} |")
+    if args.baseline is not None:
+        same = all(digests[(case, t)] == digests[(case + " (baseline)", t)]
+                   for case in cases for t in counts)
+        print(f"\nbaseline {args.baseline}: every output the same bytes as this checkout's:"
+              f" {'yes' if same else 'NO'}")
     for note in notes:
         print(f"\n{note}")
 

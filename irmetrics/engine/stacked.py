@@ -102,13 +102,17 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
     if any(len(s.query_ids) != len(query_ids) or not np.array_equal(s.query_ids, query_ids)
            for s in sets[1:]):
         return None
-    keys, fingerprints = _judged_pairs(sets)
     small = np.result_type(np.int8, *(np.min_scalar_type(int(v)) for s in sets
                                       for v in (s.codes.min(initial=0), s.codes.max(initial=0))))
-    vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=small)
-    pairs = pl.DataFrame({"key": keys, "fingerprint": fingerprints}).with_row_index("pair")
-    for i, s in enumerate(sets):  # one set's lookup in memory at a time
-        vectors[_pairs_of(s, pairs).to_numpy(), i] = s.codes
+    by_key = _vectors_by_key(sets, small)
+    if by_key is not None:
+        keys, fingerprints, vectors = by_key
+    else:  # a key shared by two documents: pairs told apart by their fingerprints too
+        keys, fingerprints = _judged_pairs(sets)
+        vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=small)
+        pairs = pl.DataFrame({"key": keys, "fingerprint": fingerprints}).with_row_index("pair")
+        for i, s in enumerate(sets):  # one set's lookup in memory at a time
+            vectors[_pairs_of(s, pairs).to_numpy(), i] = s.codes
     # distinct rows as opaque byte strings: one sort of short records (np.unique(axis=0)
     # compares element by element, 20x slower); which vector gets which code is immaterial
     rows = np.ascontiguousarray(vectors).view(np.dtype((np.void, vectors.itemsize * len(sets))))
@@ -141,6 +145,43 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
                         by_group=[np.ascontiguousarray(table[:, g].T) for g in members])
 
 
+#: Keys merged at once by :func:`_vectors_by_key` (memory: the union and about this many
+#: keys of the sets, 8 bytes each: 128 MiB).
+_MERGE_KEYS = 1 << 24
+
+
+def _vectors_by_key(sets: list[EncodedQrels], dtype) -> tuple | None:
+    """``(keys, fingerprints, vectors)`` of :func:`stacked_qrels` where a key names one
+    document (the usual case: a 64-bit hash of the doc id within its query), from the
+    keys alone; None when a key is shared by two documents (then pairs need their
+    fingerprints too: :func:`_judged_pairs`' joins).
+
+    No join, no table: the union of the keys grows by :data:`_MERGE_KEYS` keys at a
+    time (memory: the union and those keys), and each set's rows are one binary search
+    in it: 40 sets of 9,000 judgments merge in a third of the CPU time of joins per set
+    (serial work before any run of a grid is read)."""
+    if not all(s.unique_keys for s in sets):
+        return None
+    keys, waiting, held = np.zeros(0, dtype=np.uint64), [], 0
+    for s in sets:
+        waiting.append(s.keys)
+        held += len(s.keys)
+        if held >= _MERGE_KEYS or s is sets[-1]:
+            keys, waiting, held = np.unique(np.concatenate([keys, *waiting])), [], 0
+    fingerprints = np.zeros(len(keys), dtype=np.uint64)
+    seen = np.zeros(len(keys), dtype=bool)
+    vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=dtype)
+    for i, s in enumerate(sets):
+        at = np.searchsorted(keys, s.keys)
+        first = ~seen[at]
+        fingerprints[at[first]] = s.fingerprints[first]
+        seen[at] = True
+        if not np.array_equal(fingerprints[at], s.fingerprints):
+            return None  # one key, two documents
+        vectors[at, i] = s.codes
+    return keys, fingerprints, vectors
+
+
 def _judged_pairs(sets: list[EncodedQrels]) -> tuple[np.ndarray, np.ndarray]:
     """Every (key, fingerprint) pair judged in some set, in key order (the judgments of
     one query are then one block of the merged qrels). Built set by set, so that memory
@@ -164,8 +205,13 @@ def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
 
 #: Ranked entries measured at once (sets x entries of the chunk): a chunk is measured on as
 #: many of its sets together as stay within this, so memory grows with it, not with the
-#: number of sets (the measures hold a few arrays of this length; 2M: 16 MB each).
-STACK_ENTRIES = 1 << 21
+#: number of sets (the measures hold a few arrays of this length; 256K: 2 MiB each).
+#: Larger is not faster: the measures' arrays of 2M entries (16 MiB) were given back to
+#: the system when freed and faulted in again page by page for the next batch (216,000
+#: page faults and a third of the CPU, in the kernel, per call on bench_threads.py's grid
+#: of 40 sets x 30 runs; and one process' page faults wait for each other across
+#: threads); at 256K glibc keeps them: 3,000 faults, CPU 1.55-1.72 -> 1.04-1.30 s.
+STACK_ENTRIES = 1 << 18
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):

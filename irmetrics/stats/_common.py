@@ -12,7 +12,8 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import block_generator, block_root, map_ordered, one_blas_thread
+from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
+                                one_blas_thread, threads_for_work)
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -34,6 +35,11 @@ _REL_TOL = 100 * np.finfo(np.float64).eps
 #: ``i`` draws from generator ``i`` of :func:`irmetrics.parallel.block_generators`, which
 #: keeps results independent of the thread count.
 _BLOCK_ELEMENTS = 1 << 21
+
+#: A run of blocks whose rows are computed at once (``_map_blocks(join=)``) holds at most
+#: about this many elements, or one block: 1 MiB, which the core's cache holds (larger
+#: runs cost memory traffic, and numpy copies them holding the interpreter lock).
+_RUN_ELEMENTS = 1 << 17
 
 #: Resamples are cut into about this many blocks, so that 16 or more threads have work...
 _TARGET_BLOCKS = 64
@@ -225,22 +231,46 @@ def _block_rows(row_elements: int, total: int) -> int:
 
 
 def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_elements: int,
-                seed: Any, threads: Any) -> list:
-    """``fn(size, rng)`` for each block of ``total`` resamples, in block order.
+                seed: Any, threads: Any, row_work: int | None = None,
+                join: Callable[[list], Any] | None = None) -> list:
+    """``fn(size, rng)`` for each block of ``total`` resamples, in block order; with
+    ``join``, ``join([fn(size, rng) for each block of a run])`` for each run of blocks
+    (a run holds at most :data:`_RUN_ELEMENTS` elements, or one block), in run order:
+    the place to compute at once, in fewer and larger numpy calls (less time holding the
+    interpreter lock), what each resample's row gives alone.
 
     The blocks (:func:`_block_rows` resamples each, the last shorter) and their generators
     (block ``i`` draws from generator ``i`` of
     :func:`irmetrics.parallel.block_generators`) do not depend on ``threads``, and the
     results come back in block order, so whatever ``fn`` computes from its own draws is
-    the same for any thread count. BLAS runs on one thread meanwhile
+    the same for any thread count. The threads take runs of consecutive blocks
+    (:func:`irmetrics.parallel.item_runs`), and a job of fewer than
+    :data:`~irmetrics.parallel.MIN_THREAD_WORK` operations per thread (``row_work`` per
+    resample, default ``row_elements``) runs on fewer
+    (:func:`irmetrics.parallel.threads_for_work`). BLAS runs on one thread meanwhile
     (:func:`irmetrics.parallel.one_blas_thread`).
     """
     rows = _block_rows(row_elements, total)
     sizes = [min(rows, total - start) for start in range(0, total, rows)]
     root = block_root(seed)  # each block's generator built by the worker drawing it
+    threads = threads_for_work(threads, total * (row_elements if row_work is None else row_work))
+    most = max(1, _RUN_ELEMENTS // max(1, rows * row_elements))
+
+    def run_of(run: range) -> list:
+        results = [fn(sizes[i], block_generator(root, i)) for i in run]
+        return results if join is None else [join(results)]
+
     with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
-        return map_ordered(lambda i: fn(sizes[i], block_generator(root, i)),
-                           range(len(sizes)), threads=threads)
+        runs = map_ordered(run_of, item_runs(len(sizes), threads, most), threads=threads)
+    return [result for run in runs for result in run]
+
+
+def _rows(blocks: list) -> np.ndarray:
+    """The rows of a run's blocks as one array: the block itself when the run holds one
+    (a copy of a few hundred KiB costs more than its rows' work here: a new array's
+    pages are faulted in, which a virtual machine makes slow; measured on the
+    randomization test, 40 % more CPU)."""
+    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
 
 
 def _shaped(values: np.ndarray, one_d: bool) -> np.ndarray:

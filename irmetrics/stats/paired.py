@@ -10,11 +10,11 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
-from irmetrics.parallel import map_ordered, resolve_threads
+from irmetrics.parallel import item_runs, map_ordered, resolve_threads, threads_for_work
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
-    _check_seed, _map_blocks, _mean_var, _one_sided, _shaped, _t_interval,
+    _check_seed, _map_blocks, _mean_var, _rows, _one_sided, _shaped, _t_interval,
     _tail_probabilities,
 )
 
@@ -325,17 +325,23 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
     def block(size, rng):
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8)
         signs = 1.0 - 2.0 * flips
-        return _at_least_as_extreme(signs @ d, observed, alternative, gamma)
+        return signs @ d  # a block's own product: the same shape, so the same sums
+
+    def run(sums):  # a run of blocks' counts at once: fewer numpy calls
+        return _at_least_as_extreme(_rows(sums), observed, alternative, gamma)
 
     counts = np.zeros(k, dtype=np.int64)
-    for hits in _map_blocks(block, n_resamples, n + k, seed, threads):
+    for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k,
+                            join=run):
         counts += hits
     return (counts + 1.0) / (n_resamples + 1.0)
 
 
 def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
-    """``fn(sums, sums_sq)`` for each block of bootstrap resamples of ``centred`` (n, k),
-    in block order: ``sums = W @ centred`` and ``sums_sq = W @ centred**2`` (or None).
+    """``fn(sums, sums_sq)`` for each run of blocks of bootstrap resamples of ``centred``
+    (n, k), in order: ``sums = W @ centred`` and ``sums_sq = W @ centred**2`` (or None),
+    a row per resample; ``fn`` must treat each row alone (it sees a thread-dependent
+    number of them).
 
     ``W`` holds the multinomial counts of one resample per row, built from
     ``rng.integers(0, n, (rows, n))`` (the index draws of scipy.stats.bootstrap) so a matrix
@@ -344,7 +350,7 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
     sums in a thread-dependent order, and exact sums have no order. The sums of squares
     only feed p-value counts, which the comparison tolerance protects. Blocks (their size
     fixed by the shape and ``n_resamples``, block ``i`` drawn from generator ``i``) run on
-    ``threads`` threads, ``fn`` with them.
+    ``threads`` threads, in runs of consecutive blocks, ``fn`` once per run.
     """
     n, k = centred.shape
     parts = _fixed_point_parts(centred)
@@ -355,9 +361,15 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
         picks += (np.arange(size) * n)[:, None]
         weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         sums = sum((weights @ part) * scale for part, scale in parts)
-        return fn(sums, weights @ centred_sq if squares else None)
+        return sums, weights @ centred_sq if squares else None
 
-    return _map_blocks(block, n_resamples, n + k, seed, threads)
+    def run(blocks):  # fn row by row: once for a run of blocks, in fewer numpy calls
+        return fn(_rows([sums for sums, _ in blocks]),
+                  _rows([sq for _, sq in blocks]) if squares else None)
+
+    # a resample's work: its draws, and a product with each part and the squares
+    return _map_blocks(block, n_resamples, n + k, seed, threads,
+                       row_work=n * k * (len(parts) + squares) + n, join=run)
 
 
 def _fixed_point_parts(x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -422,6 +434,8 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     from scipy import special
 
     n, k = d.shape
+    # the work: counting and sorting every column's resamples
+    threads = threads_for_work(threads, boot_means.size * boot_means.shape[0].bit_length())
     p_low, p_high = _tail_probabilities(level, alternative)
     probabilities = np.tile(np.array([[p_low], [p_high]]), (1, k))
     if kind == "bca":
@@ -453,17 +467,11 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     return _one_sided(low, high, alternative)
 
 
-#: Items per thread where a road cuts its work by the thread count (outputs do not depend
-#: on the cut): enough for the threads to even out, few enough to cost nothing.
-_GROUPS_PER_THREAD = 4
-
-
 def _column_groups(k: int, threads: Any) -> list[slice]:
-    """``k`` columns cut into about four contiguous groups per thread (one group for 1
-    thread): a thread slowed by other work on a shared machine is left fewer to do."""
-    n = resolve_threads(threads)
-    step = -(-k // (_GROUPS_PER_THREAD * n)) if n > 1 and k > 1 else max(k, 1)
-    return [slice(i, i + step) for i in range(0, max(k, 1), step)]
+    """``k`` columns cut into contiguous groups (:func:`irmetrics.parallel.item_runs`:
+    about four per thread, one for 1 thread): a thread slowed by other work on a shared
+    machine is left fewer to do."""
+    return [slice(run.start, run.stop) for run in item_runs(k, threads)] or [slice(0, 1)]
 
 
 def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import irmetrics as irm
 import irmetrics.stats as ist
 from irmetrics.exceptions import InputFormatError, ParameterError
+from irmetrics import parallel
 from irmetrics.parallel import map_ordered_warnings
 
 from tests.comparison.test_compare import cli
@@ -42,6 +43,17 @@ FEW = settings(max_examples=6, deadline=None, derandomize=True,
 
 #: Values with ties (repeats), exact binary fractions and negative scores.
 VALUES = st.sampled_from([0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0 / 3.0, 0.75, 1.0, -0.2])
+
+
+#: parallel.MIN_THREAD_WORK as shipped (the fixture below lowers it in every test).
+SHIPPED_MIN_WORK = parallel.MIN_THREAD_WORK
+
+
+@pytest.fixture(autouse=True)
+def any_work_is_shared(monkeypatch):
+    """Every job worth threads (parallel.threads_for_work), however small: these tests'
+    inputs are small, and 4 threads must really share them to compare anything."""
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", 1)
 
 
 @pytest.fixture
@@ -248,6 +260,57 @@ def test_one_thread_starts_no_pool(monkeypatch):
     ist.paired_test(x[:, :2], x[:, 2:], test="bootstrap", n_resamples=3000, threads=1)
     ist.tukey_hsd(x.T, n_resamples=3000, threads=1)
     ist.swap_rate(x, n_trials=1000, threads=1)
+
+
+def _tiny_jobs():
+    """Statistics small enough for parallel.threads_for_work to keep on one thread."""
+    rng = np.random.default_rng(3)
+    x = np.round(rng.random((20, 6)), 2)
+    from irmetrics.stats.rank_intervals import bootstrap_mean_intervals, rank_intervals
+
+    return [ist.paired_test(x[:, :3], x[:, 3:], test="randomization", exact=False,
+                            n_resamples=500, seed=2, threads=4),
+            ist.paired_test(x[:, :3], x[:, 3:], test="bootstrap", n_resamples=500, seed=2,
+                            threads=4),
+            ist.tukey_hsd(x.T, n_resamples=500, seed=2, threads=4),
+            rank_intervals(x, n_resamples=500, seed=2, threads=4),
+            bootstrap_mean_intervals(x, n_resamples=500, seed=2, threads=4)]
+
+
+def test_tiny_jobs_stay_on_the_callers_thread_with_the_same_bytes(monkeypatch):
+    # The rule that keeps a job too small to gain from threads on one thread (never
+    # slower than threads=1): with the default MIN_THREAD_WORK no helper thread starts...
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", SHIPPED_MIN_WORK)
+    started = []
+    real = parallel._pulled
+    monkeypatch.setattr(parallel, "_pulled", lambda *a: started.append(a[2]) or real(*a))
+    alone = _tiny_jobs()
+    assert started == []
+    # ...and with every job shared (the tests' default here), 4 threads do start, and
+    # give the same numbers: the rule decides the threads, never the results.
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", 1)
+    shared = _tiny_jobs()
+    assert started and max(started) == 4
+    for a, b in zip(alone, shared):
+        if isinstance(a, tuple):
+            assert all(np.array_equal(x, y) for x, y in zip(a, b))
+        else:
+            assert _fields(a) == _fields(b)
+
+
+def test_threads_for_work_rule(monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", SHIPPED_MIN_WORK)
+    assert parallel.threads_for_work(4, 0) == 1
+    assert parallel.threads_for_work(4, parallel.MIN_THREAD_WORK * 2 + 1) == 2
+    assert parallel.threads_for_work(4, parallel.MIN_THREAD_WORK * 100) == 4
+    assert parallel.threads_for_work(1, parallel.MIN_THREAD_WORK * 100) == 1
+    with pytest.raises(ParameterError):
+        parallel.threads_for_work(0, 10)  # validated even for a tiny job
+    for n in (0, 1, 7, 64, 65):
+        for threads in (1, 2, 3, 16):
+            runs = parallel.item_runs(n, threads)
+            assert [i for run in runs for i in run] == list(range(n))
+            assert len(runs) <= max(1, parallel.RUNS_PER_THREAD * threads)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1025, 2.0, True, "4"])

@@ -191,3 +191,59 @@ def test_the_merged_qrels_do_not_hold_a_histogram_of_label_vectors():
         order = np.argsort(s.keys)
         assert np.array_equal(s.keys[order], stacked.merged.keys)
         assert np.array_equal(stacked.table[stacked.merged.codes + 1, i], s.codes[order])
+
+
+def _overlapping_sets(seed: int, n_sets: int = 5):
+    """Sets judging overlapping random subsets of a pool of 20 queries x 40 documents."""
+    from irmetrics.engine.pack import encode_qrels
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    queries = np.repeat([f"q{i}" for i in range(20)], 40)
+    docs = np.tile([f"d{i}" for i in range(40)], 20)
+    sets = []
+    for _ in range(n_sets):
+        keep = rng.random(len(queries)) < 0.5
+        keep[::40] = True  # every query judged in every set
+        sets.append(encode_qrels(pl.DataFrame({
+            "query_id": queries[keep], "doc_id": docs[keep],
+            "relevance": rng.integers(-1, 4, int(keep.sum()))})))
+    return sets
+
+
+def _same_stack(a, b) -> bool:
+    return (np.array_equal(a.table, b.table) and np.array_equal(a.merged.keys, b.merged.keys)
+            and np.array_equal(a.merged.fingerprints, b.merged.fingerprints)
+            and np.array_equal(a.merged.codes, b.merged.codes)
+            and all(np.array_equal(x, y) for x, y in zip(a.by_group, b.by_group)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merging_by_key_equals_the_joins(seed, monkeypatch):
+    # The key road (_vectors_by_key: sorted keys and binary searches) gives the stack the
+    # joins on (key, fingerprint) give, bit for bit; a merge in several steps too.
+    sets = _overlapping_sets(seed)
+    by_key = stacked_qrels(sets)
+    monkeypatch.setattr(stacked_module, "_MERGE_KEYS", 500)  # the union grown in steps
+    assert _same_stack(stacked_qrels(sets), by_key)
+    monkeypatch.setattr(stacked_module, "_vectors_by_key", lambda sets, dtype: None)
+    assert _same_stack(stacked_qrels(sets), by_key)
+
+
+def test_a_key_of_two_documents_takes_the_joins(monkeypatch):
+    # Two documents of one query with the same 64-bit key (a hash collision) are two
+    # pairs: the key road must see it and leave the merge to the joins on (key,
+    # fingerprint). Planted: one set's document given another fingerprint.
+    from dataclasses import replace
+
+    sets = _overlapping_sets(3, n_sets=3)
+    fingerprints = sets[1].fingerprints.copy()
+    fingerprints[0] ^= np.uint64(1)
+    sets[1] = replace(sets[1], fingerprints=fingerprints)
+    assert stacked_module._vectors_by_key(sets, np.int8) is None
+    merged = stacked_qrels(sets)
+    assert len(merged.merged.keys) == len(np.unique(np.concatenate([s.keys for s in sets]))) + 1
+    joins = []
+    monkeypatch.setattr(stacked_module, "_judged_pairs",
+                        lambda s, real=stacked_module._judged_pairs: joins.append(1) or real(s))
+    assert _same_stack(stacked_qrels(sets), merged) and joins
