@@ -436,8 +436,21 @@ def fuse(runs, method: str = "rrf", *, norm: str | None = "min-max", weights=Non
 
     def one(span: tuple[int, int]) -> pl.DataFrame:
         lists = ranked.lists(*span, threads=inner)
-        fused = fused_scores(lists, method_, norm=norm, weights=weights_, params=params_,
-                             qrels=qrels_)
+        try:
+            fused = fused_scores(lists, method_, norm=norm, weights=weights_,
+                                 params=params_, qrels=qrels_)
+        except InputFormatError as refused:
+            # A refused normalisation stops its span before any score is combined: the
+            # span's queries before the refused one are fused on their own, so that a
+            # score they make not finite is named first, as when they fall in an
+            # earlier span (the error does not depend on the input's size).
+            first = int(np.searchsorted(lists.query_ids, str(refused.query_id)))
+            if method_.trained or not 0 < first < len(lists.query_ids) \
+                    or lists.query_ids[first] != refused.query_id:
+                raise
+            fused_scores(ranked.lists(span[0], span[0] + first, threads=inner), method_,
+                         norm=norm, weights=weights_, params=params_, qrels=qrels_)
+            raise
         return fused_frame(lists, fused, name, threads=inner)
 
     frames = map_ordered(one, spans, threads=1 if inner is None else None)

@@ -351,6 +351,24 @@ def test_a_refused_normalisation_on_threads_names_the_first_query_then_run(monke
         fuse(runs, method="sum", norm="min-max")
 
 
+@pytest.mark.parametrize("entries", [None, 1, 3])
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 1.0 / 5e-324 overflows
+def test_a_score_not_finite_before_a_refused_normalisation_is_named_in_any_spans(
+        monkeypatch, entries, threads):
+    # Defect: whole, fuse() named run 'a''s refused norm 'max' at q2 (normalisations are
+    # checked before scores are combined); in spans of queries (over BLOCK_ENTRIES
+    # entries), q1's span failed first, on its -inf score: the same input named another
+    # error depending on its size. Now the first query's error, either way.
+    runs = {"a": {"q1": {"x": 5e-324, "y": -1.0}, "q2": {"x": -1.0, "y": -2.0}},
+            "b": {"q1": {"x": 1.0}, "q2": {"x": 1.0}}}
+    if entries is not None:
+        monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", entries)
+    monkeypatch.setenv("IRMETRICS_THREADS", threads)
+    with pytest.raises(InputFormatError, match=r"not finite.*query_id 'q1', doc_id 'y'"):
+        fuse(runs, method="sum", norm="max")
+
+
 def test_float_keys_order_like_the_floats():
     values = np.array([-np.inf, -1e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 1e-300, 0.1,
                        0.1 + 2e-17, 1.0, 1e308, np.inf])
