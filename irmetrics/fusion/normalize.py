@@ -55,8 +55,9 @@ def normalize_scores(norm: str, score: np.ndarray, rank: np.ndarray, offsets: np
     ------
     InputFormatError
         A query whose denominator is zero (``"min-max"``, ``"sum"``, ``"zmuv"``: one
-        document, or all scores equal) or whose largest score is not positive
-        (``"max"``), naming the run and the query.
+        document, or all scores equal) or beyond float64 (scores spanning more than
+        its range), or whose largest score is not positive (``"max"``), naming the run
+        and the query.
 
     Examples
     --------
@@ -81,28 +82,40 @@ def normalize_scores(norm: str, score: np.ndarray, rank: np.ndarray, offsets: np
         return 1.0 - rank / n[entry_q]
     if norm == "borda":
         return 1.0 - rank / candidates[entry_q]
-    if norm == "min-max":
-        denominator = top - bottom
-        _refuse(nonempty & (denominator <= 0), norm, "divides by zero: max - min is 0 (one"
-                " document, or all scores equal)", run, query_ids)
-        return (score - bottom[entry_q]) / denominator[entry_q]
-    if norm == "max":
-        _refuse(nonempty & (top <= 0), norm, "needs a positive largest score", run, query_ids)
-        return score / top[entry_q]
-    if norm == "sum":
-        shifted = score - bottom[entry_q]
-        denominator = np.bincount(entry_q, weights=shifted, minlength=len(n))
-        _refuse(nonempty & (denominator <= 0), norm, "divides by zero: sum(s - min) is 0"
-                " (one document, or all scores equal)", run, query_ids)
-        return shifted / denominator[entry_q]
-    if norm == "zmuv":
-        sizes = np.maximum(n, 1)
-        mean = np.bincount(entry_q, weights=score, minlength=len(n)) / sizes
-        centred = score - mean[entry_q]
-        std = np.sqrt(np.bincount(entry_q, weights=centred * centred, minlength=len(n)) / sizes)
-        _refuse(nonempty & (std <= 0), norm, "divides by zero: the standard deviation is 0"
-                " (one document, or all scores equal)", run, query_ids)
-        return centred / std[entry_q]
+    # Scores whose range is beyond float64 (e.g. 1e308 and -1e308) overflow the
+    # denominator: refused, since inf / inf or x / inf would give NaN or a silent 0.
+    overflow = "overflows: the scores' range is beyond float64 (scale the scores down)"
+    with np.errstate(over="ignore", invalid="ignore"):
+        if norm == "min-max":
+            denominator = top - bottom
+            _refuse_first(norm, run, query_ids, (
+                nonempty & (denominator <= 0), "divides by zero: max - min is 0 (one"
+                " document, or all scores equal)"), (
+                nonempty & ~np.isfinite(denominator), overflow))
+            return (score - bottom[entry_q]) / denominator[entry_q]
+        if norm == "max":
+            _refuse(nonempty & (top <= 0), norm, "needs a positive largest score", run,
+                    query_ids)
+            return score / top[entry_q]
+        if norm == "sum":
+            shifted = score - bottom[entry_q]
+            denominator = np.bincount(entry_q, weights=shifted, minlength=len(n))
+            _refuse_first(norm, run, query_ids, (
+                nonempty & (denominator <= 0), "divides by zero: sum(s - min) is 0"
+                " (one document, or all scores equal)"), (
+                nonempty & ~np.isfinite(denominator), overflow))
+            return shifted / denominator[entry_q]
+        if norm == "zmuv":
+            sizes = np.maximum(n, 1)
+            mean = np.bincount(entry_q, weights=score, minlength=len(n)) / sizes
+            centred = score - mean[entry_q]
+            std = np.sqrt(np.bincount(entry_q, weights=centred * centred, minlength=len(n))
+                          / sizes)
+            _refuse_first(norm, run, query_ids, (
+                nonempty & (std <= 0), "divides by zero: the standard deviation is 0"
+                " (one document, or all scores equal)"), (
+                nonempty & ~(np.isfinite(std) & np.isfinite(mean)), overflow))
+            return centred / std[entry_q]
     raise AssertionError(norm)  # checked by the caller
 
 
@@ -115,6 +128,18 @@ def borda_fill(lengths: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         return 0.5 - (lengths - 1) / (2.0 * candidates)
+
+
+def _refuse_first(norm: str, run: str, query_ids: np.ndarray,
+                  *checks: tuple[np.ndarray, str]) -> None:
+    """Refuse the first query that fails any of ``checks`` (mask, why), with its reason:
+    the same query is named whichever check comes first in the code."""
+    firsts = [(int(np.argmax(bad)), why) for bad, why in checks if bad.any()]
+    if firsts:
+        at, why = min(firsts, key=lambda first: first[0])
+        only = np.zeros(len(checks[0][0]), dtype=bool)
+        only[at] = True
+        _refuse(only, norm, why, run, query_ids)
 
 
 def _refuse(bad: np.ndarray, norm: str, why: str, run: str, query_ids: np.ndarray) -> None:

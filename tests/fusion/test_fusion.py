@@ -120,6 +120,20 @@ def test_a_normalisation_that_divides_by_zero_names_run_and_query(norm):
         fuse({"first": A, "second": one}, method="sum", norm=norm)
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("norm", ["min-max", "sum", "zmuv"])
+def test_a_normalisation_whose_denominator_overflows_names_run_and_query(norm):
+    # max - min, sum(s - min) and the variance of 1e308 and -1e308 are beyond float64:
+    # zmuv gave a silent 0 for the run's scores, min-max and sum a NaN and a warning.
+    wide = {"q1": {"d1": 1.0, "d2": 0.5}, "q7": {"d1": 1e308, "d2": -1e308}}
+    with pytest.raises(InputFormatError, match=r"run 'second'.*overflows.*query_id 'q7'"):
+        fuse({"first": A, "second": wide}, method="sum", norm=norm)
+    # the first query refused is named, whichever of the two checks refuses it
+    both = {"q1": {"d1": 1e308, "d2": -1e308}, "q7": {"only": 2.0}}
+    with pytest.raises(InputFormatError, match=r"overflows.*query_id 'q1'"):
+        fuse({"first": A, "second": both}, method="sum", norm=norm)
+
+
 def test_max_norm_needs_a_positive_maximum():
     with pytest.raises(InputFormatError, match=r"needs a positive largest score.*'q1'"):
         fuse({"a": A, "neg": {"q1": {"d1": -1.0, "d2": -2.0}}}, method="sum", norm="max")
