@@ -179,19 +179,22 @@ def _level_cells(block: np.ndarray, codes: np.ndarray, n_blocks: int
     """The distinct codes >= 0 of a chunk's lines and its block x level counts, kept as
     their nonzero cells (block, level column, count): at most one a line, where the
     table would take blocks x levels (lines**2 for a file whose queries interleave,
-    with labels of many values); the table is made only when no bigger than that."""
-    _, levels = label_histogram(np.zeros(len(codes), np.int64), codes, 1)
-    if not (codes >= 0).any():  # no label >= 0: no level (not label_histogram's [0])
-        levels = levels[:0]
-    width = max(levels.size, 1)
-    if n_blocks * width <= 2 * len(codes):
-        hist = label_histogram(block, codes, n_blocks, levels=levels)[0].reshape(-1)
+    with labels of many values). The table is counted (one pass, no sort) only when
+    its width, at most the top label + 1, keeps it no bigger than that."""
+    judged = codes >= 0
+    if not judged.any():  # no label >= 0: no level (not label_histogram's [0])
+        return codes[:0].astype(np.int64), (np.zeros(0, np.int64),) * 3
+    top = codes.max()
+    if codes.dtype.kind != "f" and n_blocks * (int(top) + 1) <= 2 * len(codes):
+        hist, levels = label_histogram(block, codes, n_blocks)
+        width = levels.size
         cells = np.flatnonzero(hist)
-        counts = hist[cells]
+        counts = hist.reshape(-1)[cells]
     else:
-        judged = codes >= 0
-        cells, counts = np.unique(block[judged] * width +
-                                  np.searchsorted(levels, codes[judged]), return_counts=True)
+        levels, column = np.unique(codes[judged], return_inverse=True)
+        width = levels.size
+        cells, counts = np.unique(block[judged] * width + column.reshape(-1),
+                                  return_counts=True)
     return levels, (cells // width, cells % width, counts.astype(np.int64, copy=False))
 
 
