@@ -137,8 +137,9 @@ class JudgmentChunk:
     thread that parses it, :func:`~irmetrics.engine.stream.encode_qrels_file`), so that
     :func:`encode_judgments`, which runs in one thread while the others wait, only adds
     chunks up: the relevance ``codes``, the ``positive`` count, the chunk's distinct
-    ``levels`` (labels >= 0) and its ``level_hist`` (block x level counts), and
-    ``may_repeat``: whether two lines of one block may share a key.
+    ``levels`` (labels >= 0) and its ``level_cells`` (the nonzero block x level counts:
+    block, level column, count), and ``may_repeat``: whether two lines of one block may
+    share a key.
     """
 
     block_ids: pl.Series
@@ -150,7 +151,7 @@ class JudgmentChunk:
     codes: np.ndarray = field(init=False, repr=False)
     positive: int = field(init=False, repr=False)
     levels: np.ndarray = field(init=False, repr=False)
-    level_hist: np.ndarray = field(init=False, repr=False)
+    level_cells: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
     may_repeat: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -159,9 +160,7 @@ class JudgmentChunk:
         self.positive = int(np.count_nonzero(labels > 0))
         lengths = np.asarray(self.block_lengths, dtype=np.int64)
         block = np.repeat(np.arange(len(lengths)), lengths)
-        self.level_hist, self.levels = label_histogram(block, self.codes, len(lengths))
-        if not self.level_hist.any():  # no label >= 0: no level (not label_histogram's [0])
-            self.level_hist, self.levels = self.level_hist[:, :0], self.levels[:0]
+        self.levels, self.level_cells = _level_cells(block, self.codes, len(lengths))
         self.may_repeat = _block_repeats(block, self.hashes)
 
     @classmethod
@@ -173,6 +172,30 @@ class JudgmentChunk:
                    qrels["relevance"].to_numpy() if labels is None else labels,
                    doc_hash(doc_ids), doc_fingerprint(doc_ids),
                    bool((doc_ids == BOGUS_DOC_ID).any()))
+
+
+def _level_cells(block: np.ndarray, codes: np.ndarray, n_blocks: int
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The distinct codes >= 0 of a chunk's lines and its block x level counts, kept as
+    their nonzero cells (block, level column, count): at most one a line, where the
+    table would take blocks x levels (lines**2 for a file whose queries interleave,
+    with labels of many values). The table is counted (one pass, no sort) only when
+    its width, at most the top label + 1, keeps it no bigger than that."""
+    judged = codes >= 0
+    if not judged.any():  # no label >= 0: no level (not label_histogram's [0])
+        return codes[:0].astype(np.int64), (np.zeros(0, np.int64),) * 3
+    top = codes.max()
+    if codes.dtype.kind != "f" and n_blocks * (int(top) + 1) <= 2 * len(codes):
+        hist, levels = label_histogram(block, codes, n_blocks)
+        width = levels.size
+        cells = np.flatnonzero(hist)
+        counts = hist.reshape(-1)[cells]
+    else:
+        levels, column = np.unique(codes[judged], return_inverse=True)
+        width = levels.size
+        cells, counts = np.unique(block[judged] * width + column.reshape(-1),
+                                  return_counts=True)
+    return levels, (cells // width, cells % width, counts.astype(np.int64, copy=False))
 
 
 #: Hash bits dropped by :func:`_block_repeats`: keys keep ``64 - query_bits`` bits of the
@@ -264,7 +287,7 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
         block_ids.append(chunk.block_ids)
         block_lengths.append(np.asarray(chunk.block_lengths, dtype=np.int64))
         chunk_codes.append(chunk.codes)
-        parts.append((chunk.levels, chunk.level_hist))
+        parts.append((chunk.levels, chunk.level_cells, len(chunk.block_lengths)))
         positive_total += chunk.positive
         judges_placeholder |= chunk.judges_placeholder
         may_repeat |= chunk.may_repeat
@@ -282,7 +305,7 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     graded = any(c.dtype.kind == "f" for c in chunk_codes)  # labels are the gains
     codes = np.concatenate(chunk_codes + [np.zeros(0, dtype=np.int8)])
     del chunk_codes
-    levels = np.unique(np.concatenate([lv for lv, _ in parts] + [np.zeros(0, np.int8)])
+    levels = np.unique(np.concatenate([lv for lv, _, _ in parts] + [np.zeros(0, np.int8)])
                        ).astype(np.float64 if graded else np.int64)
     # Relevance codes fit in one byte for the usual labels (-2 for negative ones); the
     # negated top label asks for a signed type, which int64 labels always fit.
@@ -293,12 +316,10 @@ def encode_judgments(chunks: Iterable[JudgmentChunk], capacity: int = 0) -> Enco
     # The label histogram: each chunk's blocks added to their queries' rows.
     hist = np.zeros((n_q, max(levels.size, 1)), dtype=np.int64)
     first = 0
-    for chunk_levels, level_hist in parts:
-        rows = block_code[first:first + len(level_hist)]
-        first += len(level_hist)
-        if chunk_levels.size:
-            np.add.at(hist, (rows[:, None], np.searchsorted(levels, chunk_levels)[None, :]),
-                      level_hist)
+    for chunk_levels, (block, column, count), n_blocks in parts:
+        np.add.at(hist, (block_code[first + block],
+                         np.searchsorted(levels, chunk_levels)[column]), count)
+        first += n_blocks
     # Keys, slice by slice (bounded temporaries).
     block_end = block_start + block_len
     for lo in range(0, len(keys), _SLICE):

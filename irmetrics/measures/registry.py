@@ -13,8 +13,8 @@ Importing every family costs more than a small evaluation (issue 34), so
 from the declarations (``python -m irmetrics.measures.index``; a test fails when it and
 the family modules disagree). An entry's kernel and docstring arrive when its family
 module is imported: on the first computation of one of its measures, or by
-:func:`load` / :func:`load_all`; the declaration then checks itself against its entry
-and completes it in place, so every reference to the entry stays valid.
+:func:`load` / :func:`load_all`; the declaration checks itself against its entry, which
+is completed in place once the module has run, so every reference to it stays valid.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def measure(name: str, *, order: int, params=NoParams(), printed=DOUBLE, summary
         indexed = REGISTRY.get(name)
         if indexed is not None and isinstance(indexed.kernel, Deferred):
             if not REGENERATING:
-                _complete(indexed, spec)
+                _check(indexed, spec)
             return kernel
         if spec.family in FAMILY_MODULES and not REGENERATING:
             raise RuntimeError(f"measure {name!r} of irmetrics.measures.{spec.family} is not in"
@@ -206,7 +206,7 @@ _REGENERATE = "regenerate it with `python -m irmetrics.measures.index`."
 
 class Deferred:
     """The kernel of a declared measure whose family module is not imported yet: the
-    first call imports it (which completes the declaration) and computes."""
+    first call imports it (:func:`load`, which completes the entry) and computes."""
 
     __slots__ = ("family", "name")
 
@@ -227,16 +227,26 @@ class Deferred:
         return f"<kernel of {self.name!r} in irmetrics.measures.{self.family}, not imported yet>"
 
 
-def _complete(indexed: MeasureDef, spec: MeasureDef) -> None:
-    """Check a declaration against its index entry and give the entry its kernel and
-    docstring, in place (requests and caches hold the entry itself)."""
+def _check(indexed: MeasureDef, spec: MeasureDef) -> None:
+    """Check a declaration against its index entry."""
     differ = [f.name for f in fields(MeasureDef) if f.name not in ("kernel", "doc")
               and getattr(indexed, f.name) != getattr(spec, f.name)]
     if differ:
         raise RuntimeError(f"the declaration of measure {spec.name!r} differs from its entry in"
                            f" irmetrics/measures/declared.py ({', '.join(differ)}); {_REGENERATE}")
-    object.__setattr__(indexed, "kernel", spec.kernel)  # frozen: completed once, here
-    object.__setattr__(indexed, "doc", spec.doc)
+
+
+def _complete(family: str) -> None:
+    """Give the entries of an imported family their kernels and docstrings, in place
+    (requests and caches hold the entry itself). Only once its module has run to the
+    end: a kernel may call what the module defines below it, and a thread that meets
+    a still deferred kernel waits in :func:`load` for the import another thread runs."""
+    for name, spec in list(DECLARATIONS.items()):
+        indexed = REGISTRY.get(name)
+        if spec.family == family and indexed is not None and \
+                isinstance(indexed.kernel, Deferred):
+            object.__setattr__(indexed, "kernel", spec.kernel)  # frozen: completed here
+            object.__setattr__(indexed, "doc", spec.doc)
 
 
 def load(name: str) -> MeasureDef:
@@ -251,7 +261,9 @@ def load(name: str) -> MeasureDef:
     """
     m = REGISTRY[name]
     if isinstance(m.kernel, Deferred):
-        importlib.import_module(f"irmetrics.measures.{m.kernel.family}")
+        family = m.kernel.family
+        importlib.import_module(f"irmetrics.measures.{family}")  # waits for another thread's
+        _complete(family)
         if isinstance(m.kernel, Deferred):  # the module did not declare it
             raise RuntimeError(f"irmetrics.measures.{m.family} does not declare measure"
                                f" {name!r}, which irmetrics/measures/declared.py lists;"
@@ -272,6 +284,7 @@ def load_all() -> None:
     """
     for family in FAMILY_MODULES:
         importlib.import_module(f"irmetrics.measures.{family}")
+        _complete(family)
 
 
 def _declare(entries) -> None:

@@ -210,3 +210,22 @@ def test_keys_that_keep_fewer_hash_bits_than_the_chunks_compared_are_checked(mon
               _chunk([("3", 8, 0, 1)])]
     assert not any(c.may_repeat for c in chunks)
     assert not encode_judgments(chunks).unique_keys
+
+
+def _held_bytes(chunk: JudgmentChunk) -> int:
+    arrays = [a for v in vars(chunk).values() for a in (v if isinstance(v, tuple) else (v,))
+              if isinstance(a, np.ndarray)]
+    return sum(a.nbytes for a in arrays)
+
+
+def test_a_chunk_holds_memory_in_proportion_to_its_lines_whatever_its_levels():
+    # Two queries interleaved line by line (every line a block of its own) with a label
+    # of its own each: a block x level table would hold lines**2 cells (32 MB here, and
+    # every chunk's is kept until the file is read); the chunk holds its lines' worth.
+    n = 2000
+    rows = [(str(i % 2), f"d{i}", i) for i in range(n)]
+    chunk = JudgmentChunk.of(frame(rows))
+    assert _held_bytes(chunk) < 100 * n
+    got, want = encode_judgments([chunk, JudgmentChunk.of(frame(rows[:0]))]), encode_qrels(frame(rows))
+    assert got.rel_levels.tolist() == want.rel_levels.tolist() == list(range(n))
+    assert got.rel_hist.tolist() == [[int(v % 2 == q) for v in range(n)] for q in (0, 1)]

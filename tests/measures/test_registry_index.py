@@ -117,3 +117,38 @@ def test_a_copied_kernel_not_yet_imported_is_the_same_kernel():
     from irmetrics.measures.context import Context
 
     assert deferred(Context(lists), (1, 2)).tolist() == [[1.0, 0.5]]
+
+
+def test_a_measure_computed_while_another_thread_imports_its_family_waits_for_it():
+    # Thread a imports irmetrics.measures.user_model (its first SDCG) and is held just
+    # after SDCG is declared, while the module's lower half (fixed_utility, which the
+    # kernel calls) is not yet run; thread b then computes SDCG. It must wait for the
+    # import (or use the finished module), not call a kernel of a half-run module
+    # (planted: completing entries as each declaration runs gives b a NameError).
+    done = _fresh(
+        "import threading\n"
+        "import irmetrics as irm\n"
+        "from irmetrics.measures import registry\n"
+        "declared, finished = threading.Event(), threading.Event()\n"
+        "class Held(dict):\n"
+        "    def __setitem__(self, name, spec):\n"
+        "        super().__setitem__(name, spec)\n"
+        "        if 'SDCG' in self and name != 'SDCG' and not declared.is_set():\n"
+        "            declared.set(); finished.wait(1.0)\n"
+        "registry.DECLARATIONS = Held(registry.DECLARATIONS)\n"
+        "qrels, run = {'1': {'a': 1, 'c': 2}}, {'1': {'a': 1.0, 'b': 0.5}}\n"
+        "got = {}\n"
+        "def compute(who):\n"
+        "    if who == 'b':\n"
+        "        declared.wait(10)\n"
+        "    try:\n"
+        "        got[who] = irm.evaluate(qrels, run, ['SDCG(max_rel=2)@3']).to_dict()\n"
+        "    except Exception as error:\n"
+        "        got[who] = repr(error)\n"
+        "    finished.set()\n"
+        "threads = [threading.Thread(target=compute, args=(w,)) for w in 'ab']\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "assert declared.is_set()\n"
+        "print(got['a'] == got['b'], got['b'])\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True"), done.stdout
