@@ -13,6 +13,7 @@ from irmetrics.measures.context import columns
 from irmetrics.measures.params import LongCutoffs, Option
 from irmetrics.measures.parse import parse_measures
 from irmetrics.measures.registry import NICKNAMES, REGISTRY, measure
+from irmetrics.measures import registry
 
 from tests._cases import qrels_and_run
 from tests.reference import gdeval_ref
@@ -87,6 +88,7 @@ def scratch_measure():
 
     yield name
     del REGISTRY[name]
+    del registry.DECLARATIONS[name]  # else a second use is "declared twice"
 
 
 def test_new_declarations_get_their_options_parsed(scratch_measure):
