@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .engine.stacked import StackedQrels
 else:
     from irmetrics.lazy import polars as pl  # imported on first use
 
@@ -18,15 +22,11 @@ from .checks import check_bool, check_choice, check_int, parameter_error
 from .containers import Qrels, Run
 from .engine.dicts import JudgmentTable, evaluate_dict_run
 from .engine.ordering import SEMANTICS, TIES
-from .engine.pack import encode_qrels, pack
-from .engine.stacked import StackedQrels, split_values, stacked_evaluator, stacked_qrels
-from .engine.stream import (StreamedValues, encode_qrels_file, evaluate_run_batches,
-                            evaluate_run_file)
+from .engine.sinks import StreamedValues
 from .io import columnar
 from .io.columnar import column_names, is_columnar
 from .io.external import external_qrels, is_json, read_ranx_run
-from .containers.trec_text import LATIN1, RELEVANCE_TYPES, UTF8, is_regular_path, latin1_ids
-from .io.trec import read_utf8_or_latin1
+from .containers.schema import LATIN1, RELEVANCE_TYPES, UTF8
 from .lazy import loaded
 from .measures.context import Context
 from .measures.parse import Request, parse_measures
@@ -37,6 +37,31 @@ from .measures.registry import (DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISE
 from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
+
+
+def _on_first_call(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported when first called: the file, table and stacked roads'
+    code, which a dict of dicts never runs (issue 34: the drop-ins' cold calls import
+    neither the TREC text reader nor the file road). A module attribute, so that a test
+    may still patch it here."""
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+encode_qrels = _on_first_call("irmetrics.engine.pack", "encode_qrels")
+pack = _on_first_call("irmetrics.engine.pack", "pack")
+split_values = _on_first_call("irmetrics.engine.stacked", "split_values")
+stacked_evaluator = _on_first_call("irmetrics.engine.stacked", "stacked_evaluator")
+stacked_qrels = _on_first_call("irmetrics.engine.stacked", "stacked_qrels")
+encode_qrels_file = _on_first_call("irmetrics.engine.stream", "encode_qrels_file")
+evaluate_run_batches = _on_first_call("irmetrics.engine.stream", "evaluate_run_batches")
+evaluate_run_file = _on_first_call("irmetrics.engine.stream", "evaluate_run_file")
+is_regular_path = _on_first_call("irmetrics.containers.trec_text", "is_regular_path")
+latin1_ids = _on_first_call("irmetrics.containers.trec_text", "latin1_ids")
+read_utf8_or_latin1 = _on_first_call("irmetrics.io.trec", "read_utf8_or_latin1")
 
 #: How unjudged retrieved documents count: as non-relevant (trec_eval), or both ways.
 UNJUDGED = ("zero", "bounds")

@@ -18,6 +18,14 @@ __all__ = ["DEFAULT_QRELS_ITERATION", "DEFAULT_RUN_ITERATION", "DEFAULT_RUN_NAME
            "DUPLICATE_POLICIES", "FLOAT_LABEL_HINT", "QRELS_DTYPES", "QRELS_SCHEMA",
            "RUN_DTYPES", "RUN_SCHEMA", "polars_schema", "resolve_duplicates"]
 
+#: How the bytes of ids become str: UTF-8 (the default), or Latin-1, the one decoding
+#: of any byte string that keeps byte order (trec_eval compares ids as bytes).
+UTF8, LATIN1 = "utf-8", "latin-1"
+ENCODINGS = (UTF8, LATIN1)
+
+#: How qrels labels are read: integers as trec_eval (default), or finite floats.
+RELEVANCE_TYPES = ("int", "float")
+
 #: Accepted values of every ``on_duplicate`` argument.
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
 

@@ -57,7 +57,13 @@ else:
 from irmetrics.checks import check_choice, check_str, parameter_error, parameter_type_error
 from irmetrics.exceptions import InputFormatError, InputTypeError, brief_repr
 
-from . import schema as table_schema, trec_text
+from . import schema as table_schema
+
+if TYPE_CHECKING:
+    from . import trec_text
+else:  # the TREC text reader and writer, imported when a file is read or written
+    from irmetrics.lazy import LazyModule
+    trec_text = LazyModule("irmetrics.containers.trec_text")
 from .schema import (DEFAULT_QRELS_ITERATION, DEFAULT_RUN_ITERATION, DEFAULT_RUN_NAME,
                      DUPLICATE_POLICIES, FLOAT_LABEL_HINT, resolve_duplicates)
 

@@ -115,7 +115,12 @@ else:
     gzip = LazyModule("gzip")  # with the first file read: the dict roads read none
 
 from irmetrics.checks import check_choice, check_int, parameter_error
+# (UTF8, LATIN1, ENCODINGS, RELEVANCE_TYPES live in schema: the dict road reads them)
 from .schema import (
+    ENCODINGS,
+    LATIN1,  # noqa: F401  (read from here by irmetrics.io.trec and others)
+    RELEVANCE_TYPES,
+    UTF8,
     DUPLICATE_POLICIES,
     FLOAT_LABEL_HINT,
     QRELS_DTYPES,
@@ -153,10 +158,6 @@ _NONFINITE_RE = r"(?i)^[+-]?(?:inf|infinity|nan)$"
 _HEX_RE = r"(?i)^[+-]?0x"
 _WRITE_BAD_ID_RE = r"[ \t\n\x0B\x0C\r]"
 
-#: How the bytes of ids become str: UTF-8 (the default), or Latin-1, the one decoding
-#: of any byte string that keeps byte order (trec_eval compares ids as bytes).
-UTF8, LATIN1 = "utf-8", "latin-1"
-ENCODINGS = (UTF8, LATIN1)
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,6 @@ _QRELS = _Layout("qrels", tuple(QRELS_DTYPES), True, QRELS_DTYPES)
 #: Qrels with graded float labels (``relevance="float"``).
 _QRELS_FLOAT = _Layout("qrels", tuple(QRELS_DTYPES), True,
                        {**QRELS_DTYPES, "relevance": "Float64"})
-#: How qrels labels are read: integers as trec_eval (default), or finite floats.
-RELEVANCE_TYPES = ("int", "float")
 _RUN = _Layout("run", tuple(RUN_DTYPES), False, RUN_DTYPES)
 
 

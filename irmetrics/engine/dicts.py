@@ -49,15 +49,15 @@ else:
 from ..containers import DEFAULT_RUN_NAME, Qrels
 from ..exceptions import InputFormatError
 from . import segments as sg
-from .pack import BOGUS_DOC_ID
 from .ranked import (
+    BOGUS_DOC_ID,
     NOT_IN_POOL,
     POOL_UNJUDGED,
     label_histogram,
     no_query_ids,
     sorted_query_ids,
 )
-from .stream import StreamedValues, _Evaluated, _Packed
+from .sinks import Evaluated, Packed, StreamedValues
 from .ordering import descending64_keys, descending_keys, doc_id_tiebreak, float32_scores
 
 __all__ = ["CHUNK_ENTRIES", "JudgmentTable", "evaluate_dict_run", "pack_dict_run"]
@@ -267,7 +267,7 @@ def pack_dict_run(table: JudgmentTable, run: Mapping, **options):
     >>> lists.code.tolist()   # c first; a and b tie: doc id descending puts b first
     [-1, 0, 1]
     """
-    return _read_run(table, run, _Packed(table), **options)
+    return _read_run(table, run, Packed(table), **options)
 
 
 def evaluate_dict_run(table: JudgmentTable, run: Mapping, evaluate_lists, *,
@@ -323,7 +323,7 @@ def evaluate_dict_run(table: JudgmentTable, run: Mapping, evaluate_lists, *,
     >>> evaluate_dict_run(table, {"q1": {1: 2.0}}, num_ret) is None   # an int doc id
     True
     """
-    return _read_run(table, run, _Evaluated(table, evaluate_lists), max_docs=max_docs,
+    return _read_run(table, run, Evaluated(table, evaluate_lists), max_docs=max_docs,
                      complete=complete, semantics=semantics, ties=ties,
                      infinite_scores=infinite_scores)
 

@@ -36,11 +36,9 @@ else:
 from ..exceptions import DuplicateEntryError
 from . import segments as sg
 from .ordering import break_ties_by_doc_id, doc_id_tiebreak, ordering_scores, rank_order
-from .ranked import (NOT_IN_POOL, POOL_UNJUDGED, RankedLists, label_histogram, no_query_ids,
-                     sorted_query_ids)
-
-#: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
-BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
+from .ranked import (BOGUS_DOC_ID, NOT_IN_POOL, POOL_UNJUDGED, RankedLists, label_histogram,
+                     no_query_ids, sorted_query_ids)
+from .sinks import block_move  # (moved there, where the dict road reads it)
 
 #: Seed of the doc-id hash; any fixed value works (hashes never leave the process).
 _HASH_SEED = 0x1F2E3D4C
@@ -560,22 +558,6 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     if doc_id_tiebreak:
         order = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
     return order, ranked_q, ranked_scores
-
-
-def block_move(starts: np.ndarray, lengths: np.ndarray, codes: np.ndarray, *,
-               entry_codes: bool = True):
-    """Permutation moving whole blocks (``starts``, ``lengths``) into ascending ``codes``
-    order, the order inside each block unchanged; returns ``(order, code of each entry)``
-    (None for the codes unless ``entry_codes``)."""
-    by_code = np.argsort(codes, kind="stable")
-    b_start, b_len = starts[by_code], lengths[by_code]
-    total = int(b_len.sum())
-    # 32-bit positions when they fit: half the memory of the largest array made here.
-    index = np.int32 if total + int(starts.max(initial=0)) < 2**31 else np.int64
-    before = np.concatenate(([0], np.cumsum(b_len)[:-1]))
-    order = np.repeat((b_start - before).astype(index), b_len)
-    order += np.arange(total, dtype=index)
-    return order, np.repeat(codes[by_code], b_len) if entry_codes else None
 
 
 def _relevance_codes(qrels: EncodedQrels, queries: np.ndarray, qcode: np.ndarray,

@@ -22,6 +22,9 @@ import numpy as np
 
 from . import segments as sg
 
+#: trec_eval's placeholder document for qrels queries absent from the run (``-c``).
+BOGUS_DOC_ID = "ceci_nest_pas_un_docno"
+
 NOT_IN_POOL = -1
 POOL_UNJUDGED = -2
 

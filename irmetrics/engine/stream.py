@@ -67,9 +67,11 @@ from ..parallel import imap_ordered, resolve_threads
 from ..progress import NO_PROGRESS, Progress
 from . import segments as sg
 from .ordering import doc_id_tiebreak, ordering_scores, rank_order
-from .pack import (EncodedQrels, JudgmentChunk, block_move, doc_fingerprint, doc_hash,
+from .pack import (EncodedQrels, JudgmentChunk, doc_fingerprint, doc_hash,
                    encode_judgments, lookup_codes, query_codes, run_blocks)
 from .ranked import NOT_IN_POOL, RankedLists, no_query_ids, sorted_query_ids
+# (StreamedValues re-exported: the file road's result, read by evaluate, stacked, fanout)
+from .sinks import Evaluated, Packed, StreamedValues
 
 #: Odd 64-bit constant that spreads block numbers over the hash space in the duplicate test.
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)
@@ -105,27 +107,10 @@ def pack_run_file(qrels: EncodedQrels, path, *, max_docs: int | None = None,
         threads = resolve_threads(threads)
         chunks = raw_chunks(path, by_query=True, joined=False,
                             chunk_bytes=chunk_bytes_for(threads))
-        return _stream([qrels], chunks, _read_run_chunk, [_Packed(qrels)], max_docs=max_docs,
+        return _stream([qrels], chunks, _read_run_chunk, [Packed(qrels)], max_docs=max_docs,
                        complete=complete, semantics=semantics, threads=threads)[0]
     except NotPlain:
         return None
-
-
-@dataclass
-class StreamedValues:
-    """Per-query values of a run evaluated chunk by chunk (:func:`evaluate_run_file`).
-
-    ``columns`` maps each output name to its per-query vector, rows in ``query_ids``
-    order (ascending byte order, as ``RankedLists.query_ids``); the other attributes
-    are those of :class:`~irmetrics.engine.ranked.RankedLists`.
-    """
-
-    query_ids: np.ndarray
-    columns: dict
-    run_name: str
-    qrels_positive_total: int
-    missing_query_ids: np.ndarray
-    ignored_query_ids: np.ndarray
 
 
 def evaluate_run_file(qrels: EncodedQrels, path, evaluate_lists, *,
@@ -266,7 +251,7 @@ def evaluate_pieces(qrels: list, open_pieces, read, evaluate_lists: list, *,
                    keep_scores=keep_scores, threads=threads, progress=progress)
 
     def sinks():
-        return [_Evaluated(q, f) for q, f in zip(qrels, evaluate_lists)]
+        return [Evaluated(q, f) for q, f in zip(qrels, evaluate_lists)]
 
     try:
         try:
@@ -708,101 +693,6 @@ class _ChunkFacts:
         if np.any((scores[1:] > scores[:-1]) & (row_block[1:] == row_block[:-1])):
             return rows[rank_order(row_block, scores)]
         return rows
-
-
-def _lists_in_code_order(qrels: EncodedQrels, query_codes_, lengths, codes, bogus,
-                         scores=None, **query_set) -> RankedLists:
-    """RankedLists of whole blocks (query codes, lengths and entry codes in file order;
-    each query once; ``scores`` of the entries or None), the blocks moved into
-    query-code order."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    order, _ = block_move(np.cumsum(lengths) - lengths, lengths, query_codes_,
-                          entry_codes=False)
-    by_code = np.argsort(query_codes_, kind="stable")
-    in_order = query_codes_[by_code]
-    return RankedLists(
-        query_ids=qrels.query_ids[in_order],
-        offsets=np.concatenate(([0], np.cumsum(lengths[by_code]))).astype(np.int64),
-        code=codes[order].astype(np.int64),
-        scores=None if scores is None else scores[order],
-        rel_hist=qrels.rel_hist[in_order],
-        bogus=np.asarray(bogus, dtype=bool)[by_code] if np.ndim(bogus) else
-        np.full(in_order.size, bool(bogus)),
-        qrels_positive_total=qrels.positive_total,
-        rel_levels=qrels.rel_levels,
-        **query_set,
-    )
-
-
-class _Packed:
-    """Sink of :func:`pack_run_file`: every block kept, one RankedLists at the end."""
-
-    # qrels: an EncodedQrels, or engine.dicts.JudgmentTable (read alike)
-    def __init__(self, qrels: Any):
-        self.qrels = qrels
-        self.query_codes: list[np.ndarray] = []
-        self.lengths: list[np.ndarray] = []
-        self.codes: list[np.ndarray] = []
-        self.bogus: list[np.ndarray] = []
-
-    def prepare(self, query_codes_, lengths, codes, *, bogus: bool, scores=None):
-        return query_codes_, lengths, codes, np.full(query_codes_.size, bogus)
-
-    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
-        """Prepare and take at once (one thread: the dict road)."""
-        self.take(self.prepare(query_codes_, lengths, codes, bogus=bogus, scores=scores))
-
-    def take(self, kept) -> None:
-        for parts, part in zip((self.query_codes, self.lengths, self.codes, self.bogus), kept):
-            parts.append(part)
-
-    def finish(self, evaluated, **query_set) -> RankedLists:
-        if not self.query_codes:
-            return _lists_in_code_order(self.qrels, *_no_blocks(), False, **query_set)
-        return _lists_in_code_order(
-            self.qrels, np.concatenate(self.query_codes), np.concatenate(self.lengths),
-            np.concatenate(self.codes), np.concatenate(self.bogus), **query_set)
-
-
-class _Evaluated:
-    """Sink of :func:`evaluate_run_file`: each chunk's blocks evaluated at once, only
-    the per-query values kept."""
-
-    def __init__(self, qrels: Any, evaluate_lists):  # as _Packed
-        self.qrels, self.evaluate_lists = qrels, evaluate_lists
-        self.query_codes: list[np.ndarray] = []
-        self.values: list[dict] = []
-
-    def prepare(self, query_codes_, lengths, codes, *, bogus: bool, scores=None):
-        """The values of whole blocks (on a worker thread)."""
-        lists = _lists_in_code_order(self.qrels, query_codes_, lengths, codes, bogus,
-                                     scores)
-        return np.sort(query_codes_), self.evaluate_lists(lists)
-
-    def add(self, query_codes_, lengths, codes, *, bogus: bool, scores=None) -> None:
-        """Prepare and take at once (one thread: the dict road)."""
-        self.take(self.prepare(query_codes_, lengths, codes, bogus=bogus, scores=scores))
-
-    def take(self, kept) -> None:
-        self.query_codes.append(kept[0])
-        self.values.append(kept[1])
-
-    def finish(self, evaluated, *, run_name, missing_query_ids, ignored_query_ids):
-        if not self.values:  # no query evaluated: the columns' shapes, zero rows
-            self.take(self.prepare(*_no_blocks(), bogus=False))
-        order = np.argsort(np.concatenate(self.query_codes), kind="stable")
-        columns = {name: np.concatenate([v[name] for v in self.values])[order]
-                   for name in self.values[0]}
-        self.values = []
-        return StreamedValues(
-            query_ids=self.qrels.query_ids[evaluated], columns=columns, run_name=run_name,
-            qrels_positive_total=self.qrels.positive_total,
-            missing_query_ids=missing_query_ids, ignored_query_ids=ignored_query_ids)
-
-
-def _no_blocks() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Query codes, lengths and entry codes of zero blocks."""
-    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, np.int8)
 
 
 def _may_repeat(hashes: np.ndarray, row_block: np.ndarray) -> bool:

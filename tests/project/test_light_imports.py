@@ -178,6 +178,55 @@ ir_measures.calc_aggregate([ir_measures.parse_measure("alpha_nDCG@5")], qrels, r
     assert "irmetrics.engine.diversity" in modules
 
 
+#: The file road: the TREC text reader (and irmetrics.io.trec on it), the chunked
+#: streaming and packing of tables, the stacked qrels of many evaluators. A dict of dicts
+#: runs none of them (the sinks it shares with the file road are irmetrics.engine.sinks).
+FILE_ROAD = ("irmetrics.containers.trec_text", "irmetrics.io.trec", "irmetrics.engine.stream",
+             "irmetrics.engine.pack", "irmetrics.engine.stacked", "irmetrics.engine.fanout")
+
+#: repro_eval's call (benchmarks/bench_dropins.py --small): 58 measures on 50 queries.
+REPRO_EVAL = """
+from irmetrics.compat import ir_measures
+cutoffs = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+names = ([f"{m}@{k}" for m in ("P", "R", "nDCG", "AP") for k in cutoffs]
+         + [f"IPrec@{r / 10:.1f}" for r in range(11)]
+         + ["AP", "nDCG", "RR", "Rprec", "Bpref", "SetP", "SetR", "SetF", "NumRel", "NumRet",
+            "NumRet(rel=1)"])
+qrels = {str(q): {f"d{d}": (q + d) % 3 for d in range(0, 40, 2)} for q in range(50)}
+run = {str(q): {f"d{d}": round((q * d) % 17 / 17, 3) for d in range(30)} for q in range(50)}
+ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+"""
+
+
+def test_the_dict_roads_import_no_file_road():
+    # the drop-ins' and irmetrics' own dict calls (DICT_ROADS) and repro_eval's
+    for code in (DICT_ROADS, REPRO_EVAL):
+        modules = modules_after(code)
+        assert [m for m in FILE_ROAD if m in modules] == []
+        assert "irmetrics.engine.sinks" in modules  # the road ran
+    # and the checker sees the file road once a file is read (it can fail)
+    qrels, run = ROOT / "fixtures" / "example" / "qrels.txt", ROOT / "fixtures" / "example" / "run.txt"
+    modules = modules_after(f"import irmetrics\nirmetrics.evaluate({str(qrels)!r}, {str(run)!r}, ['map'])")
+    assert {"irmetrics.containers.trec_text", "irmetrics.engine.stream",
+            "irmetrics.engine.pack"} <= modules
+
+
+def test_the_file_road_names_stay_where_they_were():
+    # names moved out of the file road's modules are still read from there
+    from irmetrics.engine import pack, ranked, sinks, stream
+    from irmetrics.containers import schema, trec_text
+    import irmetrics.io as io
+    import irmetrics.io.trec
+
+    assert pack.BOGUS_DOC_ID == ranked.BOGUS_DOC_ID and pack.block_move is sinks.block_move
+    assert stream.StreamedValues is sinks.StreamedValues
+    assert (trec_text.UTF8, trec_text.LATIN1, trec_text.RELEVANCE_TYPES) == \
+        (schema.UTF8, schema.LATIN1, schema.RELEVANCE_TYPES)
+    assert io.read_qrels is irmetrics.io.trec.read_qrels and "read_qrels" in dir(io)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        io.no_such_name
+
+
 #: Measure families P@10 never needs: each is imported when one of its measures is first
 #: computed (the registry lists every measure from irmetrics/measures/declared.py).
 OTHER_FAMILIES = ("average_precision", "dcg", "diversity", "gain_based", "gdeval",
