@@ -60,6 +60,7 @@ __all__ = [
     "RUNS_PER_THREAD",
     "threads_for_work",
     "item_runs",
+    "map_in_runs",
 ]
 
 #: The largest thread count accepted: more is a typo, not a machine.
@@ -649,3 +650,43 @@ def item_runs(n_items: int, threads: int | None, most: int | None = None) -> lis
     per = -(-n_items // (RUNS_PER_THREAD * n)) if n > 1 else n_items
     per = max(1, per if most is None else min(per, check_int("most", most, min=1)))
     return [range(i, min(i + per, n_items)) for i in range(0, n_items, per)]
+
+
+def map_in_runs(fn: Callable[[int], R], n_items: int, *, threads: int | None = None,
+                most: int | None = None, join: Callable[[list[R]], Any] | None = None) -> list:
+    """``[fn(i) for i in range(n_items)]``, computed on ``threads`` threads in runs of
+    consecutive items (:func:`item_runs`), results in item order; with ``join``,
+    ``join([fn(i) for i in run])`` for each run instead, in run order (a road that computes
+    at once, in fewer and larger numpy calls, what each item gives alone). Without
+    ``join`` the result does not depend on ``threads``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with each item's index.
+    n_items : int
+        How many items.
+    threads : int or None
+        As for :func:`resolve_threads`.
+    most : int or None
+        The longest run, as for :func:`item_runs`.
+    join : callable or None
+        Called with each run's results, in order.
+
+    Returns
+    -------
+    list
+
+    Examples
+    --------
+    >>> map_in_runs(lambda i: i * i, 5, threads=2)
+    [0, 1, 4, 9, 16]
+    >>> map_in_runs(lambda i: i, 5, threads=1, most=2, join=sum)
+    [1, 5, 4]
+    """
+    def run_of(run: range) -> list:
+        results = [fn(index) for index in run]
+        return results if join is None else [join(results)]
+
+    runs = map_ordered(run_of, item_runs(n_items, threads, most), threads=threads)
+    return [result for run in runs for result in run]

@@ -12,8 +12,8 @@ import numpy as np
 
 from irmetrics.checks import check_int, parameter_error
 from irmetrics.exceptions import IrMetricsWarning, ShapeError
-from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
-                                one_blas_thread, threads_for_work)
+from irmetrics.parallel import (block_generator, block_root, map_in_runs, one_blas_thread,
+                                threads_for_work)
 
 
 #: A spread of differences up to this many ulps of the inputs' magnitude is their rounding.
@@ -256,13 +256,9 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
     threads = threads_for_work(threads, total * (row_elements if row_work is None else row_work))
     most = max(1, _RUN_ELEMENTS // max(1, rows * row_elements))
 
-    def run_of(run: range) -> list:
-        results = [fn(sizes[i], block_generator(root, i)) for i in run]
-        return results if join is None else [join(results)]
-
     with one_blas_thread():  # the blocks' small matrix products: no BLAS threads besides
-        runs = map_ordered(run_of, item_runs(len(sizes), threads, most), threads=threads)
-    return [result for run in runs for result in run]
+        return map_in_runs(lambda i: fn(sizes[i], block_generator(root, i)), len(sizes),
+                           threads=threads, most=most, join=join)
 
 
 def _rows(blocks: list) -> np.ndarray:

@@ -30,8 +30,8 @@ import numpy as np
 
 from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
-from irmetrics.parallel import (block_generator, block_root, item_runs, map_ordered,
-                                one_blas_thread, threads_for_work)
+from irmetrics.parallel import (block_generator, block_root, map_in_runs, one_blas_thread,
+                                threads_for_work)
 from ._common import _check_level
 from .paired import _fixed_point_parts
 
@@ -309,16 +309,14 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                 slot_means[rows, cols] = _exact_means(counts, parts[t], n_t)
         return _aggregate(slot_means, aggregation, weights)
 
-    # threads take runs of consecutive blocks (item_runs). The work counted is the draws:
+    # threads take runs of consecutive blocks (map_in_runs). The work counted is the draws:
     # a block's Python and its counts (np.bincount) hold the interpreter lock for about
     # half its time, so its products do not make threads pay. 250 topics x 20 systems,
     # 10,000 resamples (2.5M draws) ran 0.79x on 2 threads of a quiet machine: one thread
     # now; benchmarks of thousands of topics (MTEB's 41 tasks) get two or more.
     work = n_resamples * sum(t.shape[0] for t in matrices)
     threads = threads_for_work(threads, work)
-    return np.concatenate([scores for run in map_ordered(
-        lambda run: [block(index) for index in run], item_runs(n_blocks, threads),
-        threads=threads) for scores in run])
+    return np.concatenate(map_in_runs(block, n_blocks, threads=threads))
 
 
 def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
@@ -344,12 +342,11 @@ def _intervals(observed: np.ndarray, boot: np.ndarray, level: float,
         t = np.abs(chunk[:, first] - chunk[:, second] - centre) / scale
         return t.max(axis=1) if t.shape[1] else np.zeros(len(chunk))
 
-    # runs of consecutive blocks (item_runs): a few items, not one per 128 resamples
+    # runs of consecutive blocks (map_in_runs): a few items, not one per 128 resamples
     starts = range(0, boot.shape[0], _RESAMPLE_BLOCK)
     threads = threads_for_work(threads, boot.shape[0] * len(first) * 4)
-    stat = np.concatenate(map_ordered(
-        lambda run: np.concatenate([max_t(starts[k]) for k in run]),
-        item_runs(len(starts), threads), threads=threads) or [np.zeros(0)])
+    stat = np.concatenate(map_in_runs(lambda k: max_t(starts[k]), len(starts),
+                                      threads=threads) or [np.zeros(0)])
     critical = float(np.quantile(stat, level, method="higher"))
     margin = np.where(se > 0, critical * se, 0.0)
     tol = 100 * np.finfo(np.float64).eps * (np.abs(observed)[:, None] + np.abs(observed)[None, :])
@@ -602,9 +599,7 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
 
     threads = threads_for_work(threads, n_resamples * n)  # the draws, as for rank intervals
     with one_blas_thread():
-        boot = np.concatenate([means for run in map_ordered(
-            lambda run: [block(index) for index in run], item_runs(n_blocks, threads),
-            threads=threads) for means in run])
+        boot = np.concatenate(map_in_runs(block, n_blocks, threads=threads))
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns

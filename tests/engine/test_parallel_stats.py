@@ -313,6 +313,18 @@ def test_threads_for_work_rule(monkeypatch):
             assert len(runs) <= max(1, parallel.RUNS_PER_THREAD * threads)
 
 
+def test_map_in_runs_is_the_items_in_order_whatever_the_threads():
+    for n in (0, 1, 7, 65):
+        for threads in (1, 2, 4):
+            for most in (None, 1, 3):
+                assert parallel.map_in_runs(lambda i: i * i, n, threads=threads,
+                                            most=most) == [i * i for i in range(n)]
+                runs = parallel.item_runs(n, threads, most)
+                joined = parallel.map_in_runs(lambda i: [i], n, threads=threads, most=most,
+                                              join=lambda parts: sum(parts, []))
+                assert joined == [list(run) for run in runs]
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1025, 2.0, True, "4"])
 def test_bad_thread_counts_are_clear_errors(bad):
     x = np.random.default_rng(3).random((10, 3))
