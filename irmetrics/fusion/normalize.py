@@ -88,19 +88,19 @@ def normalize_scores(norm: str, score: np.ndarray, rank: np.ndarray, offsets: np
     with np.errstate(over="ignore", invalid="ignore"):
         if norm == "min-max":
             denominator = top - bottom
-            _refuse_first(norm, run, query_ids, (
+            _refuse(norm, run, query_ids, (
                 nonempty & (denominator <= 0), "divides by zero: max - min is 0 (one"
                 " document, or all scores equal)"), (
                 nonempty & ~np.isfinite(denominator), overflow))
             return (score - bottom[entry_q]) / denominator[entry_q]
         if norm == "max":
-            _refuse(nonempty & (top <= 0), norm, "needs a positive largest score", run,
-                    query_ids)
+            _refuse(norm, run, query_ids,
+                    (nonempty & (top <= 0), "needs a positive largest score"))
             return score / top[entry_q]
         if norm == "sum":
             shifted = score - bottom[entry_q]
             denominator = np.bincount(entry_q, weights=shifted, minlength=len(n))
-            _refuse_first(norm, run, query_ids, (
+            _refuse(norm, run, query_ids, (
                 nonempty & (denominator <= 0), "divides by zero: sum(s - min) is 0"
                 " (one document, or all scores equal)"), (
                 nonempty & ~np.isfinite(denominator), overflow))
@@ -111,7 +111,7 @@ def normalize_scores(norm: str, score: np.ndarray, rank: np.ndarray, offsets: np
             centred = score - mean[entry_q]
             std = np.sqrt(np.bincount(entry_q, weights=centred * centred, minlength=len(n))
                           / sizes)
-            _refuse_first(norm, run, query_ids, (
+            _refuse(norm, run, query_ids, (
                 nonempty & (std <= 0), "divides by zero: the standard deviation is 0"
                 " (one document, or all scores equal)"), (
                 nonempty & ~(np.isfinite(std) & np.isfinite(mean)), overflow))
@@ -130,20 +130,12 @@ def borda_fill(lengths: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         return 0.5 - (lengths - 1) / (2.0 * candidates)
 
 
-def _refuse_first(norm: str, run: str, query_ids: np.ndarray,
-                  *checks: tuple[np.ndarray, str]) -> None:
-    """Refuse the first query that fails any of ``checks`` (mask, why), with its reason:
-    the same query is named whichever check comes first in the code."""
+def _refuse(norm: str, run: str, query_ids: np.ndarray,
+            *checks: tuple[np.ndarray, str]) -> None:
+    """Refuse the first query that fails any of ``checks`` (a mask over the queries, and
+    why), with its reason: the query named does not depend on the order of the checks."""
     firsts = [(int(np.argmax(bad)), why) for bad, why in checks if bad.any()]
     if firsts:
         at, why = min(firsts, key=lambda first: first[0])
-        only = np.zeros(len(checks[0][0]), dtype=bool)
-        only[at] = True
-        _refuse(only, norm, why, run, query_ids)
-
-
-def _refuse(bad: np.ndarray, norm: str, why: str, run: str, query_ids: np.ndarray) -> None:
-    where = np.flatnonzero(bad)
-    if where.size:
         raise InputFormatError(f"norm {norm!r} {why}",
-                               path=f"run {run!r}", query_id=str(query_ids[where[0]]))
+                               path=f"run {run!r}", query_id=str(query_ids[at]))
