@@ -188,17 +188,17 @@ def test_one_blas_thread_holds_blas_to_one_and_restores_it():
         import irmetrics.stats as ist
 
         seen = []
-        real = ist._common.map_ordered
+        real = ist._common.map_in_runs
 
         def spy(fn, items, **kw):
             seen.append(set(_blas_threads()))
             return real(fn, items, **kw)
 
-        ist._common.map_ordered = spy
+        ist._common.map_in_runs = spy
         try:
             ist.paired_test(np.arange(8.0), np.arange(8.0)[::-1], test="bootstrap",
                             n_resamples=50, threads=2)
         finally:
-            ist._common.map_ordered = real
+            ist._common.map_in_runs = real
         assert seen and all(s == {1} for s in seen)
         assert set(_blas_threads()) == {3}
