@@ -8,7 +8,7 @@ runs are dense with tied scores, unjudged, 0, negative and graded labels, cutoff
 ``max_docs`` that fall inside tie groups, measures drawn from the listed ones and from
 others that read judgedness or gain tables; every value must be the one the road gives
 with the shortcut off (which tests/engine/test_file_road_ties.py holds to the full sort),
-on 1 and 4 threads, with chunks cut anywhere. Planted bugs fail it: ``bpref`` or
+on 1 and 4 threads, with chunks cut anywhere, from the file and from a table. Planted bugs fail it: ``bpref`` or
 ``num_nonrel_judged_ret`` listed as alike, or ``ndcg`` with a gain table let through.
 """
 
@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from irmetrics import Evaluator
 from irmetrics.containers import trec_text
+from irmetrics.io.trec import read_run
 from irmetrics.measures.parse import parse_measures
 
 import irmetrics.evaluate  # noqa: F401  (the module, which the name `evaluate` hides)
@@ -58,12 +59,13 @@ def tied_runs(draw):
     return "".join(qrels), "".join(lines)
 
 
-def _values(qrels_path, run_path, measures, options, threads, *, shortcut):
+def _values(qrels_path, run_path, measures, options, threads, *, shortcut, table):
     patch = mock.patch.object(EVALUATE, "nonpositive_alike", lambda *a: False) \
         if not shortcut else mock.patch.dict({})
+    run = read_run(run_path).df if table else run_path
     with patch:
-        results = Evaluator(qrels_path, measures, threads=threads, **options).evaluate(run_path)
-    assert results.road == "file"
+        results = Evaluator(qrels_path, measures, threads=threads, **options).evaluate(run)
+    assert results.road == ("table" if table else "file")  # the bounded roads
     return {name: np.asarray(results.values(name)).tobytes() for name in results.names}
 
 
@@ -79,19 +81,19 @@ TIE_AT_TOP = ("q0 0 d1 0\nq0 0 d3 1\n",
        measures=st.lists(st.sampled_from(ALIKE), max_size=2, unique=True).flatmap(
            lambda alike: st.sampled_from(ALIKE + TELLING).map(lambda m: sorted({m, *alike}))),
        level=st.sampled_from([1, 1, 2, 0]), max_docs=st.sampled_from([None, None, 2, 3]),
-       complete=st.booleans())
+       complete=st.booleans(), table=st.booleans())
 @example(data=TIE_AT_TOP, threads=1, chunk_bytes=0, measures=["P.2"], level=1,
-         max_docs=None, complete=False)
+         max_docs=None, complete=False, table=False)
 @example(data=TIE_AT_TOP, threads=1, chunk_bytes=0, measures=["ndcg.0=2"], level=1,
-         max_docs=None, complete=False)
+         max_docs=None, complete=False, table=True)
 @example(data=TIE_AT_TOP, threads=4, chunk_bytes=1, measures=["judged_cut.1", "map"],
-         level=1, max_docs=None, complete=False)
+         level=1, max_docs=None, complete=False, table=False)
 @example(data=TIE_AT_TOP, threads=1, chunk_bytes=0, measures=["P.1"], level=0,
-         max_docs=None, complete=False)
+         max_docs=None, complete=False, table=True)
 @example(data=TIE_AT_TOP, threads=1, chunk_bytes=0, measures=["num_nonrel_judged_ret"],
-         level=1, max_docs=1, complete=False)
+         level=1, max_docs=1, complete=False, table=False)
 def test_the_shortcut_changes_no_value(data, threads, chunk_bytes, measures, level,
-                                       max_docs, complete):
+                                       max_docs, complete, table):
     qrels_text, run_text = data
     options = dict(relevance_level=level, max_docs=max_docs, complete=complete)
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,8 +105,8 @@ def test_the_shortcut_changes_no_value(data, threads, chunk_bytes, measures, lev
         patch = mock.patch.object(trec_text, "PLAIN_CHUNK_BYTES", chunk_bytes) \
             if chunk_bytes else mock.patch.dict({})
         with patch:
-            on = _values(*paths, measures, options, threads, shortcut=True)
-            off = _values(*paths, measures, options, threads, shortcut=False)
+            on = _values(*paths, measures, options, threads, shortcut=True, table=table)
+            off = _values(*paths, measures, options, threads, shortcut=False, table=table)
     assert on == off
 
 
