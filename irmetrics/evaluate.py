@@ -32,8 +32,8 @@ from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
-from .measures.registry import (DOUBLE, LONG, REGISTRY, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING,
-                                USER_FAMILY, pytrec_eval_supported, user_measures_of)
+from .measures.registry import (DOUBLE, LONG, REGISTRY, RESET_ALWAYS, RESET_UNPARAMETERISED,
+                                STRING, USER_FAMILY, pytrec_eval_supported, user_measures_of)
 from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
