@@ -32,8 +32,8 @@ from .measures.context import Context
 from .measures.parse import Request, parse_measures
 from .measures.params import DoubleCutoffs, LongCutoffs
 from .measures.rel_format import QRELS, check_rel_format
-from .measures.registry import (DOUBLE, LONG, RESET_ALWAYS, RESET_UNPARAMETERISED, STRING,
-                                USER_FAMILY, pytrec_eval_supported, user_measures_of)
+from .measures.registry import (DOUBLE, LONG, REGISTRY, RESET_ALWAYS, RESET_UNPARAMETERISED,
+                                STRING, USER_FAMILY, pytrec_eval_supported, user_measures_of)
 from .parallel import resolve_threads
 from .progress import check_progress, progress_for
 from .results import Results, report_query_set
@@ -632,7 +632,9 @@ class Evaluator:
         options = dict(max_docs=self.max_docs, complete=self.complete,
                        semantics=self.semantics, ties=self.ties, progress=meter,
                        keep_scores=bool(user_measures_of(self.requests)),
-                       threads=self.threads)
+                       threads=self.threads,
+                       nonpositive_alike=self.unjudged == "zero" and nonpositive_alike(
+                           self.requests, self.relevance_level, self.judged_only))
         try:
             if road == FILE_ROAD:
                 return evaluate_run_file(self._encoded_qrels(), run, self._columns,
@@ -793,6 +795,44 @@ def check_float_measures(requests: list[Request]) -> None:
             "measures", "binary measures (P, recall, map, recip_rank, ...) or ndcg, "
             "ndcg_cut, dcg, ideal_dcg without gain parameters under relevance='float'",
             refused)
+
+
+#: Built-in measures whose value, at every rank, reads only whether the entry is relevant
+#: (code >= the relevance level) or, for nDCG, its gain (the label when > 0, else 0), and
+#: the qrels' counts: entries with codes <= 0 (unjudged, judged 0, negative labels) are
+#: alike to them at a relevance level >= 1, with their default gains, options and
+#: ``judged_only`` off (``judged``, ``bpref``, ``infAP``, ``num_nonrel_judged_ret``, gain
+#: tables and user measures can tell them apart: not listed).
+_NONPOSITIVE_ALIKE = frozenset({
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "map_cut", "Rprec",
+    "recip_rank", "P", "recall", "success", "ndcg", "ndcg_cut"})
+
+
+def nonpositive_alike(requests: list[Request], relevance_level: int,
+                      judged_only: bool) -> bool:
+    """Whether every request gives the same values whichever order entries of one score
+    with relevance codes <= 0 take among themselves: the file road then leaves such tie
+    groups in the run's order (:func:`~irmetrics.engine.stream.evaluate_run_file`).
+
+    Examples
+    --------
+    >>> from irmetrics.measures.parse import parse_measures
+    >>> nonpositive_alike(parse_measures(["map", "P.10", "ndcg"]), 1, False)
+    True
+    >>> nonpositive_alike(parse_measures(["map", "bpref"]), 1, False)  # bpref reads judged
+    False
+    >>> nonpositive_alike(parse_measures(["P.10"]), 0, False)  # label 0 is relevant then
+    False
+    """
+    def alike(req: Request) -> bool:
+        name = req.measure.name
+        level = relevance_level if req.relevance_level is None else req.relevance_level
+        only = judged_only if req.judged_only is None else req.judged_only
+        return (name in _NONPOSITIVE_ALIKE and REGISTRY.get(name) is req.measure
+                and level >= 1 and not only and not req.options
+                and not (name == "ndcg" and req.parameterised))  # ndcg.1=3: a gain table
+
+    return all(alike(req) for req in requests)
 
 
 def kernel_groups(requests: list[Request]):
