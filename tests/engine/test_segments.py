@@ -59,3 +59,44 @@ def test_at_rank_accepts_per_segment_cutoffs_and_empty_input():
     cum = np.array([1, 1, 2, 0, 1])
     assert sg.at_rank(cum, offsets, np.array([2, 5, 9])).tolist() == [1, 0, 1]
     assert sg.at_rank(np.zeros(0, np.int64), np.array([0, 0]), 3).tolist() == [0]
+
+
+def _greedy_blocks(lens, cells):
+    """The block rule of seg_accumulate, one segment at a time (the reference)."""
+    blocks, start = [], 0
+    while start < len(lens):
+        width, stop = max(int(lens[start]), 1), start + 1
+        while stop < len(lens) and max(width, int(lens[stop])) * (stop + 1 - start) <= cells:
+            width, stop = max(width, int(lens[stop])), stop + 1
+        blocks.append((start, stop, width))
+        start = stop
+    return blocks
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=3000), st.sampled_from([1, 7, 64, 5000, 1 << 22]))
+def test_padded_blocks_are_the_greedy_blocks(lens, cells):
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sg, "_BLOCK_CELLS", cells)
+        assert sg._padded_blocks(np.array(lens, dtype=np.int64)) == _greedy_blocks(lens, cells)
+
+
+@settings(max_examples=100, deadline=None)
+@given(segmented(), st.sampled_from([1, 5, 13]), st.booleans())
+def test_running_sums_across_blocks_and_a_reused_buffer(data, cells, reverse):
+    """Many small blocks (each laid out in the thread's reused buffer, which holds the
+    previous block's numbers): the same values as one segment at a time."""
+    import pytest
+
+    offsets, values = data
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sg, "_BLOCK_CELLS", cells)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sg.seg_accumulate(np.multiply, values * 1e300, offsets)  # leaves inf behind
+        got = sg.seg_accumulate(np.add, values, offsets, reverse=reverse)
+    for s in slices(offsets):
+        part = values[s][::-1] if reverse else values[s]
+        want = np.add.accumulate(part)
+        assert got[s].tolist() == (want[::-1] if reverse else want).tolist()
