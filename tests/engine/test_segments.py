@@ -100,3 +100,25 @@ def test_running_sums_across_blocks_and_a_reused_buffer(data, cells, reverse):
         part = values[s][::-1] if reverse else values[s]
         want = np.add.accumulate(part)
         assert got[s].tolist() == (want[::-1] if reverse else want).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(0, 5)), max_size=30),
+       st.integers(0, 7))
+def test_repeated_ranks_ranges_and_truncate_equal_np_repeat(runs, k):
+    """The cumulative-sum forms against numpy's repeat and per-segment loops, with empty
+    segments and values whose steps overflow int64."""
+    values = np.array([v for v, _ in runs], dtype=np.int64)
+    counts = np.array([c for _, c in runs], dtype=np.int64)
+    assert sg.repeated(values, counts).tolist() == np.repeat(values, counts).tolist()
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    assert sg.ranks(offsets).tolist() == [r for c in counts.tolist() for r in range(1, c + 1)]
+    assert sg.segment_ids(offsets).tolist() == np.repeat(np.arange(len(counts)), counts).tolist()
+    starts = np.abs(values) % 1000
+    assert sg.ranges(starts, counts).tolist() == [
+        s + j for s, c in zip(starts.tolist(), counts.tolist()) for j in range(c)]
+    new_offsets, index = sg.truncate(offsets, k)
+    entries = np.arange(int(offsets[-1]))
+    assert entries[index].tolist() == [i for a, b in zip(offsets[:-1], offsets[1:])
+                                       for i in range(a, min(b, a + k))]
+    assert np.diff(new_offsets).tolist() == np.minimum(counts, k).tolist()
