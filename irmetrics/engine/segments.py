@@ -15,6 +15,8 @@ here once:
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 #: Padded blocks are cut so that one block holds at most this many cells.
@@ -34,7 +36,32 @@ def ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     shift = np.asarray(starts, dtype=np.int64) - (np.cumsum(sizes) - sizes)
-    return np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
+    out = repeated(shift, sizes)
+    out += np.arange(len(out), dtype=np.int64)
+    return out
+
+
+def repeated(values: np.ndarray, counts: np.ndarray, dtype=np.int64) -> np.ndarray:
+    """``np.repeat(values, counts)`` for integer ``values``, as ``dtype``: one cumulative
+    sum of the steps between consecutive runs. ``np.repeat`` copies run by run holding
+    the interpreter lock (the threads of a grid wait for it); a cumulative sum leaves the
+    lock, and is 4-9x faster on a few hundred runs of hundreds of entries. Exact: the
+    steps and their sums wrap around alike where they overflow ``dtype``.
+
+    >>> repeated(np.array([7, 3, 5]), np.array([2, 0, 3])).tolist()
+    [7, 7, 5, 5, 5]
+    """
+    counts = np.asarray(counts)
+    ends = np.cumsum(counts, dtype=np.int64)
+    out = np.zeros(int(ends[-1]) if len(ends) else 0, dtype=dtype)
+    if not len(out):
+        return out
+    nonempty = counts > 0
+    runs = np.asarray(values)[nonempty].astype(dtype, copy=False)
+    starts = (ends - counts)[nonempty]
+    out[starts[0]] = runs[0]
+    out[starts[1:]] = np.diff(runs)
+    return np.cumsum(out, out=out)
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -56,14 +83,16 @@ def segment_ids(offsets: np.ndarray) -> np.ndarray:
     this per-entry array) unless there are 2**31 segments or more."""
     n_seg = len(offsets) - 1
     dtype = np.int32 if n_seg < 2**31 else np.int64
-    return np.repeat(np.arange(n_seg, dtype=dtype), np.diff(offsets))
+    return repeated(np.arange(n_seg, dtype=dtype), np.diff(offsets), dtype)
 
 
 def ranks(offsets: np.ndarray) -> np.ndarray:
     """1-based position of every entry inside its segment."""
-    out = np.arange(1, int(offsets[-1]) + 1, dtype=np.int64)
-    out -= np.repeat(offsets[:-1], np.diff(offsets))
-    return out
+    out = np.ones(int(offsets[-1]), dtype=np.int64)
+    starts = offsets[:-1][np.diff(offsets) > 0]
+    # a segment's first entry steps back to 1 from the previous segment's last rank
+    out[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(out, out=out)
 
 
 def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray | slice]:
@@ -73,7 +102,7 @@ def truncate(offsets: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray | slic
         return offsets, slice(None)
     kept = np.minimum(lens, k)
     new_offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
-    index = np.repeat(offsets[:-1], kept) + ranks(new_offsets) - 1
+    index = ranges(offsets[:-1], kept)
     return new_offsets, index
 
 
@@ -94,7 +123,8 @@ def seg_cumcount(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """
     total = np.cumsum(mask, dtype=np.int64)
     base = np.concatenate(([0], total))[offsets[:-1]]
-    return total - np.repeat(base, np.diff(offsets))
+    total -= repeated(base, np.diff(offsets))
+    return total
 
 
 def seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -118,31 +148,80 @@ def seg_accumulate(ufunc, values, offsets, *, reverse=False) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     out = np.empty_like(values)
     lens = np.diff(offsets)
+    for start, stop, width in _padded_blocks(lens):
+        lo, hi = int(offsets[start]), int(offsets[stop])
+        if hi == lo:
+            continue
+        rows = stop - start
+        if hi - lo == rows * width:  # segments of one length: the entries are the block
+            block = values[lo:hi].reshape(rows, width)
+            into = out[lo:hi].reshape(rows, width)
+            if reverse:
+                block, into = block[:, ::-1], into[:, ::-1]
+            ufunc.accumulate(block, axis=1, out=into)
+            continue
+        # each entry's cell in the flat block: one index array, scattered and gathered by
+        # 1-D indexing (numpy leaves the interpreter lock to other threads meanwhile; the
+        # 2-D index pair this replaced cost 3x the time)
+        block_lens = lens[start:stop]
+        row_start = np.arange(rows, dtype=np.int64) * width - (offsets[start:stop] - lo)
+        if reverse:
+            cell = repeated(row_start + (2 * (offsets[start:stop] - lo) + block_lens - 1),
+                            block_lens)
+            cell -= np.arange(hi - lo)
+        else:
+            cell = ranges(row_start + (offsets[start:stop] - lo), block_lens)
+        block = _scratch(rows * width)
+        block[cell] = values[lo:hi]
+        ufunc.accumulate(block.reshape(rows, width), axis=1, out=block.reshape(rows, width))
+        block.take(cell, out=out[lo:hi], mode="clip")  # in bounds: no check
+    return out
+
+
+def _padded_blocks(lens: np.ndarray) -> list[tuple[int, int, int]]:
+    """``(start, stop, width)`` of the padded blocks of :func:`seg_accumulate`: from each
+    start, as many segments as keep ``width * segments <= _BLOCK_CELLS`` (``width`` their
+    longest, at least 1), and always one. Found by one cumulative maximum over a window
+    of lengths (doubled while the block may be longer) instead of a Python step per
+    segment, which held the interpreter lock for most of a grid's small batches."""
     n_seg = len(lens)
+    blocks = []
     start = 0
     while start < n_seg:
-        # Grow the block while its padded size stays within budget (always >= 1 segment).
-        width = max(int(lens[start]), 1)
-        stop = start + 1
-        while stop < n_seg:
-            new_width = max(width, int(lens[stop]))
-            if new_width * (stop + 1 - start) > _BLOCK_CELLS:
+        window = 1024
+        while True:
+            stop = min(n_seg, start + window)
+            widths = np.maximum.accumulate(np.maximum(lens[start:stop], 1))
+            cells = widths * np.arange(1, stop - start + 1)  # increasing
+            fit = max(1, int(np.searchsorted(cells, _BLOCK_CELLS, side="right")))
+            if fit < stop - start or stop == n_seg:
                 break
-            width = new_width
-            stop += 1
-        lo, hi = int(offsets[start]), int(offsets[stop])
-        if hi > lo:
-            block_lens = lens[start:stop]
-            row = np.repeat(np.arange(stop - start), block_lens)
-            col = np.arange(hi - lo) - np.repeat(offsets[start:stop] - lo, block_lens)
-            if reverse:
-                col = np.repeat(block_lens, block_lens) - 1 - col
-            block = np.zeros((stop - start, width), dtype=np.float64)
-            block[row, col] = values[lo:hi]
-            ufunc.accumulate(block, axis=1, out=block)
-            out[lo:hi] = block[row, col]
-        start = stop
-    return out
+            window *= 2
+        blocks.append((start, start + fit, int(widths[fit - 1])))
+        start += fit
+    return blocks
+
+
+#: Padded blocks of up to this many cells are laid out in a buffer of the thread's own,
+#: reused from call to call: a fresh one is handed back to the system when freed and
+#: faulted in again page by page by the next call (a grid makes hundreds of such calls,
+#: and one process' page faults wait for each other across threads).
+_SCRATCH_CELLS = 1 << 19
+
+_SCRATCH = threading.local()
+
+
+def _scratch(cells: int) -> np.ndarray:
+    """``cells`` zeros: a view of this thread's reused buffer when it is small enough,
+    else a new array. The caller must be done with it before its next call here."""
+    if cells > _SCRATCH_CELLS:
+        return np.zeros(cells, dtype=np.float64)
+    buffer = getattr(_SCRATCH, "buffer", None)
+    if buffer is None:
+        buffer = _SCRATCH.buffer = np.empty(_SCRATCH_CELLS, dtype=np.float64)
+    view = buffer[:cells]
+    view.fill(0.0)
+    return view
 
 
 def seg_first(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -595,17 +595,19 @@ def evaluate_grid(qrels, runs, measures, *, relevance_level=1, judged_only=False
                                      named_runs.values(), threads=outer)
     results = {}
     missing = 0
-    for run_name, each in zip(named_runs, evaluated):
-        for qrels_name, res in zip(named_qrels, each):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", MissingQueriesWarning)
+    # one filter for every cell (set per cell, the filters' bookkeeping took 60 ms of
+    # serial work for 1,200 cells); the cells' warnings are summed up below instead
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        for run_name, each in zip(named_runs, evaluated):
+            for qrels_name, res in zip(named_qrels, each):
+                try:
                     report_query_set(res, stacklevel=2)
-            except NoQueriesError as error:
-                raise NoQueriesError(f"qrels {qrels_name!r} and run {run_name!r}: {error}") \
-                    from None
-            missing += len(res.missing_query_ids) > 0
-            results[(qrels_name, run_name)] = res
+                except NoQueriesError as error:
+                    raise NoQueriesError(f"qrels {qrels_name!r} and run {run_name!r}:"
+                                         f" {error}") from None
+                missing += len(res.missing_query_ids) > 0
+                results[(qrels_name, run_name)] = res
     ordered = {(q, r): results[(q, r)] for q in named_qrels for r in named_runs}
     if missing:
         warnings.warn(f"{missing} of {len(ordered)} (qrels, run) evaluations skipped qrels"

@@ -428,14 +428,15 @@ def _bootstrap_interval(d, mean, sd, boot_means, level, alternative, kind, threa
     :math:`a = \\sum u_i^3 / (6 (\\sum u_i^2)^{3/2})` with :math:`u_i = d_i - \\bar d`; the
     ends are the quantiles (linear interpolation) at
     :math:`\\Phi(z_0 + (z_0 + z_\\alpha) / (1 - a (z_0 + z_\\alpha)))`.
-    Columns with :math:`s_d = 0` get ``[mean, mean]``; n = 1 gives NaN. The sorting
+    Columns with :math:`s_d = 0` get ``[mean, mean]``; n = 1 gives NaN. The selection
     runs on ``threads`` threads, a group of columns each (exact, so the same ends).
     """
     from scipy import special
 
     n, k = d.shape
-    # the work: counting and sorting every column's resamples
-    threads = threads_for_work(threads, boot_means.size * boot_means.shape[0].bit_length())
+    # the work: counting and partly sorting every column's resamples (a selection costs
+    # some 30 element operations per element: 14 ns, against 2**24 operations in 5-15 ms)
+    threads = threads_for_work(threads, boot_means.size * 32)
     p_low, p_high = _tail_probabilities(level, alternative)
     probabilities = np.tile(np.array([[p_low], [p_high]]), (1, k))
     if kind == "bca":
@@ -479,25 +480,30 @@ def _column_quantiles(samples: np.ndarray, probabilities: np.ndarray,
     """Quantiles of each column of ``samples`` (B, k) at per-column ``probabilities`` (q, k).
 
     Linear interpolation between order statistics (Hyndman & Fan type 7, numpy's and
-    scipy.stats.quantile's default); NaN probabilities give NaN. Groups of columns are
-    sorted on ``threads`` threads: every step is per column and element-wise, so the
-    grouping cannot change a value.
+    scipy.stats.quantile's default); NaN probabilities give NaN. Only the two order
+    statistics around each quantile are needed, so each column is partly sorted
+    (``ndarray.partition`` at those ranks: half the time of a full sort, measured 27
+    against 55 ms on 10,000 x 190), in groups of columns on ``threads`` threads; an
+    order statistic is one number whatever the sorting, so the grouping cannot change a
+    value.
     """
-    groups = _column_groups(samples.shape[1], threads)
-    if len(groups) > 1:
-        return np.concatenate(map_ordered(
-            lambda cols: _column_quantiles(samples[:, cols], probabilities[:, cols]),
-            groups, threads=threads), axis=1)
-    ordered = np.sort(samples, axis=0)
-    last = ordered.shape[0] - 1
+    q = probabilities.shape[0]
+    last = samples.shape[0] - 1
     valid = np.isfinite(probabilities)
     position = np.where(valid, probabilities, 0.0) * last
     below = np.clip(np.floor(position).astype(np.int64), 0, last)
-    above = np.minimum(below + 1, last)
-    fraction = position - below
-    lo = np.take_along_axis(ordered, below, axis=0)
-    hi = np.take_along_axis(ordered, above, axis=0)
-    values = lo + (hi - lo) * fraction
+    ranks = np.concatenate([below, np.minimum(below + 1, last)]).T  # (k, 2q)
+
+    def order_statistics(cols: slice) -> np.ndarray:
+        columns = np.ascontiguousarray(samples[:, cols].T)  # a column per row: contiguous
+        for column, kth in zip(columns, ranks[cols]):  # each column its own ranks
+            column.partition(kth)
+        return np.take_along_axis(columns, ranks[cols], axis=1)
+
+    found = np.concatenate(map_ordered(order_statistics, _column_groups(samples.shape[1], threads),
+                                       threads=threads)).T  # (2q, k)
+    lo, hi = found[:q], found[q:]
+    values = lo + (hi - lo) * (position - below)
     return np.where(valid, values, np.nan)
 
 
