@@ -43,19 +43,22 @@ seconds, minor page faults and cyclic-GC passes of a timed call, the load averag
 it ran, the memory of the process once the inputs are built (``inputs_rss_gb``) and its
 peak so far (``peak_rss_gb``); nothing is asserted.
 
-Memory (measured at 1,000-3,000 queries, 3 runs x 1,000 documents, linear in queries):
-ranx's three runs hold about 0.15 GB per 1,000 queries each and ``ranx.fuse`` adds
-about 0.75 GB per 1,000 queries (its per-run intermediate dicts and its result), which
-its allocator keeps once freed; irmetrics' inputs and call add about 0.4 GB per 1,000
-queries. At 10,000 queries one process would need about 13 GB for ranx and 4 GB for
-irmetrics: ``--separate`` then times each library in its own fresh process (inputs
-built, one untimed warm-up call on the full input, then ``--repeats`` timed calls), the
-processes of the two libraries one after the other, ``--rounds`` times alternated
-(default 2), and reports the same ratios from the medians of all of a library's timed
-calls; each process' peak memory is its own. Diagnosis knobs (same process only):
-``--numba-threads`` (``numba.set_num_threads``), ``--gc-freeze`` (``gc.freeze()`` once
-the inputs are built), ``--malloc-trim`` (glibc ``malloc_trim(0)`` before each
-irmetrics call, outside the clock).
+Memory (peak resident, 3 runs x 1,000 documents, linear in the queries): ranx's own
+process (``--separate``) 1.72 GB at 1,000 queries and 4.45 GB at 3,000 (1.37 GB per
+1,000: its runs' numba dicts, about 0.15 GB per run, and ``ranx.fuse``'s per-run
+intermediate dicts and result, which its allocator keeps once freed); irmetrics' own
+0.56 and 1.33 GB (0.39 GB per 1,000); both in one process 4.05 GB at 2,000 queries.
+At 10,000 queries one process would need about 18 GB (ranx about 14 GB of it):
+``--separate`` then times each library in its own fresh process (inputs built, one
+untimed warm-up call on the full input, then ``--repeats`` timed calls), the processes
+of the two libraries one after the other, ``--rounds`` times alternated (default 2), and
+reports the same ratios from the medians of all of a library's timed calls; each
+process' peak memory is its own (about 14 GB for ranx, 4 GB for irmetrics). The
+values are compared by the same-process mode, at sizes both fit in.
+
+Diagnosis knobs (same process only): ``--numba-threads`` (``numba.set_num_threads``),
+``--gc-freeze`` (``gc.freeze()`` once the inputs are built), ``--malloc-trim`` (glibc
+``malloc_trim(0)`` before each irmetrics call, outside the clock).
 """
 
 from __future__ import annotations
