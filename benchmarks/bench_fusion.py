@@ -112,9 +112,13 @@ def ranx_run(picks, scores, name):
     from ranx.data_structures.common import create_and_sort
 
     docs = np.char.add("d", picks.astype(str))
+    # as Run(dict) makes them: unicode of the longest id's width (not the int64 text
+    # width of astype(str), which costs ranx time on every id), one array per query
+    docs = docs.astype(f"<U{int(np.char.str_len(docs).max(initial=1))}")
     run = ranx.Run(name=name)
     run.run = create_and_sort(TypedList([str(q) for q in range(picks.shape[0])]),
-                              TypedList(list(docs)), TypedList(list(scores)))
+                              TypedList([np.array(row) for row in docs]),
+                              TypedList([np.array(row, dtype=float) for row in scores]))
     run.sorted = True
     return run
 
