@@ -44,16 +44,16 @@ it ran, the memory of the process once the inputs are built (``inputs_rss_gb``) 
 peak so far (``peak_rss_gb``); nothing is asserted.
 
 Memory (peak resident, 3 runs x 1,000 documents, linear in the queries): ranx's own
-process (``--separate``) 1.72 GB at 1,000 queries and 4.45 GB at 3,000 (1.37 GB per
+process (``--separate``) 1.52 GB at 1,000 queries and 3.82 GB at 3,000 (1.15 GB per
 1,000: its runs' numba dicts, about 0.15 GB per run, and ``ranx.fuse``'s per-run
 intermediate dicts and result, which its allocator keeps once freed); irmetrics' own
 0.56 and 1.33 GB (0.39 GB per 1,000); both in one process 4.05 GB at 2,000 queries.
-At 10,000 queries one process would need about 18 GB (ranx about 14 GB of it):
+At 10,000 queries one process would need about 16 GB (ranx about 12 GB of it):
 ``--separate`` then times each library in its own fresh process (inputs built, one
 untimed warm-up call on the full input, then ``--repeats`` timed calls), the processes
 of the two libraries one after the other, ``--rounds`` times alternated (default 2), and
 reports the same ratios from the medians of all of a library's timed calls; each
-process' peak memory is its own (about 14 GB for ranx, 4 GB for irmetrics). The
+process' peak memory is its own (about 12 GB for ranx, 4 GB for irmetrics). The
 values are compared by the same-process mode, at sizes both fit in.
 
 Diagnosis knobs (same process only): ``--numba-threads`` (``numba.set_num_threads``),
