@@ -335,10 +335,10 @@ def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:
     >>> float_keys(np.array([-2.0, -0.5, 0.0, 1.0, np.inf]), 16).tolist()
     [16383, 16415, 32768, 49136, 65520]
     """
-    bits_ = values.view(np.int64)
-    key = bits_ >> 63
+    raw = values.view(np.int64)
+    key = raw >> 63
     key &= np.int64(2**63 - 1)
-    key ^= bits_
+    key ^= raw
     key >>= 64 - bits
     key += np.int64(1) << (bits - 1)  # from [-2^(bits-1), 2^(bits-1)): no sign
     return key
