@@ -495,13 +495,17 @@ def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
     # the strings of tied pairs only. +0.0 folds -0.0 into 0.0 (equal scores).
     offsets = lists.pair_offsets
     counts = np.diff(offsets)
-    order = segment_order(-fused + 0.0, offsets, np.inf, threads=threads)
+    descending = np.negative(fused)
+    descending += 0.0
+    order = segment_order(descending, offsets, np.inf, threads=threads)
+    del descending
     score = fused[order]
     # Rows of the runs stand for their pairs from here: their doc ids are the column to
     # read. Ties move only within equal (query, score), so the scores keep their places.
     rows = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]], lists.pair_query,
                                 score, lists.doc_rows)
-    rank = np.arange(len(order)) - np.repeat(offsets[:-1], counts) + 1
+    rank = np.arange(1, len(order) + 1)
+    rank -= np.repeat(offsets[:-1], counts)
     return pl.DataFrame([
         pl.Series("query_id", lists.query_ids, dtype=pl.String).gather(lists.pair_query),
         lists.doc_rows.gather(rows).alias("doc_id"),

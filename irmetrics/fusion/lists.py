@@ -335,7 +335,10 @@ def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:
     >>> float_keys(np.array([-2.0, -0.5, 0.0, 1.0, np.inf]), 16).tolist()
     [16383, 16415, 32768, 49136, 65520]
     """
-    key = values.view(np.int64) ^ ((values.view(np.int64) >> 63) & np.int64(2**63 - 1))
+    raw = values.view(np.int64)
+    key = raw >> 63
+    key &= np.int64(2**63 - 1)
+    key ^= raw
     key >>= 64 - bits
     key += np.int64(1) << (bits - 1)  # from [-2^(bits-1), 2^(bits-1)): no sign
     return key
@@ -503,10 +506,18 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     key = np.arange(len(query), dtype=np.int64)
     key -= start  # its place in its query
     if bits:  # below 2**62 once shifted: the same numbers as int64
-        key |= np.left_shift(np.right_shift(hashes[by_query], np.uint64(64 - bits))
-                             .view(np.int64), room)
+        # in place: every temporary of a span is 4 MB of fresh pages to fault in
+        top = hashes[by_query]
+        top >>= np.uint64(64 - bits)
+        top = top.view(np.int64)
+        top <<= room
+        key |= top
+        del top
     sort_segments(key, offsets, np.iinfo(np.int64).max, threads=threads)
-    order = by_query[start + (key & ((1 << room) - 1))]
+    place = key & ((1 << room) - 1)
+    place += start
+    order = by_query[place]
+    del place, start
     key >>= room
     new = np.empty(len(key), dtype=bool)
     np.not_equal(key[1:], key[:-1], out=new[1:])
@@ -525,7 +536,8 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     started = np.zeros(len(key) + 1, dtype=np.int32 if len(key) < 2**31 else np.int64)
     np.cumsum(new, out=started[1:])
     pair = np.empty(len(key), dtype=np.int64)
-    pair[order] = started[1:] - 1
+    pair[order] = started[1:]
+    pair -= 1
     # pairs are numbered query by query: each query's count of them, repeated
     pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
     return pair, np.compress(new, order), pair_query  # compress: 3x a boolean index
