@@ -157,7 +157,8 @@ def test_the_shortcut_changes_no_byte(case):
             for line in qrels.splitlines():
                 q, _, _, label = line.split()
                 labels.setdefault(q, []).append(int(label))
-            undefined = any(max(v) < 0 for v in labels.values())  # §10: trec_eval's UB
+            # all-negative judgments: trec_eval's undefined behaviour (docs/reference/trec_eval.md §10)
+            undefined = any(max(v) < 0 for v in labels.values())
             if te.returncode == 0 and not missing and not undefined:
                 assert (status, out) == (0, te.stdout)
 
