@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from irmetrics.cli import main
-from irmetrics.containers import trec_text
+from tests._file_road import plain_chunk_bytes
 
 import irmetrics.evaluate  # noqa: F401  (the module, which the name `evaluate` hides)
 
@@ -104,12 +104,11 @@ def commands(draw):
 
 def _cli(argv, chunk_bytes, *, shortcut):
     off = mock.patch.object(EVALUATE, "nonpositive_alike", lambda *a: False)
-    chunks = mock.patch.object(trec_text, "PLAIN_CHUNK_BYTES", chunk_bytes)
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
     err = io.StringIO()
     with mock.patch.object(sys, "stdout", out), mock.patch.object(sys, "stderr", err), \
             (mock.patch.dict({}) if shortcut else off), \
-            (chunks if chunk_bytes else mock.patch.dict({})):
+            plain_chunk_bytes(chunk_bytes):
         status = main(argv)
         out.flush()
     return status, out.buffer.getvalue(), err.getvalue()

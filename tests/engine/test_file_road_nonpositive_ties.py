@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from irmetrics import Evaluator
-from irmetrics.containers import trec_text
 from irmetrics.io.trec import read_run
 from irmetrics.measures.parse import parse_measures
+from tests._file_road import plain_chunk_bytes, write_texts
 
 import irmetrics.evaluate  # noqa: F401  (the module, which the name `evaluate` hides)
 
@@ -97,14 +97,8 @@ def test_the_shortcut_changes_no_value(data, threads, chunk_bytes, measures, lev
     qrels_text, run_text = data
     options = dict(relevance_level=level, max_docs=max_docs, complete=complete)
     with tempfile.TemporaryDirectory() as tmp:
-        paths = []
-        for name, text in (("qrels", qrels_text), ("run", run_text)):
-            paths.append(os.path.join(tmp, name))
-            with open(paths[-1], "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        patch = mock.patch.object(trec_text, "PLAIN_CHUNK_BYTES", chunk_bytes) \
-            if chunk_bytes else mock.patch.dict({})
-        with patch:
+        paths = write_texts(tmp, qrels=qrels_text, run=run_text)
+        with plain_chunk_bytes(chunk_bytes):
             on = _values(*paths, measures, options, threads, shortcut=True, table=table)
             off = _values(*paths, measures, options, threads, shortcut=False, table=table)
     assert on == off

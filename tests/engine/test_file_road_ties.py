@@ -12,17 +12,15 @@ chunks cut anywhere. Planted bugs (doc ids ascending; no fix-up at all) fail it.
 
 from __future__ import annotations
 
-import os
 import tempfile
-from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from irmetrics.containers import trec_text
 from irmetrics.engine.pack import encode_qrels, pack
 from irmetrics.engine.stream import encode_qrels_file, pack_run_file
 from irmetrics.io.trec import read_qrels, read_run
+from tests._file_road import plain_chunk_bytes, write_texts
 
 #: Doc ids whose byte order is neither their text order nor their numeric order.
 DOC_IDS = ("a", "ab", "abc", "b", "Z", "z", "é", "éa", "ä", "d9", "d10", "d100", "0", "00",
@@ -56,16 +54,9 @@ def tied_runs(draw):
 def test_tie_fixup_gives_the_full_sort(data, threads, chunk_bytes):
     qrels_text, run_text = data
     with tempfile.TemporaryDirectory() as tmp:
-        paths = []
-        for name, text in (("qrels", qrels_text), ("run", run_text)):
-            paths.append(os.path.join(tmp, name))
-            with open(paths[-1], "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        qrels_path, run_path = paths
+        qrels_path, run_path = write_texts(tmp, qrels=qrels_text, run=run_text)
         full = pack(encode_qrels(read_qrels(qrels_path).df), read_run(run_path).df)
-        patch = mock.patch.object(trec_text, "PLAIN_CHUNK_BYTES", chunk_bytes) \
-            if chunk_bytes else mock.patch.dict({})
-        with patch:
+        with plain_chunk_bytes(chunk_bytes):
             road = pack_run_file(encode_qrels_file(qrels_path, threads=threads), run_path,
                                  threads=threads)
     assert road is not None  # plain UTF-8 text, one block per query: the file road
