@@ -11,9 +11,12 @@ judged label), it is built once per distinct ``nlev``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -148,6 +151,9 @@ class Gains:
     table_max: np.ndarray
     table_size: np.ndarray
     entry_in_table: np.ndarray
+    #: What measures derive from these gains alone (e.g. the running ideal DCG), kept
+    #: with them: an ideal shared by several calls (:func:`ideal_memo`) is derived once.
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ideal_count(self) -> np.ndarray:
@@ -163,6 +169,84 @@ def compute_gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.
     ``0 .. width - 1``). Work and memory grow with the number of distinct labels, not
     with their values (see :func:`table_levels`).
     """
+    if code.size == 0 and seg.size == 0:  # the ideal alone: the qrels' rows decide it
+        store = getattr(_IDEAL, "store", None)
+        if store is not None:
+            return _remembered(store, pairs, rel_hist, rel_levels)
+    return _gains(pairs, rel_hist, code, seg, rel_levels)
+
+
+#: The store of :func:`ideal_memo` in effect in this thread, if any.
+_IDEAL = threading.local()
+
+#: The most bytes of arrays one :func:`ideal_memo` store keeps (beyond it, ideals are
+#: computed and not kept): a grid's query blocks x sets batches, usually a few MiB.
+IDEAL_MEMO_BYTES = 1 << 26
+
+
+@contextlib.contextmanager
+def ideal_memo(store: dict) -> Iterator[None]:
+    """While the body runs in this thread, :func:`compute_gains` of an ideal alone (no
+    ranked entries) gives the :class:`Gains` kept in ``store`` for the same rows of
+    label counts, levels and gain pairs, computing and keeping it the first time.
+
+    A grid measures every run against the same qrels sets: the ideal of a query block
+    (its gain table walk, a short loop of small numpy steps under the interpreter
+    lock) is the same for every run that ranks those queries, so it is computed once
+    per grid instead of once per run. The gains are a function of their inputs, so the
+    values do not change; the kept arrays are read-only (a caller that wrote into a
+    shared one would fail, not change another run's numbers). ``store`` may be shared
+    by threads; at most :data:`IDEAL_MEMO_BYTES` of arrays are kept in it.
+
+    Examples
+    --------
+    >>> hist = np.array([[3, 1, 2]])
+    >>> empty = np.zeros(0, dtype=np.int64)
+    >>> store = {}
+    >>> with ideal_memo(store):
+    ...     first = compute_gains((), hist, empty, empty)
+    ...     again = compute_gains((), hist.copy(), empty, empty)
+    >>> again is first, first.ideal_gain.tolist(), len(store)
+    (True, [2.0, 2.0, 1.0], 1)
+    """
+    outer = getattr(_IDEAL, "store", None)
+    _IDEAL.store = store
+    try:
+        yield
+    finally:
+        _IDEAL.store = outer
+
+
+def _remembered(store: dict, pairs: tuple, rel_hist: np.ndarray,
+                rel_levels: np.ndarray | None) -> Gains:
+    """The ideal :class:`Gains` of these inputs from ``store``, computed once."""
+    key = (tuple(pairs), rel_hist.shape, rel_hist.dtype.str, rel_hist.tobytes(),
+           None if rel_levels is None else (rel_levels.dtype.str, rel_levels.tobytes()))
+    found = store.get(key)
+    if found is not None:
+        return found
+    empty = np.zeros(0, dtype=np.int64)
+    gains = _gains(pairs, rel_hist, empty, empty, rel_levels)
+    arrays = [value for value in vars(gains).values() if isinstance(value, np.ndarray)]
+    for array in arrays:
+        array.flags.writeable = False
+    size = sum(a.nbytes for a in arrays) + len(key[3])
+    with _MEMO_LOCK:  # the byte count is shared by the threads of one grid
+        held = store.get(_HELD, 0)
+        if held + size <= IDEAL_MEMO_BYTES:
+            store[key] = gains
+            store[_HELD] = held + size
+    return gains
+
+
+#: The key under which a store counts the bytes it keeps.
+_HELD = "bytes held"
+_MEMO_LOCK = threading.Lock()
+
+
+def _gains(pairs: tuple, rel_hist: np.ndarray, code: np.ndarray, seg: np.ndarray,
+           rel_levels: np.ndarray | None) -> Gains:
+    """:func:`compute_gains` itself."""
     if rel_levels is not None and rel_levels.dtype.kind == "f":
         return label_gains(rel_hist, rel_levels, code)
     n_q, width = rel_hist.shape

@@ -33,7 +33,7 @@ placeholder document, float (graded) labels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 else:
     from irmetrics.lazy import polars as pl  # imported on first use
 
+from .gains import ideal_memo
 from .pack import EncodedQrels, JudgmentChunk, encode_judgments
 from .ranked import NOT_IN_POOL, RankedLists
 from .stream import StreamedValues
@@ -69,6 +70,9 @@ class StackedQrels:
     by_group : list of ndarray of int
         ``table[:, group].T`` of each group, contiguous: a chunk's codes under all its
         sets in one gather, set-major.
+    ideals : dict
+        The ideal gains of the query blocks measured so far, shared by the runs of a
+        grid (:func:`irmetrics.engine.gains.ideal_memo`).
     """
 
     merged: EncodedQrels
@@ -76,6 +80,7 @@ class StackedQrels:
     sets: list
     groups: list
     by_group: list
+    ideals: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
@@ -243,7 +248,11 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
                     scores=None if lists.scores is None else np.tile(lists.scores, k),
                     run_name=lists.run_name, qrels_positive_total=first.positive_total,
                     rel_levels=first.rel_levels)
-                for name, values in evaluate_lists(one).items():
+                # the ideals depend on the qrels rows only: one per query block and
+                # batch of sets for the whole grid, not one per run
+                with ideal_memo(stacked.ideals):
+                    measured = evaluate_lists(one)
+                for name, values in measured.items():
                     for j, s in enumerate(batch):
                         out[(int(s), name)] = values[j * n:(j + 1) * n]
         return {key: out[key] for key in sorted(out, key=lambda key: key[0])}

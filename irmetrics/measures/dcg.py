@@ -83,6 +83,17 @@ def running_ideal_dcg(ideal_offsets, ideal_gain):
     return sg.seg_cumsum(ideal_gain / log2_discount(sg.ranks(ideal_offsets)), ideal_offsets)
 
 
+def running_ideal_of(gains):
+    """:func:`running_ideal_dcg` of a :class:`~irmetrics.engine.gains.Gains`, computed
+    once per Gains (a grid's runs share their ideals: :func:`~irmetrics.engine.gains.ideal_memo`)."""
+    running = gains.derived.get("running_ideal_dcg")
+    if running is None:
+        running = running_ideal_dcg(gains.ideal_offsets, gains.ideal_gain)
+        running.flags.writeable = False  # shared by every call given these gains
+        gains.derived["running_ideal_dcg"] = running
+    return running
+
+
 def dcg_values(view, gains) -> np.ndarray:
     """``sum_i gain(r_i) / log2(i + 1)`` over the whole ranking, in rank order.
 
@@ -143,11 +154,11 @@ def ndcg_at_cutoffs(ctx, cutoffs):
         gains = _checked_gains(gains)
         code = np.where(code >= 0, relabelled(code, gains), code)
         ideal_offsets, ideal_gain = ideal_sequence(v, relabelled(v.rel_levels, gains))
+        ideal = running_ideal_dcg(ideal_offsets, ideal_gain)
     else:
         g = ideal_gains_for(v)
-        ideal_offsets, ideal_gain = g.ideal_offsets, g.ideal_gain
+        ideal_offsets, ideal = g.ideal_offsets, running_ideal_of(g)
     running = sg.seg_cumsum(label_gain(code) / log2_discount(sg.ranks(offsets)), offsets)
-    ideal = running_ideal_dcg(ideal_offsets, ideal_gain)
     out = []
     for k in cutoffs:
         dcg = sg.at_rank(running, offsets, k, fill=0.0)

@@ -22,7 +22,7 @@ from ..engine.ranked import NOT_IN_POOL
 from ..exceptions import ParameterError
 from .context import columns, safe_div
 from .dcg import (gains_for, ideal_dcg_values, ideal_gains_for, ideal_sequence, label_gain,
-                  running_ideal_dcg)
+                  running_ideal_of)
 from .gdeval import exp_dcg_running, gdeval_labels
 from .ranx import burges_running
 from .user_model import FIXED_MODELS, fixed_utility
@@ -234,7 +234,7 @@ def ndcg_at_cutoffs(ctx, cutoffs, depth):
         raise parameter_error("measures", "nDCG@k without gains= under ties='expected'",
                               ctx.options["gains"])
     g = ideal_gains_for(v)
-    ideal, ideal_offsets = running_ideal_dcg(g.ideal_offsets, g.ideal_gain), g.ideal_offsets
+    ideal, ideal_offsets = running_ideal_of(g), g.ideal_offsets
     out = []
     for k in cutoffs:
         dcg = _dcg(ctx, "label_dcg", lambda: label_gain(v.code), k, depth)
