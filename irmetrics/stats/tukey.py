@@ -169,18 +169,41 @@ def _random_permutations(rng: np.random.Generator, count: int, m: int) -> np.nda
     return _unrank(ranks, m)
 
 
-def _unrank(ranks: np.ndarray, m: int) -> np.ndarray:
+def _unrank(ranks: np.ndarray, m: int, tail: int | None = None) -> np.ndarray:
     """Permutation of each rank in [0, m!): its mixed-radix digits are the Fisher-Yates swaps.
 
     ``rank = j_{m-1} + m (j_{m-2} + (m-1) (...))`` with ``j_i`` in [0, i]: uniform ranks give
     independent uniform swap positions, hence uniform permutations.
+
+    Swap ``i <-> j_i`` for i = m-1, ..., 1: position i is final after its swap, so its
+    column is read and written in place (strided, no index array) and only position
+    ``j_i`` is gathered. The swaps below ``tail`` (default :data:`_UNRANK_TAIL`; 1: none)
+    touch the first positions only and their digits are the rank left, which
+    :func:`_permutation_table` of that size decodes at once: one gather replaces the
+    last swaps.
     """
-    order, base = _identities(ranks.shape[0], m)
+    count = ranks.shape[0]
+    order, base = _identities(count, m)
+    rows = order.reshape(count, m)
     rest = ranks.copy()
-    for i in range(m - 1, 0, -1):
+    low = max(1, min(_UNRANK_TAIL if tail is None else tail, m))
+    at = np.empty(count, dtype=np.intp)
+    for i in range(m - 1, low - 1, -1):
         rest, j = np.divmod(rest, i + 1)
-        _swap(order, base + i, base + j)
-    return order.reshape(-1, m)
+        np.add(base, j, out=at)
+        held = order[at]         # the values at position j_i
+        order[at] = rows[:, i]   # position i's value moves there (j_i == i: itself)
+        rows[:, i] = held
+    if low > 1:  # the swaps i = low-1, ..., 1 of digits ``rest`` < low!: a table's row
+        picks = np.take(_permutation_table(low), rest, axis=0).astype(np.intp)
+        picks += base[:, None]
+        rows[:, :low] = order[picks]
+    return rows
+
+
+#: The last swaps of :func:`_unrank` decoded by a table of this many positions
+#: (8! rows of 8 bytes: 315 KiB, kept in the core's cache).
+_UNRANK_TAIL = 8
 
 
 def _fisher_yates(swaps: np.ndarray, m: int) -> np.ndarray:
@@ -205,13 +228,14 @@ def _swap(flat: np.ndarray, at_i: np.ndarray, at_j: np.ndarray) -> None:
     flat[at_i] = held
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=2)  # the systems' own table (m <= 10) and _unrank's tail
 def _permutation_table(m: int) -> np.ndarray:
     """All m! permutations in rank order; built in slices to bound temporary memory."""
     total = math.factorial(m)
     table = np.empty((total, m), dtype=np.int8)
     step = 1 << 16
     for start in range(0, total, step):
-        table[start:start + step] = _unrank(np.arange(start, min(total, start + step), dtype=np.int64), m)
+        ranks = np.arange(start, min(total, start + step), dtype=np.int64)
+        table[start:start + step] = _unrank(ranks, m, tail=1)  # swaps only: no table
     table.flags.writeable = False
     return table

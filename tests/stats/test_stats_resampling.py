@@ -242,6 +242,28 @@ def test_tukey_equals_plain_loop_on_the_same_stream(m, n, seed):
     np.testing.assert_allclose(res.statistic, scores.mean(1)[:, None] - scores.mean(1)[None, :], rtol=1e-15)
 
 
+@pytest.mark.parametrize("m", [2, 3, 8, 9, 11, 14, 20])
+def test_vectorised_unrank_is_the_documented_map(m):
+    # every swap in place, the last ones by the 8! table, or swaps only (tail=1): the same
+    # permutation of each rank (a planted off-by-one in a swap or the table's digits fails)
+    rng = np.random.default_rng(m)
+    ranks = np.concatenate([[0, math.factorial(m) - 1],
+                            rng.integers(0, math.factorial(m), size=300, dtype=np.int64)])
+    expected = [_unrank(int(r), m) for r in ranks]
+    for tail in (None, 1, 3):
+        assert ist.tukey._unrank(ranks.astype(np.int64), m, tail=tail).tolist() == expected
+
+
+@pytest.mark.parametrize("m, n, seed", [(12, 3, 0), (20, 2, 1)])
+def test_tukey_of_many_systems_equals_plain_loop(m, n, seed):
+    # m > 10: each rank decoded by _unrank, not looked up in a table of all m!
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.random((m, n)) * 8) / 8 + np.arange(m)[:, None] * 0.05
+    res = tukey_hsd(scores, n_resamples=60, seed=seed)
+    adjusted, _ = _reference_tukey(scores, 60, seed)
+    assert np.array_equal(res.p_values, adjusted)
+
+
 def test_tukey_with_two_systems_is_the_randomization_test():
     rng = np.random.default_rng(6)
     a = rng.random(14)
