@@ -175,9 +175,7 @@ def _unrank(ranks: np.ndarray, m: int, tail: int | None = None) -> np.ndarray:
     ``rank = j_{m-1} + m (j_{m-2} + (m-1) (...))`` with ``j_i`` in [0, i]: uniform ranks give
     independent uniform swap positions, hence uniform permutations.
 
-    Swap ``i <-> j_i`` for i = m-1, ..., 1: position i is final after its swap, so its
-    column is read and written in place (strided, no index array) and only position
-    ``j_i`` is gathered. The swaps below ``tail`` (default :data:`_UNRANK_TAIL`; 1: none)
+    Swap ``i <-> j_i`` for i = m-1, ..., 1 (:func:`_swap`). The swaps below ``tail`` (default :data:`_UNRANK_TAIL`; 1: none)
     touch the first positions only and their digits are the rank left, which
     :func:`_permutation_table` of that size decodes at once: one gather replaces the
     last swaps.
@@ -190,10 +188,7 @@ def _unrank(ranks: np.ndarray, m: int, tail: int | None = None) -> np.ndarray:
     at = np.empty(count, dtype=np.intp)
     for i in range(m - 1, low - 1, -1):
         rest, j = np.divmod(rest, i + 1)
-        np.add(base, j, out=at)
-        held = order[at]         # the values at position j_i
-        order[at] = rows[:, i]   # position i's value moves there (j_i == i: itself)
-        rows[:, i] = held
+        _swap(order, rows, i, np.add(base, j, out=at))
     if low > 1:  # the swaps i = low-1, ..., 1 of digits ``rest`` < low!: a table's row
         picks = np.take(_permutation_table(low), rest, axis=0).astype(np.intp)
         picks += base[:, None]
@@ -208,10 +203,13 @@ _UNRANK_TAIL = 8
 
 def _fisher_yates(swaps: np.ndarray, m: int) -> np.ndarray:
     """Apply swap ``i <-> swaps[:, step]`` for i = m-1, ..., 1 to the identity; (count, m)."""
-    order, base = _identities(swaps.shape[0], m)
+    count = swaps.shape[0]
+    order, base = _identities(count, m)
+    rows = order.reshape(count, m)
+    at = np.empty(count, dtype=np.intp)
     for step, i in enumerate(range(m - 1, 0, -1)):  # positions, vectorised over permutations
-        _swap(order, base + i, base + swaps[:, step])
-    return order.reshape(-1, m)
+        _swap(order, rows, i, np.add(base, swaps[:, step], out=at))
+    return rows
 
 
 def _identities(count: int, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -222,10 +220,15 @@ def _identities(count: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     return order, np.arange(count, dtype=np.intp) * m
 
 
-def _swap(flat: np.ndarray, at_i: np.ndarray, at_j: np.ndarray) -> None:
+def _swap(flat: np.ndarray, rows: np.ndarray, i: int, at_j: np.ndarray) -> None:
+    """Swap position ``i`` of every permutation (``rows``, a (count, m) view of ``flat``)
+    with the entry of ``flat`` at ``at_j`` (each one's position j, flat). Position i is
+    final after its swap in Fisher-Yates, so its column is read and written in place
+    (strided, no index array) and only position j is gathered and scattered: two
+    fancy-indexed passes instead of four."""
     held = flat[at_j]
-    flat[at_j] = flat[at_i]
-    flat[at_i] = held
+    flat[at_j] = rows[:, i]   # position i's value moves to j (j == i: itself)
+    rows[:, i] = held
 
 
 @functools.lru_cache(maxsize=2)  # the systems' own table (m <= 10) and _unrank's tail

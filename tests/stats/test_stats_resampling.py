@@ -256,6 +256,20 @@ def test_vectorised_unrank_is_the_documented_map(m):
         assert ist.tukey._unrank(ranks.astype(np.int64), m, tail=tail).tolist() == expected
 
 
+@pytest.mark.parametrize("m", [2, 21, 30, 130])
+def test_drawn_swaps_give_the_documented_permutations(m):
+    # m > 20 systems: Fisher-Yates with the swap positions drawn directly
+    swaps = np.random.default_rng(m).integers(0, np.arange(m, 1, -1), size=(200, m - 1))
+    expected = []
+    for row in swaps:
+        order = list(range(m))
+        for step, i in enumerate(range(m - 1, 0, -1)):
+            j = int(row[step])
+            order[i], order[j] = order[j], order[i]
+        expected.append(order)
+    assert ist.tukey._fisher_yates(swaps, m).tolist() == expected
+
+
 def test_tukey_with_two_systems_is_the_randomization_test():
     rng = np.random.default_rng(6)
     a = rng.random(14)
