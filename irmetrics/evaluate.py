@@ -633,8 +633,9 @@ class Evaluator:
                        semantics=self.semantics, ties=self.ties, progress=meter,
                        keep_scores=bool(user_measures_of(self.requests)),
                        threads=self.threads,
-                       nonpositive_alike=self.unjudged == "zero" and nonpositive_alike(
-                           self.requests, self.relevance_level, self.judged_only))
+                       nonpositive_alike=nonpositive_alike(
+                           self.requests, self.relevance_level, self.judged_only,
+                           self.unjudged))
         try:
             if road == FILE_ROAD:
                 return evaluate_run_file(self._encoded_qrels(), run, self._columns,
@@ -809,10 +810,17 @@ _NONPOSITIVE_ALIKE = frozenset({
 
 
 def nonpositive_alike(requests: list[Request], relevance_level: int,
-                      judged_only: bool) -> bool:
+                      judged_only: bool, unjudged: str = "zero") -> bool:
     """Whether every request gives the same values whichever order entries of one score
     with relevance codes <= 0 take among themselves: the file road then leaves such tie
     groups in the run's order (:func:`~irmetrics.engine.stream.evaluate_run_file`).
+
+    All of these must hold: unjudged documents count as non-relevant
+    (``unjudged="zero"``; under ``"bounds"`` an unjudged entry may take any label); every
+    request is a built-in measure listed in ``_NONPOSITIVE_ALIKE``, without options or a
+    gain table; its relevance level (its own, else ``relevance_level``) is >= 1, so that
+    no code <= 0 is relevant; its ``judged_only`` (its own, else ``judged_only``) is off,
+    so that unjudged entries are not dropped.
 
     Examples
     --------
@@ -823,7 +831,11 @@ def nonpositive_alike(requests: list[Request], relevance_level: int,
     False
     >>> nonpositive_alike(parse_measures(["P.10"]), 0, False)  # label 0 is relevant then
     False
+    >>> nonpositive_alike(parse_measures(["P.10"]), 1, False, "bounds")  # unjudged: any label
+    False
     """
+    if unjudged != "zero":
+        return False
     def alike(req: Request) -> bool:
         name = req.measure.name
         level = relevance_level if req.relevance_level is None else req.relevance_level
@@ -1001,6 +1013,11 @@ def evaluate_each(evaluators: list, run, *, stacked=None) -> list[Results]:
         else:
             encoded = [ev._encoded_qrels() for ev in evaluators]
             per_chunk = [ev._columns for ev in evaluators]
+            # Each qrels' packer orders ties as the file road does for it alone; the
+            # stacked qrels' codes are vector codes, whose sign says nothing of a label.
+            options["nonpositive_alike"] = all(nonpositive_alike(
+                ev.requests, ev.relevance_level, ev.judged_only, ev.unjudged)
+                for ev in evaluators)
         table = columnar.polars_frame(run, "run", first.run_columns)
         source = run if table is None else table
         if road == FILE_ROAD:

@@ -29,13 +29,17 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
                              max_docs: int | None = None, complete: bool = False,
                              semantics: str = "trec_eval", ties: str = "trec_eval",
                              keep_scores: bool = False, threads: int | None = None,
-                             progress: Progress = NO_PROGRESS) -> list[StreamedValues] | None:
+                             progress: Progress = NO_PROGRESS,
+                             nonpositive_alike: bool = False) -> list[StreamedValues] | None:
     """Per-query values of the run file at ``path`` against each of ``qrels`` (with the
     matching function of ``evaluate_lists``), the file read once; or None when the
     general road is needed. One qrels gives what
     :func:`~irmetrics.engine.stream.evaluate_run_file` gives; each chunk is parsed once,
     on one of ``threads`` threads, and packed against every qrels there. ``progress``
     shows the bytes read and the lines and queries done (:mod:`irmetrics.progress`).
+    ``nonpositive_alike``: see :func:`~irmetrics.engine.stream.evaluate_run_file` (it
+    must hold for every function of ``evaluate_lists``, and the codes be labels' codes:
+    not a stacked qrels' vector codes).
 
     Examples
     --------
@@ -68,7 +72,7 @@ def evaluate_run_file_fanout(qrels: list[EncodedQrels], path, evaluate_lists: li
         _read_run_chunk, evaluate_lists,
         text_bytes=size, max_docs=max_docs, complete=complete, semantics=semantics,
         ties=ties, keep_scores=keep_scores, source=source, threads=threads,
-        progress=progress)
+        progress=progress, nonpositive_alike=nonpositive_alike)
 
 
 def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluate_lists: list,
@@ -76,12 +80,14 @@ def evaluate_run_batches_fanout(qrels: list[EncodedQrels], open_batches, evaluat
                                 complete: bool = False, semantics: str = "trec_eval",
                                 ties: str = "trec_eval", source: str | None = None,
                                 keep_scores: bool = False, threads: int | None = None,
-                                progress: Progress = NO_PROGRESS) -> list[StreamedValues] | None:
+                                progress: Progress = NO_PROGRESS,
+                                nonpositive_alike: bool = False) -> list[StreamedValues] | None:
     """:func:`evaluate_run_file_fanout` of a run given as batches of rows, as
     :func:`~irmetrics.engine.stream.evaluate_run_batches` takes it (``open_batches()`` is
-    called a second time only to partition the run by query)."""
+    called a second time only to partition the run by query; ``nonpositive_alike`` as
+    there)."""
     return evaluate_pieces(
         qrels, lambda: _whole_blocks(open_batches()), _read_batch, evaluate_lists,
         text_bytes=text_bytes, max_docs=max_docs, complete=complete, semantics=semantics,
         ties=ties, keep_scores=keep_scores, source=source, threads=threads,
-        progress=progress)
+        progress=progress, nonpositive_alike=nonpositive_alike)

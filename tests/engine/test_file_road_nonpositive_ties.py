@@ -10,6 +10,8 @@ others that read judgedness or gain tables; every value must be the one the road
 with the shortcut off (which tests/engine/test_file_road_ties.py holds to the full sort),
 on 1 and 4 threads, with chunks cut anywhere, from the file and from a table. Planted bugs fail it: ``bpref`` or
 ``num_nonrel_judged_ret`` listed as alike, or ``ndcg`` with a gain table let through.
+The grid's fan-out road (one run, several qrels: ``evaluate_each``) is held to the same
+rule, and ``unjudged="bounds"`` (an unjudged entry may be relevant) turns the shortcut off.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -105,8 +108,9 @@ def test_the_shortcut_changes_no_value(data, threads, chunk_bytes, measures, lev
 
 
 def test_which_requests_take_the_shortcut():
-    def alike(names, level=1, judged_only=False):
-        return EVALUATE.nonpositive_alike(parse_measures(names), level, judged_only)
+    def alike(names, level=1, judged_only=False, **unjudged):
+        return EVALUATE.nonpositive_alike(parse_measures(names), level, judged_only,
+                                          **unjudged)
 
     assert alike(["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"])
     assert alike(["nDCG@10", "AP", "R@100", "RR"])  # friendly names, same kernels
@@ -116,6 +120,26 @@ def test_which_requests_take_the_shortcut():
     assert not alike(["ndcg.1=3"])  # a gain table
     assert not alike(["P(model='cwl')@10"])  # options
     assert not alike(["judged_cut.10"])
+    assert alike(["map"], unjudged="zero")
+    assert not alike(["map", "P.10"], unjudged="bounds")  # an unjudged entry may be relevant
+
+
+def test_bounds_keep_the_full_tie_order():
+    # Under unjudged="bounds" the upper bound counts an unjudged entry as relevant: the
+    # tie of d1 (judged 0) and d2 (unjudged) at the top then decides P.1's upper bound,
+    # so the predicate must say no (forcing it on gives another value: the check bites).
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_texts(tmp, qrels=TIE_AT_TOP[0], run=TIE_AT_TOP[1])
+        found = {}
+        for forced in (None, True, False):
+            patch = mock.patch.dict({}) if forced is None else \
+                mock.patch.object(EVALUATE, "nonpositive_alike", lambda *a, f=forced: f)
+            with patch:
+                results = Evaluator(paths[0], ["P.1"], unjudged="bounds").evaluate(paths[1])
+            assert results.road == "file"
+            found[forced] = {n: np.asarray(results.values(n)).tolist() for n in results.names}
+    assert found[None] == found[False]
+    assert found[True] != found[False]
 
 
 def test_a_tie_group_of_unjudged_and_non_relevant_keeps_the_run_order():
@@ -144,3 +168,70 @@ def test_a_tie_group_of_unjudged_and_non_relevant_keeps_the_run_order():
             found[alike] = [int(v[0]) for v in values.columns.values()]
     assert found[True] == [1, 0, -1, -1, -1]
     assert found[False] == [1, -1, 0, -1, -1]
+
+
+def _relabelled(qrels_text: str, labels: dict) -> str:
+    """The qrels with each label replaced by ``labels[label]`` (a second judgment set of
+    the same pool, as a grid holds)."""
+    return "".join(f"{q} 0 {d} {labels[int(label)]}\n" for q, _, d, label in
+                   (line.split() for line in qrels_text.splitlines()))
+
+
+def _fanout_values(paths, measures, options, threads, *, shortcut, table):
+    """Values of the run against both qrels through the fan-out road (each qrels packed
+    on its own: no stacking), every output of each, as bytes."""
+    patch = mock.patch.dict({}) if shortcut is None else \
+        mock.patch.object(EVALUATE, "nonpositive_alike", lambda *a: shortcut)
+    run = read_run(paths[-1]).df if table else paths[-1]
+    evaluators = [Evaluator(path, measures[i], threads=threads, **options)
+                  for i, path in enumerate(paths[:2])]
+    with patch:
+        found = EVALUATE.evaluate_each(evaluators, run, stacked=None)
+    assert {r.road for r in found} == {"table" if table else "file"}
+    return [{name: np.asarray(r.values(name)).tobytes() for name in r.names} for r in found]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tied_runs(), labels=st.permutations([-1, 0, 1, 2]),
+       threads=st.sampled_from([1, 4]), chunk_bytes=st.sampled_from([1, 40, 0]),
+       measures=st.lists(st.lists(st.sampled_from(ALIKE), min_size=1, max_size=2, unique=True),
+                         min_size=2, max_size=2),
+       telling=st.sampled_from([None, *TELLING]), level=st.sampled_from([1, 1, 2, 0]),
+       max_docs=st.sampled_from([None, None, 2, 3]), table=st.booleans())
+@example(data=TIE_AT_TOP, labels=[-1, 0, 1, 2], threads=1, chunk_bytes=0,
+         measures=[["P.1"], ["map"]], telling="judged_cut.1", level=1, max_docs=None,
+         table=False)
+@example(data=TIE_AT_TOP, labels=[-1, 0, 1, 2], threads=4, chunk_bytes=1,
+         measures=[["P.1"], ["map"]], telling="num_nonrel_judged_ret", level=1, max_docs=1,
+         table=True)
+def test_the_fanout_shortcut_changes_no_value(data, labels, threads, chunk_bytes, measures,
+                                              telling, level, max_docs, table):
+    # The grid's fan-out road (several qrels, the run read once) takes the same shortcut
+    # when every Evaluator's measures allow it; a measure that tells codes <= 0 apart
+    # in either Evaluator turns it off for all.
+    qrels_text, run_text = data
+    second = _relabelled(qrels_text, dict(zip([-1, 0, 1, 2], labels)))
+    if telling is not None:
+        measures = [measures[0], sorted({telling, *measures[1]})]
+    options = dict(relevance_level=level, max_docs=max_docs)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_texts(tmp, qrels=qrels_text, second=second, run=run_text)
+        with plain_chunk_bytes(chunk_bytes):
+            on = _fanout_values(paths, measures, options, threads, shortcut=None, table=table)
+            off = _fanout_values(paths, measures, options, threads, shortcut=False, table=table)
+    assert on == off
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_the_fanout_road_reads_the_flag(table):
+    # Forced on with judged_cut.1 (which tells the judged 0 of d1 from the unjudged d2
+    # tied with it at the top), the fan-out road gives another value: the flag reaches
+    # its packers, so the test above would see a predicate that let such a measure through.
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_texts(tmp, qrels=TIE_AT_TOP[0], second=TIE_AT_TOP[0], run=TIE_AT_TOP[1])
+        measures = [["judged_cut.1"], ["judged_cut.1"]]
+        forced = _fanout_values(paths, measures, {}, 1, shortcut=True, table=table)
+        real = _fanout_values(paths, measures, {}, 1, shortcut=None, table=table)
+        off = _fanout_values(paths, measures, {}, 1, shortcut=False, table=table)
+    assert real == off
+    assert forced != off
