@@ -17,12 +17,12 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import rank_run, run_blocks
+from irmetrics.engine.pack import doc_fingerprint, doc_hash, rank_run, run_blocks
 from irmetrics.engine.segments import ranges
 from irmetrics.parallel import map_ordered, resolve_threads
 
 __all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes",
-           "segment_order", "BLOCK_ENTRIES"]
+           "doc_hashes", "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
 #: are fused in spans of at most about this many (:meth:`RankedRuns.spans`), on threads,
@@ -142,9 +142,8 @@ class RankedRuns:
     offsets : ndarray (R, Q + 1)
         Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
         ``rows[r]`` and ``scores[r]``, in rank order.
-    rows, scores, hashes : tuple of ndarray
-        Per run, per entry: its row in ``doc_rows``, its score, and a 64-bit hash of its
-        doc id (``pl.Series.hash``, uint64).
+    rows, scores : tuple of ndarray
+        Per run, per entry: its row in ``doc_rows`` and its score.
     doc_rows : polars.Series
         The runs' doc ids in their rows' order, the runs one after another.
     """
@@ -154,7 +153,6 @@ class RankedRuns:
     offsets: np.ndarray
     rows: tuple
     scores: tuple
-    hashes: tuple
     doc_rows: pl.Series
 
     def query_sizes(self) -> np.ndarray:
@@ -195,17 +193,20 @@ class RankedRuns:
         lengths = np.diff(offsets, axis=1)
         n_queries = hi - lo
         codes = np.arange(n_queries)
-        query, rank, rows, scores, hashes = [], [], [], [], []
+        query, rank, rows, scores, hashes, fingerprints = [], [], [], [], [], []
         for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
             rows.append(self.rows[r][a:b])
             scores.append(self.scores[r][a:b])
-            hashes.append(self.hashes[r][a:b])
+            both = doc_hashes(self.doc_rows, rows[-1])
+            hashes.append(both[0])
+            fingerprints.append(both[1])
             query.append(np.repeat(codes, lengths[r]))
             rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
         entry_row = np.concatenate(rows)
         entry_query = np.concatenate(query)
         pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
                                              rows=entry_row, hashes=np.concatenate(hashes),
+                                             fingerprints=np.concatenate(fingerprints),
                                              lengths=lengths, threads=threads)
         sizes = offsets[:, -1] - offsets[:, 0]
         return FusionLists(
@@ -237,7 +238,7 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
         # doc ids stay in row order: entries point at their rows (no strings copied)
         return (np.add(ranked.order, firsts[r], dtype=index), ranked.scores,
-                ranked.offsets, frames[r]["doc_id"].hash().to_numpy()[ranked.order])
+                ranked.offsets)
 
     ranked = map_ordered(one, range(len(frames)), threads=threads)
     # One chunk: gathers from a chunked column of strings are several times slower.
@@ -248,7 +249,33 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         offsets=np.array([part[2] for part in ranked], dtype=np.int64).reshape(
             len(runs), len(query_ids) + 1),
         rows=tuple(part[0] for part in ranked), scores=tuple(part[1] for part in ranked),
-        hashes=tuple(part[3] for part in ranked), doc_rows=doc_rows)
+        doc_rows=doc_rows)
+
+
+def doc_hashes(doc_rows: pl.Series, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~irmetrics.engine.pack.doc_hash` and
+    :func:`~irmetrics.engine.pack.doc_fingerprint` of the doc ids ``doc_rows[rows]``
+    (one run's entries of a span of queries).
+
+    A run's queries are blocks of its rows: the stretch of rows the entries span is
+    hashed (no strings copied; hashing costs a few ms a million ids) when it is at most
+    twice as long as they are, else the strings gathered. Per span, not once per run:
+    small arrays, reused from span to span, where whole-run ones are fresh pages.
+
+    >>> ids = pl.Series(["a", "b", "c", "b"])
+    >>> hashes, fingerprints = doc_hashes(ids, np.array([3, 1]))
+    >>> bool(hashes[0] == hashes[1]), bool(fingerprints[0] == fingerprints[1])
+    (True, True)
+    """
+    if not len(rows):
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    if hi - lo > 2 * len(rows):
+        ids = doc_rows.gather(rows)
+        return doc_hash(ids), doc_fingerprint(ids)
+    ids = doc_rows.slice(lo, hi - lo)
+    at = rows - lo
+    return doc_hash(ids)[at], doc_fingerprint(ids)[at]
 
 
 def fusion_lists(runs: list[Run]) -> FusionLists:
@@ -457,22 +484,31 @@ HASH_BITS = 62
 
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
                rows: np.ndarray | None = None, hashes: np.ndarray | None = None,
-               lengths: np.ndarray | None = None, hash_bits: int | None = None,
+               fingerprints: np.ndarray | None = None, lengths: np.ndarray | None = None,
+               hash_bits: int | None = None,
                threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One code per distinct (query, document) of the entries, codes grouped by query:
     entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
     ``rows``).
 
-    The entries are grouped by query and each query's sorted on the top ``hash_bits``
-    (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
-    (``hashes``, one per entry; default ``doc.hash()`` read through ``rows``) with the
-    entry's place in its query in the low bits, as one row of a table
-    (:func:`sort_segments`, on ``threads`` threads). ``lengths`` (R, Q), where the entries are R lists one after
-    another, list ``r`` holding ``lengths[r, q]`` entries of query ``q`` in query
-    order (as fusion's runs), groups them without a sort. Equal hashes of a query are
-    then checked to hold equal doc ids; if two documents of a query share a hash, the
-    entries are sorted on the strings themselves instead, so a collision costs time,
-    never a wrong pair.
+    The entries are grouped by query and each query's sorted on the top ``bits`` of a
+    64-bit hash of the doc id (``hashes``, one per entry; default
+    :func:`irmetrics.engine.pack.doc_hash` read through ``rows``) with the entry's place in its query in the
+    low ``b`` bits, ``bits = 62 - b`` (:data:`HASH_BITS`; ``hash_bits``, fewer, only to
+    test), as one row of a table (:func:`sort_segments`, on ``threads`` threads).
+    ``lengths`` (R, Q), where the entries are R lists one after another, list ``r``
+    holding ``lengths[r, q]`` entries of query ``q`` in query order (as fusion's runs),
+    groups them without a sort.
+
+    Entries of a query with equal keys are one document when their *fingerprints*
+    agree too: a second 64-bit hash with an independent seed (``fingerprints``, one per
+    entry; default :func:`irmetrics.engine.pack.doc_fingerprint`), the engine's
+    road for judgments (docs/scale.md). Two different doc ids of one query then share a
+    pair only if both hashes agree by chance on ``bits + 64`` bits: probability
+    ``2^-(126 - b)``, at most ``2^-104`` for queries of up to 4M entries (``b <= 22``).
+    If entries of equal keys have different fingerprints (the first hash collides), the
+    entries are sorted on the strings themselves instead: a collision of the first hash
+    costs time, never a wrong pair.
 
     Returns
     -------
@@ -500,7 +536,7 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     if rows is None:
         rows = np.arange(len(query))
     if hashes is None:
-        hashes = doc.hash().to_numpy()[rows]
+        hashes = doc_hash(doc)[rows]
     by_query = _by_query(query, offsets, lengths)
     start = np.repeat(offsets[:-1], counts)  # of each grouped entry's query
     key = np.arange(len(query), dtype=np.int64)
@@ -522,9 +558,9 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     new = np.empty(len(key), dtype=bool)
     np.not_equal(key[1:], key[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
-    same = np.flatnonzero(~new)
-    if same.size and not (doc.gather(rows[order[same]])
-                          == doc.gather(rows[order[same - 1]])).all():
+    if fingerprints is None:
+        fingerprints = doc_fingerprint(doc)[rows]
+    if not new.all() and _first_hash_collides(fingerprints[order], new):
         doc = doc.gather(rows)
         order = pl.DataFrame({"q": query, "d": doc}).select(
             pl.arg_sort_by("q", "d")).to_series().to_numpy()
@@ -541,6 +577,15 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     # pairs are numbered query by query: each query's count of them, repeated
     pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
     return pair, np.compress(new, order), pair_query  # compress: 3x a boolean index
+
+
+def _first_hash_collides(fingerprints: np.ndarray, new: np.ndarray) -> bool:
+    """Whether two entries that :func:`pair_codes` found in one pair (``new`` False:
+    the same key as the entry before, in sorted order) have different ``fingerprints``
+    (of the entries in that order)."""
+    agree = fingerprints[1:] == fingerprints[:-1]
+    agree |= new[1:]
+    return not agree.all()
 
 
 def _by_query(query: np.ndarray, offsets: np.ndarray, lengths: np.ndarray | None):
