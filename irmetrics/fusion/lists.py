@@ -17,12 +17,13 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import doc_fingerprint, doc_hash, rank_run, run_blocks
-from irmetrics.engine.segments import ranges
+from irmetrics.engine.ordering import break_ties_by_doc_id
+from irmetrics.engine.pack import doc_fingerprint, doc_hash, query_codes, rank_run, run_blocks
+from irmetrics.engine.segments import ranges, repeated
 from irmetrics.parallel import map_ordered, resolve_threads
 
 __all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes",
-           "doc_hashes", "segment_order", "BLOCK_ENTRIES"]
+           "doc_stretch", "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
 #: are fused in spans of at most about this many (:meth:`RankedRuns.spans`), on threads,
@@ -53,7 +54,8 @@ class FusionLists:
     pair_entry : ndarray (P)
         An entry of each pair (where its document id is read).
     doc_rows : polars.Series
-        The runs' doc ids in their rows' order, the runs one after another.
+        Doc ids of the runs' rows that hold the entries (each run's stretch of rows,
+        one run after another; :meth:`RankedRuns.lists`).
     entry_row : ndarray (N)
         Per entry: its row in ``doc_rows``. Strings are read only where needed (ties,
         the fused run); :attr:`doc` and :attr:`pair_doc` gather them per entry and pair.
@@ -140,12 +142,18 @@ class RankedRuns:
         Every query of every run, ascending byte order (query code = position).
     run_names : tuple of str
     offsets : ndarray (R, Q + 1)
-        Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
-        ``rows[r]`` and ``scores[r]``, in rank order.
+        Run ``r``'s entries of query ``q`` are its ranked entries ``offsets[r, q]:
+        offsets[r, q + 1]``.
     rows, scores : tuple of ndarray
-        Per run, per entry: its row in ``doc_rows`` and its score.
-    doc_rows : polars.Series
-        The runs' doc ids in their rows' order, the runs one after another.
+        Per run, per ranked entry: its row in the run's table and its score; or, for a
+        run whose queries are blocks of rows already in score order (as systems write
+        runs), None and the run's scores in its rows' order: such a run is ranked
+        span by span (:meth:`entries`), no array of the whole run made.
+    starts : tuple of ndarray or None
+        Per run of blocks, each query's first row in the run's table (Q); else None.
+    docs : tuple of polars.Series
+        Per run, its doc ids in its rows' order (the table's own column: no strings
+        copied).
     """
 
     query_ids: np.ndarray
@@ -153,7 +161,22 @@ class RankedRuns:
     offsets: np.ndarray
     rows: tuple
     scores: tuple
-    doc_rows: pl.Series
+    starts: tuple
+    docs: tuple
+
+    def entries(self, r: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (in run ``r``'s table) and scores of run ``r``'s entries of queries
+        ``lo:hi``, in rank order."""
+        a, b = int(self.offsets[r, lo]), int(self.offsets[r, hi])
+        starts = self.starts[r]
+        if starts is None:
+            return self.rows[r][a:b], self.scores[r][a:b]
+        lengths = np.diff(self.offsets[r, lo:hi + 1])
+        rows = ranges(starts[lo:hi], lengths)
+        scores = self.scores[r][rows]
+        # trec_eval's tie rule inside each query's block: equal scores by doc id
+        return break_ties_by_doc_id(rows, repeated(np.arange(hi - lo), lengths), scores,
+                                    self.docs[r]), scores
 
     def query_sizes(self) -> np.ndarray:
         """Entries of all runs together, per query (Q)."""
@@ -194,17 +217,25 @@ class RankedRuns:
         n_queries = hi - lo
         codes = np.arange(n_queries)
         query, rank, rows, scores, hashes, fingerprints = [], [], [], [], [], []
+        stretches, held = [], 0
         for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
-            rows.append(self.rows[r][a:b])
-            scores.append(self.scores[r][a:b])
-            both = doc_hashes(self.doc_rows, rows[-1])
-            hashes.append(both[0])
-            fingerprints.append(both[1])
+            run_rows, run_scores = self.entries(r, lo, hi)
+            ids, at = doc_stretch(self.docs[r], run_rows)
+            stretches.append(ids)
+            rows.append(at + held)
+            held += len(ids)
+            scores.append(run_scores)
+            hashes.append(doc_hash(ids)[at])
+            fingerprints.append(doc_fingerprint(ids)[at])
             query.append(np.repeat(codes, lengths[r]))
             rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
         entry_row = np.concatenate(rows)
         entry_query = np.concatenate(query)
-        pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
+        # The span's doc ids in one chunk (gathers from a chunked column of strings are
+        # several times slower): a few MB, where one column of every run's ids would be
+        # fresh pages on every call (480 MB at 30M entries).
+        doc_rows = pl.concat(stretches, rechunk=True)
+        pair, first, pair_query = pair_codes(entry_query, doc_rows, n_queries,
                                              rows=entry_row, hashes=np.concatenate(hashes),
                                              fingerprints=np.concatenate(fingerprints),
                                              lengths=lengths, threads=threads)
@@ -214,7 +245,7 @@ class RankedRuns:
             bounds=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
             offsets=(offsets - start).astype(np.int64), pair=pair,
             rank=np.concatenate(rank).astype(np.int64), score=np.concatenate(scores),
-            pair_query=pair_query, pair_entry=first, doc_rows=self.doc_rows,
+            pair_query=pair_query, pair_entry=first, doc_rows=doc_rows,
             entry_row=entry_row)
 
 
@@ -230,52 +261,60 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         [b.query_ids.to_numpy().astype(object) for b in blocks]
         or [np.empty(0, dtype=object)]))
     no_placeholders = np.zeros(len(query_ids), dtype=bool)
-    firsts = np.concatenate(([0], np.cumsum([f.height for f in frames]))).tolist()
-    # 32-bit rows when they fit: half the memory of the largest arrays kept
-    index = np.int32 if firsts[-1] < 2**31 else np.int64
 
     def one(r: int):
+        in_blocks = _ranked_blocks(frames[r], blocks[r], query_ids)
+        if in_blocks is not None:
+            return None, *in_blocks
         ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
         # doc ids stay in row order: entries point at their rows (no strings copied)
-        return (np.add(ranked.order, firsts[r], dtype=index), ranked.scores,
-                ranked.offsets)
+        return ranked.order, ranked.scores, ranked.offsets, None
 
     ranked = map_ordered(one, range(len(frames)), threads=threads)
-    # One chunk: gathers from a chunked column of strings are several times slower.
-    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
-        else pl.Series("doc_id", [], dtype=pl.String)
     return RankedRuns(
         query_ids=query_ids, run_names=tuple(run.name for run in runs),
         offsets=np.array([part[2] for part in ranked], dtype=np.int64).reshape(
             len(runs), len(query_ids) + 1),
         rows=tuple(part[0] for part in ranked), scores=tuple(part[1] for part in ranked),
-        doc_rows=doc_rows)
+        starts=tuple(part[3] for part in ranked),
+        docs=tuple(frame["doc_id"] for frame in frames))
 
 
-def doc_hashes(doc_rows: pl.Series, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~irmetrics.engine.pack.doc_hash` and
-    :func:`~irmetrics.engine.pack.doc_fingerprint` of the doc ids ``doc_rows[rows]``
-    (one run's entries of a span of queries).
+def _ranked_blocks(frame: pl.DataFrame, blocks, query_ids: np.ndarray):
+    """``(scores, offsets, starts)`` of a run whose queries are each one block of rows
+    in score order (descending, ties in any order), what :meth:`RankedRuns.entries`
+    ranks span by span; else None (:func:`~irmetrics.engine.pack.rank_run` ranks it
+    whole). The test is rank_run's own for moving blocks instead of sorting."""
+    code = query_codes(blocks.query_ids, query_ids)
+    scores = frame["score"].to_numpy()
+    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1  # only where a block starts
+    if np.unique(code).size != code.size or not np.isin(rises, blocks.starts).all():
+        return None
+    lengths = np.zeros(len(query_ids), dtype=np.int64)
+    lengths[code] = blocks.lengths
+    starts = np.zeros(len(query_ids), dtype=np.int64)
+    starts[code] = blocks.starts
+    return scores, np.concatenate(([0], np.cumsum(lengths))), starts
 
-    A run's queries are blocks of its rows: the stretch of rows the entries span is
-    hashed (no strings copied; hashing costs a few ms a million ids) when it is at most
-    twice as long as they are, else the strings gathered. Per span, not once per run:
-    small arrays, reused from span to span, where whole-run ones are fresh pages.
 
-    >>> ids = pl.Series(["a", "b", "c", "b"])
-    >>> hashes, fingerprints = doc_hashes(ids, np.array([3, 1]))
-    >>> bool(hashes[0] == hashes[1]), bool(fingerprints[0] == fingerprints[1])
-    (True, True)
+def doc_stretch(docs: pl.Series, rows: np.ndarray) -> tuple[pl.Series, np.ndarray]:
+    """Doc ids that hold ``docs[rows]`` (one run's entries of a span of queries), and
+    the position of each of ``rows`` in them: ``ids.gather(at)`` is ``docs[rows]``.
+
+    A run's queries are blocks of its rows: the stretch of rows the entries span
+    (a slice, no strings copied) when it is at most twice as long as they are, else the
+    strings gathered.
+
+    >>> ids, at = doc_stretch(pl.Series(["a", "b", "c", "b", "e"]), np.array([3, 1]))
+    >>> ids.to_list(), at.tolist()
+    (['b', 'c', 'b'], [2, 0])
     """
     if not len(rows):
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        return docs.slice(0, 0), np.zeros(0, dtype=np.int64)
     lo, hi = int(rows.min()), int(rows.max()) + 1
     if hi - lo > 2 * len(rows):
-        ids = doc_rows.gather(rows)
-        return doc_hash(ids), doc_fingerprint(ids)
-    ids = doc_rows.slice(lo, hi - lo)
-    at = rows - lo
-    return doc_hash(ids)[at], doc_fingerprint(ids)[at]
+        return docs.gather(rows), np.arange(len(rows))
+    return docs.slice(lo, hi - lo), rows - lo
 
 
 def fusion_lists(runs: list[Run]) -> FusionLists:
