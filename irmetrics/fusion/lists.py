@@ -411,14 +411,14 @@ def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:
 
 
 def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
-                     offsets: np.ndarray) -> None:
+                     offsets: np.ndarray) -> np.ndarray:
     """``order`` (positions sorted on truncated keys of ``values``, ``keys`` the sorted
     keys) made exact: each run of equal keys in a segment that holds different values
-    is sorted on the values."""
+    is sorted on the values (stable). Returns ``values[order]``."""
     v = values[order]
     near = (keys[1:] == keys[:-1]) & (v[1:] != v[:-1])
     if not near.any():
-        return
+        return v
     start = np.ones(len(keys), dtype=bool)  # where a run of equal keys starts
     np.not_equal(keys[1:], keys[:-1], out=start[1:])
     start[offsets[:-1][offsets[:-1] < len(keys)]] = True  # runs end with their segment
@@ -427,7 +427,10 @@ def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
     mixed[run[1:][near]] = True
     members = np.flatnonzero(mixed[run])
     # the runs' members by (run, value): runs keep their places, so do the segments
-    order[members] = order[members[np.lexsort((v[members], run[members]))]]
+    moved = members[np.lexsort((v[members], run[members]))]
+    order[members] = order[moved]
+    v[members] = v[moved]
+    return v
 
 
 def sort_segments(values: np.ndarray, offsets: np.ndarray, fill, *,
@@ -519,6 +522,8 @@ def _each_rows(fn, total: int, threads) -> None:
 #: Bits of a doc id's hash and its place in its query that pair_codes sorts on together
 #: (segment_order): below 63, so that no key equals the padding sorted last.
 HASH_BITS = 62
+#: The same in a 32-bit key, what pair_codes sorts while it keeps 10 bits of hash.
+NARROW_BITS = 30
 
 
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
@@ -532,22 +537,24 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
 
     The entries are grouped by query and each query's sorted on the top ``bits`` of a
     64-bit hash of the doc id (``hashes``, one per entry; default
-    :func:`irmetrics.engine.pack.doc_hash` read through ``rows``) with the entry's place in its query in the
-    low ``b`` bits, ``bits = 62 - b`` (:data:`HASH_BITS`; ``hash_bits``, fewer, only to
-    test), as one row of a table (:func:`sort_segments`, on ``threads`` threads).
-    ``lengths`` (R, Q), where the entries are R lists one after another, list ``r``
-    holding ``lengths[r, q]`` entries of query ``q`` in query order (as fusion's runs),
-    groups them without a sort.
+    :func:`irmetrics.engine.pack.doc_hash` read through ``rows``) with the entry's place
+    in its query in the low ``b`` bits, as one row of a table (:func:`sort_segments`,
+    on ``threads`` threads): a 32-bit key, ``bits = 30 - b`` (:data:`NARROW_BITS`),
+    while that keeps 10 bits of hash (queries of up to about a million entries), else
+    a 64-bit one, ``bits = 62 - b`` (:data:`HASH_BITS`); ``hash_bits``, fewer, only to
+    test. Entries of equal keys whose whole hashes differ are then put in order of
+    them, so that equal hashes are consecutive. ``lengths`` (R, Q), where the entries
+    are R lists one after another, list ``r`` holding ``lengths[r, q]`` entries of
+    query ``q`` in query order (as fusion's runs), groups them without a sort.
 
-    Entries of a query with equal keys are one document when their *fingerprints*
+    Entries of a query with equal hashes are one document when their *fingerprints*
     agree too: a second 64-bit hash with an independent seed (``fingerprints``, one per
-    entry; default :func:`irmetrics.engine.pack.doc_fingerprint`), the engine's
-    road for judgments (docs/scale.md). Two different doc ids of one query then share a
-    pair only if both hashes agree by chance on ``bits + 64`` bits: probability
-    ``2^-(126 - b)``, at most ``2^-104`` for queries of up to 4M entries (``b <= 22``).
-    If entries of equal keys have different fingerprints (the first hash collides), the
-    entries are sorted on the strings themselves instead: a collision of the first hash
-    costs time, never a wrong pair.
+    entry; default :func:`irmetrics.engine.pack.doc_fingerprint`), the engine's road
+    for judgments (docs/scale.md). Two different doc ids of one query then share a pair
+    only if both 64-bit hashes agree by chance: probability ``2^-128`` (the engine
+    accepts ``2^-104``). If entries of equal hashes have different fingerprints (the
+    first hash collides), the entries are sorted on the strings themselves instead: a
+    collision of the first hash costs time, never a wrong pair.
 
     Returns
     -------
@@ -569,9 +576,12 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     """
     counts = np.bincount(query, minlength=n_queries)
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    # room below the hash for an entry's place in its query
+    # room below the hash for an entry's place in its query; 32-bit keys (sorted twice
+    # as fast as 64-bit ones) while they keep 10 bits of hash
     room = int(counts.max(initial=1)).bit_length()
-    bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
+    key_type = np.int32 if room <= NARROW_BITS - 10 else np.int64
+    width = (NARROW_BITS if key_type is np.int32 else HASH_BITS) - room
+    bits = width if hash_bits is None else min(hash_bits, width)
     if rows is None:
         rows = np.arange(len(query))
     if hashes is None:
@@ -580,23 +590,28 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     start = np.repeat(offsets[:-1], counts)  # of each grouped entry's query
     key = np.arange(len(query), dtype=np.int64)
     key -= start  # its place in its query
-    if bits:  # below 2**62 once shifted: the same numbers as int64
+    key = key.astype(key_type, copy=False)
+    if bits:  # below 2**62 (2**30) once shifted: the same numbers as int64 (int32)
         # in place: every temporary of a span is 4 MB of fresh pages to fault in
         top = hashes[by_query]
         top >>= np.uint64(64 - bits)
-        top = top.view(np.int64)
+        top = top.astype(key_type, copy=False)
         top <<= room
         key |= top
         del top
-    sort_segments(key, offsets, np.iinfo(np.int64).max, threads=threads)
+    sort_segments(key, offsets, np.iinfo(key_type).max, threads=threads)
     place = key & ((1 << room) - 1)
-    place += start
-    order = by_query[place]
+    order = by_query[place + start]
     del place, start
     key >>= room
-    new = np.empty(len(key), dtype=bool)
-    np.not_equal(key[1:], key[:-1], out=new[1:])
+    # Equal keys share the top bits of the first hash: entries whose whole hashes differ
+    # are put in order of them, so that each document's entries are consecutive.
+    sorted_hashes = _order_near_ties(hashes, order, key, offsets)
+    del key
+    new = np.empty(len(order), dtype=bool)
+    np.not_equal(sorted_hashes[1:], sorted_hashes[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
+    del sorted_hashes
     if fingerprints is None:
         fingerprints = doc_fingerprint(doc)[rows]
     if not new.all() and _first_hash_collides(fingerprints[order], new):
@@ -608,9 +623,9 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
         new[1:] = (query[order][1:] != query[order][:-1]) \
             | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
     # pairs started before each entry (a cumsum of booleans to int32 is 5x faster)
-    started = np.zeros(len(key) + 1, dtype=np.int32 if len(key) < 2**31 else np.int64)
+    started = np.zeros(len(new) + 1, dtype=np.int32 if len(new) < 2**31 else np.int64)
     np.cumsum(new, out=started[1:])
-    pair = np.empty(len(key), dtype=np.int64)
+    pair = np.empty(len(new), dtype=np.int64)
     pair[order] = started[1:]
     pair -= 1
     # pairs are numbered query by query: each query's count of them, repeated

@@ -163,6 +163,20 @@ def test_equal_doc_ids_agree_on_both_hashes_and_no_string_is_sorted(entries):
     assert codes[2].tolist() == by_strings[2].tolist()
 
 
+@settings(max_examples=40, deadline=None)
+@given(some_docs, st.sampled_from([1, None]))
+def test_64_bit_keys_give_the_pairs_of_32_bit_ones(entries, hash_bits):
+    # Queries past about a million entries sort 64-bit keys: forced here on small ones.
+    query = np.array([q for q, _ in entries], dtype=np.int64)
+    doc = pl.Series([d for _, d in entries], dtype=pl.String)
+    narrow = pair_codes(query, doc, 4, hash_bits=hash_bits)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lists_module, "NARROW_BITS", 10)
+        wide = pair_codes(query, doc, 4, hash_bits=hash_bits)
+    assert_distinct_pairs(query, doc, wide)
+    assert wide[2].tolist() == narrow[2].tolist()
+
+
 def test_both_hashes_agreeing_is_taken_for_one_document():
     # What the 2^-104 argument accepts: equal first hash and equal fingerprint are one
     # document, read without its string (here planted: two ids share both).
