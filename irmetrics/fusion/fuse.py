@@ -104,6 +104,15 @@ class _Context:
         return self.lists.spread(r, values, fill), np.ones(self.lists.n_pairs, dtype=bool)
 
     def total(self, weighted: bool = False, absent: float = 0.0) -> np.ndarray:
+        values = [self.run_values(r) for r in range(self.n_runs)]
+        if absent == 0.0 and all(fill is None for _, fill in values):
+            # Runs give nothing to the pairs they lack: one weighted count over every
+            # entry (runs one after another), not a vector over the pairs per run. The
+            # same sums, added in the same order: run 0's value, then run 1's, ...
+            lists = self.lists
+            return np.bincount(lists.pair, weights=np.concatenate(
+                [self.weights[r] * v if weighted else v for r, (v, _) in enumerate(values)]
+                + [np.zeros(0)]), minlength=lists.n_pairs)
         out = np.zeros(self.lists.n_pairs)
         for r in range(self.n_runs):
             values, _ = self.spread(r, absent)

@@ -17,12 +17,13 @@ import numpy as np
 import polars as pl
 
 from irmetrics.containers import Run
-from irmetrics.engine.pack import rank_run, run_blocks
-from irmetrics.engine.segments import ranges
+from irmetrics.engine.ordering import break_ties_by_doc_id
+from irmetrics.engine.pack import doc_fingerprint, doc_hash, query_codes, rank_run, run_blocks
+from irmetrics.engine.segments import ranges, repeated
 from irmetrics.parallel import map_ordered, resolve_threads
 
 __all__ = ["FusionLists", "RankedRuns", "rank_runs", "fusion_lists", "pair_codes",
-           "segment_order", "BLOCK_ENTRIES"]
+           "doc_stretch", "segment_order", "BLOCK_ENTRIES"]
 
 #: Entries (all runs together) fused at once by :func:`irmetrics.fusion.fuse`: queries
 #: are fused in spans of at most about this many (:meth:`RankedRuns.spans`), on threads,
@@ -53,7 +54,8 @@ class FusionLists:
     pair_entry : ndarray (P)
         An entry of each pair (where its document id is read).
     doc_rows : polars.Series
-        The runs' doc ids in their rows' order, the runs one after another.
+        Doc ids of the runs' rows that hold the entries (each run's stretch of rows,
+        one run after another; :meth:`RankedRuns.lists`).
     entry_row : ndarray (N)
         Per entry: its row in ``doc_rows``. Strings are read only where needed (ties,
         the fused run); :attr:`doc` and :attr:`pair_doc` gather them per entry and pair.
@@ -140,13 +142,18 @@ class RankedRuns:
         Every query of every run, ascending byte order (query code = position).
     run_names : tuple of str
     offsets : ndarray (R, Q + 1)
-        Run ``r``'s entries of query ``q`` are ``offsets[r, q]:offsets[r, q + 1]`` of
-        ``rows[r]`` and ``scores[r]``, in rank order.
-    rows, scores, hashes : tuple of ndarray
-        Per run, per entry: its row in ``doc_rows``, its score, and a 64-bit hash of its
-        doc id (``pl.Series.hash``, uint64).
-    doc_rows : polars.Series
-        The runs' doc ids in their rows' order, the runs one after another.
+        Run ``r``'s entries of query ``q`` are its ranked entries ``offsets[r, q]:
+        offsets[r, q + 1]``.
+    rows, scores : tuple of ndarray
+        Per run, per ranked entry: its row in the run's table and its score; or, for a
+        run whose queries are blocks of rows already in score order (as systems write
+        runs), None and the run's scores in its rows' order: such a run is ranked
+        span by span (:meth:`entries`), no array of the whole run made.
+    starts : tuple of ndarray or None
+        Per run of blocks, each query's first row in the run's table (Q); else None.
+    docs : tuple of polars.Series
+        Per run, its doc ids in its rows' order (the table's own column: no strings
+        copied).
     """
 
     query_ids: np.ndarray
@@ -154,8 +161,22 @@ class RankedRuns:
     offsets: np.ndarray
     rows: tuple
     scores: tuple
-    hashes: tuple
-    doc_rows: pl.Series
+    starts: tuple
+    docs: tuple
+
+    def entries(self, r: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (in run ``r``'s table) and scores of run ``r``'s entries of queries
+        ``lo:hi``, in rank order."""
+        a, b = int(self.offsets[r, lo]), int(self.offsets[r, hi])
+        starts = self.starts[r]
+        if starts is None:
+            return self.rows[r][a:b], self.scores[r][a:b]
+        lengths = np.diff(self.offsets[r, lo:hi + 1])
+        rows = ranges(starts[lo:hi], lengths)
+        scores = self.scores[r][rows]
+        # trec_eval's tie rule inside each query's block: equal scores by doc id
+        return break_ties_by_doc_id(rows, repeated(np.arange(hi - lo), lengths), scores,
+                                    self.docs[r]), scores
 
     def query_sizes(self) -> np.ndarray:
         """Entries of all runs together, per query (Q)."""
@@ -195,17 +216,28 @@ class RankedRuns:
         lengths = np.diff(offsets, axis=1)
         n_queries = hi - lo
         codes = np.arange(n_queries)
-        query, rank, rows, scores, hashes = [], [], [], [], []
+        query, rank, rows, scores, hashes, fingerprints = [], [], [], [], [], []
+        stretches, held = [], 0
         for r, (a, b) in enumerate(zip(offsets[:, 0].tolist(), offsets[:, -1].tolist())):
-            rows.append(self.rows[r][a:b])
-            scores.append(self.scores[r][a:b])
-            hashes.append(self.hashes[r][a:b])
+            run_rows, run_scores = self.entries(r, lo, hi)
+            ids, at = doc_stretch(self.docs[r], run_rows)
+            stretches.append(ids)
+            rows.append(at + held)
+            held += len(ids)
+            scores.append(run_scores)
+            hashes.append(doc_hash(ids)[at])
+            fingerprints.append(doc_fingerprint(ids)[at])
             query.append(np.repeat(codes, lengths[r]))
             rank.append(np.arange(b - a) - np.repeat(offsets[r, :-1] - a, lengths[r]))
         entry_row = np.concatenate(rows)
         entry_query = np.concatenate(query)
-        pair, first, pair_query = pair_codes(entry_query, self.doc_rows, n_queries,
+        # The span's doc ids in one chunk (gathers from a chunked column of strings are
+        # several times slower): a few MB, where one column of every run's ids would be
+        # fresh pages on every call (480 MB at 30M entries).
+        doc_rows = pl.concat(stretches, rechunk=True)
+        pair, first, pair_query = pair_codes(entry_query, doc_rows, n_queries,
                                              rows=entry_row, hashes=np.concatenate(hashes),
+                                             fingerprints=np.concatenate(fingerprints),
                                              lengths=lengths, threads=threads)
         sizes = offsets[:, -1] - offsets[:, 0]
         return FusionLists(
@@ -213,7 +245,7 @@ class RankedRuns:
             bounds=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
             offsets=(offsets - start).astype(np.int64), pair=pair,
             rank=np.concatenate(rank).astype(np.int64), score=np.concatenate(scores),
-            pair_query=pair_query, pair_entry=first, doc_rows=self.doc_rows,
+            pair_query=pair_query, pair_entry=first, doc_rows=doc_rows,
             entry_row=entry_row)
 
 
@@ -229,26 +261,60 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
         [b.query_ids.to_numpy().astype(object) for b in blocks]
         or [np.empty(0, dtype=object)]))
     no_placeholders = np.zeros(len(query_ids), dtype=bool)
-    firsts = np.concatenate(([0], np.cumsum([f.height for f in frames]))).tolist()
-    # 32-bit rows when they fit: half the memory of the largest arrays kept
-    index = np.int32 if firsts[-1] < 2**31 else np.int64
 
     def one(r: int):
+        in_blocks = _ranked_blocks(frames[r], blocks[r], query_ids)
+        if in_blocks is not None:
+            return None, *in_blocks
         ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
         # doc ids stay in row order: entries point at their rows (no strings copied)
-        return (np.add(ranked.order, firsts[r], dtype=index), ranked.scores,
-                ranked.offsets, frames[r]["doc_id"].hash().to_numpy()[ranked.order])
+        return ranked.order, ranked.scores, ranked.offsets, None
 
     ranked = map_ordered(one, range(len(frames)), threads=threads)
-    # One chunk: gathers from a chunked column of strings are several times slower.
-    doc_rows = pl.concat([f["doc_id"] for f in frames], rechunk=True) if frames \
-        else pl.Series("doc_id", [], dtype=pl.String)
     return RankedRuns(
         query_ids=query_ids, run_names=tuple(run.name for run in runs),
         offsets=np.array([part[2] for part in ranked], dtype=np.int64).reshape(
             len(runs), len(query_ids) + 1),
         rows=tuple(part[0] for part in ranked), scores=tuple(part[1] for part in ranked),
-        hashes=tuple(part[3] for part in ranked), doc_rows=doc_rows)
+        starts=tuple(part[3] for part in ranked),
+        docs=tuple(frame["doc_id"] for frame in frames))
+
+
+def _ranked_blocks(frame: pl.DataFrame, blocks, query_ids: np.ndarray):
+    """``(scores, offsets, starts)`` of a run whose queries are each one block of rows
+    in score order (descending, ties in any order), what :meth:`RankedRuns.entries`
+    ranks span by span; else None (:func:`~irmetrics.engine.pack.rank_run` ranks it
+    whole). The test is rank_run's own for moving blocks instead of sorting."""
+    code = query_codes(blocks.query_ids, query_ids)
+    scores = frame["score"].to_numpy()
+    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1  # only where a block starts
+    if np.unique(code).size != code.size or not np.isin(rises, blocks.starts).all():
+        return None
+    lengths = np.zeros(len(query_ids), dtype=np.int64)
+    lengths[code] = blocks.lengths
+    starts = np.zeros(len(query_ids), dtype=np.int64)
+    starts[code] = blocks.starts
+    return scores, np.concatenate(([0], np.cumsum(lengths))), starts
+
+
+def doc_stretch(docs: pl.Series, rows: np.ndarray) -> tuple[pl.Series, np.ndarray]:
+    """Doc ids that hold ``docs[rows]`` (one run's entries of a span of queries), and
+    the position of each of ``rows`` in them: ``ids.gather(at)`` is ``docs[rows]``.
+
+    A run's queries are blocks of its rows: the stretch of rows the entries span
+    (a slice, no strings copied) when it is at most twice as long as they are, else the
+    strings gathered.
+
+    >>> ids, at = doc_stretch(pl.Series(["a", "b", "c", "b", "e"]), np.array([3, 1]))
+    >>> ids.to_list(), at.tolist()
+    (['b', 'c', 'b'], [2, 0])
+    """
+    if not len(rows):
+        return docs.slice(0, 0), np.zeros(0, dtype=np.int64)
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    if hi - lo > 2 * len(rows):
+        return docs.gather(rows), np.arange(len(rows))
+    return docs.slice(lo, hi - lo), rows - lo
 
 
 def fusion_lists(runs: list[Run]) -> FusionLists:
@@ -345,14 +411,14 @@ def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:
 
 
 def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
-                     offsets: np.ndarray) -> None:
+                     offsets: np.ndarray) -> np.ndarray:
     """``order`` (positions sorted on truncated keys of ``values``, ``keys`` the sorted
     keys) made exact: each run of equal keys in a segment that holds different values
-    is sorted on the values."""
+    is sorted on the values (stable). Returns ``values[order]``."""
     v = values[order]
     near = (keys[1:] == keys[:-1]) & (v[1:] != v[:-1])
     if not near.any():
-        return
+        return v
     start = np.ones(len(keys), dtype=bool)  # where a run of equal keys starts
     np.not_equal(keys[1:], keys[:-1], out=start[1:])
     start[offsets[:-1][offsets[:-1] < len(keys)]] = True  # runs end with their segment
@@ -361,7 +427,10 @@ def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
     mixed[run[1:][near]] = True
     members = np.flatnonzero(mixed[run])
     # the runs' members by (run, value): runs keep their places, so do the segments
-    order[members] = order[members[np.lexsort((v[members], run[members]))]]
+    moved = members[np.lexsort((v[members], run[members]))]
+    order[members] = order[moved]
+    v[members] = v[moved]
+    return v
 
 
 def sort_segments(values: np.ndarray, offsets: np.ndarray, fill, *,
@@ -453,26 +522,39 @@ def _each_rows(fn, total: int, threads) -> None:
 #: Bits of a doc id's hash and its place in its query that pair_codes sorts on together
 #: (segment_order): below 63, so that no key equals the padding sorted last.
 HASH_BITS = 62
+#: The same in a 32-bit key, what pair_codes sorts while it keeps 10 bits of hash.
+NARROW_BITS = 30
 
 
 def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
                rows: np.ndarray | None = None, hashes: np.ndarray | None = None,
-               lengths: np.ndarray | None = None, hash_bits: int | None = None,
+               fingerprints: np.ndarray | None = None, lengths: np.ndarray | None = None,
+               hash_bits: int | None = None,
                threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One code per distinct (query, document) of the entries, codes grouped by query:
     entry ``i`` is query ``query[i]`` and document ``doc[rows[i]]`` (``doc[i]`` without
     ``rows``).
 
-    The entries are grouped by query and each query's sorted on the top ``hash_bits``
-    (default :data:`HASH_BITS`; fewer only to test) of a 64-bit hash of the doc id
-    (``hashes``, one per entry; default ``doc.hash()`` read through ``rows``) with the
-    entry's place in its query in the low bits, as one row of a table
-    (:func:`sort_segments`, on ``threads`` threads). ``lengths`` (R, Q), where the entries are R lists one after
-    another, list ``r`` holding ``lengths[r, q]`` entries of query ``q`` in query
-    order (as fusion's runs), groups them without a sort. Equal hashes of a query are
-    then checked to hold equal doc ids; if two documents of a query share a hash, the
-    entries are sorted on the strings themselves instead, so a collision costs time,
-    never a wrong pair.
+    The entries are grouped by query and each query's sorted on the top ``bits`` of a
+    64-bit hash of the doc id (``hashes``, one per entry; default
+    :func:`irmetrics.engine.pack.doc_hash` read through ``rows``) with the entry's place
+    in its query in the low ``b`` bits, as one row of a table (:func:`sort_segments`,
+    on ``threads`` threads): a 32-bit key, ``bits = 30 - b`` (:data:`NARROW_BITS`),
+    while that keeps 10 bits of hash (queries of up to about a million entries), else
+    a 64-bit one, ``bits = 62 - b`` (:data:`HASH_BITS`); ``hash_bits``, fewer, only to
+    test. Entries of equal keys whose whole hashes differ are then put in order of
+    them, so that equal hashes are consecutive. ``lengths`` (R, Q), where the entries
+    are R lists one after another, list ``r`` holding ``lengths[r, q]`` entries of
+    query ``q`` in query order (as fusion's runs), groups them without a sort.
+
+    Entries of a query with equal hashes are one document when their *fingerprints*
+    agree too: a second 64-bit hash with an independent seed (``fingerprints``, one per
+    entry; default :func:`irmetrics.engine.pack.doc_fingerprint`), the engine's road
+    for judgments (docs/scale.md). Two different doc ids of one query then share a pair
+    only if both 64-bit hashes agree by chance: probability ``2^-128`` (the engine
+    accepts ``2^-104``). If entries of equal hashes have different fingerprints (the
+    first hash collides), the entries are sorted on the strings themselves instead: a
+    collision of the first hash costs time, never a wrong pair.
 
     Returns
     -------
@@ -494,37 +576,45 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
     """
     counts = np.bincount(query, minlength=n_queries)
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    # room below the hash for an entry's place in its query
+    # room below the hash for an entry's place in its query; 32-bit keys (sorted twice
+    # as fast as 64-bit ones) while they keep 10 bits of hash
     room = int(counts.max(initial=1)).bit_length()
-    bits = HASH_BITS - room if hash_bits is None else min(hash_bits, HASH_BITS - room)
+    key_type = np.int32 if room <= NARROW_BITS - 10 else np.int64
+    width = (NARROW_BITS if key_type is np.int32 else HASH_BITS) - room
+    bits = width if hash_bits is None else min(hash_bits, width)
     if rows is None:
         rows = np.arange(len(query))
     if hashes is None:
-        hashes = doc.hash().to_numpy()[rows]
+        hashes = doc_hash(doc)[rows]
     by_query = _by_query(query, offsets, lengths)
     start = np.repeat(offsets[:-1], counts)  # of each grouped entry's query
     key = np.arange(len(query), dtype=np.int64)
     key -= start  # its place in its query
-    if bits:  # below 2**62 once shifted: the same numbers as int64
+    key = key.astype(key_type, copy=False)
+    if bits:  # below 2**62 (2**30) once shifted: the same numbers as int64 (int32)
         # in place: every temporary of a span is 4 MB of fresh pages to fault in
         top = hashes[by_query]
         top >>= np.uint64(64 - bits)
-        top = top.view(np.int64)
+        top = top.astype(key_type, copy=False)
         top <<= room
         key |= top
         del top
-    sort_segments(key, offsets, np.iinfo(np.int64).max, threads=threads)
+    sort_segments(key, offsets, np.iinfo(key_type).max, threads=threads)
     place = key & ((1 << room) - 1)
-    place += start
-    order = by_query[place]
+    order = by_query[place + start]
     del place, start
     key >>= room
-    new = np.empty(len(key), dtype=bool)
-    np.not_equal(key[1:], key[:-1], out=new[1:])
+    # Equal keys share the top bits of the first hash: entries whose whole hashes differ
+    # are put in order of them, so that each document's entries are consecutive.
+    sorted_hashes = _order_near_ties(hashes, order, key, offsets)
+    del key
+    new = np.empty(len(order), dtype=bool)
+    np.not_equal(sorted_hashes[1:], sorted_hashes[:-1], out=new[1:])
     new[offsets[:-1][counts > 0]] = True  # a query's first entry starts a pair
-    same = np.flatnonzero(~new)
-    if same.size and not (doc.gather(rows[order[same]])
-                          == doc.gather(rows[order[same - 1]])).all():
+    del sorted_hashes
+    if fingerprints is None:
+        fingerprints = doc_fingerprint(doc)[rows]
+    if not new.all() and _first_hash_collides(fingerprints[order], new):
         doc = doc.gather(rows)
         order = pl.DataFrame({"q": query, "d": doc}).select(
             pl.arg_sort_by("q", "d")).to_series().to_numpy()
@@ -533,14 +623,23 @@ def pair_codes(query: np.ndarray, doc: pl.Series, n_queries: int, *,
         new[1:] = (query[order][1:] != query[order][:-1]) \
             | (sorted_doc[1:] != sorted_doc[:-1]).to_numpy()
     # pairs started before each entry (a cumsum of booleans to int32 is 5x faster)
-    started = np.zeros(len(key) + 1, dtype=np.int32 if len(key) < 2**31 else np.int64)
+    started = np.zeros(len(new) + 1, dtype=np.int32 if len(new) < 2**31 else np.int64)
     np.cumsum(new, out=started[1:])
-    pair = np.empty(len(key), dtype=np.int64)
+    pair = np.empty(len(new), dtype=np.int64)
     pair[order] = started[1:]
     pair -= 1
     # pairs are numbered query by query: each query's count of them, repeated
     pair_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(started[offsets]))
     return pair, np.compress(new, order), pair_query  # compress: 3x a boolean index
+
+
+def _first_hash_collides(fingerprints: np.ndarray, new: np.ndarray) -> bool:
+    """Whether two entries that :func:`pair_codes` found in one pair (``new`` False:
+    the same key as the entry before, in sorted order) have different ``fingerprints``
+    (of the entries in that order)."""
+    agree = fingerprints[1:] == fingerprints[:-1]
+    agree |= new[1:]
+    return not agree.all()
 
 
 def _by_query(query: np.ndarray, offsets: np.ndarray, lengths: np.ndarray | None):

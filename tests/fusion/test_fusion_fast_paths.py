@@ -167,15 +167,15 @@ def test_runs_of_equal_depth_take_the_rectangular_road():
 
 
 def test_every_hash_colliding_gives_the_same_fused_run(monkeypatch):
-    # A hash that maps every doc id to one number: the strings decide every pair.
+    # A first hash that maps every doc id to one number: the fingerprints differ, so the
+    # strings decide every pair.
     rng = np.random.default_rng(3)
     runs = [Run.from_dict({f"q{q}": {f"d{d}": float(rng.random()) for d in
                                      rng.permutation(40)[:25]} for q in range(5)})
             for _ in range(3)]
     expected = {m: fuse(runs, method=m).df for m in ("rrf", "sum")}
-    monkeypatch.setattr(pl.Series, "hash",
-                        lambda self, *a, **k: pl.Series(np.zeros(len(self), np.uint64)))
-    assert pl.Series(["x", "y"]).hash().to_list() == [0, 0]
+    monkeypatch.setattr(lists_module, "doc_hash", lambda ids: np.zeros(len(ids), np.uint64))
+    assert lists_module.doc_hash(pl.Series(["x", "y"])).tolist() == [0, 0]
     for method, frame in expected.items():
         assert fuse(runs, method=method).df.equals(frame)
 
@@ -322,17 +322,44 @@ def test_runs_out_of_trec_eval_order_fuse_as_the_reference(runs, entries, data, 
             assert got.df.select("query_id", "doc_id", "rank", "score").rows() == expected
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(a_run, min_size=2, max_size=3), st.integers(1, 12), st.data())
+def test_runs_in_blocks_rank_span_by_span_as_rank_run_ranks_them_whole(runs, entries, data):
+    # Each query's rows together, scores descending, ties (integer scores) in any order,
+    # queries in any order: ranked span by span (RankedRuns.starts), trec_eval's tie
+    # rule applied per span; the same tables ranked whole by rank_run: the same lists.
+    tables = []
+    for i, run in enumerate(runs):
+        records = []
+        for q in data.draw(st.permutations(sorted(run))):
+            by_score = sorted(data.draw(st.permutations(sorted(run[q].items()))),
+                              key=lambda item: -item[1])  # stable: ties stay shuffled
+            records += [(q, d, score) for d, score in by_score]
+        tables.append(Run.from_records(records, name=f"r{i}"))
+    spans = lists_module.rank_runs(tables)
+    assert all(starts is not None for starts in spans.starts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lists_module, "_ranked_blocks", lambda *a: None)
+        whole = lists_module.rank_runs(tables)
+    assert all(starts is None for starts in whole.starts)
+    for lo, hi in spans.spans(entries):
+        got, expected = spans.lists(lo, hi), whole.lists(lo, hi)
+        assert got.rank.tolist() == expected.rank.tolist()
+        assert got.score.tolist() == expected.score.tolist()
+        assert got.doc.to_list() == expected.doc.to_list()
+        assert got.pair_doc.gather(got.pair).to_list() == got.doc.to_list()
+
+
 def test_some_hashes_colliding_give_the_same_fused_run(monkeypatch):
-    # A hash of the first character only: documents of a query collide by dozens, not
-    # all; the strings decide, in spans on threads as in one.
+    # A first hash of the first character only: documents of a query collide by dozens,
+    # not all; the strings decide, in spans on threads as in one.
     rng = np.random.default_rng(5)
     runs = [Run.from_dict({f"q{q}": {f"{c}{d}": float(rng.random()) for c in "xyz"
                                      for d in rng.permutation(30)[:12]} for q in range(9)},
                           name=f"r{i}") for i in range(3)]
     expected = {m: fuse(runs, method=m).df for m in ("rrf", "mnz")}
-    real = pl.Series.hash
-    monkeypatch.setattr(pl.Series, "hash",
-                        lambda self, *a, **k: real(self.str.slice(0, 1), *a, **k))
+    real = lists_module.doc_hash
+    monkeypatch.setattr(lists_module, "doc_hash", lambda ids: real(ids.str.slice(0, 1)))
     monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 100)
     monkeypatch.setenv("IRMETRICS_THREADS", "2")
     for method, frame in expected.items():

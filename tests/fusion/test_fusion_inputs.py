@@ -1,5 +1,6 @@
 """What fusion reads: runs that are not UTF-8 (read as eval reads them, Latin-1), and the
-pairs of (query, document) found by a hash of the doc ids, checked against the strings."""
+pairs of (query, document) found by a hash of the doc ids, confirmed by a second one
+(the strings decide where the first collides)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 from irmetrics import Run, evaluate
 from irmetrics.cli import main
 from irmetrics.fusion import fuse
+from irmetrics.engine.pack import doc_fingerprint, doc_hash
+from irmetrics.fusion import lists as lists_module
 from irmetrics.fusion.lists import fusion_lists, pair_codes
 
 LATIN1_RUN = b"q1 Q0 caf\xe9 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\n"
@@ -113,6 +116,75 @@ def test_pair_codes_are_the_distinct_query_doc_pairs(entries, hash_bits):
     rows = np.arange(len(entries))[::-1].copy()
     by_rows = pair_codes(query, doc.gather(rows), 4, rows=rows, hash_bits=hash_bits)
     assert by_rows[0].tolist() == pair.tolist()
+
+
+some_docs = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(
+    ["a", "b", "c", "é", "ab", "", "ba", "bb"])), max_size=40)
+
+
+def assert_distinct_pairs(query, doc, codes):
+    pair, first, pair_query = codes
+    keys = list(zip(query.tolist(), doc.to_list()))
+    assert len(first) == len(set(keys))
+    assert all(keys[first[pair[i]]] == key for i, key in enumerate(keys))
+    assert pair_query.tolist() == [keys[f][0] for f in first]
+
+
+@settings(max_examples=60, deadline=None)
+@given(some_docs, st.sampled_from(["zero", "first character"]))
+def test_a_first_hash_colliding_for_different_docs_gives_the_right_pairs(entries, planted):
+    # The first hash planted to collide (every doc id, or those of one first character):
+    # the fingerprints differ, so the strings decide. Planted bug: trusting equal first
+    # hashes (lists._first_hash_collides always False) merges "a" and "b" here.
+    query = np.array([q for q, _ in entries], dtype=np.int64)
+    doc = pl.Series([d for _, d in entries], dtype=pl.String)
+    hashes = np.zeros(len(doc), np.uint64) if planted == "zero" \
+        else doc_hash(doc.str.slice(0, 1))
+    assert_distinct_pairs(query, doc, pair_codes(query, doc, 4, hashes=hashes))
+
+
+@settings(max_examples=60, deadline=None)
+@given(some_docs)
+def test_equal_doc_ids_agree_on_both_hashes_and_no_string_is_sorted(entries):
+    # Real hashes: every entry the sort puts in one pair has its pair's fingerprint, so
+    # the strings are never read; the pairs are the distinct (query, doc id), as many per
+    # query as the strings give (no hash bits).
+    query = np.array([q for q, _ in entries], dtype=np.int64)
+    doc = pl.Series([d for _, d in entries], dtype=pl.String)
+    checked = []
+    real = lists_module._first_hash_collides
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lists_module, "_first_hash_collides",
+                      lambda *a: checked.append(real(*a)) or checked[-1])
+        codes = pair_codes(query, doc, 4)
+    assert True not in checked
+    assert_distinct_pairs(query, doc, codes)
+    by_strings = pair_codes(query, doc, 4, hash_bits=0)  # numbered in another order
+    assert codes[2].tolist() == by_strings[2].tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(some_docs, st.sampled_from([1, None]))
+def test_64_bit_keys_give_the_pairs_of_32_bit_ones(entries, hash_bits):
+    # Queries past about a million entries sort 64-bit keys: forced here on small ones.
+    query = np.array([q for q, _ in entries], dtype=np.int64)
+    doc = pl.Series([d for _, d in entries], dtype=pl.String)
+    narrow = pair_codes(query, doc, 4, hash_bits=hash_bits)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lists_module, "NARROW_BITS", 10)
+        wide = pair_codes(query, doc, 4, hash_bits=hash_bits)
+    assert_distinct_pairs(query, doc, wide)
+    assert wide[2].tolist() == narrow[2].tolist()
+
+
+def test_both_hashes_agreeing_is_taken_for_one_document():
+    # What the 2^-104 argument accepts: equal first hash and equal fingerprint are one
+    # document, read without its string (here planted: two ids share both).
+    query, doc = np.zeros(2, dtype=np.int64), pl.Series(["a", "b"])
+    same = np.zeros(2, np.uint64)
+    assert len(pair_codes(query, doc, 1, hashes=same, fingerprints=same)[1]) == 1
+    assert len(pair_codes(query, doc, 1, hashes=same)[1]) == 2
+    assert (doc_fingerprint(doc) != doc_hash(doc)).all()  # two seeds, two hashes
 
 
 def test_colliding_hashes_give_the_same_fusion(monkeypatch):
