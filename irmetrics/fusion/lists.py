@@ -345,8 +345,10 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
     integers below ``2^(63 - b)``, ``b`` the bits of the longest segment's length,
     carry their place in their segment in their low bits and are sorted as values, not
     argsorted (about half the time). So do float64 values without NaN, as integers
-    in the floats' order (:func:`float_keys`) less their low ``b + 1`` bits; values
-    whose keys are then equal but not the values are put in order afterwards.
+    in the floats' order: 32-bit keys scaled to each segment's range of finite values
+    (:func:`_narrow_keys`) while they keep :data:`NARROW_VALUE_BITS` bits beside the
+    place, else :func:`float_keys` less their low ``b + 1`` bits; values whose keys
+    are then equal but not the values are put in order afterwards.
 
     Examples
     --------
@@ -365,16 +367,19 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
     if floats or values.dtype.kind in "iu" and int(values.min()) >= 0 \
             and int(values.max()) < 1 << (63 - bits):
         start = np.repeat(offsets[:-1], lengths)
-        packed = float_keys(values, 63 - bits) if floats else values.astype(np.int64)
+        packed = _narrow_keys(values, offsets, lengths, NARROW_BITS - bits) \
+            if floats and NARROW_BITS - bits >= NARROW_VALUE_BITS else None
+        if packed is None:
+            packed = float_keys(values, 63 - bits) if floats else values.astype(np.int64)
         packed <<= bits
-        packed |= order - start
-        sort_segments(packed, offsets, np.iinfo(np.int64).max, threads=threads)
+        packed |= (order - start).astype(packed.dtype, copy=False)
+        sort_segments(packed, offsets, np.iinfo(packed.dtype).max, threads=threads)
         keys = packed >> bits  # the values' (truncated) keys in sorted order
         packed &= (1 << bits) - 1
-        packed += start
+        start += packed  # the positions (int64 whatever the keys' width)
         if floats:
-            _order_near_ties(values, packed, keys, offsets)
-        return packed
+            _order_near_ties(values, start, keys, offsets)
+        return start
     for block, width, cell in _tables(offsets):
         if cell is None:  # the entries are the table
             a, b = int(offsets[block[0]]), int(offsets[block[-1] + 1])
@@ -388,6 +393,38 @@ def segment_order(values: np.ndarray, offsets: np.ndarray, fill, *,
         picked = _argsort_rows(table.reshape(len(block), width), threads).reshape(-1)
         order[entries] = entries - cell % width + picked[cell]
     return order
+
+
+#: Fewest bits of a float's key in a 32-bit key (the rest: its place in its segment)
+#: for :func:`segment_order` to sort 32-bit keys; fewer and it sorts 64-bit ones.
+NARROW_VALUE_BITS = 16
+
+
+def _narrow_keys(values: np.ndarray, offsets: np.ndarray, lengths: np.ndarray,
+                 bits: int) -> np.ndarray | None:
+    """int32 keys in ``[0, 2^bits)`` of finite float64 ``values``, per segment
+    ``floor((v - min) * (2^bits - 1) / (max - min))`` (min and max of the segment);
+    None if a segment's range is not a finite float (or a value not finite).
+
+    Subtraction and multiplication by a positive number, rounded, never reverse two
+    values, nor does the floor: ``v <= w`` gives ``key(v) <= key(w)``, so that values
+    sorted on their keys are in order but for runs of equal keys, which
+    :func:`_order_near_ties` puts in order. 32-bit keys sort about twice as fast as
+    64-bit ones; where the segment's values spread over far more than ``2^bits``
+    distinct steps, more runs share a key (slower, never wrong)."""
+    full = lengths > 0
+    first = offsets[:-1][full]
+    low = np.minimum.reduceat(values, first)
+    spread = np.maximum.reduceat(values, first)
+    spread -= low
+    if not np.isfinite(spread).all():  # a value not finite, or a range past float64's
+        return None
+    scale = np.zeros(len(spread))
+    np.divide(float((1 << bits) - 1), spread, out=scale, where=spread > 0)
+    n = lengths[full]
+    key = values - np.repeat(low, n)
+    key *= np.repeat(scale, n)  # at most 2^bits - 1 (+ rounding: floored to it)
+    return key.astype(np.int32)
 
 
 def float_keys(values: np.ndarray, bits: int = 63) -> np.ndarray:

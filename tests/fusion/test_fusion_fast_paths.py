@@ -72,6 +72,38 @@ def test_segment_order_sorts_each_segment(lengths, kind, data):
         assert segment_order(values, offsets, fill, threads=2).tolist() == order.tolist()
 
 
+@pytest.mark.parametrize("case", ["close", "wide", "huge", "inf", "equal"])
+def test_segment_order_narrow_keys(monkeypatch, case):
+    """Floats sorted on 32-bit keys scaled to each segment's range (the fused scores'
+    road) are in exact order: values closer than a step of the scale share a key and
+    are put in order after; a range that is not a finite float (or an infinite value)
+    takes the 64-bit keys; a segment of equal values has one key."""
+    rng = np.random.default_rng(7)
+    lengths = [0, 300, 1, 2, 700, 0, 45]
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = int(offsets[-1])
+    values = {
+        # rrf-like sums: many exact ties, many values a few ulps apart
+        "close": np.round(rng.random(n) * 8) / 61 + rng.integers(0, 4, n) * 2e-16,
+        # one large value stretches the scale: the rest share a handful of keys
+        "wide": np.where(rng.random(n) < 0.01, 1e300, rng.random(n)),
+        "huge": np.where(rng.random(n) < 0.5, -1.7e308, 1.7e308) * rng.random(n),
+        "inf": np.where(rng.random(n) < 0.1, np.inf, rng.random(n)),
+        "equal": np.full(n, 0.25),
+    }[case]
+    narrow = []
+    real = lists_module._narrow_keys
+    monkeypatch.setattr(lists_module, "_narrow_keys",
+                        lambda *args: narrow.append(real(*args)) or narrow[-1])
+    order = check_segment_order(values, offsets, np.inf)
+    assert (narrow[0] is None) == (case in ("huge", "inf"))
+    # equal values keep their places' order, as the 64-bit keys keep them
+    expected = np.lexsort((np.arange(n), values, np.repeat(np.arange(len(lengths)), lengths)))
+    assert order.tolist() == expected.tolist()
+    monkeypatch.setattr(lists_module, "NARROW_VALUE_BITS", 64)  # the 64-bit road
+    assert segment_order(values, offsets, np.inf).tolist() == order.tolist()
+
+
 @pytest.mark.parametrize("cells", [1, 7, 64])
 def test_segment_order_blocks_classes_and_rectangles(monkeypatch, cells):
     rng = np.random.default_rng(cells)
