@@ -453,21 +453,43 @@ def _order_near_ties(values: np.ndarray, order: np.ndarray, keys: np.ndarray,
     keys) made exact: each run of equal keys in a segment that holds different values
     is sorted on the values (stable). Returns ``values[order]``."""
     v = values[order]
-    near = (keys[1:] == keys[:-1]) & (v[1:] != v[:-1])
-    if not near.any():
+    near = keys[1:] == keys[:-1]
+    near &= v[1:] != v[:-1]
+    at = np.flatnonzero(near)  # few: entry at + 1 has at's key, not its value
+    if not len(at):
         return v
-    start = np.ones(len(keys), dtype=bool)  # where a run of equal keys starts
-    np.not_equal(keys[1:], keys[:-1], out=start[1:])
-    start[offsets[:-1][offsets[:-1] < len(keys)]] = True  # runs end with their segment
-    run = np.cumsum(start) - 1
-    mixed = np.zeros(int(run[-1]) + 1, dtype=bool)
-    mixed[run[1:][near]] = True
-    members = np.flatnonzero(mixed[run])
+    # Only the runs that hold such an entry are found (a binary search each in its
+    # segment's sorted keys), not every run: no pass over all entries.
+    segment = np.searchsorted(offsets, at, side="right") - 1
+    end = offsets[segment + 1]
+    at, segment, end = (a[at + 1 < end] for a in (at, segment, end))  # within segments
+    first = _key_bound(keys, offsets[segment], at, keys[at], right=False)
+    first, unique = np.unique(first, return_index=True)
+    stop = _key_bound(keys, at[unique] + 1, end[unique], keys[at[unique]], right=True)
+    members = ranges(first, stop - first)
+    run = repeated(np.arange(len(first)), stop - first)
     # the runs' members by (run, value): runs keep their places, so do the segments
-    moved = members[np.lexsort((v[members], run[members]))]
+    moved = members[np.lexsort((v[members], run))]
     order[members] = order[moved]
     v[members] = v[moved]
     return v
+
+
+def _key_bound(keys: np.ndarray, lo: np.ndarray, hi: np.ndarray, key: np.ndarray, *,
+               right: bool) -> np.ndarray:
+    """Per element, the first position in ``keys[lo:hi]`` (sorted) whose key exceeds
+    ``key`` (``right``) or is not below it: a binary search each, all at once."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        probe = keys[np.where(active, mid, 0)]
+        up = active & ((probe <= key) if right else (probe < key))
+        lo[up] = mid[up] + 1
+        down = active & ~up
+        hi[down] = mid[down]
 
 
 def sort_segments(values: np.ndarray, offsets: np.ndarray, fill, *,

@@ -104,6 +104,24 @@ def test_segment_order_narrow_keys(monkeypatch, case):
     assert segment_order(values, offsets, np.inf).tolist() == order.tolist()
 
 
+@settings(max_examples=150, deadline=None)
+@given(segment_lengths, st.integers(1, 12), st.integers(50, 63), st.data())
+def test_order_near_ties_orders_every_run_of_equal_keys(lengths, distinct, shift, data):
+    """Positions sorted on coarse keys (the top bits of the floats' keys; runs of equal
+    keys that hold several values, across segment ends too) come out in the stable
+    order of the values within each segment, as a full sort gives it."""
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = int(offsets[-1])
+    values = np.array(data.draw(st.lists(st.integers(0, distinct), min_size=n, max_size=n)),
+                      dtype=np.float64) / 7 - 0.5
+    segment = np.repeat(np.arange(len(lengths)), lengths)
+    keys = lists_module.float_keys(values, 63) >> shift
+    order = np.lexsort((np.arange(n), keys, segment))
+    sorted_values = lists_module._order_near_ties(values, order, keys[order], offsets)
+    assert order.tolist() == np.lexsort((np.arange(n), values, segment)).tolist()
+    assert sorted_values.tolist() == values[order].tolist()
+
+
 @pytest.mark.parametrize("cells", [1, 7, 64])
 def test_segment_order_blocks_classes_and_rectangles(monkeypatch, cells):
     rng = np.random.default_rng(cells)
