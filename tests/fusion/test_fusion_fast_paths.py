@@ -457,3 +457,64 @@ def test_float_keys_order_like_the_floats():
                          np.nextafter(np.nextafter(-0.1, -1.0), -1.0)])
     keys = lists_module.float_keys(two_ulps)
     assert keys[0] < keys[1] and keys[3] < keys[2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=30), st.data())
+def test_block_stretch_reads_each_block_where_it_lies(lengths, data):
+    # A run's query blocks in any row order, some queries absent (no rows), gaps of
+    # rows of other queries between blocks: the slices hold every row asked for.
+    n = np.array(lengths, dtype=np.int64)
+    gaps = np.array(data.draw(st.lists(st.integers(0, 2), min_size=len(n), max_size=len(n))))
+    placed = np.array(data.draw(st.permutations(range(len(n)))))
+    starts = np.zeros(len(n), dtype=np.int64)
+    starts[placed] = np.cumsum(gaps + n[placed]) - n[placed]
+    docs = pl.Series([f"d{i}" for i in range(int((gaps + n).sum()))])
+    rows = np.concatenate([starts[q] + np.array(data.draw(st.permutations(range(n[q]))),
+                                                 dtype=np.int64)
+                           for q in range(len(n))] + [np.zeros(0, dtype=np.int64)])
+    found = lists_module.block_stretch(docs, starts, n, rows)
+    if found is None:  # more than 8 slices on a few entries
+        assert ((np.diff(np.sort(starts[n > 0])) != n[n > 0][np.argsort(starts[n > 0])][:-1])
+                .sum() + 1 > 8)
+        return
+    ids, at = found
+    assert ids.gather(at).to_list() == docs.gather(rows).to_list()
+    assert len(ids) == int(n.sum())  # slices of the blocks only, no row copied twice
+
+
+def test_runs_in_numeric_query_order_fuse_from_slices_as_from_gathered_ids(monkeypatch):
+    # Queries "1".."60" in numeric order (a span, in the ids' byte order, holds
+    # "1", "10", "11", ...: blocks apart in the run), one run in reverse and one in
+    # random query order; integer scores (ties in the runs and in the fused scores);
+    # documents shared across queries. Spans read their rows as slices and fuse as the
+    # gathered road does, and as the reference.
+    rng = np.random.default_rng(11)
+    query_orders = [list(range(1, 61)), list(range(60, 0, -1)),
+                    rng.permutation(np.arange(1, 61)).tolist()]
+    runs, tables = [], []
+    for i, order in enumerate(query_orders):
+        run = {str(q): {f"d{d}": float(rng.integers(0, 4)) for d in rng.permutation(40)[:25]}
+               for q in order}
+        runs.append(run)
+        tables.append(Run.from_records(
+            [(q, d, s) for q, docs in run.items()
+             for d, s in sorted(docs.items(), key=lambda item: -item[1])], name=f"r{i}"))
+    monkeypatch.setattr(lists_module, "BLOCK_ENTRIES", 900)
+    monkeypatch.setattr(lists_module, "ENTRIES_PER_SLICE", 8)
+    sliced = []
+    real = lists_module.block_stretch
+
+    def spy(docs, starts, lengths, rows):
+        found = real(docs, starts, lengths, rows)
+        sliced.append(found is not None and found[0].n_chunks() > 1)
+        return found
+
+    monkeypatch.setattr(lists_module, "block_stretch", spy)
+    got = {m: fuse(tables, method=m, norm=None).df for m in ("rrf", "bordafuse")}
+    assert any(sliced)  # blocks apart, read as several slices
+    monkeypatch.setattr(lists_module, "block_stretch", lambda *args: None)
+    for method, frame in got.items():
+        assert fuse(tables, method=method, norm=None).df.equals(frame)
+        assert frame.select("query_id", "doc_id", "rank", "score").rows() == \
+            reference_fuse(runs, method)
