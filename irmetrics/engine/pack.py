@@ -532,6 +532,22 @@ def query_codes(ids: pl.Series, sorted_ids: np.ndarray) -> np.ndarray:
     return np.where(sorted_ids[pos] == wanted, pos, -1).astype(np.int64)
 
 
+def blocks_in_score_order(codes: np.ndarray, starts: np.ndarray, scores: np.ndarray) -> bool:
+    """Whether a run's rows are already ranked but for ties: every query (``codes``, one
+    per block of rows starting at ``starts``) is one block, and the ``scores`` (in row
+    order) rise only where a block starts. Such a run is put in trec_eval's order by
+    moving its blocks, without a sort.
+
+    >>> blocks_in_score_order(np.array([1, 0]), np.array([0, 2]), np.array([3., 3., 5., 1.]))
+    True
+    >>> blocks_in_score_order(np.array([1, 0]), np.array([0, 2]), np.array([3., 4., 5., 1.]))
+    False
+    """
+    grouped = np.unique(codes).size == codes.size  # every query is one contiguous block
+    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1
+    return grouped and bool(np.isin(rises, starts).all())
+
+
 def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descending=True,
                  doc_id_tiebreak=True):
     """Permutation putting evaluated entries in trec_eval order (others dropped).
@@ -543,11 +559,7 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
     """
     valid = block_code >= 0
     codes = block_code[valid]
-    grouped = np.unique(codes).size == codes.size  # every query is one contiguous block
-    # Scores may rise only where a new block starts.
-    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1
-    descending = bool(np.isin(rises, starts).all())
-    if grouped and descending:
+    if blocks_in_score_order(codes, starts, scores):
         order, ranked_q = block_move(starts[valid], block_len[valid], codes)
     else:
         entry_code = np.repeat(block_code, block_len)

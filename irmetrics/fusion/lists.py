@@ -18,7 +18,8 @@ import polars as pl
 
 from irmetrics.containers import Run
 from irmetrics.engine.ordering import break_ties_by_doc_id
-from irmetrics.engine.pack import doc_fingerprint, doc_hash, query_codes, rank_run, run_blocks
+from irmetrics.engine.pack import (blocks_in_score_order, doc_fingerprint, doc_hash, query_codes,
+                                   rank_run, run_blocks)
 from irmetrics.engine.segments import ranges, repeated
 from irmetrics.parallel import map_ordered, resolve_threads
 
@@ -289,11 +290,11 @@ def _ranked_blocks(frame: pl.DataFrame, blocks, query_ids: np.ndarray):
     """``(scores, offsets, starts)`` of a run whose queries are each one block of rows
     in score order (descending, ties in any order), what :meth:`RankedRuns.entries`
     ranks span by span; else None (:func:`~irmetrics.engine.pack.rank_run` ranks it
-    whole). The test is rank_run's own for moving blocks instead of sorting."""
+    whole): :func:`~irmetrics.engine.pack.blocks_in_score_order`, rank_run's own test
+    for moving blocks instead of sorting."""
     code = query_codes(blocks.query_ids, query_ids)
     scores = frame["score"].to_numpy()
-    rises = np.flatnonzero(scores[1:] > scores[:-1]) + 1  # only where a block starts
-    if np.unique(code).size != code.size or not np.isin(rises, blocks.starts).all():
+    if not blocks_in_score_order(code, blocks.starts, scores):
         return None
     lengths = np.zeros(len(query_ids), dtype=np.int64)
     lengths[code] = blocks.lengths
