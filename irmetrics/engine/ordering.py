@@ -103,7 +103,8 @@ def rank_order(query_rank: np.ndarray, scores: np.ndarray, tie_key: np.ndarray |
     return np.lexsort(keys)
 
 
-def break_ties_by_doc_id(order, q, s, doc_col: pl.Series, descending=True) -> np.ndarray:
+def break_ties_by_doc_id(order, q, s, doc_col: pl.Series,
+                         descending=True) -> tuple[np.ndarray, np.ndarray]:
     """Within runs of equal (query, score) of entries already in (query, score) order,
     order entries by doc id (bytes), descending unless ``descending`` is False.
 
@@ -112,25 +113,36 @@ def break_ties_by_doc_id(order, q, s, doc_col: pl.Series, descending=True) -> np
     one vectorised string comparison each. Larger groups are ordered together by one
     sort on (group, doc id).
 
-    >>> break_ties_by_doc_id(np.arange(3), np.zeros(3), np.ones(3),
-    ...                      pl.Series(["a", "c", "b"])).tolist()
-    [1, 2, 0]
+    Returns ``(order, s)`` reordered alike (the inputs are not modified): each row keeps
+    its own score. Equal scores differ in their bytes only for ``-0.0`` tied with
+    ``0.0``, whose sign would otherwise pass to the other document.
+
+    >>> order, s = break_ties_by_doc_id(np.arange(3), np.zeros(3), np.array([1.0, -0.0, 0.0]),
+    ...                                 pl.Series(["a", "c", "b"]))
+    >>> order.tolist(), s.tolist()
+    ([0, 1, 2], [1.0, -0.0, 0.0])
+    >>> order, s = break_ties_by_doc_id(np.arange(3), np.zeros(3), np.array([0.0, -0.0, 0.0]),
+    ...                                 pl.Series(["a", "c", "b"]))
+    >>> order.tolist(), s.tolist()
+    ([1, 2, 0], [-0.0, 0.0, 0.0])
     """
     if len(order) < 2:
-        return order
+        return order, s
     tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # entry i+1 ties with entry i
     if not tied.any():
-        return order
+        return order, s
     first = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
     last = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
     size = last - first + 1
     order = order.copy()
+    s = s.copy()
 
     pairs = first[size == 2]
     upper, lower = order[pairs], order[pairs + 1]
     above, below = doc_col.gather(upper), doc_col.gather(lower)
-    swap = np.flatnonzero(((above < below) if descending else (above > below)).to_numpy())
-    order[pairs[swap]], order[pairs[swap] + 1] = lower[swap], upper[swap]
+    swap = pairs[np.flatnonzero(((above < below) if descending else (above > below)).to_numpy())]
+    order[swap], order[swap + 1] = order[swap + 1], order[swap]
+    s[swap], s[swap + 1] = s[swap + 1], s[swap]
 
     big = size > 2
     if big.any():
@@ -142,7 +154,8 @@ def break_ties_by_doc_id(order, q, s, doc_col: pl.Series, descending=True) -> np
                              "slot": slots})
         resorted = ties.sort(["group", "doc"], descending=[False, descending])["slot"].to_numpy()
         order[slots] = order[resorted]
-    return order
+        s[slots] = s[resorted]
+    return order, s
 
 
 def descending_keys(scores: np.ndarray) -> np.ndarray:

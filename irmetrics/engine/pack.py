@@ -568,7 +568,8 @@ def _final_order(starts, block_len, block_code, scores, doc_col, doc_id_descendi
         ranked_q = entry_code[order]
     ranked_scores = scores[order]
     if doc_id_tiebreak:
-        order = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col, doc_id_descending)
+        order, ranked_scores = break_ties_by_doc_id(order, ranked_q, ranked_scores, doc_col,
+                                                    doc_id_descending)
     return order, ranked_q, ranked_scores
 
 

@@ -36,7 +36,7 @@ from irmetrics.parallel import map_ordered
 
 from . import trained
 from .condorcet import condorcet_scores
-from .lists import FusionLists, negative_zeros, rank_runs, segment_order
+from .lists import FusionLists, rank_runs, segment_order
 from .normalize import NORMS, borda_fill, normalize_scores
 
 __all__ = ["fuse", "METHODS", "NORMS", "Method", "fuse_lists", "prepare_runs"]
@@ -510,11 +510,9 @@ def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
     del descending
     score = fused[order]
     # Rows of the runs stand for their pairs from here: their doc ids are the column to
-    # read. Ties move only within equal (query, score), so the scores keep their places,
-    # but for the sign of a zero (-0.0 ties with 0.0).
-    before = lists.entry_row[lists.pair_entry[order]]
-    rows = break_ties_by_doc_id(before, lists.pair_query, score, lists.doc_rows)
-    _signed_zeros_follow(score, before, rows)
+    # read; each row takes its own score along when ties move it.
+    rows, score = break_ties_by_doc_id(lists.entry_row[lists.pair_entry[order]],
+                                       lists.pair_query, score, lists.doc_rows)
     rank = np.arange(1, len(order) + 1)
     rank -= np.repeat(offsets[:-1], counts)
     return pl.DataFrame([
@@ -524,21 +522,6 @@ def fused_frame(lists: FusionLists, fused: np.ndarray, name: str, *,
         pl.Series("score", score, dtype=pl.Float64),
     ]).select("query_id", pl.lit("Q0", dtype=pl.String).alias("iteration"), "doc_id", "rank",
               "score", pl.lit(name, dtype=pl.String).alias("run_id"))
-
-
-def _signed_zeros_follow(score: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
-    """``score`` (in place) where the tie rule moved documents from positions holding
-    rows ``before`` to ones holding ``after``: each document keeps its own zero's sign.
-    Only a tie of 0.0 with -0.0 holds scores that are equal but not the same bytes, so
-    only zeros of both signs are looked at (rows are distinct: one per pair)."""
-    if not negative_zeros(score):
-        return
-    zero = np.flatnonzero(score == 0)
-    moved = zero[before[zero] != after[zero]]
-    # the position each moved document came from: moves stay among the moved positions
-    by_row = np.argsort(before[moved])
-    source = moved[by_row[np.searchsorted(before[moved][by_row], after[moved])]]
-    score[moved] = score[source]
 
 
 def _maps(lists: FusionLists, qrels: Qrels) -> list[float]:

@@ -176,9 +176,8 @@ class RankedRuns:
         rows = ranges(starts[lo:hi], lengths)
         scores = self.scores[r][rows]
         # trec_eval's tie rule inside each query's block: equal scores by doc id
-        ranked = break_ties_by_doc_id(rows, repeated(np.arange(hi - lo), lengths), scores,
-                                      self.docs[r])
-        return ranked, _own_scores(scores, self.scores[r], ranked)
+        return break_ties_by_doc_id(rows, repeated(np.arange(hi - lo), lengths), scores,
+                                    self.docs[r])
 
     def query_sizes(self) -> np.ndarray:
         """Entries of all runs together, per query (Q)."""
@@ -273,8 +272,7 @@ def rank_runs(runs: list[Run], *, threads: int | None = None) -> RankedRuns:
             return None, *in_blocks
         ranked = rank_run(frames[r], query_ids, no_placeholders, blocks=blocks[r])
         # doc ids stay in row order: entries point at their rows (no strings copied)
-        return (ranked.order, _own_scores(ranked.scores, frames[r]["score"].to_numpy(),
-                                          ranked.order), ranked.offsets, None)
+        return ranked.order, ranked.scores, ranked.offsets, None
 
     ranked = map_ordered(one, range(len(frames)), threads=threads)
     return RankedRuns(
@@ -301,24 +299,6 @@ def _ranked_blocks(frame: pl.DataFrame, blocks, query_ids: np.ndarray):
     starts = np.zeros(len(query_ids), dtype=np.int64)
     starts[code] = blocks.starts
     return scores, np.concatenate(([0], np.cumsum(lengths))), starts
-
-
-def negative_zeros(scores: np.ndarray) -> bool:
-    """Whether ``scores`` hold a -0.0: the one score equal to another (0.0) but not the
-    same bytes, so the only one that trec_eval's tie rule can move away from its
-    document when it keeps scores in their places.
-
-    >>> negative_zeros(np.array([0.0, 1.0])), negative_zeros(np.array([0.0, -0.0]))
-    (False, True)
-    """
-    zero = scores == 0
-    return bool(zero.any()) and bool(np.signbit(scores[zero]).any())
-
-
-def _own_scores(scores: np.ndarray, by_row: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``scores`` of ranked entries whose tie rule kept scores in their places, made each
-    entry's own (``by_row[rows]``; they differ only where -0.0 tied with 0.0)."""
-    return by_row[rows] if negative_zeros(scores) else scores
 
 
 def doc_stretch(docs: pl.Series, rows: np.ndarray) -> tuple[pl.Series, np.ndarray]:

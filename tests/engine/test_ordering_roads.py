@@ -185,3 +185,20 @@ def test_the_rule_distinguishes_every_option():
     assert orders[("pytrec_eval", "trec_eval")]["q2"][:3] == [2, 1, 0]  # 1 + 2**-30 ties 1
     assert orders[("trec_eval", "input_order")]["q2"][:3] == [1, 0, 2]
     assert orders[("pytrec_eval", "trec_eval")]["q10"] == [2, 1, 0]  # -0.0, 1e-46, 0.0 tie
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=flat_rows(), descending=st.booleans())
+def test_ranked_scores_are_each_rows_own(rows, descending):
+    """:func:`~irmetrics.engine.pack.rank_run`'s scores at each rank are the score of the
+    row ranked there, bytes and all: the doc-id tie rule moves a row's score with it, so
+    a ``-0.0`` tied with ``0.0`` stays with its document (it once stayed in place)."""
+    from irmetrics.engine.pack import rank_run
+
+    frame = pl.DataFrame([(q, d, s) for q, d, s, _ in named(rows)],
+                         schema=["query_id", "doc_id", "score"], orient="row")
+    query_ids = np.unique(frame["query_id"].to_numpy().astype(object))
+    ranked = rank_run(frame, query_ids, np.zeros(len(query_ids), dtype=bool),
+                      doc_id_descending=descending)
+    own = frame["score"].to_numpy()[ranked.order]
+    assert own.tobytes() == np.asarray(ranked.scores).tobytes()
