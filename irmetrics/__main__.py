@@ -2,22 +2,72 @@
 
 import os
 import sys
+from collections.abc import Mapping, MutableMapping, Sequence
 
 #: The variables by which a user says how many threads OpenBLAS (the BLAS of numpy's
 #: wheels) starts, in the order it reads them.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
+#: The variable polars reads, once, when it is imported, to size its thread pool.
+POLARS_THREAD_VARIABLE = "POLARS_MAX_THREADS"
+
+
+def threads_asked(argv: Sequence[str], environ: Mapping[str, str]) -> int | None:
+    """The thread count a command line asks for: ``--threads N`` (or ``--threads=N``),
+    else the environment's ``IRMETRICS_THREADS``; None when neither is an integer from 1
+    to 1024 (the command itself reports a bad value).
+
+    >>> threads_asked(["eval", "--threads", "1", "q", "r"], {}), threads_asked(["eval"], {})
+    (1, None)
+    >>> threads_asked(["eval", "--threads=x"], {"IRMETRICS_THREADS": "3"})
+    """
+    text = None
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            text = argv[i + 1]
+        elif arg.startswith("--threads="):
+            text = arg.partition("=")[2]
+    if text is None:
+        text = environ.get("IRMETRICS_THREADS")
+    if text is None or not text.strip().isdigit():
+        return None
+    n = int(text)
+    return n if 1 <= n <= 1024 else None
+
+
+def prepare_environment(argv: Sequence[str], environ: MutableMapping[str, str],
+                        loaded: Mapping[str, object]) -> None:
+    """Thread settings of the command's own process, set before numpy and polars load
+    (``loaded``: the modules already imported), never against a user's setting.
+
+    The command line never wants BLAS's own threads: irmetrics runs its work on its own
+    threads (:mod:`irmetrics.parallel`), and the statistics hold BLAS to one thread
+    anyway. Left to its default, OpenBLAS starts one thread per core when numpy is
+    imported: measured on a 2-core machine, 0.05 s more wall to import numpy and 0.06-0.3
+    s more CPU in ``irmetrics eval``, the same bytes. polars' pool runs the parsing and
+    joins of every irmetrics thread and is sized once, at import: ``--threads N`` (or
+    ``IRMETRICS_THREADS``) sizes it to N, so that ``--threads 1`` runs on one core as
+    it says.
+
+    >>> env = {}
+    >>> prepare_environment(["eval", "--threads", "1"], env, {})
+    >>> env == {"OPENBLAS_NUM_THREADS": "1", "POLARS_MAX_THREADS": "1"}
+    True
+    >>> env = {"POLARS_MAX_THREADS": "8"}
+    >>> prepare_environment(["eval", "--threads", "1"], env, {"numpy": None})
+    >>> env
+    {'POLARS_MAX_THREADS': '8'}
+    """
+    if "numpy" not in loaded and not any(v in environ for v in BLAS_THREAD_VARIABLES):
+        environ["OPENBLAS_NUM_THREADS"] = "1"
+    threads = threads_asked(argv, environ)
+    if threads is not None and "polars" not in loaded and POLARS_THREAD_VARIABLE not in environ:
+        environ[POLARS_THREAD_VARIABLE] = str(threads)
+
 
 def main() -> int:
     """Run the command line (:func:`irmetrics.cli.main`) in a process of its own."""
-    # The command line never wants BLAS's own threads: irmetrics runs its work on its own
-    # threads (irmetrics.parallel), and the statistics hold BLAS to one thread anyway
-    # (parallel.one_blas_thread). Left to its default, OpenBLAS starts one thread per core
-    # when numpy is imported: measured on a 2-core machine, 0.05 s more wall to import
-    # numpy and 0.06-0.3 s more CPU in `irmetrics eval`, the same bytes. Only this
-    # process is changed, before numpy is loaded, and never against a user's setting.
-    if "numpy" not in sys.modules and not any(v in os.environ for v in BLAS_THREAD_VARIABLES):
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    prepare_environment(sys.argv[1:], os.environ, sys.modules)
     from .cli import main as cli_main
 
     return cli_main()
