@@ -150,6 +150,19 @@ def bad_run(n_queries: int, bad_query: int, messy: bool) -> str:
     return "".join(lines)
 
 
+def errors_on_1_and_4_threads(qrels: str, run: str, chunk_bytes: int):
+    """The error of ``evaluate`` (its text) and the CLI's (status, stdout, stderr) for
+    ``map`` of ``run`` against ``qrels`` on 1 and 4 threads, chunks of ``chunk_bytes``."""
+    errors, outs = [], []
+    with small_chunks(chunk_bytes):
+        for n in (1, 4):
+            with pytest.raises(InputFormatError) as caught:
+                evaluate(qrels, run, ["map"], threads=n)
+            errors.append(str(caught.value))
+            outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
+    return errors, outs
+
+
 @SETTINGS
 @given(n_queries=st.integers(2, 30), data=st.data(), messy=st.booleans(),
        chunk_bytes=st.sampled_from([1, 30, 100, 0]))
@@ -160,13 +173,7 @@ def test_a_bad_line_in_a_later_chunk_is_reported_alike(n_queries, data, messy, c
         run = write(tmp, "run.txt", bad_run(n_queries, bad, messy))
         with pytest.raises(InputFormatError) as full:
             read_run(run)
-        errors, outs = [], []
-        with small_chunks(chunk_bytes):
-            for n in (1, 4):
-                with pytest.raises(InputFormatError) as caught:
-                    evaluate(qrels, run, ["map"], threads=n)
-                errors.append(str(caught.value))
-                outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
+        errors, outs = errors_on_1_and_4_threads(qrels, run, chunk_bytes)
     assert errors[0] == errors[1] == str(full.value)
     assert f"run.txt:{full.value.line}: score is not a number" in errors[0]
     assert outs[0] == outs[1]
@@ -207,13 +214,7 @@ def test_a_bad_qrels_line_in_a_later_chunk_is_reported_alike(n_queries, bad, kin
         run = write(tmp, "run.txt", "".join(f"{q} Q0 d0 1 1.5 run\n" for q in range(n_queries)))
         with pytest.raises(InputFormatError) as full:
             read_qrels(qrels)
-        errors, outs = [], []
-        with small_chunks(chunk_bytes):
-            for n in (1, 4):
-                with pytest.raises(InputFormatError) as caught:
-                    evaluate(qrels, run, ["map"], threads=n)
-                errors.append(str(caught.value))
-                outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
+        errors, outs = errors_on_1_and_4_threads(qrels, run, chunk_bytes)
     assert errors[0] == errors[1] == str(full.value)
     assert f"qrels.txt:{bad_line}: " in errors[0] and f"query_id '{bad}'" in errors[0]
     assert outs[0] == outs[1]
