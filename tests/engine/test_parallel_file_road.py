@@ -150,6 +150,19 @@ def bad_run(n_queries: int, bad_query: int, messy: bool) -> str:
     return "".join(lines)
 
 
+def errors_on_1_and_4_threads(qrels: str, run: str, chunk_bytes: int):
+    """The error of ``evaluate`` (its text) and the CLI's (status, stdout, stderr) for
+    ``map`` of ``run`` against ``qrels`` on 1 and 4 threads, chunks of ``chunk_bytes``."""
+    errors, outs = [], []
+    with small_chunks(chunk_bytes):
+        for n in (1, 4):
+            with pytest.raises(InputFormatError) as caught:
+                evaluate(qrels, run, ["map"], threads=n)
+            errors.append(str(caught.value))
+            outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
+    return errors, outs
+
+
 @SETTINGS
 @given(n_queries=st.integers(2, 30), data=st.data(), messy=st.booleans(),
        chunk_bytes=st.sampled_from([1, 30, 100, 0]))
@@ -160,18 +173,54 @@ def test_a_bad_line_in_a_later_chunk_is_reported_alike(n_queries, data, messy, c
         run = write(tmp, "run.txt", bad_run(n_queries, bad, messy))
         with pytest.raises(InputFormatError) as full:
             read_run(run)
-        errors, outs = [], []
-        with small_chunks(chunk_bytes):
-            for n in (1, 4):
-                with pytest.raises(InputFormatError) as caught:
-                    evaluate(qrels, run, ["map"], threads=n)
-                errors.append(str(caught.value))
-                outs.append(cli("--threads", str(n), "-m", "map", qrels, run))
+        errors, outs = errors_on_1_and_4_threads(qrels, run, chunk_bytes)
     assert errors[0] == errors[1] == str(full.value)
     assert f"run.txt:{full.value.line}: score is not a number" in errors[0]
     assert outs[0] == outs[1]
     status, stdout, stderr = outs[0]
     assert status == 2 and stdout == "" and str(full.value) in stderr  # nothing half-written
+
+
+#: A bad qrels line of each kind, given the query and the doc id of the line it replaces
+#: (the repeat judges a doc id of its query's first line again: the duplicate rule).
+BAD_QRELS_LINES = {
+    "label": lambda q, d: f"{q} 0 {d} x",
+    "fields": lambda q, d: f"{q} 0 {d} 1 5",
+    "repeat": lambda q, d: f"{q} 0 d0 2",
+}
+
+
+@SETTINGS
+@given(n_queries=st.integers(2, 30), bad=st.integers(0, 29),
+       kind=st.sampled_from(sorted(BAD_QRELS_LINES)), messy=st.booleans(),
+       chunk_bytes=st.sampled_from([1, 30, 100, 0]))
+@example(n_queries=3, bad=2, kind="repeat", messy=False, chunk_bytes=0)  # one chunk, one block
+@example(n_queries=30, bad=29, kind="label", messy=True, chunk_bytes=100)
+def test_a_bad_qrels_line_in_a_later_chunk_is_reported_alike(n_queries, bad, kind, messy,
+                                                            chunk_bytes):
+    # The qrels are encoded chunk by chunk on the threads: a bad line in any chunk (the
+    # last query's, past the first chunk whenever chunks are small) gives the full
+    # reader's error (file, line, query, doc) on 1 and 4 threads, in the API and the CLI.
+    bad %= n_queries
+    lines, bad_line = [], None
+    for q in range(n_queries):
+        for d in range(2 + q % 3):
+            line = f"{q} 0 d{d} {d % 2}"
+            if (q, d) == (bad, 1 + q % 3):  # the query's last line
+                line, bad_line = BAD_QRELS_LINES[kind](q, f"d{d}"), len(lines) + 1
+            lines.append(line.replace(" ", "\t") + "\r\n" if messy and q % 2 else line + "\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels = write(tmp, "qrels.txt", "".join(lines))
+        run = write(tmp, "run.txt", "".join(f"{q} Q0 d0 1 1.5 run\n" for q in range(n_queries)))
+        with pytest.raises(InputFormatError) as full:
+            read_qrels(qrels)
+        errors, outs = errors_on_1_and_4_threads(qrels, run, chunk_bytes)
+    assert errors[0] == errors[1] == str(full.value)
+    assert f"qrels.txt:{bad_line}: " in errors[0] and f"query_id '{bad}'" in errors[0]
+    assert outs[0] == outs[1]
+    status, stdout, stderr = outs[0]
+    assert status == (4 if kind == "repeat" else 2)  # the CLI's status for a duplicate: 4
+    assert stdout == "" and str(full.value) in stderr  # nothing half-written
 
 
 def test_the_bad_line_of_the_earliest_chunk_wins(tmp_path):
