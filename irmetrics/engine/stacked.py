@@ -167,20 +167,29 @@ def _vectors_by_key(sets: list[EncodedQrels], dtype) -> tuple | None:
     (serial work before any run of a grid is read)."""
     if not all(s.unique_keys for s in sets):
         return None
+    # Relabellings of one pool (an LLM judging the humans' pool) hold the same keys in the
+    # same order: such a set adds nothing to the union, and its rows lie where those of
+    # the set before it do (40 binary searches of 9,000 keys were 15 of the stacking's
+    # 35 ms, serial work before any run of a grid is read).
+    fresh = [i == 0 or not np.array_equal(s.keys, sets[i - 1].keys)
+             for i, s in enumerate(sets)]
     keys, waiting, held = np.zeros(0, dtype=np.uint64), [], 0
-    for s in sets:
-        waiting.append(s.keys)
-        held += len(s.keys)
+    for s, new in zip(sets, fresh):
+        if new:
+            waiting.append(s.keys)
+            held += len(s.keys)
         if held >= _MERGE_KEYS or s is sets[-1]:
             keys, waiting, held = np.unique(np.concatenate([keys, *waiting])), [], 0
     fingerprints = np.zeros(len(keys), dtype=np.uint64)
     seen = np.zeros(len(keys), dtype=bool)
     vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=dtype)
-    for i, s in enumerate(sets):
-        at = np.searchsorted(keys, s.keys)
-        first = ~seen[at]
-        fingerprints[at[first]] = s.fingerprints[first]
-        seen[at] = True
+    at = np.zeros(0, dtype=np.intp)
+    for i, (s, new) in enumerate(zip(sets, fresh)):
+        if new:
+            at = np.searchsorted(keys, s.keys)
+            first = ~seen[at]
+            fingerprints[at[first]] = s.fingerprints[first]
+            seen[at] = True
         if not np.array_equal(fingerprints[at], s.fingerprints):
             return None  # one key, two documents
         vectors[at, i] = s.codes
