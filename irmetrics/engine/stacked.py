@@ -234,25 +234,32 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     measured by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same for
     every set) as many at once as :data:`STACK_ENTRIES` allows."""
     query_ids = stacked.merged.query_ids
+    # each group's label histograms side by side (sets x queries x levels): a batch's
+    # rows in one gather, not one per set (made once per run: a few KiB per query)
+    hists = [np.stack([stacked.sets[int(s)].rel_hist for s in group])
+             for group in stacked.groups]
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
-        lengths = np.diff(lists.offsets)
         n = lists.n_queries
         per_batch = max(1, STACK_ENTRIES // max(1, len(lists.code)))
+        rows = lists.code + 1  # row 0: not in the pool
+        # The offsets of the largest batch, read-only: a smaller batch's are its start.
+        widest = min(per_batch, max(len(group) for group in stacked.groups))
+        all_offsets = np.concatenate(([0], np.cumsum(np.tile(np.diff(lists.offsets),
+                                                             widest)))).astype(np.int64)
+        all_offsets.flags.writeable = False
         out = {}
-        for group, table in zip(stacked.groups, stacked.by_group):
+        for group, table, hist in zip(stacked.groups, stacked.by_group, hists):
             first = stacked.sets[int(group[0])]
             for lo in range(0, len(group), per_batch):
                 batch = group[lo:lo + per_batch]
                 k = len(batch)
-                code = np.take(table[lo:lo + k], lists.code + 1, axis=1).reshape(-1)
-                offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k))))
+                code = np.take(table[lo:lo + k], rows, axis=1).reshape(-1)
                 one = RankedLists(
-                    query_ids=np.tile(lists.query_ids, k), offsets=offsets.astype(np.int64),
+                    query_ids=np.tile(lists.query_ids, k), offsets=all_offsets[:k * n + 1],
                     code=code.astype(np.int64),
-                    rel_hist=np.concatenate([stacked.sets[int(s)].rel_hist[codes]
-                                             for s in batch]),
+                    rel_hist=hist[lo:lo + k][:, codes].reshape(-1, hist.shape[2]),
                     bogus=np.tile(lists.bogus, k),
                     scores=None if lists.scores is None else np.tile(lists.scores, k),
                     run_name=lists.run_name, qrels_positive_total=first.positive_total,
