@@ -2,6 +2,7 @@
 """Where the wall time of ``evaluate_grid`` goes on each thread: a per-thread timeline.
 
     python benchmarks/timeline_grid.py [--threads 1,2] [--repeat 3] [--data DIR] [--spans]
+                                       [--processes]
 
 The grid of bench_threads.py (40 qrels sets x 30 runs x 3 measures, LLM-judge shaped) runs
 in a fresh process per (round, thread count), thread counts alternated. The child wraps
@@ -23,6 +24,13 @@ executors) together; and where the idle core-time ``N x wall - CPU`` of N cores 
 * ``waiting``: the worker threads' blocked time inside items, beyond what the native
   threads ran meanwhile (a thread waiting on polars while polars runs is not idle);
 * ``delay``: runnable threads denied a core (on a shared machine, other people's work).
+
+``--processes``: for each thread count N > 1, the runs are also evaluated by N processes
+started together (each its share of the runs, every 1 of N, against all the qrels sets it
+encoded before a barrier), in the same rotation: the run phase without a shared
+interpreter lock or a shared polars pool. Threads as fast as processes put the loss
+outside the process (cores taken by other work, memory bandwidth); processes faster put
+it in the process (the lock, polars' pool).
 
 A benchmark, not a test: it asserts nothing. Linux only (schedstat); elsewhere the
 delay and blocked columns are blank. The spans wrap internal names that may change.
@@ -125,6 +133,45 @@ def child(threads: int, data: Path) -> dict:
             "main": main}
 
 
+def _share(part: list, barrier, out) -> None:
+    """A process of ``--processes``: its runs against every qrels set, timed."""
+    sys.path.insert(0, str(ROOT))
+    from irmetrics.evaluate import Evaluator, evaluate_each, stacked_for
+
+    qrels, runs = part
+    evaluators = [Evaluator(q, MEASURES, threads=1) for q in qrels]
+    stacked = stacked_for(evaluators)
+    evaluate_each(evaluators, runs[0], stacked=stacked)  # warm-up
+    barrier.wait()
+    start = time.perf_counter()
+    for run in runs:
+        evaluate_each(evaluators, run, stacked=stacked)
+    out.put(time.perf_counter() - start)
+
+
+def processes(n: int, data: Path) -> float:
+    """Wall of the run phase on ``n`` processes started together (the slowest)."""
+    import multiprocessing
+
+    files = json.loads((data / "grid.json").read_text())
+    qrels, runs = list(files["qrels"].values()), list(files["runs"].values())
+    spawn = multiprocessing.get_context("spawn")  # polars' threads do not survive a fork
+    barrier, out = spawn.Barrier(n), spawn.Queue()
+    workers = [spawn.Process(target=_share, args=((qrels, runs[i::n]), barrier, out))
+               for i in range(n)]
+    for worker in workers:
+        worker.start()
+    walls = [out.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    return max(walls)
+
+
+def _run_phase(t: dict) -> float:
+    runs = [s for s in t["spans"] if s[1] == "run"]
+    return max(s[3] for s in runs) - min(s[2] for s in runs)
+
+
 def _busy_count(spans: list, wall: float) -> list[tuple[float, int]]:
     """(duration, number of threads inside a phase item) over [0, wall]."""
     edges = sorted({0.0, wall, *(s[2] for s in spans), *(s[3] for s in spans)})
@@ -179,6 +226,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None,
                         help="a folder bench_threads.py's make_data wrote (grid.json)")
     parser.add_argument("--spans", action="store_true", help="print every span")
+    parser.add_argument("--processes", action="store_true",
+                        help="also the run phase on N processes (no shared lock or pool)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -200,15 +249,24 @@ def main() -> None:
                    **{v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                        "MKL_NUM_THREADS")})
         got: dict = {n: [] for n in counts}
+        spread: dict = {n: [] for n in counts if n > 1 and args.processes}
+        os.environ.update({k: v for k, v in env.items() if k.endswith("NUM_THREADS")})
         for round_ in range(args.repeat):
             for n in counts if round_ % 2 == 0 else counts[::-1]:
                 done = subprocess.run([sys.executable, __file__, "--child", str(n),
                                        "--data", str(data)], capture_output=True, text=True,
                                       env=env, check=True)
                 got[n].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                if n in spread:
+                    spread[n].append(processes(n, data))
     for n in counts:
         median = statistics.median_low(r["wall"] for r in got[n])
         report(next(r for r in got[n] if r["wall"] == median), args.spans)
+    for n, walls in spread.items():
+        print(f"\nrun phase, median of {args.repeat}: threads=1 "
+              f"{statistics.median(_run_phase(r) for r in got[1]) if 1 in got else float('nan'):.3f}"
+              f" s; threads={n} {statistics.median(_run_phase(r) for r in got[n]):.3f} s;"
+              f" {n} processes {statistics.median(walls):.3f} s")
 
 
 if __name__ == "__main__":
