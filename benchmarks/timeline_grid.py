@@ -2,7 +2,7 @@
 """Where the wall time of ``evaluate_grid`` goes on each thread: a per-thread timeline.
 
     python benchmarks/timeline_grid.py [--threads 1,2] [--repeat 3] [--data DIR] [--spans]
-                                       [--processes]
+                                       [--processes] [--switch-interval S]
 
 The grid of bench_threads.py (40 qrels sets x 30 runs x 3 measures, LLM-judge shaped) runs
 in a fresh process per (round, thread count), thread counts alternated. The child wraps
@@ -31,6 +31,11 @@ encoded before a barrier), in the same rotation: the run phase without a shared
 interpreter lock or a shared polars pool. Threads as fast as processes put the loss
 outside the process (cores taken by other work, memory bandwidth); processes faster put
 it in the process (the lock, polars' pool).
+
+``--switch-interval S``: the children run with ``sys.setswitchinterval(S)`` (Python's
+default 0.005 s: a thread back from polars or numpy with the lock released waits up to
+that long for a thread running Python to hand the lock over). A wait that shrinks with S
+is the lock's convoy, not work.
 
 A benchmark, not a test: it asserts nothing. Linux only (schedstat); elsewhere the
 delay and blocked columns are blank. The spans wrap internal names that may change.
@@ -76,9 +81,12 @@ def _tasks() -> dict:
     return out
 
 
-def child(threads: int, data: Path) -> dict:
+def child(threads: int, data: Path, switch: float | None = None) -> dict:
     """One timed grid in this process, instrumented; the timeline as a dict."""
     import threading
+
+    if switch is not None:
+        sys.setswitchinterval(switch)
 
     sys.path.insert(0, str(ROOT))
     import irmetrics as irm
@@ -228,10 +236,12 @@ def main() -> None:
     parser.add_argument("--spans", action="store_true", help="print every span")
     parser.add_argument("--processes", action="store_true",
                         help="also the run phase on N processes (no shared lock or pool)")
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval in the children (default: Python's)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(child(args.child, args.data)))
+        print(json.dumps(child(args.child, args.data, args.switch_interval)))
         return
     counts = [int(x) for x in args.threads.split(",")]
     with tempfile.TemporaryDirectory() as folder:
@@ -253,9 +263,11 @@ def main() -> None:
         os.environ.update({k: v for k, v in env.items() if k.endswith("NUM_THREADS")})
         for round_ in range(args.repeat):
             for n in counts if round_ % 2 == 0 else counts[::-1]:
+                switch = [] if args.switch_interval is None else \
+                    ["--switch-interval", str(args.switch_interval)]
                 done = subprocess.run([sys.executable, __file__, "--child", str(n),
-                                       "--data", str(data)], capture_output=True, text=True,
-                                      env=env, check=True)
+                                       "--data", str(data), *switch], capture_output=True,
+                                      text=True, env=env, check=True)
                 got[n].append(json.loads(done.stdout.strip().splitlines()[-1]))
                 if n in spread:
                     spread[n].append(processes(n, data))
