@@ -219,13 +219,16 @@ def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
 
 #: Ranked entries measured at once (sets x entries of the chunk): a chunk is measured on as
 #: many of its sets together as stay within this, so memory grows with it, not with the
-#: number of sets (the measures hold a few arrays of this length; 256K: 2 MiB each).
-#: Larger is not faster: the measures' arrays of 2M entries (16 MiB) were given back to
-#: the system when freed and faulted in again page by page for the next batch (216,000
-#: page faults and a third of the CPU, in the kernel, per call on bench_threads.py's grid
-#: of 40 sets x 30 runs; and one process' page faults wait for each other across
-#: threads); at 256K glibc keeps them: 3,000 faults, CPU 1.55-1.72 -> 1.04-1.30 s.
-STACK_ENTRIES = 1 << 18
+#: number of sets (the measures hold a few arrays of this length; 1M: 8 MiB each).
+#: At 2M, the measures' arrays (16 MiB) were once given back to the system when freed and
+#: faulted in again page by page for the next batch (216,000 page faults, a third of the
+#: CPU, per call on bench_threads.py's grid of 40 sets x 30 runs; one process' page faults
+#: wait for each other across threads), so it was 256K. With the ideals kept for the grid
+#: (fewer, other arrays) 1M faults no more (1,700 faults on one thread, 8,000 on two) and
+#: calls the measures twice per run of that grid instead of 7 times, and each call's Python
+#: steps are work that two threads take turns at: CPU 0.851 -> 0.840 s on one thread,
+#: 0.926 -> 0.888 s on two; peak RSS on two threads 164 -> 190 MiB.
+STACK_ENTRIES = 1 << 20
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
