@@ -13,7 +13,11 @@ every thread of the process it reads the kernel's ``/proc/.../schedstat`` before
 (helper threads: when they start and end): the CPU it ran, the time it waited for a core
 while runnable (``delay``: other work on the machine, or more runnable threads than
 cores) and the time it was blocked (``blocked`` = life - CPU - delay: waiting for the
-interpreter lock, for polars' pool, for another thread).
+interpreter lock, for polars' pool, for another thread); and the worker threads' calls
+into polars (the outermost query ``collect`` (``read_csv`` too), ``join``, ``sort``, ``unique``, ``n_unique``,
+``to_numpy``): how many, their wall and the calling thread's own CPU in them (a call
+whose wall grows with the thread count beyond the machine's load waits for the pool or
+for the lock on its way back).
 
 Printed per thread count (the round of median wall): each phase's span and items per
 thread; each thread's CPU, delay and blocked; the native threads (polars' pool and its
@@ -98,6 +102,14 @@ def child(threads: int, data: Path, switch: float | None = None) -> dict:
                       threads=threads)  # warm-up: imports, first calls
     t0 = [0.0]
     spans: list = []
+
+    tags, numbered = threading.local(), iter(range(1 << 30))
+
+    def _me() -> str:  # helper threads of two phases share a name (and may share an id)
+        if not hasattr(tags, "tag"):
+            tags.tag = f"{threading.current_thread().name} ({next(numbered)})"
+        return tags.tag
+
     ended: list = []
 
     def wrap(name: str, label: str) -> None:
@@ -108,7 +120,7 @@ def child(threads: int, data: Path, switch: float | None = None) -> dict:
             try:
                 return original(*args, **kwargs)
             finally:
-                spans.append((threading.current_thread().name, label, start - t0[0],
+                spans.append((_me(), label, start - t0[0],
                               time.perf_counter() - t0[0], time.thread_time() - cpu))
         setattr(grid_module, name, timed)
 
@@ -124,21 +136,49 @@ def child(threads: int, data: Path, switch: float | None = None) -> dict:
         finally:
             end = _schedstat("/proc/thread-self/schedstat")
             if start and end:
-                ended.append((self.name, end[0] - start[0], end[1] - start[1],
+                ended.append((_me(), end[0] - start[0], end[1] - start[1],
                               time.perf_counter() - born))
     threading.Thread.run = counted  # type: ignore[method-assign]
+    import polars as pl
+
+    inside = threading.local()
+    in_polars: dict = {}  # thread -> [calls, wall, thread CPU] in polars' outermost calls
+
+    def polars_call(owner, name: str) -> None:
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            if getattr(inside, "depth", 0):
+                return original(*args, **kwargs)
+            inside.depth = 1
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                inside.depth = 0
+                row = in_polars.setdefault(_me(), [0, 0.0, 0.0])
+                row[0] += 1
+                row[1] += time.perf_counter() - start
+                row[2] += time.thread_time() - cpu
+        setattr(owner, name, timed)
+
+    from polars.lazyframe import engine
+
+    for owner, name in ((engine._LocalEngine, "collect"), (pl.Series, "n_unique"),
+                        (pl.Series, "sort"), (pl.Series, "unique"), (pl.DataFrame, "sort"),
+                        (pl.DataFrame, "join"), (pl.Series, "to_numpy")):
+        polars_call(owner, name)
     before = _tasks()
     t0[0], cpu0 = time.perf_counter(), time.process_time()
     irm.evaluate_grid(files["qrels"], files["runs"], MEASURES, threads=threads)
     wall, cpu = time.perf_counter() - t0[0], time.process_time() - cpu0
     after = _tasks()
-    tasks = [(name, c - before[tid][1][0], d - before[tid][1][1], wall)
+    main = _me()
+    tasks = [(main if tid == str(os.getpid()) else name, c - before[tid][1][0],
+              d - before[tid][1][1], wall)
              for tid, (name, (c, d)) in after.items() if tid in before]
-    main = threading.main_thread().name
     return {"threads": threads, "wall": wall, "cpu": cpu, "spans": spans,
-            "tasks": [(main if i == 0 else n, c, d, life)
-                      for i, (n, c, d, life) in enumerate(tasks)] + ended,
-            "main": main}
+            "tasks": tasks + ended, "main": main, "polars": in_polars}
 
 
 def _share(part: list, barrier, out) -> None:
@@ -202,18 +242,23 @@ def report(t: dict, show_spans: bool) -> None:
             print(f"| {label} | {name} | {len(mine)} | {min(s[2] for s in mine):.3f} |"
                   f" {max(s[3] for s in mine):.3f} | {sum(s[3] - s[2] for s in mine):.3f} |"
                   f" {sum(s[4] for s in mine):.3f} |")
-    print("\n| thread | life s | CPU s | delay s | blocked s |")
-    print("|---|---:|---:|---:|---:|")
+    print("\n| thread | life s | CPU s | delay s | blocked s | polars calls | wall in them |"
+          " its CPU in them |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     native = [0.0, 0.0]
     blocked = 0.0
+    polars = dict(t["polars"])
     for name, c, d, life in t["tasks"]:
         if name in workers:
             blocked += max(0.0, life - c - d)
-            print(f"| {name} | {life:.3f} | {c:.3f} | {d:.3f} | {max(0.0, life - c - d):.3f} |")
+            calls, inner, own = polars.pop(name, [0, 0.0, 0.0])
+            print(f"| {name} | {life:.3f} | {c:.3f} | {d:.3f} | {max(0.0, life - c - d):.3f} |"
+                  f" {calls} | {inner:.3f} | {own:.3f} |")
         else:
             native[0] += c
             native[1] += d
-    print(f"| native threads (polars' pool, executors) | | {native[0]:.3f} | {native[1]:.3f} | |")
+    print(f"| native threads (polars' pool, executors) | | {native[0]:.3f} | {native[1]:.3f} |"
+          " | | | |")
     busy = _busy_count(t["spans"], wall)
     serial = sum(dt for dt, k in busy if k <= 1 and n > 1) * (n - 1)
     waiting = max(0.0, blocked - native[0])
