@@ -32,17 +32,22 @@ DOCS = [f"d{i}" for i in range(9)]
 
 @st.composite
 def grids(draw):
-    """2-4 qrels sets of the same queries (each set judging its own subset of a pool, its
-    own top label: some sets stack apart), 1-3 runs with ties, unjudged documents,
-    qrels queries they lack and a query no set judges."""
+    """2-4 qrels sets of the same queries (each set judging its own subset of a pool, or
+    relabelling the set before it: the same pairs in the same order; its own top label:
+    some sets stack apart), 1-3 runs with ties, unjudged documents, qrels queries they
+    lack and a query no set judges."""
     queries = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=1, max_size=4, unique=True))
-    sets = []
+    sets: list = []
     for _ in range(draw(st.integers(2, 4))):
         top = draw(st.integers(1, 3))
+        relabel = bool(sets) and draw(st.booleans())
         qrels = {}
         for q in queries:
-            judged = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, top),
-                                          min_size=1, max_size=6))
+            if relabel:
+                judged = {d: draw(st.integers(-1, top)) for d in sets[-1][q]}
+            else:
+                judged = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, top),
+                                              min_size=1, max_size=6))
             if all(v < 0 for v in judged.values()):  # trec_eval: undefined otherwise
                 judged[next(iter(judged))] = draw(st.integers(0, top))
             qrels[q] = judged
