@@ -167,20 +167,29 @@ def _vectors_by_key(sets: list[EncodedQrels], dtype) -> tuple | None:
     (serial work before any run of a grid is read)."""
     if not all(s.unique_keys for s in sets):
         return None
+    # Relabellings of one pool (an LLM judging the humans' pool) hold the same keys in the
+    # same order: such a set adds nothing to the union, and its rows lie where those of
+    # the set before it do (40 binary searches of 9,000 keys were 15 of the stacking's
+    # 35 ms, serial work before any run of a grid is read).
+    fresh = [i == 0 or not np.array_equal(s.keys, sets[i - 1].keys)
+             for i, s in enumerate(sets)]
     keys, waiting, held = np.zeros(0, dtype=np.uint64), [], 0
-    for s in sets:
-        waiting.append(s.keys)
-        held += len(s.keys)
+    for s, new in zip(sets, fresh):
+        if new:
+            waiting.append(s.keys)
+            held += len(s.keys)
         if held >= _MERGE_KEYS or s is sets[-1]:
             keys, waiting, held = np.unique(np.concatenate([keys, *waiting])), [], 0
     fingerprints = np.zeros(len(keys), dtype=np.uint64)
     seen = np.zeros(len(keys), dtype=bool)
     vectors = np.full((len(keys), len(sets)), NOT_IN_POOL, dtype=dtype)
-    for i, s in enumerate(sets):
-        at = np.searchsorted(keys, s.keys)
-        first = ~seen[at]
-        fingerprints[at[first]] = s.fingerprints[first]
-        seen[at] = True
+    at = np.zeros(0, dtype=np.intp)
+    for i, (s, new) in enumerate(zip(sets, fresh)):
+        if new:
+            at = np.searchsorted(keys, s.keys)
+            first = ~seen[at]
+            fingerprints[at[first]] = s.fingerprints[first]
+            seen[at] = True
         if not np.array_equal(fingerprints[at], s.fingerprints):
             return None  # one key, two documents
         vectors[at, i] = s.codes
@@ -210,13 +219,16 @@ def _pairs_of(qrels: EncodedQrels, pairs: pl.DataFrame) -> pl.Series:
 
 #: Ranked entries measured at once (sets x entries of the chunk): a chunk is measured on as
 #: many of its sets together as stay within this, so memory grows with it, not with the
-#: number of sets (the measures hold a few arrays of this length; 256K: 2 MiB each).
-#: Larger is not faster: the measures' arrays of 2M entries (16 MiB) were given back to
-#: the system when freed and faulted in again page by page for the next batch (216,000
-#: page faults and a third of the CPU, in the kernel, per call on bench_threads.py's grid
-#: of 40 sets x 30 runs; and one process' page faults wait for each other across
-#: threads); at 256K glibc keeps them: 3,000 faults, CPU 1.55-1.72 -> 1.04-1.30 s.
-STACK_ENTRIES = 1 << 18
+#: number of sets (the measures hold a few arrays of this length; 1M: 8 MiB each).
+#: At 2M, the measures' arrays (16 MiB) were once given back to the system when freed and
+#: faulted in again page by page for the next batch (216,000 page faults, a third of the
+#: CPU, per call on bench_threads.py's grid of 40 sets x 30 runs; one process' page faults
+#: wait for each other across threads), so it was 256K. With the ideals kept for the grid
+#: (fewer, other arrays) 1M faults no more (1,700 faults on one thread, 8,000 on two) and
+#: calls the measures twice per run of that grid instead of 7 times, and each call's Python
+#: steps are work that two threads take turns at: CPU 0.851 -> 0.840 s on one thread,
+#: 0.926 -> 0.888 s on two; peak RSS on two threads 164 -> 190 MiB.
+STACK_ENTRIES = 1 << 20
 
 
 def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
@@ -225,25 +237,32 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     measured by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same for
     every set) as many at once as :data:`STACK_ENTRIES` allows."""
     query_ids = stacked.merged.query_ids
+    # each group's label histograms side by side (sets x queries x levels): a batch's
+    # rows in one gather, not one per set (made once per run: a few KiB per query)
+    hists = [np.stack([stacked.sets[int(s)].rel_hist for s in group])
+             for group in stacked.groups]
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
-        lengths = np.diff(lists.offsets)
         n = lists.n_queries
         per_batch = max(1, STACK_ENTRIES // max(1, len(lists.code)))
+        rows = lists.code + 1  # row 0: not in the pool
+        # The offsets of the largest batch, read-only: a smaller batch's are its start.
+        widest = min(per_batch, max(len(group) for group in stacked.groups))
+        all_offsets = np.concatenate(([0], np.cumsum(np.tile(np.diff(lists.offsets),
+                                                             widest)))).astype(np.int64)
+        all_offsets.flags.writeable = False
         out = {}
-        for group, table in zip(stacked.groups, stacked.by_group):
+        for group, table, hist in zip(stacked.groups, stacked.by_group, hists):
             first = stacked.sets[int(group[0])]
             for lo in range(0, len(group), per_batch):
                 batch = group[lo:lo + per_batch]
                 k = len(batch)
-                code = np.take(table[lo:lo + k], lists.code + 1, axis=1).reshape(-1)
-                offsets = np.concatenate(([0], np.cumsum(np.tile(lengths, k))))
+                code = np.take(table[lo:lo + k], rows, axis=1).reshape(-1)
                 one = RankedLists(
-                    query_ids=np.tile(lists.query_ids, k), offsets=offsets.astype(np.int64),
+                    query_ids=np.tile(lists.query_ids, k), offsets=all_offsets[:k * n + 1],
                     code=code.astype(np.int64),
-                    rel_hist=np.concatenate([stacked.sets[int(s)].rel_hist[codes]
-                                             for s in batch]),
+                    rel_hist=hist[lo:lo + k][:, codes].reshape(-1, hist.shape[2]),
                     bogus=np.tile(lists.bogus, k),
                     scores=None if lists.scores is None else np.tile(lists.scores, k),
                     run_name=lists.run_name, qrels_positive_total=first.positive_total,

@@ -32,17 +32,22 @@ DOCS = [f"d{i}" for i in range(9)]
 
 @st.composite
 def grids(draw):
-    """2-4 qrels sets of the same queries (each set judging its own subset of a pool, its
-    own top label: some sets stack apart), 1-3 runs with ties, unjudged documents,
-    qrels queries they lack and a query no set judges."""
+    """2-4 qrels sets of the same queries (each set judging its own subset of a pool, or
+    relabelling the set before it: the same pairs in the same order; its own top label:
+    some sets stack apart), 1-3 runs with ties, unjudged documents, qrels queries they
+    lack and a query no set judges."""
     queries = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=1, max_size=4, unique=True))
-    sets = []
+    sets: list = []
     for _ in range(draw(st.integers(2, 4))):
         top = draw(st.integers(1, 3))
+        relabel = bool(sets) and draw(st.booleans())
         qrels = {}
         for q in queries:
-            judged = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, top),
-                                          min_size=1, max_size=6))
+            if relabel:
+                judged = {d: draw(st.integers(-1, top)) for d in sets[-1][q]}
+            else:
+                judged = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, top),
+                                              min_size=1, max_size=6))
             if all(v < 0 for v in judged.values()):  # trec_eval: undefined otherwise
                 judged[next(iter(judged))] = draw(st.integers(0, top))
             qrels[q] = judged
@@ -247,3 +252,53 @@ def test_a_key_of_two_documents_takes_the_joins(monkeypatch):
     monkeypatch.setattr(stacked_module, "_judged_pairs",
                         lambda s, real=stacked_module._judged_pairs: joins.append(1) or real(s))
     assert _same_stack(stacked_qrels(sets), merged) and joins
+
+
+def _relabelled_pools(seed: int, order: str):
+    """Sets naming their pool by letter in ``order`` ("AABAB"): each pool a random subset
+    of 20 queries x 40 documents, each set of it a relabelling (the same pairs, in the
+    same order, other labels)."""
+    from irmetrics.engine.pack import encode_qrels
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    queries = np.repeat([f"q{i}" for i in range(20)], 40)
+    docs = np.tile([f"d{i}" for i in range(40)], 20)
+    pools = {}
+    for name in sorted(set(order)):
+        keep = rng.random(len(queries)) < 0.5
+        keep[::40] = True  # every query judged in every set
+        pools[name] = keep
+    return [encode_qrels(pl.DataFrame({
+        "query_id": queries[pools[p]], "doc_id": docs[pools[p]],
+        "relevance": rng.integers(-1, 4, int(pools[p].sum()))})) for p in order]
+
+
+@pytest.mark.parametrize("order", ["AAAA", "AABAB", "ABBBA", "ABCAB"])
+def test_relabellings_of_one_pool_merge_as_the_joins(order, monkeypatch):
+    # Sets of one pool share their keys, which are searched once for a run of them
+    # (_vectors_by_key); pools interleaved in any order give the joins' stack bit for bit.
+    # Planted (every set given the rows of the set before it): AABAB, ABBBA and ABCAB fail.
+    sets = _relabelled_pools(len(order), order)
+    assert [np.array_equal(a.keys, b.keys) for a, b in zip(sets, sets[1:])] == \
+        [a == b for a, b in zip(order, order[1:])]
+    assert stacked_module._vectors_by_key(sets, np.int8) is not None  # the key road
+    by_key = stacked_qrels(sets)
+    monkeypatch.setattr(stacked_module, "_MERGE_KEYS", 300)  # the union grown in steps
+    assert _same_stack(stacked_qrels(sets), by_key)
+    monkeypatch.setattr(stacked_module, "_vectors_by_key", lambda sets, dtype: None)
+    assert _same_stack(stacked_qrels(sets), by_key)
+
+
+def test_a_relabelling_with_another_document_under_a_key_takes_the_joins():
+    # A set whose keys equal the set before it is still checked document by document:
+    # one fingerprint changed (two documents under one key) leaves the key road.
+    from dataclasses import replace
+
+    sets = _relabelled_pools(7, "AAA")
+    fingerprints = sets[2].fingerprints.copy()
+    fingerprints[5] ^= np.uint64(1)
+    sets[2] = replace(sets[2], fingerprints=fingerprints)
+    assert np.array_equal(sets[1].keys, sets[2].keys)
+    assert stacked_module._vectors_by_key(sets, np.int8) is None
+    assert stacked_module._vectors_by_key(sets[:2], np.int8) is not None
