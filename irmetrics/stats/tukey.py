@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,7 @@ import numpy as np
 from irmetrics.checks import check_positive_int, parameter_error
 from irmetrics.exceptions import ShapeError
 from irmetrics.parallel import resolve_threads
-from ._common import TukeyHSD, _REL_TOL, _check_finite, _check_seed, _map_blocks
+from ._common import TukeyHSD, _REL_TOL, _Scratch, _check_finite, _check_seed, _map_blocks
 
 
 def tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Any = 0,
@@ -116,15 +115,7 @@ def _permuted_ranges(cube: np.ndarray, n_resamples: int, seed: Any, threads: Any
     # mmap and were faulted in page by page for every block (200,000 page faults per
     # call on 20 systems x 250 topics, 40 % of its CPU in the kernel, and page faults of
     # one process' threads wait for each other). Dropped with the call.
-    held = threading.local()
-
-    def scratch(name: str, shape: tuple, dtype) -> np.ndarray:
-        size = math.prod(shape)
-        array = getattr(held, name, None)
-        if array is None or array.size < size:
-            array = np.empty(size, dtype=dtype)
-            setattr(held, name, array)
-        return array[:size].reshape(shape)
+    scratch = _Scratch().get
 
     def block(size, rng):
         picks = np.add(_random_permutations(rng, size * n, m).reshape(size, n, m), row_base,
