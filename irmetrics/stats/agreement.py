@@ -100,7 +100,17 @@ class _Tallies:
 
 def _tallies(x: np.ndarray, y: np.ndarray) -> _Tallies:
     """:class:`_Tallies` of ``x`` and ``y`` (B, m), comparing every pair of items once per
-    block of rows and items (at most about :data:`_PAIR_BLOCK` comparisons at a time)."""
+    block of rows and items (at most about :data:`_PAIR_BLOCK` comparisons at a time).
+    Many rows of few items (a bootstrap's resamples of a few dozen systems) go to
+    :func:`_tallies_rows_inner`; the same counts."""
+    batch, m = x.shape
+    if batch >= _ROWS_INNER and m * m * _ROWS_INNER <= _PAIR_BLOCK:
+        return _tallies_rows_inner(x, y)
+    return _tallies_by_histogram(x, y)
+
+
+def _tallies_by_histogram(x: np.ndarray, y: np.ndarray) -> _Tallies:
+    """:func:`_tallies` with the rows outermost (few rows, or many items)."""
     batch, m = x.shape
     # Per (row, item), a histogram of the 9 sign pairs (sign(x_i - x_j), sign(y_i - y_j))
     # over j, coded (sx + 1) * 3 + (sy + 1): one bincount per block gives every tally.
@@ -131,6 +141,39 @@ def _tallies(x: np.ndarray, y: np.ndarray) -> _Tallies:
         "discordant": h[..., 2] + h[..., 6],
     }
     return _Tallies(**counts)
+
+
+#: :func:`_tallies` compares rows innermost from this many rows of at most
+#: ``sqrt(_PAIR_BLOCK / _ROWS_INNER)`` (181) items.
+_ROWS_INNER = 64
+
+
+def _tallies_rows_inner(x: np.ndarray, y: np.ndarray) -> _Tallies:
+    """:func:`_tallies` with the rows innermost: ``(items i, items j, rows)``, so that every
+    comparison and every sum over ``j`` runs along contiguous rows. With the rows outermost
+    each step's innermost loop is ``m`` items long, and numpy's per-loop cost dominated:
+    the 4 comparisons of 314 rows x 20 x 20 items took 0.61 ms that way, 0.16 ms this way
+    (the whole tally 1.72 -> about 0.4 ms). Counts per ``(i, r)`` of 8 pair relations:
+    ``x_j > x_i``, ``x_j < x_i``, the same of ``y``, and the 4 joint ones; int16 sums
+    (``m <= 181``), widened to int64 as the histogram gave them."""
+    batch, m = x.shape
+    xt, yt = np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)   # (m, batch)
+    counts = np.empty((8, m, batch), dtype=np.int16)
+    step = max(1, _PAIR_BLOCK // (m * m))
+    for r0 in range(0, batch, step):
+        rows = slice(r0, min(batch, r0 + step))
+        xi, xj = xt[:, None, rows], xt[None, :, rows]
+        yi, yj = yt[:, None, rows], yt[None, :, rows]
+        x_above, x_below, y_above, y_below = xj > xi, xj < xi, yj > yi, yj < yi
+        relations = (x_above, x_below, y_above, y_below, x_above & y_above,
+                     x_below & y_below, x_above & y_below, x_below & y_above)
+        for k, relation in enumerate(relations):
+            np.add.reduce(relation.view(np.int8), axis=1, dtype=np.int16,
+                          out=counts[k, :, rows])
+    c = np.ascontiguousarray(counts.transpose(0, 2, 1), dtype=np.int64)   # (8, batch, m)
+    return _Tallies(x_above=c[0], x_tied=m - c[0] - c[1], y_above=c[2],
+                    y_tied=m - c[2] - c[3], both_above=c[4], concordant=c[4] + c[5],
+                    discordant=c[6] + c[7])
 
 
 def _flat(x: np.ndarray, y: np.ndarray):
