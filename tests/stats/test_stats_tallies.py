@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irmetrics import stats
-from irmetrics.stats import agreement
+from irmetrics.stats import _common, agreement
 
 FEW = settings(max_examples=30, deadline=None, derandomize=True)
 
@@ -35,13 +35,17 @@ def _fields(t):
     return {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}
 
 
+#: Arrays kept between examples, as ranking_agreement keeps them between runs of blocks
+#: (of other sizes: the last run is shorter).
+KEPT = _common._Scratch()
+
+
 @FEW
-@given(xy=score_rows())
-def test_rows_inner_equals_histogram(xy):
+@given(xy=score_rows(), kept=st.sampled_from([None, KEPT]))
+def test_rows_inner_equals_histogram(xy, kept):
     x, y = xy
-    inner, histogram = (_fields(road(x, y)) for road in
-                        (agreement._tallies_rows_inner, agreement._tallies_by_histogram))
-    for name, counts in histogram.items():
+    inner = _fields(agreement._tallies_rows_inner(x, y, kept))
+    for name, counts in _fields(agreement._tallies_by_histogram(x, y)).items():
         assert inner[name].dtype == counts.dtype and inner[name].flags.c_contiguous
         np.testing.assert_array_equal(inner[name], counts, err_msg=name)
 
@@ -61,7 +65,8 @@ def test_rows_inner_in_pieces(monkeypatch):
 def test_which_road(shape, inner, monkeypatch):
     taken = []
     monkeypatch.setattr(agreement, "_tallies_rows_inner",
-                        lambda x, y: taken.append("inner") or agreement._tallies_by_histogram(x, y))
+                        lambda x, y, kept: taken.append("inner")
+                        or agreement._tallies_by_histogram(x, y))
     x = np.zeros(shape)
     agreement._tallies(x, x)
     assert (taken == ["inner"]) == inner
