@@ -262,6 +262,22 @@ def _map_blocks(fn: Callable[[int, np.random.Generator], Any], total: int, row_e
                            threads=threads, most=most, join=join)
 
 
+def _resample_counts(rng: np.random.Generator, count: int, n: int,
+                     out: np.ndarray | None = None) -> np.ndarray:
+    """``count`` bootstrap resamples of ``n`` rows as multiplicities, float64 of shape
+    (count, n): the index draws of scipy.stats.bootstrap (``rng.integers(0, n, (count,
+    n))``), counted per row, so that a matrix product replaces fancy indexing. Into
+    ``out`` (an array a thread keeps, :class:`_Scratch`) when given: one fresh array a
+    block fewer."""
+    draws = rng.integers(0, n, size=(count, n))
+    draws += (np.arange(count) * n)[:, None]
+    counts = np.bincount(draws.ravel(), minlength=count * n).reshape(count, n)
+    if out is None:
+        return counts.astype(np.float64)
+    np.copyto(out, counts)
+    return out
+
+
 def _rows(blocks: list) -> np.ndarray:
     """The rows of a run's blocks as one array: the block itself when the run holds one
     (a copy of a few hundred KiB costs more than its rows' work here: a new array's

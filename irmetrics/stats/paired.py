@@ -14,7 +14,8 @@ from irmetrics.parallel import item_runs, map_ordered, resolve_threads, threads_
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
-    _Scratch, _check_seed, _largest_magnitude, _map_blocks, _mean_var, _rows, _one_sided,
+    _Scratch, _check_seed, _largest_magnitude, _map_blocks, _mean_var, _resample_counts,
+    _rows, _one_sided,
     _shaped, _t_interval,
     _tail_probabilities,
 )
@@ -362,10 +363,10 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
     parts = _fixed_point_parts(centred)
     centred_sq = centred * centred if squares else None
 
+    scratch = _Scratch().get
+
     def block(size, rng):
-        picks = rng.integers(0, n, size=(size, n))
-        picks += (np.arange(size) * n)[:, None]
-        weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        weights = _resample_counts(rng, size, n, out=scratch("weights", (size, n), np.float64))
         sums = sum((weights @ part) * scale for part, scale in parts)
         return sums, weights @ centred_sq if squares else None
 
