@@ -1,6 +1,7 @@
 """The resampling statistics' memory rules (issue 33, session 15): a block's large
-temporaries go into arrays each thread keeps for the call (``_common._Scratch``), the
-randomization test's counts take magnitudes in place, and the paired tests' rounding scale
+temporaries go into arrays each thread keeps for the call (``_common._Scratch``: the
+randomization test's signs, the bootstraps' count matrices), the randomization test's
+counts take magnitudes in place, and the paired tests' rounding scale
 comes from column maxima and minima instead of matrix-sized temporaries. None of it may
 move a number: the same bytes as the plain expressions, on 1 and on 4 threads; and a
 scratch shared between threads (the planted bug) is caught."""
@@ -137,3 +138,29 @@ def test_paired_outputs_on_1_and_4_threads(test, monkeypatch):
                                    threads=threads) for threads in (1, 4))
     for field in ("p_value", "ci_low", "ci_high", "statistic", "mean_diff"):
         assert getattr(one, field).tobytes() == getattr(four, field).tobytes()
+
+
+@FEW
+@given(count=st.integers(1, 40), n=st.integers(1, 30), seed=st.integers(0, 2**32 - 1))
+def test_resample_counts_into_a_kept_array(count, n, seed):
+    fresh = _common._resample_counts(np.random.default_rng(seed), count, n)
+    kept = np.full((count, n), np.nan)
+    into = _common._resample_counts(np.random.default_rng(seed), count, n, out=kept)
+    assert into is kept and fresh.dtype == kept.dtype == np.float64
+    np.testing.assert_array_equal(fresh, kept)
+    assert (fresh.sum(axis=1) == n).all()          # each resample draws n rows
+    # scipy.stats.bootstrap's index draws, counted
+    draws = np.random.default_rng(seed).integers(0, n, size=(count, n))
+    np.testing.assert_array_equal(
+        fresh, [np.bincount(row, minlength=n) for row in draws])
+
+
+def test_rank_intervals_on_1_and_4_threads(monkeypatch):
+    from irmetrics.stats.rank_intervals import rank_intervals
+
+    monkeypatch.setattr(parallel, "MIN_THREAD_WORK", 1)
+    rng = np.random.default_rng(4)
+    scores = np.round(rng.random((60, 7)), 2)
+    one, four = (rank_intervals(scores, n_resamples=1500, seed=3, threads=t) for t in (1, 4))
+    for field in ("low", "high", "critical_value"):
+        assert np.asarray(getattr(one, field)).tobytes() == np.asarray(getattr(four, field)).tobytes()
