@@ -40,7 +40,7 @@ import numpy as np
 from irmetrics.checks import check_bool, check_choice, check_int, parameter_error
 from irmetrics.exceptions import ShapeError
 from irmetrics.parallel import resolve_threads
-from ._common import _check_level, _check_seed
+from ._common import _Scratch, _check_level, _check_seed
 from .paired import _bootstrap_blocks, _fixed_point_parts
 
 #: The statistics :func:`ranking_agreement` reports, in order.
@@ -98,9 +98,19 @@ class _Tallies:
     discordant: np.ndarray  # #{j: (x_i - x_j)(y_i - y_j) < 0}
 
 
-def _tallies(x: np.ndarray, y: np.ndarray) -> _Tallies:
+def _tallies(x: np.ndarray, y: np.ndarray, kept: _Scratch | None = None) -> _Tallies:
     """:class:`_Tallies` of ``x`` and ``y`` (B, m), comparing every pair of items once per
-    block of rows and items (at most about :data:`_PAIR_BLOCK` comparisons at a time)."""
+    block of rows and items (at most about :data:`_PAIR_BLOCK` comparisons at a time).
+    Many rows of few items (a bootstrap's resamples of a few dozen systems) go to
+    :func:`_tallies_rows_inner` (with ``kept``, its arrays); the same counts."""
+    batch, m = x.shape
+    if batch >= _ROWS_INNER and m * m * _ROWS_INNER <= _PAIR_BLOCK:
+        return _tallies_rows_inner(x, y, kept)
+    return _tallies_by_histogram(x, y)
+
+
+def _tallies_by_histogram(x: np.ndarray, y: np.ndarray) -> _Tallies:
+    """:func:`_tallies` with the rows outermost (few rows, or many items)."""
     batch, m = x.shape
     # Per (row, item), a histogram of the 9 sign pairs (sign(x_i - x_j), sign(y_i - y_j))
     # over j, coded (sx + 1) * 3 + (sy + 1): one bincount per block gives every tally.
@@ -131,6 +141,52 @@ def _tallies(x: np.ndarray, y: np.ndarray) -> _Tallies:
         "discordant": h[..., 2] + h[..., 6],
     }
     return _Tallies(**counts)
+
+
+#: :func:`_tallies` compares rows innermost from this many rows of at most
+#: ``sqrt(_PAIR_BLOCK / _ROWS_INNER)`` (181) items.
+_ROWS_INNER = 64
+
+
+def _tallies_rows_inner(x: np.ndarray, y: np.ndarray, kept: _Scratch | None = None) -> _Tallies:
+    """:func:`_tallies` with the rows innermost: ``(items i, items j, rows)``, so that every
+    comparison and every sum over ``j`` runs along contiguous rows. With the rows outermost
+    each step's innermost loop is ``m`` items long, and numpy's per-loop cost dominated:
+    the 4 comparisons of 314 rows x 20 x 20 items took 0.61 ms that way, 0.16 ms this way
+    (the whole tally 1.72 -> about 0.4 ms). Counts per ``(i, r)`` of 8 pair relations:
+    ``x_j > x_i``, ``x_j < x_i``, the same of ``y``, and the 4 joint ones, each written into
+    one of 5 arrays (``kept``'s, when a caller that tallies again and again keeps them:
+    arrays above glibc's mmap threshold are otherwise faulted in afresh each time, which
+    cost 20,000 page faults per ``ranking_agreement`` of 30 systems); int16 sums, widened
+    to int64 as the histogram gave them."""
+    batch, m = x.shape
+    get = kept.get if kept is not None else (lambda _, shape, dtype: np.empty(shape, dtype))
+    xt, yt = np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)   # (m, batch)
+    counts = get("counts", (8, m, batch), np.int16)
+    step = max(1, _PAIR_BLOCK // (m * m))
+    arrays = [get(name, (m, m, min(step, batch)), np.bool_)
+              for name in ("x_above", "x_below", "y_above", "y_below", "joint")]
+    for r0 in range(0, batch, step):
+        rows = slice(r0, min(batch, r0 + step))
+        x_above, x_below, y_above, y_below, joint = (a[:, :, :rows.stop - r0] for a in arrays)
+        xi, xj = xt[:, None, rows], xt[None, :, rows]
+        yi, yj = yt[:, None, rows], yt[None, :, rows]
+        np.greater(xj, xi, out=x_above)
+        np.less(xj, xi, out=x_below)
+        np.greater(yj, yi, out=y_above)
+        np.less(yj, yi, out=y_below)
+        for k, relation in enumerate((x_above, x_below, y_above, y_below)):
+            np.add.reduce(relation.view(np.int8), axis=1, dtype=np.int16,
+                          out=counts[k, :, rows])
+        for k, (p, q) in enumerate(((x_above, y_above), (x_below, y_below),
+                                    (x_above, y_below), (x_below, y_above)), start=4):
+            np.add.reduce(np.logical_and(p, q, out=joint).view(np.int8), axis=1,
+                          dtype=np.int16, out=counts[k, :, rows])
+    c = get("tallies", (8, batch, m), np.int64)
+    np.copyto(c, counts.transpose(0, 2, 1))
+    return _Tallies(x_above=c[0], x_tied=m - c[0] - c[1], y_above=c[2],
+                    y_tied=m - c[2] - c[3], both_above=c[4], concordant=c[4] + c[5],
+                    discordant=c[6] + c[7])
 
 
 def _flat(x: np.ndarray, y: np.ndarray):
@@ -455,10 +511,11 @@ class RankingAgreement:
                 zip(self.statistics, self.estimate, self.ci_low, self.ci_high)}
 
 
-def _all_statistics(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+def _all_statistics(x: np.ndarray, y: np.ndarray, k: int,
+                    kept: _Scratch | None = None) -> np.ndarray:
     """The :data:`RANKING_STATISTICS` of rows of means ``x`` (reference) and ``y``:
-    shape (B, 6)."""
-    t = _tallies(x, y)
+    shape (B, 6); ``kept``: as for :func:`_tallies`."""
+    t = _tallies(x, y, kept)
     return np.stack([_tau_b_rows(t), _tau_ap_rows(t.y_above, t.both_above, t.x_above),
                      _pearson_rows(_average_ranks(t.x_above, t.x_tied),
                                    _average_ranks(t.y_above, t.y_tied)),
@@ -576,12 +633,13 @@ def ranking_agreement(x: Any, y: Any, *, k: int = 3, n_resamples: int = 1000,
         return RankingAgreement(RANKING_STATISTICS, estimate, nan, nan.copy(), x_means,
                                 y_means, m, n, 0, k, level, seed)
     joined = np.hstack(resampled)  # the resampled sides' columns, resampled together
+    kept = _Scratch()  # each thread's tally arrays, for all its runs of blocks
 
     def block(sums, _):
         means = sums / n
         bx = means[:, :m] if x.ndim == 2 else np.broadcast_to(x_means, (len(means), m))
         by = means[:, -m:] if y.ndim == 2 else np.broadcast_to(y_means, (len(means), m))
-        return _all_statistics(np.ascontiguousarray(bx), np.ascontiguousarray(by), k)
+        return _all_statistics(np.ascontiguousarray(bx), np.ascontiguousarray(by), k, kept)
 
     samples = np.concatenate(_bootstrap_blocks(joined, n_resamples, seed, threads, block,
                                                squares=False))

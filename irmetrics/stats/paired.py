@@ -14,7 +14,9 @@ from irmetrics.parallel import item_runs, map_ordered, resolve_threads, threads_
 from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
-    _check_seed, _map_blocks, _mean_var, _rows, _one_sided, _shaped, _t_interval,
+    _Scratch, _check_seed, _largest_magnitude, _map_blocks, _mean_var, _resample_counts,
+    _rows, _one_sided,
+    _shaped, _t_interval,
     _tail_probabilities,
 )
 
@@ -169,7 +171,7 @@ def _paired_test(a, b, *, test, n_resamples, seed, alternative, level, exact, bo
     with np.errstate(over="ignore"):  # reported just below, as a parameter error
         d = A - B
     _check_finite("a - b", d)
-    mean, var = _mean_var(d, scale=np.maximum(np.abs(A), np.abs(B)).max(axis=0))
+    mean, var = _mean_var(d, scale=_largest_magnitude(A, B))
     sd = np.sqrt(var)
     with np.errstate(divide="ignore", invalid="ignore"):
         effect_size = mean / sd
@@ -322,13 +324,18 @@ def _sign_flip_monte_carlo_p(d, alternative, n_resamples, seed, threads):
     observed = d.sum(axis=0)
     gamma = _flip_tolerance(d)
 
+    scratch = _Scratch().get
+
     def block(size, rng):
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8)
-        signs = 1.0 - 2.0 * flips
+        # the signs 1 - 2 * flips, into this thread's kept array (no fresh pages a block)
+        signs = np.multiply(flips, -2.0, out=scratch("signs", (size, n), np.float64))
+        np.add(signs, 1.0, out=signs)
         return signs @ d  # a block's own product: the same shape, so the same sums
 
     def run(sums):  # a run of blocks' counts at once: fewer numpy calls
-        return _at_least_as_extreme(_rows(sums), observed, alternative, gamma)
+        return _at_least_as_extreme(_rows(sums), observed, alternative, gamma,
+                                    overwrite=True)
 
     counts = np.zeros(k, dtype=np.int64)
     for hits in _map_blocks(block, n_resamples, n + k, seed, threads, row_work=n * k,
@@ -356,10 +363,10 @@ def _bootstrap_blocks(centred, n_resamples, seed, threads, fn, *, squares):
     parts = _fixed_point_parts(centred)
     centred_sq = centred * centred if squares else None
 
+    scratch = _Scratch().get
+
     def block(size, rng):
-        picks = rng.integers(0, n, size=(size, n))
-        picks += (np.arange(size) * n)[:, None]
-        weights = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        weights = _resample_counts(rng, size, n, out=scratch("weights", (size, n), np.float64))
         sums = sum((weights @ part) * scale for part, scale in parts)
         return sums, weights @ centred_sq if squares else None
 

@@ -32,7 +32,7 @@ from irmetrics.checks import check_choice, check_positive_int, parameter_error
 from irmetrics.exceptions import DegenerateTestWarning, ShapeError
 from irmetrics.parallel import (block_generator, block_root, map_in_runs, one_blas_thread,
                                 threads_for_work)
-from ._common import _check_level
+from ._common import _Scratch, _check_level, _resample_counts
 from .paired import _fixed_point_parts
 
 __all__ = [
@@ -162,14 +162,6 @@ def _aggregate(task_means: np.ndarray, aggregation: str,
     return -ranks.mean(axis=-2)
 
 
-def _resample_counts(rng: np.random.Generator, count: int, n: int) -> np.ndarray:
-    """``count`` bootstrap resamples of ``n`` rows as multiplicities, shape (count, n)
-    (index draws, as scipy.stats.bootstrap makes them, counted per row)."""
-    draws = rng.integers(0, n, size=(count, n))
-    draws += (np.arange(count) * n)[:, None]
-    return np.bincount(draws.ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
-
-
 def _exact_means(weights: np.ndarray, parts: list, n: int) -> np.ndarray:
     """``weights @ scores / n`` summed exactly on fixed-point parts (order-free sums)."""
     return sum((weights @ part) * scale for part, scale in parts) / n
@@ -280,6 +272,7 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
     parts = [_fixed_point_parts(t) for t in matrices]
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
+    scratch = _Scratch().get  # each thread's count arrays, for all its blocks
 
     def block(index: int) -> np.ndarray:
         rng = block_generator(root, index)  # built by the worker drawing it
@@ -305,7 +298,8 @@ def _resampled_scores(matrices: list[np.ndarray], aggregation: str, resampling: 
                 if not rows.size:
                     continue
                 n_t = matrix.shape[0]
-                counts = _resample_counts(rng, rows.size, n_t)
+                counts = _resample_counts(rng, rows.size, n_t,
+                                          out=scratch("counts", (rows.size, n_t), np.float64))
                 slot_means[rows, cols] = _exact_means(counts, parts[t], n_t)
         return _aggregate(slot_means, aggregation, weights)
 
@@ -588,10 +582,12 @@ def bootstrap_mean_intervals(values: Any, *, level: float = 0.95, n_resamples: i
     complete = bool(finite.all())
     n_blocks = -(-n_resamples // _RESAMPLE_BLOCK)
     root = block_root(seed)
+    scratch = _Scratch().get  # each thread's weights, for all its blocks
 
     def block(index: int) -> np.ndarray:
         size = min(_RESAMPLE_BLOCK, n_resamples - index * _RESAMPLE_BLOCK)
-        weights = _resample_counts(block_generator(root, index), size, n)
+        weights = _resample_counts(block_generator(root, index), size, n,
+                                   out=scratch("weights", (size, n), np.float64))
         # without NaN every resample counts n rows: no product needed (it is exactly n)
         counted = float(n) if complete else weights @ present
         with np.errstate(invalid="ignore", divide="ignore"):
