@@ -13,25 +13,39 @@ POLARS_THREAD_VARIABLE = "POLARS_MAX_THREADS"
 
 
 def threads_asked(argv: Sequence[str], environ: Mapping[str, str]) -> int | None:
-    """The thread count a command line asks for: ``--threads N`` (or ``--threads=N``),
-    else the environment's ``IRMETRICS_THREADS``; None when neither is an integer from 1
-    to 1024 (the command itself reports a bad value).
+    """The thread count a command line asks for: ``--threads N`` (or ``--threads=N``,
+    or a prefix argparse takes for it, ``--thr N``), else the environment's
+    ``IRMETRICS_THREADS``; None when neither is an integer from 1 to 1024 (the command
+    itself reports a bad value). Nothing after ``--`` is an option: a file may be named
+    ``--threads=3``.
+
+    The value is read as the command reads it (``int(text.strip(), 10)``: ``+2``, ``02``
+    and ``1_0`` are numbers; ``\u00b2``, a digit to ``str.isdigit``, is not), so that the
+    pool is sized to the count the command runs with, or left alone.
 
     >>> threads_asked(["eval", "--threads", "1", "q", "r"], {}), threads_asked(["eval"], {})
     (1, None)
+    >>> threads_asked(["eval", "--thr=+2"], {}), threads_asked(["eval", "--threads", "\u00b2"], {})
+    (2, None)
     >>> threads_asked(["eval", "--threads=x"], {"IRMETRICS_THREADS": "3"})
     """
     text = None
     for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            text = argv[i + 1]
-        elif arg.startswith("--threads="):
-            text = arg.partition("=")[2]
+        if arg == "--":
+            break
+        option, equals, value = arg.partition("=")
+        # argparse takes any prefix that names one option: no other starts with --th
+        if len(option) >= 4 and "--threads".startswith(option):
+            if equals:
+                text = value
+            elif i + 1 < len(argv):
+                text = argv[i + 1]
     if text is None:
         text = environ.get("IRMETRICS_THREADS")
-    if text is None or not text.strip().isdigit():
+    try:
+        n = int(text.strip(), 10)  # type: ignore[union-attr]
+    except (AttributeError, ValueError):  # None, not a number, or over int's 4300 digits
         return None
-    n = int(text)
     return n if 1 <= n <= 1024 else None
 
 

@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 ROOT = Path(__file__).resolve().parents[2]
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -95,3 +98,54 @@ def test_threads_asked_reads_the_command_line_then_the_environment():
     env = {"POLARS_MAX_THREADS": "8"}
     prepare_environment(["eval", "--threads", "1"], env, {"numpy": None})
     assert env == {"POLARS_MAX_THREADS": "8"}
+
+
+def test_threads_asked_reads_the_value_as_the_command_does():
+    # The pool is sized to the count the command runs with, or left alone: never a crash
+    # before the command's own error ('²' is a digit to str.isdigit, not to int; int()
+    # refuses over 4300 digits), nor a count the command did not take (a file after --).
+    from irmetrics.__main__ import threads_asked
+
+    for text, expected in (("\u00b2", None), ("9" * 5000, None), ("+2", 2), ("1_0", 10),
+                           (" 2 ", 2), ("02", 2), ("\u0663", 3), ("1e3", None)):
+        assert threads_asked(["eval", "--threads", text], {}) == expected, text
+        assert threads_asked(["eval"], {"IRMETRICS_THREADS": text}) == expected, text
+    # argparse's abbreviations of --threads (no other option starts with --th)
+    assert threads_asked(["eval", "--thr", "1"], {}) == 1
+    assert threads_asked(["eval", "--threa=3", "q", "r"], {}) == 3
+    assert threads_asked(["eval", "--t", "1"], {}) is None  # --ties too: argparse refuses
+    # after --, only file names
+    assert threads_asked(["eval", "-q", "--", "qrels", "--threads=3"], {}) is None
+    assert threads_asked(["eval", "--", "--threads", "3"], {"IRMETRICS_THREADS": "2"}) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(st.text(max_size=6),
+                      st.text(alphabet="0123456789 +-_\u00b2\u0663\u00a0e.", max_size=6)))
+def test_threads_asked_agrees_with_the_commands_parser(text):
+    # threads_asked is the command's --threads (parse_threads) and IRMETRICS_THREADS
+    # (resolve_threads) read before polars loads: where they take a count it is the
+    # same, where they refuse the value it is None.
+    from irmetrics.__main__ import threads_asked
+    from irmetrics.cli.options import parse_threads
+    from irmetrics.exceptions import ParameterError
+
+    try:
+        taken = parse_threads(text)
+    except ParameterError:
+        taken = None
+    assert threads_asked(["eval", f"--threads={text}"], {}) == taken
+    assert threads_asked(["eval", "--threads", text], {"IRMETRICS_THREADS": "7"}) == taken
+
+
+def test_a_bad_or_abbreviated_thread_count_in_the_process(tmp_path):
+    # '²': the command's own error (status 1, its message, no traceback), the pool left alone
+    env = {k: v for k, v in os.environ.items() if k not in ("POLARS_MAX_THREADS",
+                                                           "IRMETRICS_THREADS")}
+    done = subprocess.run([sys.executable, "-m", "irmetrics", "eval", "--threads", "\u00b2",
+                           "-m", "map", "qrels", "run"], capture_output=True, timeout=120,
+                          env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp_path)
+    assert b"Traceback" not in done.stderr and done.stdout == b""
+    assert b"`--threads` must be an integer between 1 and 1024" in done.stderr
+    out, (status, _, _, variable, pool) = _probe(tmp_path, {}, args=("--thr", "1"))
+    assert status == 0 and (variable, pool) == ("1", 1)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from irmetrics.adapters import from_flat
 from irmetrics.engine.dicts import JudgmentTable, evaluate_dict_run
-from irmetrics.engine.ordering import SEMANTICS, TIES, doc_id_tiebreak, rank_order
+from irmetrics.engine.ordering import SEMANTICS, TIES, doc_id_tiebreak, ordering_scores, rank_order
 from irmetrics.engine.pack import encode_qrels, pack
 from irmetrics.engine.stream import evaluate_run_file
 
@@ -188,17 +188,19 @@ def test_the_rule_distinguishes_every_option():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=flat_rows(), descending=st.booleans())
-def test_ranked_scores_are_each_rows_own(rows, descending):
-    """:func:`~irmetrics.engine.pack.rank_run`'s scores at each rank are the score of the
-    row ranked there, bytes and all: the doc-id tie rule moves a row's score with it, so
-    a ``-0.0`` tied with ``0.0`` stays with its document (it once stayed in place)."""
+@given(rows=flat_rows(), descending=st.booleans(), semantics=st.sampled_from(SEMANTICS))
+def test_ranked_scores_are_each_rows_own(rows, descending, semantics):
+    """:func:`~irmetrics.engine.pack.rank_run`'s scores at each rank are the ordering
+    score of the row ranked there, bytes and all: the doc-id tie rule moves a row's score
+    with it, so a ``-0.0`` tied with ``0.0`` stays with its document (it once stayed in
+    place). Under ``semantics="pytrec_eval"`` they are the row's float32 rounding, whose
+    ties (``-0.0`` with ``1e-46``, rounded to ``0.0``) move the same way."""
     from irmetrics.engine.pack import rank_run
 
     frame = pl.DataFrame([(q, d, s) for q, d, s, _ in named(rows)],
                          schema=["query_id", "doc_id", "score"], orient="row")
     query_ids = np.unique(frame["query_id"].to_numpy().astype(object))
     ranked = rank_run(frame, query_ids, np.zeros(len(query_ids), dtype=bool),
-                      doc_id_descending=descending)
-    own = frame["score"].to_numpy()[ranked.order]
+                      doc_id_descending=descending, semantics=semantics)
+    own = ordering_scores(frame["score"].to_numpy(), semantics)[ranked.order]
     assert own.tobytes() == np.asarray(ranked.scores).tobytes()
