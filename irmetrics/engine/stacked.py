@@ -70,6 +70,9 @@ class StackedQrels:
     by_group : list of ndarray of int
         ``table[:, group].T`` of each group, contiguous: a chunk's codes under all its
         sets in one gather, set-major.
+    hists_by_group : list of ndarray of int64
+        Each group's label histograms side by side (sets x queries x levels): a batch's
+        rows in one gather, not one per set.
     ideals : dict
         The ideal gains of the query blocks measured so far, shared by the runs of a
         grid (:func:`irmetrics.engine.gains.ideal_memo`).
@@ -80,6 +83,7 @@ class StackedQrels:
     sets: list
     groups: list
     by_group: list
+    hists_by_group: list
     ideals: dict = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -147,7 +151,9 @@ def stacked_qrels(sets: list[EncodedQrels]) -> StackedQrels | None:
         groups.setdefault((levels, s.rel_hist.shape[1]), []).append(i)
     members = [np.asarray(g, dtype=np.int64) for g in groups.values()]
     return StackedQrels(merged=merged, table=table, sets=list(sets), groups=members,
-                        by_group=[np.ascontiguousarray(table[:, g].T) for g in members])
+                        by_group=[np.ascontiguousarray(table[:, g].T) for g in members],
+                        hists_by_group=[np.stack([sets[int(s)].rel_hist for s in g])
+                                        for g in members])
 
 
 #: Keys merged at once by :func:`_vectors_by_key` (memory: the union and about this many
@@ -237,10 +243,6 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
     measured by ``evaluate_lists`` (RankedLists -> ``{name: values}``, the same for
     every set) as many at once as :data:`STACK_ENTRIES` allows."""
     query_ids = stacked.merged.query_ids
-    # each group's label histograms side by side (sets x queries x levels): a batch's
-    # rows in one gather, not one per set (made once per run: a few KiB per query)
-    hists = [np.stack([stacked.sets[int(s)].rel_hist for s in group])
-             for group in stacked.groups]
 
     def evaluate(lists: RankedLists) -> dict:
         codes = query_code(query_ids, lists.query_ids)
@@ -253,7 +255,8 @@ def stacked_evaluator(stacked: StackedQrels, evaluate_lists):
                                                              widest)))).astype(np.int64)
         all_offsets.flags.writeable = False
         out = {}
-        for group, table, hist in zip(stacked.groups, stacked.by_group, hists):
+        for group, table, hist in zip(stacked.groups, stacked.by_group,
+                                      stacked.hists_by_group):
             first = stacked.sets[int(group[0])]
             for lo in range(0, len(group), per_batch):
                 batch = group[lo:lo + per_batch]

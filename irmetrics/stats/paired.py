@@ -15,9 +15,7 @@ from ._common import (
     ALTERNATIVES, BOOTSTRAP_CIS, PairedTest, TESTS, UnreliableTestWarning, _AUTO_EXACT_N,
     _MAX_EXACT_N, _REL_TOL, _as_columns, _at_least_as_extreme, _check_finite, _check_level,
     _Scratch, _check_seed, _largest_magnitude, _map_blocks, _mean_var, _resample_counts,
-    _rows, _one_sided,
-    _shaped, _t_interval,
-    _tail_probabilities,
+    _rows, _one_sided, _shaped, _t_interval, _tail_probabilities,
 )
 
 
