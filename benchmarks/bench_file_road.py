@@ -3,7 +3,7 @@
 
     python benchmarks/bench_file_road.py [--data benchmarks/data] [--threads 1 2]
         [--repeat 5] [--messy] [--baseline /path/to/other/checkout [--baseline-threads]]
-        [--pytrec-eval]
+        [--pytrec-eval] [--yardsticks]
 
 Every measurement is a fresh ``python -m irmetrics eval`` process (six measures: map P.10
 recall.1000 recip_rank ndcg ndcg_cut.10) with ``--threads N``; the configurations are
@@ -16,6 +16,18 @@ means: what bench_end_to_end.py times). ``--messy`` evaluates a copy of the run 
 separators, CRLF line ends and a comment line per query (the same numbers), which must
 stay on the bounded road. Every irmetrics output is compared byte for byte with the first
 configuration's.
+
+``--yardsticks`` adds two groups of processes to the rotation, each process one
+``--threads 1`` command, the group timed from the first start to the last end (its CPU
+summed, its peak the largest process's), outputs not compared:
+
+* ``2 processes, halves``: two commands started together, each on one half of the run
+  (cut at a query boundary near the middle), each reading all the qrels: what the file
+  road would gain by splitting the run over processes instead of threads, with no
+  interpreter lock or polars pool shared and the qrels read twice;
+* ``2 copies side by side``: two commands on the whole run started together. Against
+  ``threads=1`` alone, ``2 x its wall / this wall`` is the machine's throughput for this
+  job on two cores (memory bandwidth, caches, frequency): the ceiling of any parallel road.
 
 Children compile their bytecode once, into a cache of their own (as an installed package
 has it), even where ``PYTHONDONTWRITEBYTECODE`` is set: compiling irmetrics' sources again
@@ -43,6 +55,54 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 MEASURES = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
+
+
+def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
+              pycache: str) -> tuple[float, float, float]:
+    """Wall (first start to last end), CPU (summed) and the largest peak RSS MiB of one
+    ``--threads 1`` command per file of ``runs``, all started together (this tree)."""
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache, PYTHONPATH=str(REPO_ROOT))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    argvs = [[python, wrapper, "eval", "--threads", "1", *[f"-m{m}" for m in MEASURES],
+              qrels, run] for run in runs]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    children = [subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE) for argv in argvs]
+    errors = [child.communicate()[1] for child in children]
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if any(child.returncode for child in children):
+        raise SystemExit(f"a process of the group failed: {errors}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak = max(float(err.decode().rsplit("peak_rss_mib=", 1)[-1]) for err in errors)
+    return wall, cpu, peak
+
+
+def halves(run: str, directory: str) -> list[str]:
+    """The run cut in two at the first query boundary past its middle byte (copied in
+    pieces: a child inherits this process's peak RSS, which the file read whole would
+    raise)."""
+    size = os.path.getsize(run)
+    with open(run, "rb") as fh:
+        fh.seek(size // 2)
+        fh.readline()
+        cut = fh.tell()
+        query = fh.readline().split(b" ", 1)[0]
+        while True:
+            line = fh.readline()
+            if not line or line.split(b" ", 1)[0] != query:
+                break
+            cut = fh.tell()
+    paths = [os.path.join(directory, f"run-half{i}.txt") for i in (1, 2)]
+    with open(run, "rb") as src:
+        for path, length in zip(paths, (cut, size - cut)):
+            with open(path, "wb") as dst:
+                while length:
+                    piece = src.read(min(length, 1 << 24))
+                    dst.write(piece)
+                    length -= len(piece)
+    return paths
 
 
 def run_once(tree: Path | None, threads: int | None, qrels: str, run: str, python: str,
@@ -121,6 +181,8 @@ def main() -> int:
                     help="run the baseline with each --threads value (a checkout that has it)")
     ap.add_argument("--pytrec-eval", action="store_true",
                     help="pytrec_eval's job in the rotation (same files and measures)")
+    ap.add_argument("--yardsticks", action="store_true",
+                    help="two processes on the run's halves, two copies side by side")
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
     qrels, run = os.path.join(args.data, "qrels.txt"), os.path.join(args.data, "run.txt")
@@ -141,11 +203,17 @@ def main() -> int:
             configs.append(("baseline", Path(args.baseline), None))
         if args.pytrec_eval:
             configs.append(("pytrec_eval", None, None))
+        groups: dict[str, list[str]] = {}
+        if args.yardsticks:
+            groups = {"2 processes, halves": halves(run, tmp), "2 copies side by side": [run, run]}
         pycache = os.path.join(tmp, "pycache")
         load_before = os.getloadavg()
         for name, tree, threads in configs:  # untimed: bytecode and page cache
             run_once(tree, threads, qrels, run, args.python, wrapper, pycache)
-        timings: dict[str, list[tuple[float, float, float]]] = {c[0]: [] for c in configs}
+        for files in groups.values():
+            run_group(files, qrels, args.python, wrapper, pycache)
+        timings: dict[str, list[tuple[float, float, float]]] = \
+            {name: [] for name in [c[0] for c in configs] + list(groups)}
         digests = set()
         for _ in range(args.repeat):
             for name, tree, threads in configs:
@@ -154,6 +222,11 @@ def main() -> int:
                 timings[name].append((wall, cpu, peak))
                 if tree is not None:
                     digests.add(digest)
+                print(f"{name:<20} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
+                      flush=True)
+            for name, files in groups.items():
+                wall, cpu, peak = run_group(files, qrels, args.python, wrapper, pycache)
+                timings[name].append((wall, cpu, peak))
                 print(f"{name:<20} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak {peak:7.1f} MiB",
                       flush=True)
         load_after = os.getloadavg()
