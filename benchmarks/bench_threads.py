@@ -4,7 +4,8 @@
     python benchmarks/bench_threads.py [--threads 1,2,4,8,16] [--repeat 3] [--keep-blas]
                                        [--cases grid,randomization,bootstrap,tukey,power,swap,
                                                 agreement,rank_intervals,eval]
-                                       [--topics 250] [--systems 20] [--eval-data DIR]
+                                       [--topics 250] [--systems 20] [--grid-topics 43]
+                                       [--eval-data DIR]
                                        [--baseline OTHER_CHECKOUT]
 
 Every measurement runs in a fresh process (``--worker``), which imports irmetrics, loads
@@ -36,8 +37,9 @@ Cases (seeded data, written once to a temporary directory):
 
 * ``grid``: :func:`irmetrics.evaluate_grid` over 40 qrels sets x 30 runs x 3 measures
   (``ndcg_cut.10``, ``map``, ``recall.100``), LLM-judge shaped: TREC DL-sized topics (43
-  x 1,000 documents per run, ~215 judgments per topic), the qrels sets noisy relabellings
-  of the first (the data of ``bench_meta_evaluation.py``); output: the per-query table.
+  x 1,000 documents per run, ~215 judgments per topic; ``--grid-topics`` for more), the
+  qrels sets noisy relabellings of the first (the data of ``bench_meta_evaluation.py``);
+  output: the per-query table.
 * ``randomization``, ``bootstrap``: :func:`irmetrics.stats.paired_test`, 10,000
   resamples, every pair of ``--systems`` systems on ``--topics`` topics (one call, a
   column per pair); output: p-values and intervals.
@@ -85,11 +87,11 @@ BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # --------------------------------------------------------------------------- data
 
 
-def make_data(folder: Path, topics: int, systems: int) -> None:
+def make_data(folder: Path, topics: int, systems: int, grid_topics: int = 43) -> None:
     """The grid's files (bench_meta_evaluation's generator) and the systems' scores."""
     from bench_meta_evaluation import make_data as grid_data
 
-    qrels, runs = grid_data(folder, 40, 30, 43, 1000)
+    qrels, runs = grid_data(folder, 40, 30, grid_topics, 1000)
     (folder / "grid.json").write_text(json.dumps(
         {"qrels": {k: str(v) for k, v in qrels.items()},
          "runs": {k: str(v) for k, v in runs.items()}}))
@@ -244,6 +246,8 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--topics", type=int, default=250)
     parser.add_argument("--systems", type=int, default=20)
+    parser.add_argument("--grid-topics", type=int, default=43,
+                        help="topics of the grid's qrels sets and runs")
     parser.add_argument("--eval-data", type=Path, default=None)
     parser.add_argument("--keep-blas", action="store_true",
                         help="do not hold BLAS to one thread in the workers")
@@ -284,9 +288,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder)
         start = time.perf_counter()
-        make_data(data, args.topics, args.systems)
+        make_data(data, args.topics, args.systems, args.grid_topics)
         print(f"# data written in {time.perf_counter() - start:.1f} s"
-              f" ({args.topics} topics x {args.systems} systems for the statistics)")
+              f" ({args.topics} topics x {args.systems} systems for the statistics,"
+              f" {args.grid_topics} topics in the grid)")
         rows = [case + tag for case in cases for tag in roots]
         times: dict = {(c, t): [] for c in rows for t in counts}
         cpus: dict = {(c, t): [] for c in rows for t in counts}
