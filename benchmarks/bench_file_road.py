@@ -42,6 +42,7 @@ This is a benchmark, not a test: it asserts nothing about timings.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import resource
@@ -55,6 +56,8 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 MEASURES = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
+#: The yardstick that does the job twice: a pytrec_eval ratio against its wall would mislead.
+COPIES = "2 copies side by side"
 
 
 def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
@@ -65,35 +68,78 @@ def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     argvs = [[python, wrapper, "eval", "--threads", "1", *[f"-m{m}" for m in MEASURES],
               qrels, run] for run in runs]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    children = [subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE) for argv in argvs]
-    errors = [child.communicate()[1] for child in children]
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if any(child.returncode for child in children):
-        raise SystemExit(f"a process of the group failed: {errors}")
+    with contextlib.ExitStack() as stack:
+        # stderr to files, not pipes: one child's full pipe must not stall the group while
+        # another is waited for.
+        errs = [stack.enter_context(tempfile.TemporaryFile()) for _ in argvs]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        children = [subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=err) for argv, err in zip(argvs, errs)]
+        for child in children:
+            child.wait()
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        texts = []
+        for err in errs:
+            err.seek(0)
+            texts.append(err.read().decode(errors="replace"))
+    for argv, child, text in zip(argvs, children, texts):
+        if child.returncode or "peak_rss_mib=" not in text:
+            body = text.rsplit("peak_rss_mib=", 1)[0].strip()[-2000:]
+            raise SystemExit(f"a process of the group failed (exit {child.returncode}): "
+                             f"{' '.join(argv[1:])}\n{body}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak = max(float(err.decode().rsplit("peak_rss_mib=", 1)[-1]) for err in errors)
+    peak = max(float(text.rsplit("peak_rss_mib=", 1)[-1]) for text in texts)
     return wall, cpu, peak
 
 
+def _query_id(line: bytes) -> bytes | None:
+    """A run line's query id (any whitespace separates the columns, as the reader's);
+    None for a blank or ``#`` comment line, which belongs to no query."""
+    fields = line.split(None, 1)
+    return None if not fields or fields[0].startswith(b"#") else fields[0]
+
+
+def _boundary_after(fh, position: int, line_start: bool = False) -> int | None:
+    """Offset of the first line past ``position`` (past the line it cuts, unless
+    ``line_start``) that starts another query's lines (the blank and comment lines
+    before it go with it); None when the query there runs to the end of the file."""
+    fh.seek(position)
+    if position and not line_start:
+        fh.readline()  # the rest of a line cut in the middle
+    query, start = None, None
+    while True:
+        offset = fh.tell()
+        line = fh.readline()
+        if not line:
+            return None
+        ident = _query_id(line)
+        if ident is None:
+            start = offset if start is None else start
+            continue
+        if query is not None and ident != query:
+            return offset if start is None else start
+        query, start = ident, None
+
+
 def halves(run: str, directory: str) -> list[str]:
-    """The run cut in two at the first query boundary past its middle byte (copied in
-    pieces: a child inherits this process's peak RSS, which the file read whole would
-    raise)."""
+    """The run cut in two at the first query boundary past its middle byte, or at the
+    last one before it where the middle falls in the last query (copied in pieces: a
+    child inherits this process's peak RSS, which the file read whole would raise).
+    Columns split on any whitespace (``--messy``'s tabs and CRLF ends); a query's lines
+    are taken to be contiguous, as ``generate.py`` writes them."""
     size = os.path.getsize(run)
     with open(run, "rb") as fh:
-        fh.seek(size // 2)
-        fh.readline()
-        cut = fh.tell()
-        query = fh.readline().split(b" ", 1)[0]
-        while True:
-            line = fh.readline()
-            if not line or line.split(b" ", 1)[0] != query:
-                break
-            cut = fh.tell()
+        cut = _boundary_after(fh, size // 2)
+        if cut is None:  # the middle is in the last query: its first line is the cut
+            last, position = None, 0
+            while (found := _boundary_after(fh, position, True)) is not None:
+                last, position = found, found
+            cut = last
+    if cut is None:
+        raise SystemExit(f"--yardsticks needs a run of two queries or more to cut in halves;"
+                         f" {run} has one (or none)")
     paths = [os.path.join(directory, f"run-half{i}.txt") for i in (1, 2)]
     with open(run, "rb") as src:
         for path, length in zip(paths, (cut, size - cut)):
@@ -205,7 +251,7 @@ def main() -> int:
             configs.append(("pytrec_eval", None, None))
         groups: dict[str, list[str]] = {}
         if args.yardsticks:
-            groups = {"2 processes, halves": halves(run, tmp), "2 copies side by side": [run, run]}
+            groups = {"2 processes, halves": halves(run, tmp), COPIES: [run, run]}
         pycache = os.path.join(tmp, "pycache")
         load_before = os.getloadavg()
         for name, tree, threads in configs:  # untimed: bytecode and page cache
@@ -243,7 +289,8 @@ def main() -> int:
             print(f"| {name} | {medians[name]:.2f} ({min(walls):.2f}-{max(walls):.2f}) | "
                   f"{statistics.median(r[1] for r in rows):.2f} | "
                   f"{max(r[2] for r in rows):.0f} |"
-                  + (f" {reference / medians[name]:.1f}x |" if reference else ""))
+                  + (f" {reference / medians[name]:.1f}x |" if reference and name != COPIES
+                     else " |" if reference else ""))
     return 0 if len(digests) == 1 else 2
 
 
