@@ -35,16 +35,20 @@ import collections
 import json
 import os
 import shutil
+import select
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 STATS = ("randomization", "bootstrap", "tukey", "power", "swap", "agreement")
+#: Seconds py-spy has to attach to the child before the run is given up.
+ATTACH_TIMEOUT = 30.0
+#: Fewer lock samples than this and ``s`` is a guess (one sample is 1/FEW_SAMPLES of s).
+FEW_SAMPLES = 50
 
 #: The child: imports and warms up, says READY, waits for the sampler to attach, runs the
 #: case's work once and prints its wall and CPU.
@@ -59,9 +63,11 @@ if case == "eval":
         with open(os.devnull, "w") as sink:
             saved, sys.stdout = sys.stdout, sink
             try:
-                main(argv)
+                status = main(argv)
             finally:
                 sys.stdout = saved
+        if status:  # the command's own message is on stderr; no share of a failed run
+            sys.exit(status)
 elif case == "grid":
     import irmetrics as irm
     files = json.loads(open(os.path.join(data, "grid.json")).read())
@@ -103,16 +109,31 @@ def sample(case: str, threads: int, data: str, extra: list[str], rate: int,
     # thread at each sample serialises them and hides the very overlap measured here.
     spy = subprocess.Popen([pyspy, "record", "--gil", "--nonblocking", "--rate", str(rate),
                             "--format", "raw", "--output", str(out), "--pid", str(child.pid)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # py-spy attaches
-    if spy.poll() is not None:
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert spy.stdout is not None
+    # py-spy says "Sampling process ..." on its stdout once attached: the work waits for
+    # it (a fixed wait let a slow attach miss the work's first part and understate s).
+    said = ""
+    if select.select([spy.stdout], [], [], ATTACH_TIMEOUT)[0]:
+        said = spy.stdout.readline()
+    if "Sampling process" not in said:
         child.kill()
-        raise SystemExit(f"py-spy could not sample the child: {spy.communicate()[1].strip()}")
+        child.wait()
+        spy.kill()
+        rest = "".join(spy.communicate())
+        raise SystemExit(f"py-spy could not sample the child (it reads the child's memory "
+                         f"with ptrace, which some containers forbid): "
+                         f"{(said + rest).strip() or 'no answer'}")
     child.stdin.write("go\n")
     child.stdin.flush()
-    result = json.loads(child.stdout.readline())
+    line = child.stdout.readline()
     spy.send_signal(signal.SIGINT)  # py-spy writes what it sampled and ends
-    spy.wait()
+    spy.communicate()
+    if not line:
+        child.wait()
+        raise SystemExit(f"{case}, {threads} thread(s): the child failed in its work "
+                         f"(exit {child.returncode})")
+    result = json.loads(line)
     child.stdin.close()
     child.wait()
     held: collections.Counter = collections.Counter()
@@ -128,6 +149,7 @@ def sample(case: str, threads: int, data: str, extra: list[str], rate: int,
                 break
         held[place] += int(count)
     result["held"] = total / rate
+    result["samples"] = total
     result["places"] = held
     return result
 
@@ -151,20 +173,18 @@ def main() -> int:
     unknown = [c for c in cases if c not in ("eval", "grid", *STATS)]
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}: eval, grid or one of {', '.join(STATS)}")
-    threads = sorted(set(args.threads) | {1})
+    if min(args.threads) < 1:
+        raise SystemExit(f"--threads must be 1 or more; got {min(args.threads)!r}.")
+    threads = sorted(set(args.threads) | {1})  # the bounds need the one-thread share
     measures = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
     sys.path.insert(0, str(BENCH_DIR))
     with tempfile.TemporaryDirectory(prefix="irmetrics-gil-") as folder:
         work = Path(folder)
-        if "grid" in cases:
-            from bench_meta_evaluation import make_data as grid_data
-            qrels, runs = grid_data(work, 40, 30, args.grid_topics, 1000)
-            (work / "grid.json").write_text(json.dumps(
-                {"qrels": {k: str(v) for k, v in qrels.items()},
-                 "runs": {k: str(v) for k, v in runs.items()}}))
-        if any(c in STATS for c in cases):
+        if "grid" in cases or any(c in STATS for c in cases):
+            # one call writes the grid's files and the statistics' scores: a second call
+            # would write the grid again at its default size over --grid-topics
             from bench_threads import make_data
-            make_data(work, args.topics, args.systems)
+            make_data(work, args.topics, args.systems, args.grid_topics)
         print(f"# load average at start: {os.getloadavg()[0]:.2f}; py-spy {args.rate} Hz")
         print("| case | threads | wall s | CPU s | lock held s | share s | 1 / s "
               "| Amdahl | measured |")
@@ -189,6 +209,10 @@ def main() -> int:
                       f"{got['held']:.3f} | {share:.0%} | {1 / base:.2f}x | {amdahl:.2f}x | "
                       f"{one['wall'] / got['wall']:.2f}x |", flush=True)
                 places[(case, n)] = got["places"]
+                if got["samples"] < FEW_SAMPLES:
+                    print(f"# {case}, {n} thread(s): {got['samples']} lock samples, too few "
+                          f"for s: a larger job (--topics, --systems, --grid-topics, --data)"
+                          f" or --rate")
         print(f"# load average at end: {os.getloadavg()[0]:.2f}")
         for (case, n), held in places.items():
             total = sum(held.values()) or 1
