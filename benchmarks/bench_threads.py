@@ -261,6 +261,8 @@ def main() -> None:
         print(json.dumps(worker(args.worker, int(args.threads), args.data, args.eval_data)))
         return
 
+    if args.grid_topics < 1:
+        raise SystemExit(f"--grid-topics must be 1 or more; got {args.grid_topics!r}.")
     from irmetrics.parallel import available_cores
 
     cores = available_cores()

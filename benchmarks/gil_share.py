@@ -173,8 +173,10 @@ def main() -> int:
     unknown = [c for c in cases if c not in ("eval", "grid", *STATS)]
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}: eval, grid or one of {', '.join(STATS)}")
-    if min(args.threads) < 1:
-        raise SystemExit(f"--threads must be 1 or more; got {min(args.threads)!r}.")
+    for option in ("threads", "grid_topics", "topics", "systems", "rate", "top"):
+        value = getattr(args, option)
+        if (min(value) if isinstance(value, list) else value) < 1:
+            raise SystemExit(f"--{option.replace('_', '-')} must be 1 or more; got {value!r}.")
     threads = sorted(set(args.threads) | {1})  # the bounds need the one-thread share
     measures = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
     sys.path.insert(0, str(BENCH_DIR))
