@@ -22,23 +22,23 @@ PY=${PYTHON:-python3}
   > "$OUT/install.log" 2>&1 || { echo "install failed: see install.log"; exit 1; }
 
 # CUDA bits first (short): every class and functional form against torchmetrics, float.hex.
-timeout 120 "$PY" benchmarks/check_device.py --device cuda --cases torchmetrics,fractional \
+timeout 100 "$PY" benchmarks/check_device.py --device cuda --cases torchmetrics,fractional \
   --rounds 10 --seed 5 > "$OUT/check_device_cuda.txt" 2>&1
 echo "check_device rc=$?" >> "$OUT/check_device_cuda.txt"
 
 # The 16-core table: statistics and grid (one round each), then the 7M-line file.
-timeout 180 "$PY" benchmarks/bench_threads.py --threads 1,2,4,8,16 --repeat 1 \
+timeout 150 "$PY" benchmarks/bench_threads.py --threads 1,2,4,8,16 --repeat 1 \
   --cases grid,randomization,bootstrap,swap,rank_intervals > "$OUT/bench_threads.md" 2>&1
 echo "bench_threads rc=$?" >> "$OUT/bench_threads.md"
 DATA=$(mktemp -d)
-timeout 120 "$PY" benchmarks/generate.py --seed 42 --queries 7000 --out "$DATA" > "$OUT/generate.log" 2>&1 \
-  && timeout 120 "$PY" benchmarks/bench_threads.py --threads 1,4,16 --repeat 1 --cases eval \
+timeout 90 "$PY" benchmarks/generate.py --seed 42 --queries 7000 --out "$DATA" > "$OUT/generate.log" 2>&1 \
+  && timeout 100 "$PY" benchmarks/bench_threads.py --threads 1,4,16 --repeat 1 --cases eval \
        --eval-data "$DATA" > "$OUT/bench_threads_eval.md" 2>&1
 echo "eval rc=$?" >> "$OUT/bench_threads_eval.md"
 
 # The statistics at a size where two cores give 1.7-1.96x (docs/performance.md, session 16),
 # and the grid at 250 topics: last, so that a slow machine still returns the rest.
-timeout 150 "$PY" benchmarks/bench_threads.py --threads 1,2,4,8,16 --repeat 1 \
+timeout 130 "$PY" benchmarks/bench_threads.py --threads 1,2,4,8,16 --repeat 1 \
   --cases tukey,power,agreement,randomization,bootstrap,grid --topics 1000 --systems 40 \
   --grid-topics 250 > "$OUT/bench_threads_large.md" 2>&1
 echo "bench_threads large rc=$?" >> "$OUT/bench_threads_large.md"
