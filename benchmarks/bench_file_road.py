@@ -60,12 +60,27 @@ MEASURES = ["map", "P.10", "recall.1000", "recip_rank", "ndcg", "ndcg_cut.10"]
 COPIES = "2 copies side by side"
 
 
+def child_env(tree: Path | None, pycache: str) -> dict:
+    """The environment of a timed child: bytecode compiled once into ``pycache`` (as an
+    installed package has it), and ``tree``'s irmetrics imported (None: pytrec_eval's)."""
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def cpu_since(before: resource.struct_rusage) -> float:
+    """User + system seconds of the children waited for since ``before``."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
               pycache: str) -> tuple[float, float, float]:
     """Wall (first start to last end), CPU (summed) and the largest peak RSS MiB of one
     ``--threads 1`` command per file of ``runs``, all started together (this tree)."""
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache, PYTHONPATH=str(REPO_ROOT))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = child_env(REPO_ROOT, pycache)
     argvs = [[python, wrapper, "eval", "--threads", "1", *[f"-m{m}" for m in MEASURES],
               qrels, run] for run in runs]
     with contextlib.ExitStack() as stack:
@@ -79,7 +94,7 @@ def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
         for child in children:
             child.wait()
         wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = cpu_since(before)
         texts = []
         for err in errs:
             err.seek(0)
@@ -89,7 +104,6 @@ def run_group(runs: list[str], qrels: str, python: str, wrapper: str,
             body = text.rsplit("peak_rss_mib=", 1)[0].strip()[-2000:]
             raise SystemExit(f"a process of the group failed (exit {child.returncode}): "
                              f"{' '.join(argv[1:])}\n{body}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     peak = max(float(text.rsplit("peak_rss_mib=", 1)[-1]) for text in texts)
     return wall, cpu, peak
 
@@ -161,17 +175,12 @@ def run_once(tree: Path | None, threads: int | None, qrels: str, run: str, pytho
         argv = [python, wrapper, "eval", *[f"-m{m}" for m in MEASURES], qrels, run]
     if threads is not None:
         argv[3:3] = ["--threads", str(threads)]
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=tree or REPO_ROOT, env=env, capture_output=True,
-                          check=True)
+    done = subprocess.run(argv, cwd=tree or REPO_ROOT, env=child_env(tree, pycache),
+                          capture_output=True, check=True)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = cpu_since(before)
     # RUSAGE_CHILDREN's ru_maxrss is the largest child so far, not this one's: each
     # child reports its own peak on stderr (WRAPPER).
     peak = float(done.stderr.decode().rsplit("peak_rss_mib=", 1)[-1]) \
